@@ -1,0 +1,33 @@
+/** Stream chunks: the model seam's vocabulary (events.md "Stream chunks"). */
+import { z } from 'zod'
+import { Failure, Usage } from './messages.js'
+
+const index = z.number().int().nonnegative()
+
+export const BlockStartChunk = z.strictObject({
+  type: z.literal('block-start'),
+  index,
+  blockType: z.enum(['text', 'reasoning', 'tool-call']),
+})
+export const TextDeltaChunk = z.strictObject({ type: z.literal('text-delta'), index, text: z.string() })
+export const ReasoningDeltaChunk = z.strictObject({ type: z.literal('reasoning-delta'), index, text: z.string() })
+export const ToolCallDeltaChunk = z.strictObject({
+  type: z.literal('tool-call-delta'),
+  index,
+  id: z.string(),
+  name: z.string().optional(),
+  argumentsDelta: z.string(),
+})
+export const BlockEndChunk = z.strictObject({ type: z.literal('block-end'), index })
+export const UsageChunk = z.strictObject({ type: z.literal('usage'), usage: Usage })
+export const FinishChunk = z.union([
+  z.strictObject({ type: z.literal('finish'), reason: z.enum(['stop', 'tool-calls', 'max-tokens']) }),
+  z.strictObject({ type: z.literal('finish'), reason: z.enum(['error', 'aborted']), failure: Failure }),
+])
+
+export const StreamChunk = z.union([
+  BlockStartChunk, TextDeltaChunk, ReasoningDeltaChunk, ToolCallDeltaChunk, BlockEndChunk, UsageChunk, FinishChunk,
+])
+export type StreamChunk = z.infer<typeof StreamChunk>
+export type FinishChunk = z.infer<typeof FinishChunk>
+export type SuccessFinishReason = 'stop' | 'tool-calls' | 'max-tokens'

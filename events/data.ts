@@ -1,0 +1,119 @@
+/** The `data` schema of every core event type (events.md "Types" and "Exact shapes"). */
+import { z } from 'zod'
+import { StreamChunk } from './chunks.js'
+import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
+
+const turnNo = z.number().int().positive()
+const stepNo = z.number().int().positive()
+const seqNo = z.number().int().nonnegative()
+
+export const RetryCause = z.strictObject({ kind: z.literal('retry'), of: turnNo })
+
+export const CancelCause = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('user') }),
+  z.strictObject({ kind: z.literal('parent') }),
+  z.strictObject({ kind: z.literal('disposed') }),
+  z.strictObject({ kind: z.literal('hook'), reason: z.string() }),
+])
+export type CancelCause = z.infer<typeof CancelCause>
+
+export const TurnEndReason = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('completed') }),
+  z.strictObject({ kind: z.literal('max-tokens') }),
+  z.strictObject({ kind: z.literal('blocked') }),
+  z.strictObject({ kind: z.literal('step-limit') }),
+  z.strictObject({ kind: z.literal('aborted'), cause: CancelCause }),
+  z.strictObject({ kind: z.literal('error'), failure: Failure }),
+  z.strictObject({ kind: z.literal('interrupted') }),
+  z.strictObject({ kind: z.literal('forked') }),
+])
+export type TurnEndReason = z.infer<typeof TurnEndReason>
+
+export const StepOutcome = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('tools') }),
+  z.strictObject({ kind: z.literal('stop') }),
+  z.strictObject({ kind: z.literal('concluded') }),
+  z.strictObject({ kind: z.literal('max-tokens') }),
+  z.strictObject({ kind: z.literal('aborted') }),
+  z.strictObject({ kind: z.literal('failed'), failure: Failure }),
+])
+export type StepOutcome = z.infer<typeof StepOutcome>
+
+export const InboxTarget = z.enum(['next-turn', 'next-step'])
+export type InboxTarget = z.infer<typeof InboxTarget>
+
+export const ToolSpec = z.strictObject({
+  name: z.string().min(1),
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+})
+export type ToolSpec = z.infer<typeof ToolSpec>
+
+/** The call configuration. Open: adapters add their own members (topP, reasoning effort, …). */
+export const RequestConfig = z.looseObject({
+  model: z.string(),
+  temperature: z.number().optional(),
+  maxTokens: z.number().int().positive().optional(),
+})
+export type RequestConfig = z.infer<typeof RequestConfig>
+
+export const EVENT_DATA = {
+  'turn/start': z.strictObject({ turn: turnNo, cause: RetryCause.optional() }),
+  'turn/end': z.strictObject({ turn: turnNo, reason: TurnEndReason }),
+  'step/start': z.strictObject({ turn: turnNo, step: stepNo }),
+  'step/end': z.strictObject({ turn: turnNo, step: stepNo, outcome: StepOutcome }),
+  'user/message': z.strictObject({ message: UserMessage }),
+  'assistant/chunk': z.strictObject({ turn: turnNo, step: stepNo, chunk: StreamChunk }),
+  'assistant/message': z.strictObject({
+    turn: turnNo,
+    step: stepNo,
+    message: AssistantMessage,
+    usage: Usage.optional(),
+    finish: z.enum(['stop', 'tool-calls', 'max-tokens']),
+    interrupted: z.literal(true).optional(),
+  }),
+  'tool/call': z.strictObject({ turn: turnNo, step: stepNo, callId: z.string().min(1), name: z.string(), arguments: z.string() }),
+  'tool/result': z.strictObject({
+    turn: turnNo,
+    step: stepNo,
+    callId: z.string().min(1),
+    message: ToolResultMessage,
+    error: ToolErrorInfo.optional(),
+  }),
+  'request/header': z.strictObject({
+    reason: z.enum(['initial', 'resume', 'change']),
+    config: RequestConfig,
+    system: z.string(),
+    tools: z.array(ToolSpec),
+  }),
+  'agent/inbox/spliced': z.strictObject({
+    target: InboxTarget,
+    start: z.number().int().nonnegative(),
+    removedCount: z.number().int().positive().optional(),
+    inserted: z.array(UserMessage),
+    outcome: z.literal('canceled').optional(),
+  }),
+  'llm/retry': z.strictObject({
+    turn: turnNo,
+    step: stepNo,
+    attempt: z.number().int().positive(),
+    delayMs: z.number().nonnegative(),
+    failure: Failure,
+  }),
+  'compaction/start': z.strictObject({ compactionId: z.string().min(1), turn: z.number().int().nonnegative() }),
+  'compaction/summary': z.strictObject({
+    compactionId: z.string().min(1),
+    summary: z.string(),
+    shadowedSeqs: z.array(seqNo),
+    usage: Usage.optional(),
+  }),
+  'compaction/prune': z.strictObject({ callId: z.string().min(1), shadowedSeq: seqNo, originalChars: z.number().int().nonnegative() }),
+  'compaction/end': z.strictObject({ compactionId: z.string().min(1), error: ToolErrorInfo.optional() }),
+  'session/end-seed': z.strictObject({}),
+} as const
+
+export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }
+export type CoreEventType = keyof EventDataMap
+
+/** The three types whose events carry `surfaceOp` and `sourceEventSeqs` (events.md "The surface"). */
+export const SURFACE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result'])

@@ -1,0 +1,128 @@
+/**
+ * One error family for the whole library. Errors are data: a stable `code`, a human message, and
+ * structured fields that name the place (file, line, seq, field, invariant). `TurnlogError.is`
+ * recognises an error made by any copy of this package (it checks a global brand, not a class).
+ */
+
+const BRAND = Symbol.for('turnlog.error')
+
+/** Every code the library throws or reports. Stable: tools may switch on them. */
+export const ERROR_CODES = [
+  // events and the session log
+  'INVALID_EVENT',
+  'UNKNOWN_EVENT_TYPE',
+  'NOT_LOSSLESS',
+  'INVARIANT',
+  'REENTRANT_APPEND',
+  'SESSION_CLOSED',
+  'DUPLICATE_EVENT_TYPE',
+  // JSONL and stored logs
+  'EMPTY_LOG',
+  'MISSING_HEADER',
+  'INVALID_HEADER',
+  'FUTURE_FORMAT',
+  'MALFORMED_LINE',
+  'TORN_TAIL',
+  'CHECKSUM_MISMATCH',
+  'BAD_SEQ',
+  'INVALID_UTF8',
+  'RECORD_TOO_LARGE',
+  'IO_ERROR',
+  // stores
+  'SESSION_OWNED',
+  'SEQ_CONFLICT',
+  'FSYNC_FAILED',
+  'SESSION_NOT_FOUND',
+  'SESSION_EXISTS',
+  'INVALID_SESSION_ID',
+  // agent API
+  'INVALID_MESSAGE',
+  'DUPLICATE_PENDING_ID',
+  'AGENT_BUSY',
+  'AGENT_DISPOSED',
+  'INVALID_OPTION',
+  'INVALID_ARGUMENT',
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+/** Structured fields that locate an error. Every member is optional; set what is known. */
+export interface ErrorDetails {
+  file?: string
+  line?: number
+  seq?: number
+  field?: string
+  sessionId?: string
+  invariant?: string
+  expectedSeq?: number
+  actualSeq?: number
+  eventType?: string
+  /** True when the defect is a torn tail that `repair` can fix without losing a complete record. */
+  repairable?: boolean
+  /** Byte offset in a file, when known. */
+  offset?: number
+  /** Free-form extra facts (zod issues, ids). JSON-safe. */
+  info?: Record<string, unknown>
+}
+
+export class TurnlogError extends Error implements ErrorDetails {
+  readonly [BRAND] = true
+  readonly code: ErrorCode
+  file?: string
+  line?: number
+  seq?: number
+  field?: string
+  sessionId?: string
+  invariant?: string
+  expectedSeq?: number
+  actualSeq?: number
+  eventType?: string
+  repairable?: boolean
+  offset?: number
+  info?: Record<string, unknown>
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, options?: { cause?: unknown }) {
+    super(formatMessage(code, message, details), options)
+    this.name = 'TurnlogError'
+    this.code = code
+    for (const [k, v] of Object.entries(details)) {
+      if (v !== undefined) (this as unknown as Record<string, unknown>)[k] = v
+    }
+  }
+
+  /** True for any turnlog error, from this copy of the package or another; optionally of one code. */
+  static is(e: unknown, code?: ErrorCode): e is TurnlogError {
+    return (
+      typeof e === 'object' &&
+      e !== null &&
+      (e as Record<symbol, unknown>)[BRAND] === true &&
+      (code === undefined || (e as { code?: unknown }).code === code)
+    )
+  }
+
+  /** The structured fields as plain JSON (for `--json` output and reports). */
+  toJSON(): Record<string, unknown> {
+    const out: Record<string, unknown> = { code: this.code, message: this.message }
+    for (const k of DETAIL_KEYS) {
+      const v = (this as unknown as Record<string, unknown>)[k]
+      if (v !== undefined) out[k] = v
+    }
+    return out
+  }
+}
+
+const DETAIL_KEYS = [
+  'file', 'line', 'seq', 'field', 'sessionId', 'invariant', 'expectedSeq', 'actualSeq',
+  'eventType', 'repairable', 'offset', 'info',
+] as const
+
+/** The message names the place, so a bare `String(err)` is already useful. */
+function formatMessage(code: ErrorCode, message: string, d: ErrorDetails): string {
+  const where: string[] = []
+  if (d.file !== undefined) where.push(d.line !== undefined ? `${d.file}:${d.line}` : d.file)
+  else if (d.line !== undefined) where.push(`line ${d.line}`)
+  if (d.seq !== undefined) where.push(`seq ${d.seq}`)
+  if (d.field !== undefined) where.push(`field ${d.field}`)
+  if (d.invariant !== undefined) where.push(`invariant ${d.invariant}`)
+  return where.length ? `${code}: ${message} (${where.join(', ')})` : `${code}: ${message}`
+}

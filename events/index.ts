@@ -1,0 +1,21 @@
+export { TurnlogError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js'
+export {
+  Block, TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, MessageId, MessageSource, UserMessage, AssistantMessage,
+  ToolResultMessage, Usage, Failure, FAILURE_CODES, ToolErrorInfo,
+  type ModelMessage, type FailureCode,
+} from './messages.js'
+export { StreamChunk, FinishChunk, type SuccessFinishReason } from './chunks.js'
+export {
+  EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, InboxTarget, ToolSpec, RequestConfig,
+  type EventDataMap, type CoreEventType,
+} from './data.js'
+export {
+  Envelope, SurfaceOp, isCore,
+  type SessionEvent, type ExtensionEvent, type LogEvent, type EventOf, type EventDraft,
+} from './envelope.js'
+export { EventRegistry, defaultRegistry, type EventTypeSpec } from './registry.js'
+export { findLossy, deepFreeze } from './lossless.js'
+export { StreamGrammar } from './grammar.js'
+export { Session, type SessionOptions, type Clock, type EventObserver } from './session.js'
+export { LogChecker } from './invariants/checker.js'
+export type { Violation, CheckerOptions } from './invariants/types.js'

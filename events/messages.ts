@@ -1,0 +1,80 @@
+/** Message blocks, messages, usage and failures: the shapes of events.md "Exact shapes". */
+import { z } from 'zod'
+
+export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string() })
+export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() })
+export const ImageBlock = z.strictObject({ type: z.literal('image'), mediaType: z.string(), data: z.string() })
+export const ToolCallBlock = z.strictObject({
+  type: z.literal('tool-call'),
+  id: z.string(),
+  name: z.string(),
+  /** The raw JSON string the model produced (may be invalid JSON). */
+  arguments: z.string(),
+})
+export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock])
+export type Block = z.infer<typeof Block>
+export type TextBlock = z.infer<typeof TextBlock>
+export type ToolCallBlock = z.infer<typeof ToolCallBlock>
+
+export const MessageId = z.string().min(1)
+export type MessageId = string
+
+export const MessageSource = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('user') }),
+  z.strictObject({ kind: z.literal('hook'), name: z.string() }),
+  z.strictObject({ kind: z.literal('tool'), callId: z.string() }),
+  z.strictObject({ kind: z.literal('compaction') }),
+])
+export type MessageSource = z.infer<typeof MessageSource>
+
+export const UserMessage = z.strictObject({
+  id: MessageId,
+  role: z.literal('user'),
+  content: z.array(Block),
+  source: MessageSource,
+})
+export type UserMessage = z.infer<typeof UserMessage>
+
+export const AssistantMessage = z.strictObject({ role: z.literal('assistant'), content: z.array(Block) })
+export type AssistantMessage = z.infer<typeof AssistantMessage>
+
+export const ToolResultMessage = z.strictObject({
+  role: z.literal('tool'),
+  callId: z.string(),
+  content: z.array(Block),
+  isError: z.literal(true).optional(),
+})
+export type ToolResultMessage = z.infer<typeof ToolResultMessage>
+
+/** A message as the model sees it (the history). */
+export type ModelMessage = UserMessage | AssistantMessage | ToolResultMessage
+
+const count = z.number().int().nonnegative()
+/** Disjoint token buckets. */
+export const Usage = z.strictObject({
+  inputTokens: count,
+  outputTokens: count,
+  cacheReadTokens: count.optional(),
+  cacheWriteTokens: count.optional(),
+  reasoningTokens: count.optional(),
+})
+export type Usage = z.infer<typeof Usage>
+
+export const FAILURE_CODES = [
+  'CONTEXT_WINDOW_EXCEEDED', 'RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT', 'EMPTY_RESPONSE', 'QUOTA',
+  'INVALID_CREDENTIAL', 'ABORTED', 'STREAM_GRAMMAR', 'HOOK_ERROR', 'UNKNOWN',
+] as const
+export type FailureCode = (typeof FAILURE_CODES)[number]
+
+/** A request failure. `code` is one of FAILURE_CODES for model failures; kept open as a string so
+ * that adapters and plugins can report finer codes without breaking readers. */
+export const Failure = z.strictObject({
+  code: z.string().min(1),
+  message: z.string(),
+  status: z.number().int().optional(),
+  retryAfterMs: z.number().nonnegative().optional(),
+})
+export type Failure = z.infer<typeof Failure>
+
+export const ToolErrorInfo = z.strictObject({ code: z.string().min(1), message: z.string() })
+export type ToolErrorInfo = z.infer<typeof ToolErrorInfo>
