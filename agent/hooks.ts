@@ -1,0 +1,72 @@
+/**
+ * One small typed dispatcher with three modes:
+ * - **waterfall**: listeners wrap each other, first registered outermost; each gets `(payload, next)`
+ *   and returns a result; `next(payload?)` calls the next listener, the innermost default last.
+ * - **serial**: listeners run one after another, awaited; no `next`, no result.
+ * - **emit**: listeners are called synchronously for live events; a throw is reported, never propagated.
+ */
+
+export type Next<P, R> = (payload?: P) => Promise<R>
+export type WaterfallListener<P, R> = (payload: P, next: Next<P, R>) => R | Promise<R>
+export type SerialListener<P> = (payload: P) => void | Promise<void>
+export type EmitListener<P> = (payload: P) => void
+
+export class HookRegistry {
+  readonly #listeners = new Map<string, Array<(...args: never[]) => unknown>>()
+
+  /** Adds a listener; returns a disposer that removes exactly this registration. */
+  on(name: string, fn: (...args: never[]) => unknown): () => void {
+    let list = this.#listeners.get(name)
+    if (!list) this.#listeners.set(name, (list = []))
+    // Copy-on-write: a dispatch in flight keeps the list it started with.
+    const entry = fn
+    this.#listeners.set(name, [...list, entry])
+    let disposed = false
+    return () => {
+      if (disposed) return
+      disposed = true
+      const cur = this.#listeners.get(name) ?? []
+      const i = cur.indexOf(entry)
+      if (i >= 0) this.#listeners.set(name, [...cur.slice(0, i), ...cur.slice(i + 1)])
+    }
+  }
+
+  count(name: string): number {
+    return this.#listeners.get(name)?.length ?? 0
+  }
+
+  /** Runs the waterfall; a throwing listener rejects the returned promise (the caller decides what that means). */
+  async waterfall<P, R>(name: string, payload: P, innermost: (payload: P) => R | Promise<R>): Promise<R> {
+    const list = (this.#listeners.get(name) ?? []) as unknown as WaterfallListener<P, R>[]
+    if (list.length === 0) return innermost(payload)
+    const call = async (i: number, p: P): Promise<R> => {
+      if (i >= list.length) return innermost(p)
+      let called = false
+      return list[i]!(p, async (np?: P) => {
+        if (called) throw new Error(`${name}: next() called twice by one listener`)
+        called = true
+        return call(i + 1, np === undefined ? p : np)
+      })
+    }
+    return call(0, payload)
+  }
+
+  /** Runs every listener in order, awaiting each; the first throw rejects. */
+  async serial<P>(name: string, payload: P): Promise<void> {
+    const list = (this.#listeners.get(name) ?? []) as unknown as SerialListener<P>[]
+    for (const fn of list) await fn(payload)
+  }
+
+  /** Calls every listener synchronously; throws are handed to `onError`. */
+  emit<P>(name: string, payload: P, onError: (err: unknown, name: string) => void): void {
+    const list = this.#listeners.get(name)
+    if (!list) return
+    for (const fn of list as unknown as EmitListener<P>[]) {
+      try {
+        fn(payload)
+      } catch (err) {
+        onError(err, name)
+      }
+    }
+  }
+}

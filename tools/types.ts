@@ -1,0 +1,88 @@
+/**
+ * Tool definitions and the seam between the driver and the tool scheduler. The driver hands the
+ * scheduler the step's tool calls in model order and a `ToolEnv` that appends events, runs hooks
+ * and queues contexts; the scheduler owns ordering, concurrency and every error result.
+ */
+import type { z } from 'zod'
+import type { Block, CancelCause, EventOf, ToolCallBlock, UserMessage } from '../events/index.js'
+
+/** What a tool body gets besides its arguments. */
+export interface ToolContext {
+  /** Aborts when the turn is cancelled (reason: the cancel cause) or the call times out. */
+  signal: AbortSignal
+  callId: string
+  turn: number
+  step: number
+  /** Ends the turn after this step's results are committed (the step ends `concluded`). */
+  concludeTurn(): void
+}
+
+export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
+  name: string
+  description: string
+  /** zod schema of the arguments; the model sees its JSON Schema. */
+  parameters: P
+  /** Optional zod schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. */
+  output?: z.ZodType<O>
+  /** The body. Its return value becomes the result text (strings as is, other values as JSON), or
+   * return `{ content: Block[] }` for rich results. A throw is a `TOOL_ERROR` result. */
+  execute(args: z.infer<P>, ctx: ToolContext): Promise<O> | O
+  /** Exactly `true` makes the call parallel-safe; anything else (or a throw) makes it exclusive. */
+  isConcurrencySafe?(args: z.infer<P>): boolean
+  /** Per-call timeout; past it the call's signal aborts and the result is `TOOL_TIMEOUT`. */
+  timeoutMs?: number
+}
+
+export type AnyTool = Tool<z.ZodType, unknown>
+
+/** `tools/pre-execute` decision. `ask` is treated as deny unless a listener resolves it. */
+export type PreExecuteDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; question?: string }
+
+/** `tools/post-execute` decision. `block` replaces the result by an error carrying `feedback`. */
+export type PostExecuteDecision =
+  | { kind: 'accept'; additionalContexts?: readonly UserMessage[] }
+  | { kind: 'block'; feedback: string; additionalContexts?: readonly UserMessage[] }
+
+/** What a settled call produced, before post-execute and commit. */
+export interface ToolOutcome {
+  content: Block[]
+  error?: { code: string; message: string }
+}
+
+export interface PreExecutePayload { call: ToolCallBlock; args: unknown; tool: AnyTool | undefined; turn: number; step: number }
+export interface ExecutePayload { call: ToolCallBlock; args: unknown; tool: AnyTool; signal: AbortSignal; turn: number; step: number }
+export interface PostExecutePayload { call: ToolCallBlock; outcome: ToolOutcome; turn: number; step: number }
+
+/** The driver's side of the seam. Every method is provided by the agent. */
+export interface ToolEnv {
+  turn: number
+  step: number
+  tools: ReadonlyMap<string, AnyTool>
+  maxParallelToolCalls: number
+  /** The turn's signal: aborted by `cancel` with the cause as `reason`. */
+  signal: AbortSignal
+  /** Appends `tool/call` (at start, or synthetically for a call that never started). */
+  appendCall(call: ToolCallBlock): EventOf<'tool/call'>
+  /** Appends `tool/result` citing `[callSeq]`. */
+  appendResult(call: ToolCallBlock, callSeq: number, outcome: ToolOutcome): EventOf<'tool/result'>
+  /** Queues a context message into next-step (an inbox splice). */
+  queueContext(message: UserMessage): void
+  /** The three tool hooks (waterfalls); a throwing listener is the scheduler's to turn into a result. */
+  preExecute(p: PreExecutePayload, innermost: () => PreExecuteDecision): Promise<PreExecuteDecision>
+  execute(p: ExecutePayload, innermost: (p: ExecutePayload) => Promise<unknown>): Promise<unknown>
+  postExecute(p: PostExecutePayload, innermost: () => PostExecuteDecision): Promise<PostExecuteDecision>
+  /** Reports a non-fatal problem (a throwing hook) as a live `agent/error`. */
+  reportError(error: unknown, where: string): void
+  /** Timers, injectable so tests don't sleep. */
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+/** What the scheduler reports back to the step. */
+export interface ToolRunResult {
+  /** A committed result's tool called `concludeTurn()`. */
+  concluded: boolean
+  /** The turn was cancelled while tools ran (started calls drained, the rest ABORTED_BEFORE_DISPATCH). */
+  aborted: boolean
+  cause?: CancelCause
+}
