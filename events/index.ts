@@ -19,3 +19,8 @@ export { StreamGrammar } from './grammar.js'
 export { Session, type SessionOptions, type Clock, type EventObserver } from './session.js'
 export { LogChecker } from './invariants/checker.js'
 export type { Violation, CheckerOptions } from './invariants/types.js'
+export {
+  LogHeader, JSONL_FORMAT, DEFAULT_MAX_LINE_BYTES, encodeHeader, encodeEvent, crcHex, decodeLine, decodeHeader, JsonlDecoder,
+  type EncodeOptions, type DecodeContext, type JsonlDecoderOptions, type TornTail, type TornReason, type DecodeResult,
+  type LineDefectCode,
+} from './jsonl.js'
