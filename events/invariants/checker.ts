@@ -1,11 +1,106 @@
-// Placeholder until the checker lands (being written now); keeps the tree compiling.
-import type { LogEvent } from '../envelope.js'
-import type { CheckerOptions, Violation } from './types.js'
+/**
+ * The log invariant checker: L1–L16 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
+ * decides them") states them. `check` is pure; `apply` advances O(1)-amortised state (per open
+ * turn and step, cleared at their boundaries; a surface replace costs O(range)).
+ *
+ * `Session.append` refuses an event with violations; `verify` applies every event anyway (best
+ * effort) and reports all violations. Events of extension types (plugin-registered or ignorable)
+ * are judged by L1 only. The checker never throws on a schema-valid event.
+ */
+import { EVENT_DATA } from '../data.js'
+import type { LogEvent, SessionEvent } from '../envelope.js'
+import { CompactionState } from './compaction.js'
+import { InboxState } from './inbox.js'
+import { StepContent } from './step-content.js'
+import { TurnState } from './structure.js'
+import { SurfaceState } from './surface.js'
+import type { CheckerOptions, Emit, Violation } from './types.js'
+
+/** True for an event of one of the core types (the only ones L2–L16 look at). */
+export function isCoreEvent(e: LogEvent): e is SessionEvent {
+  return Object.hasOwn(EVENT_DATA, e.type)
+}
 
 export class LogChecker {
-  constructor(_opts: CheckerOptions = {}) {}
-  check(_e: LogEvent): Violation[] {
-    return []
+  /** The position of the next event: how many events were applied or skipped. */
+  #position = 0
+  readonly #turns: TurnState
+  readonly #content: StepContent
+  readonly #surface = new SurfaceState()
+  readonly #inbox: InboxState
+  readonly #compaction = new CompactionState()
+
+  constructor(opts: CheckerOptions = {}) {
+    this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5)
+    this.#content = new StepContent(this.#turns)
+    this.#inbox = new InboxState(this.#turns)
   }
-  apply(_e: LogEvent): void {}
+
+  /** The seq the next event must have (L1). */
+  get position(): number {
+    return this.#position
+  }
+
+  /** The open turn, or null. */
+  get openTurn(): number | null {
+    return this.#turns.openTurn
+  }
+
+  /** The open step, or null. */
+  get openStep(): number | null {
+    return this.#turns.openStep
+  }
+
+  /** The current surface seqs, in order (O(surface)). */
+  surfaceSeqs(): number[] {
+    return this.#surface.seqs()
+  }
+
+  /** The replacement generation: replacements committed so far. */
+  get generation(): number {
+    return this.#surface.generation
+  }
+
+  /**
+   * Every invariant the event would break if appended now, ordered by invariant id (L1 first).
+   * Changes nothing.
+   */
+  check(e: LogEvent): Violation[] {
+    const out: Violation[] = []
+    const seq = this.#position
+    const emit: Emit = (invariant, message) => {
+      out.push({ invariant, seq, message })
+    }
+    if (e.seq !== seq) emit('L1', `seq ${e.seq} at position ${seq}`)
+    if (!isCoreEvent(e)) return out
+    this.#turns.check(e, emit)
+    this.#content.check(e, emit)
+    this.#surface.check(e, emit)
+    this.#inbox.check(e, emit)
+    this.#compaction.check(e, emit)
+    if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
+    return out
+  }
+
+  /** Advances the state past the event, whether or not it broke an invariant. */
+  apply(e: LogEvent): void {
+    this.#position++
+    if (!isCoreEvent(e)) return
+    this.#content.apply(e)
+    this.#surface.apply(e)
+    this.#inbox.apply(e)
+    this.#compaction.apply(e)
+    // Last: the groups above read the turn and step state as it was before the event.
+    this.#turns.apply(e)
+  }
+
+  /** Counts a position whose event could not be used (it failed validation), for L1. */
+  skip(): void {
+    this.#position++
+  }
+}
+
+function rank(invariant: string): number {
+  const n = /^L(\d+)$/.exec(invariant)
+  return n ? Number(n[1]) : 0
 }

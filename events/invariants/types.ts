@@ -1,10 +1,12 @@
 /** What the log checker reports. */
 export interface Violation {
-  /** The invariant id of invariants.md: 'L1' … 'L16'. */
+  /** The invariant id of invariants.md: 'L1' … 'L16' ('SCHEMA' from `verify` for an event that failed validation). */
   invariant: string
-  /** The seq of the first event at which the violation is decidable. */
+  /** The seq of the first event at which the violation is decidable (the event's position in the log). */
   seq: number
   message: string
+  /** For 'SCHEMA' violations: the offending field, when known (`data.turn`). */
+  field?: string
 }
 
 export interface CheckerOptions {
@@ -13,3 +15,10 @@ export interface CheckerOptions {
   /** The retry policy's maximum; `llm/retry.attempt` never exceeds it (L16). Default 5. */
   maxRetries?: number
 }
+
+/** The L invariant ids, in order. */
+export type LogInvariant =
+  | 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8' | 'L9' | 'L10' | 'L11' | 'L12' | 'L13' | 'L14' | 'L15' | 'L16'
+
+/** How a rule group reports a violation at the event being checked. */
+export type Emit = (invariant: LogInvariant, message: string) => void

@@ -1,0 +1,196 @@
+/**
+ * Turn and step structure: L2 (turns), L3 (steps), L4 (where content events stand), L12 (turn end
+ * reasons against step outcomes), L13 (retry turns), L16 (retry attempts).
+ *
+ * The other rule groups read this state (the open turn and step) in their own `check` and `apply`;
+ * the checker applies this group last, so every group sees the state before the event.
+ */
+import type { SessionEvent } from '../envelope.js'
+import type { Emit } from './types.js'
+
+type OutcomeKind = 'tools' | 'stop' | 'concluded' | 'max-tokens' | 'failed' | 'aborted'
+
+/** Reasons a synthetic closer writes (repair: `interrupted`, fork: `forked`); they may close any turn. */
+const CLOSER_REASONS: ReadonlySet<string> = new Set(['interrupted', 'forked'])
+
+export class TurnState {
+  /** The open turn's number, or null between turns. */
+  openTurn: number | null = null
+  /** The number of the last turn that started (0 before the first). */
+  lastTurn = 0
+  /** The open step's number, or null when no step is open. */
+  openStep: number | null = null
+  /** The number of the last step that started in the current turn (0 before its first). */
+  lastStep = 0
+  /** How many `step/start`s the current turn has seen. */
+  steps = 0
+  /** The outcome of the current turn's last ended step. */
+  lastOutcome: OutcomeKind | null = null
+  /** The current turn has a step that ended `max-tokens`. */
+  hadMaxTokensStep = false
+  /** An `llm/retry` was written for the current turn's last failed step. */
+  retried = false
+  /** The last `llm/retry.attempt` of the current failure chain (0: none yet). */
+  chainAttempt = 0
+  /** Set only while the previous core event is a `turn/end`: what it closed (for L13). */
+  prevTurnEnd: { turn: number; reason: string; lastFailed: boolean } | null = null
+
+  constructor(
+    readonly maxStepsPerTurn: number,
+    readonly maxRetries: number,
+  ) {}
+
+  check(e: SessionEvent, emit: Emit): void {
+    switch (e.type) {
+      case 'turn/start': {
+        const d = e.data
+        if (this.openTurn !== null) emit('L2', `turn/start ${d.turn} while turn ${this.openTurn} is open`)
+        if (d.turn !== this.lastTurn + 1) emit('L2', `turn/start ${d.turn}: the next turn is ${this.lastTurn + 1}`)
+        if (d.cause) {
+          const of = d.cause.of
+          const p = this.prevTurnEnd
+          if (p === null) emit('L13', `retry turn ${d.turn} (of ${of}) does not directly follow a turn/end`)
+          else if (of !== p.turn || of !== d.turn - 1) {
+            emit('L13', `retry turn ${d.turn} says it retries turn ${of}, but directly follows the end of turn ${p.turn}`)
+          } else if (p.reason !== 'error') emit('L13', `retry of turn ${of}, which ended ${p.reason}, not error`)
+          else if (!p.lastFailed) emit('L13', `retry of turn ${of}, whose last step did not end failed`)
+        }
+        return
+      }
+      case 'turn/end': {
+        const d = e.data
+        if (this.openTurn === null) {
+          emit('L2', `turn/end ${d.turn} with no turn open`)
+          return
+        }
+        if (d.turn !== this.openTurn) emit('L2', `turn/end names turn ${d.turn}, but turn ${this.openTurn} is open`)
+        if (this.openStep !== null) emit('L2', `turn/end while step ${this.openStep} is open`)
+        this.#checkEndReason(d.reason.kind, emit)
+        return
+      }
+      case 'session/end-seed':
+        if (this.openTurn !== null) emit('L2', `session/end-seed while turn ${this.openTurn} is open`)
+        return
+      case 'step/start': {
+        const d = e.data
+        if (this.openTurn === null) emit('L3', `step/start ${d.turn}.${d.step} with no turn open`)
+        else if (d.turn !== this.openTurn) emit('L3', `step/start names turn ${d.turn}, but turn ${this.openTurn} is open`)
+        if (this.openStep !== null) emit('L3', `step/start ${d.step} while step ${this.openStep} is open`)
+        if (d.step !== this.lastStep + 1) emit('L3', `step/start ${d.step}: the next step of the turn is ${this.lastStep + 1}`)
+        return
+      }
+      case 'step/end': {
+        const d = e.data
+        if (this.openStep === null) emit('L3', `step/end ${d.turn}.${d.step} with no step open`)
+        else if (d.turn !== this.openTurn || d.step !== this.openStep) {
+          emit('L3', `step/end names ${d.turn}.${d.step}, but step ${this.openTurn}.${this.openStep} is open`)
+        }
+        return
+      }
+      case 'assistant/chunk':
+      case 'tool/call':
+        this.#requireStep(e.type, e.data.turn, e.data.step, emit)
+        return
+      case 'assistant/message':
+      case 'tool/result':
+        if (e.surfaceOp === 'append') this.#requireStep(`appended ${e.type}`, e.data.turn, e.data.step, emit)
+        return
+      case 'request/header':
+        if (this.openStep === null) emit('L4', 'request/header outside an open step')
+        return
+      case 'user/message':
+        if (e.surfaceOp === 'append' && this.openStep === null) emit('L4', 'appended user/message outside an open step')
+        return
+      case 'llm/retry': {
+        const d = e.data
+        if (this.openTurn === null) emit('L4', 'llm/retry with no turn open')
+        else if (this.openStep !== null) emit('L4', `llm/retry while step ${this.openStep} is open`)
+        else if (this.lastOutcome !== 'failed') {
+          emit('L4', `llm/retry, but the turn's last step ${this.lastOutcome === null ? 'does not exist' : `ended ${this.lastOutcome}`}`)
+        } else if (d.turn !== this.openTurn || d.step !== this.lastStep) {
+          emit('L4', `llm/retry names ${d.turn}.${d.step}, but the failed step is ${this.openTurn}.${this.lastStep}`)
+        } else if (this.retried) emit('L4', `a second llm/retry for the failed step ${d.turn}.${d.step}`)
+        if (d.attempt !== this.chainAttempt + 1) {
+          emit('L16', `llm/retry attempt ${d.attempt}: the failure chain's next attempt is ${this.chainAttempt + 1}`)
+        }
+        if (d.attempt > this.maxRetries) emit('L16', `llm/retry attempt ${d.attempt} exceeds the maximum ${this.maxRetries}`)
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  #requireStep(what: string, turn: number, step: number, emit: Emit): void {
+    if (this.openStep === null) emit('L4', `${what} ${turn}.${step} outside an open step`)
+    else if (turn !== this.openTurn || step !== this.openStep) {
+      emit('L4', `${what} names ${turn}.${step}, but step ${this.openTurn}.${this.openStep} is open`)
+    }
+  }
+
+  /** L12, at `turn/end` of the open turn. */
+  #checkEndReason(reason: string, emit: Emit): void {
+    const last = this.openStep === null ? this.lastOutcome : null
+    switch (reason) {
+      case 'max-tokens':
+        if (!this.hadMaxTokensStep) emit('L12', 'turn ended max-tokens, but no step of it ended max-tokens')
+        break
+      case 'completed':
+        if (this.steps > 0 && last !== 'stop' && last !== 'concluded') {
+          emit('L12', `turn ended completed, but its last step ended ${last ?? '(still open)'}, not stop or concluded`)
+        }
+        break
+      case 'step-limit':
+        if (this.steps !== this.maxStepsPerTurn) {
+          emit('L12', `turn ended step-limit after ${this.steps} step(s); the budget is ${this.maxStepsPerTurn}`)
+        }
+        break
+    }
+    if (last === 'failed' && reason !== 'error' && reason !== 'aborted' && !CLOSER_REASONS.has(reason)) {
+      emit('L12', `turn ended ${reason}, but its last step failed (needs error or aborted)`)
+    }
+  }
+
+  apply(e: SessionEvent): void {
+    this.prevTurnEnd = null
+    switch (e.type) {
+      case 'turn/start':
+        this.openTurn = e.data.turn
+        this.lastTurn = e.data.turn
+        this.openStep = null
+        this.lastStep = 0
+        this.steps = 0
+        this.lastOutcome = null
+        this.hadMaxTokensStep = false
+        this.retried = false
+        if (!e.data.cause) this.chainAttempt = 0
+        break
+      case 'turn/end':
+        this.prevTurnEnd = {
+          turn: e.data.turn,
+          reason: e.data.reason.kind,
+          lastFailed: this.openStep === null && this.lastOutcome === 'failed',
+        }
+        this.openTurn = null
+        this.openStep = null
+        break
+      case 'step/start':
+        this.openStep = e.data.step
+        this.lastStep = e.data.step
+        this.steps++
+        break
+      case 'step/end':
+        this.openStep = null
+        this.lastOutcome = e.data.outcome.kind
+        if (e.data.outcome.kind === 'max-tokens') this.hadMaxTokensStep = true
+        this.retried = false
+        break
+      case 'llm/retry':
+        this.retried = true
+        this.chainAttempt = e.data.attempt
+        break
+      default:
+        break
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export { verify, type VerifyOptions, type VerifyResult } from './verify.js'
