@@ -28,6 +28,7 @@ export const ERROR_CODES = [
   'INVALID_UTF8',
   'RECORD_TOO_LARGE',
   'IO_ERROR',
+  'FILE_EXISTS',
   // stores
   'SESSION_OWNED',
   'SEQ_CONFLICT',
