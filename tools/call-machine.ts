@@ -1,0 +1,158 @@
+/**
+ * One tool call's lifecycle (lifecycle.md "The machines, as pictures"), as a small XState v5
+ * machine: `queued → classifying → pre → executing → settled → committed`, with `denied`,
+ * `failed`, `aborted` and `abortedBeforeDispatch` as the other ends. Pure decisions only: the
+ * scheduler performs every effect (appends, hooks, the body) and reports back; the machine decides
+ * whether the body runs and which error a call that does not run gets.
+ *
+ * A call in `denied`, `failed` or `aborted` has had its `tool/result` decided and committed (or,
+ * after a scheduler failure, is being closed with `TOOL_OUTCOME_UNKNOWN`); `committed` is the end
+ * of a call whose result is a success.
+ */
+import { assign, setup } from 'xstate'
+import type { ToolErrorInfo } from '../events/index.js'
+import type { ExecutionMode } from './classify.js'
+
+/** What came out of the serial `tools/pre-execute` stage. */
+export type PreVerdict =
+  | { kind: 'allow' }
+  | { kind: 'deny'; reason: string }
+  | { kind: 'ask'; question?: string }
+  /** The hook threw or returned something that is not a decision. */
+  | { kind: 'hook-error'; message: string }
+  /** The turn was cancelled before the body could start. */
+  | { kind: 'cancelled' }
+
+export interface CallContext {
+  callId: string
+  name: string
+  mode: ExecutionMode | null
+  /** The error the call settled with (null: a success so far). */
+  error: ToolErrorInfo | null
+}
+
+export type CallEvent =
+  | { type: 'CLASSIFY'; mode: ExecutionMode }
+  /** Classified, but it cannot start yet (the pool is full): back to the queue, reclassified later. */
+  | { type: 'DEFER' }
+  /** `tool/call` was appended. */
+  | { type: 'START' }
+  | { type: 'PRE_DONE'; verdict: PreVerdict; problem?: ToolErrorInfo | undefined }
+  | { type: 'SETTLE'; error?: ToolErrorInfo | undefined }
+  /** `tool/result` was appended with this error (post-execute may have blocked a success). */
+  | { type: 'COMMIT'; error?: ToolErrorInfo | undefined }
+  /** Never started: the synthetic `tool/call` + `tool/result` pair. */
+  | { type: 'NOT_DISPATCHED' }
+  /** The scheduler failed while this started call was unsettled. */
+  | { type: 'LOST' }
+
+export interface CallInput {
+  callId: string
+  name: string
+}
+
+/** The error of a call that does not run, decided from the pre-execute verdict. Pure. */
+export function preVerdictError(name: string, verdict: PreVerdict, problem: ToolErrorInfo | undefined): ToolErrorInfo | null {
+  switch (verdict.kind) {
+    case 'cancelled':
+      return { code: 'ABORTED', message: `Tool '${name}' was not run: the turn was cancelled before its body started.` }
+    case 'hook-error':
+      return { code: 'HOOK_ERROR', message: `Tool '${name}' was not run: the tools/pre-execute hook failed: ${verdict.message}` }
+    case 'deny':
+      return { code: 'DENIED', message: `Tool '${name}' was denied: ${verdict.reason}` }
+    case 'ask':
+      return {
+        code: 'DENIED',
+        message: `Tool '${name}' was denied: it needs approval${verdict.question ? ` (${verdict.question})` : ''} and nobody answered.`,
+      }
+    case 'allow':
+      return problem ?? null
+  }
+}
+
+function endFor(error: ToolErrorInfo | null | undefined): 'committed' | 'denied' | 'aborted' | 'failed' {
+  if (!error) return 'committed'
+  if (error.code === 'DENIED') return 'denied'
+  if (error.code === 'ABORTED' || error.code === 'ABORTED_BEFORE_DISPATCH') return 'aborted'
+  return 'failed'
+}
+
+export const callMachine = setup({
+  types: {} as { context: CallContext; events: CallEvent; input: CallInput },
+  guards: {
+    runs: ({ context, event }) => event.type === 'PRE_DONE' && preVerdictError(context.name, event.verdict, event.problem) === null,
+    endsCommitted: ({ event }) => event.type === 'COMMIT' && endFor(event.error) === 'committed',
+    endsDenied: ({ event }) => event.type === 'COMMIT' && endFor(event.error) === 'denied',
+    endsAborted: ({ event }) => event.type === 'COMMIT' && endFor(event.error) === 'aborted',
+  },
+  actions: {
+    noteMode: assign({ mode: ({ event }) => (event.type === 'CLASSIFY' ? event.mode : null) }),
+    notePreError: assign({
+      error: ({ context, event }) => (event.type === 'PRE_DONE' ? preVerdictError(context.name, event.verdict, event.problem) : null),
+    }),
+    noteSettle: assign({ error: ({ event }) => (event.type === 'SETTLE' ? (event.error ?? null) : null) }),
+    noteCommit: assign({ error: ({ event }) => (event.type === 'COMMIT' ? (event.error ?? null) : null) }),
+    noteLost: assign({
+      error: ({ context }): ToolErrorInfo => ({
+        code: 'TOOL_OUTCOME_UNKNOWN',
+        message: `The outcome of tool '${context.name}' is unknown: the tool scheduler failed while it ran.`,
+      }),
+    }),
+    noteNotDispatched: assign({
+      error: ({ context }): ToolErrorInfo => ({ code: 'ABORTED_BEFORE_DISPATCH', message: `Tool '${context.name}' was not started.` }),
+    }),
+  },
+}).createMachine({
+  id: 'toolCall',
+  context: ({ input }) => ({ callId: input.callId, name: input.name, mode: null, error: null }),
+  initial: 'queued',
+  states: {
+    queued: {
+      on: {
+        CLASSIFY: { target: 'classifying', actions: 'noteMode' },
+        NOT_DISPATCHED: { target: 'abortedBeforeDispatch', actions: 'noteNotDispatched' },
+      },
+    },
+    classifying: {
+      on: {
+        CLASSIFY: { target: 'classifying', actions: 'noteMode' },
+        DEFER: 'queued',
+        START: 'pre',
+        NOT_DISPATCHED: { target: 'abortedBeforeDispatch', actions: 'noteNotDispatched' },
+      },
+    },
+    pre: {
+      on: {
+        PRE_DONE: [
+          { guard: 'runs', target: 'executing' },
+          { target: 'settled', actions: 'notePreError' },
+        ],
+        LOST: { target: 'failed', actions: 'noteLost' },
+      },
+    },
+    executing: {
+      on: {
+        SETTLE: { target: 'settled', actions: 'noteSettle' },
+        LOST: { target: 'failed', actions: 'noteLost' },
+      },
+    },
+    settled: {
+      on: {
+        COMMIT: [
+          { guard: 'endsCommitted', target: 'committed', actions: 'noteCommit' },
+          { guard: 'endsDenied', target: 'denied', actions: 'noteCommit' },
+          { guard: 'endsAborted', target: 'aborted', actions: 'noteCommit' },
+          { target: 'failed', actions: 'noteCommit' },
+        ],
+        LOST: { target: 'failed', actions: 'noteLost' },
+      },
+    },
+    committed: { type: 'final' },
+    denied: { type: 'final' },
+    failed: { type: 'final' },
+    aborted: { type: 'final' },
+    abortedBeforeDispatch: { type: 'final' },
+  },
+})
+
+export type CallState = 'queued' | 'classifying' | 'pre' | 'executing' | 'settled' | 'committed' | 'denied' | 'failed' | 'aborted' | 'abortedBeforeDispatch'

@@ -1,0 +1,12 @@
+/** The tools surface: definitions, classification, the scheduler and the seam types. */
+export {
+  defineTool, toolSpec, parseArguments, prepareCall, validateArguments, outputToOutcome, outputToContent, errorOutcome,
+  TOOL_ERROR_CODES, type ToolErrorCode, type PreparedCall,
+} from './define.js'
+export { classify, classifyPrepared, type ExecutionMode } from './classify.js'
+export { runToolCalls, assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './scheduler.js'
+export { callMachine, preVerdictError, type CallContext, type CallEvent, type CallInput, type CallState, type PreVerdict } from './call-machine.js'
+export type {
+  Tool, AnyTool, ToolContext, ToolEnv, ToolOutcome, ToolRunResult, PreExecuteDecision, PostExecuteDecision,
+  PreExecutePayload, ExecutePayload, PostExecutePayload,
+} from './types.js'
