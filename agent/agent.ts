@@ -1,0 +1,591 @@
+/**
+ * `createAgent` and the `Agent` handle: the driver. It runs the turn, step and inbox machines,
+ * performs the effects each state asks for (appends, hooks, the model, tools), and reports results
+ * back to the machines, which decide. Every durable fact is appended to the session log first;
+ * memory follows the log.
+ */
+import { randomUUID } from 'node:crypto'
+import { createActor, type Actor } from 'xstate'
+import {
+  Session, TurnlogError, UserMessage,
+  type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig,
+  type ToolSpec,
+} from '../events/index.js'
+import { inboxMachine, type InboxMachine, type SpliceEvent } from '../machines/inbox.js'
+import { turnMachine, type TurnMachine } from '../machines/turn.js'
+import { historyReducer } from '../reducers/history.js'
+import { inboxReducer } from '../reducers/inbox.js'
+import { lifecycleReducer } from '../reducers/lifecycle.js'
+import { transcriptReducer } from '../reducers/transcript.js'
+import { toolSpec } from '../tools/define.js'
+import type { AnyTool } from '../tools/types.js'
+import { HookRegistry } from './hooks.js'
+import { toUserMessage } from './messages.js'
+import { realTimers, resolveRetry, retryListener } from './retry-policy.js'
+import { runStep, type StepRun } from './step-driver.js'
+import type {
+  Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
+  PreStepDecision, RequestErrorDecision, Timers,
+} from './types.js'
+
+/** Creates an agent. See `AgentOptions`; nothing runs until the first waking delivery. */
+export function createAgent(options: AgentOptions): Agent {
+  return new TurnlogAgent(options)
+}
+
+export class TurnlogAgent implements Agent {
+  readonly sessionId: string
+  /** @internal */ readonly session: Session
+  /** @internal */ readonly hooks = new HookRegistry()
+  /** @internal */ readonly options: AgentOptions
+  /** @internal */ readonly timers: Timers
+  /** @internal */ readonly tools: ReadonlyMap<string, AnyTool>
+  /** @internal */ readonly toolSpecs: readonly ToolSpec[]
+  /** @internal */ readonly baseConfig: RequestConfig
+  /** @internal the live projections the driver reads (O(1) per event). */
+  readonly historyState = historyReducer.initial()
+  /** @internal */ readonly lifecycle = lifecycleReducer.initial()
+  /** @internal */ readonly newId: () => string
+  /** @internal */ readonly maxParallelToolCalls: number
+  #turn: Actor<TurnMachine>
+  readonly #inbox: Actor<InboxMachine>
+  #status: AgentStatus = 'idle'
+  /** @internal the open turn's cancel signal. */
+  abort: AbortController | null = null
+  /** @internal the running step (for cancel and snapshot). */
+  step: StepRun | null = null
+  /** @internal the batch the last pre-step decided to enter. */
+  entered: readonly UserMessage[] = []
+  /** @internal `llm/retry` events in the current failure chain. */
+  retriesInChain = 0
+  /** @internal true until the first request after a resume logs its header. */
+  resumed: boolean
+  #loop: Promise<void> | null = null
+  #idleWaiters: Array<() => void> = []
+  #disposed = false
+  #disposing = false
+  readonly #unsubscribePlugins: Array<() => void> = []
+
+  constructor(options: AgentOptions) {
+    this.options = options
+    this.timers = { ...realTimers, ...options.timers }
+    this.newId = options.ids ?? randomUUID
+    const maxSteps = options.maxStepsPerTurn ?? 64
+    if (!Number.isInteger(maxSteps) || maxSteps < 1) {
+      throw new TurnlogError('INVALID_OPTION', 'maxStepsPerTurn must be a positive integer', { field: 'maxStepsPerTurn' })
+    }
+    const maxPar = options.maxParallelToolCalls ?? 10
+    if (!Number.isInteger(maxPar) || maxPar < 1) {
+      throw new TurnlogError('INVALID_OPTION', 'maxParallelToolCalls must be a positive integer', { field: 'maxParallelToolCalls' })
+    }
+    this.maxParallelToolCalls = maxPar
+    const tools = new Map<string, AnyTool>()
+    for (const t of options.tools ?? []) {
+      if (tools.has(t.name)) throw new TurnlogError('INVALID_OPTION', `two tools are named ${t.name}`, { field: 'tools' })
+      tools.set(t.name, t)
+    }
+    this.tools = tools
+    this.toolSpecs = [...tools.values()].map(toolSpec)
+    this.baseConfig = { model: options.model.info?.name ?? 'model', ...options.config } as RequestConfig
+    const retry = options.retry === false ? null : resolveRetry(options.retry)
+    this.sessionId = options.sessionId ?? randomUUID()
+    this.session = new Session({
+      id: this.sessionId,
+      clock: options.clock,
+      prefix: options.prefix,
+      check: { maxStepsPerTurn: maxSteps, maxRetries: retry?.maxRetries ?? 5 },
+      onObserverError: (error) => this.reportError(error, 'subscribe'),
+    })
+    for (const e of this.session.events) this.#fold(e)
+    this.session.addFold((e) => this.#fold(e))
+    this.resumed = this.session.length > 0
+    if (this.lifecycle.openTurn !== null) {
+      throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
+        field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,
+      })
+    }
+    this.#turn = createActor(turnMachine, { input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps } }).start()
+    const pending = inboxFromLog(this.session.events)
+    this.#inbox = createActor(inboxMachine, { input: pending }).start()
+
+    for (const [name, fns] of Object.entries(options.hooks ?? {})) {
+      for (const fn of Array.isArray(fns) ? fns : [fns]) this.hooks.on(name, fn as never)
+    }
+    for (const p of options.plugins ?? []) {
+      const off = p.install(this)
+      if (typeof off === 'function') this.#unsubscribePlugins.push(off)
+    }
+    // The transient retry policy listens last, so app and plugin listeners decide first.
+    if (retry) {
+      this.hooks.on('agent/request-error', retryListener(retry, {
+        timers: this.timers,
+        appendRetry: (turn, step, attempt, delayMs, failure) => {
+          this.append({ type: 'llm/retry', data: { turn, step, attempt, delayMs, failure } })
+        },
+      }) as never)
+    }
+  }
+
+  #fold(e: LogEvent): void {
+    historyReducer.apply(this.historyState, e)
+    lifecycleReducer.apply(this.lifecycle, e)
+    if (e.type === 'llm/retry') this.retriesInChain = (e.data as { attempt: number }).attempt
+    else if (e.type === 'turn/start' && (e.data as { cause?: unknown }).cause === undefined) this.retriesInChain = 0
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Public handle
+
+  get status(): AgentStatus {
+    return this.#status
+  }
+
+  get events(): readonly LogEvent[] {
+    return this.session.events
+  }
+
+  readonly inbox: InboxHandle = (() => {
+    const agent = this
+    return {
+      get nextTurn() {
+        return agent.#list('next-turn')
+      },
+      get nextStep() {
+        return agent.#list('next-step')
+      },
+      append: (target: InboxTarget, m: MessageInput) => this.#edit(() => this.#insert(target, 'tail', m)),
+      prepend: (target: InboxTarget, m: MessageInput) => this.#edit(() => this.#insert(target, 'head', m)),
+      replace: (id: string, m: MessageInput) => this.#edit(() => {
+        const at = this.#find(id)
+        if (!at) return false
+        this.splice(at.target, at.index, 1, [toUserMessage(m, this.newId)], 'canceled')
+        return true
+      }),
+      remove: (id: string) => this.#edit(() => {
+        const at = this.#find(id)
+        if (!at) return false
+        this.splice(at.target, at.index, 1, [], 'canceled')
+        return true
+      }),
+      splice: (target: InboxTarget, start: number, deleteCount?: number, ...messages: MessageInput[]) => this.#edit(() => {
+        const len = this.#list(target).length
+        const s = start < 0 ? Math.max(len + start, 0) : Math.min(start, len)
+        const d = deleteCount === undefined ? len - s : Math.max(0, Math.min(deleteCount, len - s))
+        return this.splice(target, s, d, messages.map((m) => toUserMessage(m, this.newId)), 'canceled')
+      }),
+      clear: () => this.#edit(() => this.#clearInbox()),
+    }
+  })()
+
+  send(message: MessageInput, target: InboxTarget, wake: boolean): string {
+    this.#assertUsable()
+    const m = toUserMessage(message, this.newId)
+    // Waking input never joins an aborted turn: it is re-targeted to next-turn and latched.
+    const aborting = this.#status === 'running' && this.abort?.signal.aborted === true
+    const t = wake && aborting ? 'next-turn' : target
+    this.splice(t, this.#list(t).length, 0, [m])
+    if (wake) this.#wake()
+    return m.id
+  }
+
+  followup(message: MessageInput): string {
+    return this.send(message, 'next-turn', true)
+  }
+
+  steer(message: MessageInput): string {
+    return this.send(message, 'next-step', true)
+  }
+
+  inject(message: MessageInput): string {
+    return this.send(message, 'next-step', false)
+  }
+
+  on<K extends HookName>(name: K, listener: HookMap[K]): () => void {
+    return this.hooks.on(name, listener as never)
+  }
+
+  subscribe(listener: (event: LogEvent) => void): () => void {
+    return this.session.subscribe(listener)
+  }
+
+  whenIdle(): Promise<void> {
+    if (this.#isQuiet()) return Promise.resolve()
+    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+  }
+
+  cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
+    if (this.#status === 'idle') return
+    if (!options.keepInbox) {
+      this.#clearInbox()
+      this.#inbox.send({ type: 'UNLATCH' })
+    }
+    this.#turn.send({ type: 'ABORT', cause })
+    this.step?.abort()
+    if (this.abort && !this.abort.signal.aborted) this.abort.abort(cause)
+  }
+
+  async dispose(): Promise<void> {
+    if (this.#disposed) return
+    this.#disposing = true
+    this.cancel({ kind: 'disposed' })
+    await this.#loop
+    this.#disposed = true
+    for (const off of this.#unsubscribePlugins) off()
+    this.session.close()
+    this.#settleIdle()
+  }
+
+  async runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
+    this.#assertUsable()
+    if (this.#status !== 'idle' || !this.#turn.getSnapshot().matches('idle')) {
+      throw new TurnlogError('AGENT_BUSY', 'runMaintenance runs only from idle', { sessionId: this.sessionId })
+    }
+    this.#turn.send({ type: 'MAINTAIN' })
+    try {
+      return await task(new AbortController().signal)
+    } finally {
+      this.#turn.send({ type: 'MAINTAINED' })
+      // A wake latched during maintenance is replayed now, if work is still pending.
+      if (this.#latchedWork()) this.#wake()
+      else {
+        this.#inbox.send({ type: 'UNLATCH' })
+        this.#settleIdle()
+      }
+    }
+  }
+
+  history(): readonly ModelMessage[] {
+    return this.historyState.messages.slice()
+  }
+
+  transcript() {
+    const t = transcriptReducer.initial()
+    for (const e of this.session.events) transcriptReducer.apply(t, e)
+    return t
+  }
+
+  snapshot(): AgentSnapshot {
+    const ts = this.#turn.getSnapshot()
+    const ib = this.#inbox.getSnapshot()
+    return {
+      status: this.#status,
+      turn: { state: JSON.stringify(ts.value), context: { ...ts.context } },
+      step: this.step ? { state: this.step.state(), turn: this.step.turn, step: this.step.step } : null,
+      inbox: { nextTurn: ib.context.nextTurn, nextStep: ib.context.nextStep, latched: ib.matches('latched') },
+      lastSeq: this.session.length - 1,
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Internal primitives (used by the step driver and plugins)
+
+  /** @internal Appends one event to the log. */
+  append(draft: EventDraft): LogEvent {
+    return this.session.append(draft)
+  }
+
+  /** @internal Emits a live event; a throwing observer is reported as `agent/error`. */
+  emit(name: HookName, payload: unknown): void {
+    this.hooks.emit(name, payload, (err, n) => {
+      if (n !== 'agent/error') this.reportError(err, n)
+    })
+  }
+
+  /** @internal */
+  reportError(error: unknown, where: string): void {
+    const turn = this.lifecycle.openTurn ?? undefined
+    this.hooks.emit('agent/error', { error, where, turn }, () => {})
+  }
+
+  /**
+   * @internal One inbox splice: checked by the machine's guard, appended to the log, then applied.
+   * `outcome` marks removals by edits and cancels; a claim passes none.
+   */
+  splice(target: InboxTarget, start: number, deleteCount: number, inserted: UserMessage[], outcome?: 'canceled'): UserMessage[] {
+    if (deleteCount === 0 && inserted.length === 0) return []
+    const ev: SpliceEvent = { type: 'SPLICE', target, start, deleteCount, inserted }
+    if (!this.#inbox.getSnapshot().can(ev)) {
+      throw new TurnlogError('DUPLICATE_PENDING_ID', 'a message with this id is already pending', {
+        sessionId: this.sessionId, field: 'message.id', info: { ids: inserted.map((m) => m.id) },
+      })
+    }
+    const removed = this.#list(target).slice(start, start + deleteCount)
+    this.append({
+      type: 'agent/inbox/spliced',
+      data: {
+        target, start, inserted,
+        ...(deleteCount > 0 ? { removedCount: deleteCount } : {}),
+        ...(deleteCount > 0 && outcome ? { outcome } : {}),
+      },
+    })
+    this.#inbox.send(ev)
+    this.emit('agent/inbox/spliced', { target, start, removedCount: deleteCount, inserted, ...(outcome && deleteCount > 0 ? { outcome } : {}) })
+    if (outcome) for (const message of removed) this.emit('agent/inbox/discarded', { target, message, outcome })
+    for (const message of inserted) this.emit('agent/inbox/inserted', { target, message })
+    return removed
+  }
+
+  /** @internal Claims next-step and, when `takePrompt`, the first next-turn prompt. */
+  claim(turn: number, takePrompt: boolean): UserMessage[] {
+    const steps = this.splice('next-step', 0, this.#list('next-step').length, [])
+    const prompt = takePrompt ? this.splice('next-turn', 0, Math.min(1, this.#list('next-turn').length), []) : []
+    const batch = [...steps, ...prompt]
+    for (const message of batch) this.emit('agent/inbox/claimed', { message, turn })
+    return batch
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The turn loop
+
+  #wake(): void {
+    const ts = this.#turn.getSnapshot()
+    if (ts.matches('idle') && this.#status === 'idle') {
+      this.#setStatus('running')
+      this.#turn.send({ type: 'WAKE' })
+      this.#loop = this.#runLoop()
+      return
+    }
+    if (ts.matches('maintaining') || this.abort?.signal.aborted) this.#inbox.send({ type: 'LATCH' })
+    // A running, healthy turn picks the input up at its next boundary.
+  }
+
+  /** Runs turns until the machine is idle. Synchronous up to the first hook (lifecycle §2). */
+  async #runLoop(): Promise<void> {
+    try {
+      for (;;) {
+        const s = this.#turn.getSnapshot()
+        if (s.matches('idle')) break
+        const phase = (s.value as { running?: string }).running
+        switch (phase) {
+          case 'opening':
+            this.#openTurn()
+            break
+          case 'proposing':
+            await this.#propose()
+            break
+          case 'stepping':
+            await this.#step()
+            break
+          case 'stopping':
+            await this.#stopping()
+            break
+          case 'recovering':
+            await this.#recover()
+            break
+          case 'closing':
+            this.#closeTurn()
+            break
+          default:
+            throw new Error(`turn machine in unexpected state ${JSON.stringify(s.value)}`)
+        }
+      }
+    } catch (err) {
+      // A driver defect (or a refused append): report it, close what is open, never wedge the agent.
+      this.reportError(err, 'driver')
+      this.#emergencyClose(err)
+    }
+    this.#loop = null
+    this.abort = null
+    this.#setStatus('idle')
+    this.#settleIdle()
+  }
+
+  #openTurn(): void {
+    const c = this.#turn.getSnapshot().context
+    this.abort = new AbortController()
+    this.append({ type: 'turn/start', data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } } : { turn: c.turn } })
+    this.#turn.send({ type: 'OPENED' })
+  }
+
+  async #propose(): Promise<void> {
+    const c = this.#turn.getSnapshot().context
+    const first = c.proposal === 'first'
+    const messages = this.claim(c.turn, first && c.retryOf === null)
+    let decision: PreStepDecision
+    try {
+      decision = await this.hooks.waterfall('agent/pre-step', {
+        turn: c.turn, step: c.steps + 1, messages, proposal: c.proposal, retry: first && c.retryOf !== null,
+        signal: this.abort!.signal, agent: this,
+      }, (p) => ({ kind: 'enter' as const, messages: p.messages }))
+      decision = checkDecision(decision)
+    } catch (err) {
+      this.reportError(err, 'agent/pre-step')
+      this.#turn.send({ type: 'PROPOSE_FAILED', failure: hookFailure('agent/pre-step', err) })
+      return
+    }
+    if (decision.kind === 'reject') {
+      this.#turn.send({ type: 'PROPOSED', decision: 'reject' })
+      return
+    }
+    this.entered = decision.messages
+    this.#turn.send({ type: 'PROPOSED', decision: decision.messages.length > 0 ? 'enter' : 'enter-empty' })
+  }
+
+  async #step(): Promise<void> {
+    const c = this.#turn.getSnapshot().context
+    const outcome = await runStep(this, c.turn, c.steps, this.entered, this.abort!.signal, c.abortCause !== null)
+    this.entered = []
+    this.#turn.send({ type: 'STEP_DONE', outcome, nextStepPending: this.#list('next-step').length > 0 })
+  }
+
+  async #stopping(): Promise<void> {
+    const c = this.#turn.getSnapshot().context
+    try {
+      await this.hooks.serial('agent/turn-stopping', {
+        turn: c.turn, step: c.steps, outcome: this.lifecycle.lastStepOutcome!, signal: this.abort!.signal, agent: this,
+      })
+    } catch (err) {
+      this.reportError(err, 'agent/turn-stopping')
+      this.#turn.send({ type: 'STOP_FAILED', failure: hookFailure('agent/turn-stopping', err) })
+      return
+    }
+    this.#turn.send({ type: 'STOPPED', nextStepPending: this.#list('next-step').length > 0 })
+  }
+
+  async #recover(): Promise<void> {
+    const c = this.#turn.getSnapshot().context
+    let decision: RequestErrorDecision
+    try {
+      decision = await this.hooks.waterfall('agent/request-error', {
+        turn: c.turn, step: c.steps, failure: c.failure!, retries: this.retriesInChain,
+        signal: this.abort!.signal, agent: this,
+      }, () => undefined)
+    } catch (err) {
+      this.reportError(err, 'agent/request-error')
+      decision = undefined
+    }
+    this.#turn.send({ type: 'RECOVERED', retry: (decision as RequestErrorDecision)?.kind === 'retry' })
+  }
+
+  #closeTurn(): void {
+    const c = this.#turn.getSnapshot().context
+    this.append({ type: 'turn/end', data: { turn: c.turn, reason: c.endReason! } })
+    const latched = !this.#disposing && this.#latchedWork()
+    const nextTurnPending = !this.#disposing && this.#list('next-turn').length > 0
+    this.#inbox.send({ type: 'UNLATCH' })
+    this.#turn.send({ type: 'CLOSED', nextTurnPending, latched })
+  }
+
+  /** After a driver defect: close the open step and turn so the log stays valid, then go idle. */
+  #emergencyClose(err: unknown): void {
+    const failure: Failure = { code: 'UNKNOWN', message: err instanceof Error ? err.message : String(err) }
+    try {
+      const l = this.lifecycle
+      if (l.openStep !== null && l.openTurn !== null) {
+        for (const call of l.pendingToolCalls) {
+          this.append({
+            type: 'tool/result',
+            data: {
+              turn: l.openTurn, step: l.openStep, callId: call.callId,
+              message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text: 'outcome unknown' }], isError: true },
+              error: { code: 'TOOL_OUTCOME_UNKNOWN', message: failure.message },
+            },
+            surfaceOp: 'append', sourceEventSeqs: [call.seq],
+          })
+        }
+        this.append({ type: 'step/end', data: { turn: l.openTurn, step: l.openStep, outcome: { kind: 'failed', failure } } })
+      }
+      if (this.lifecycle.openTurn !== null) {
+        this.append({ type: 'turn/end', data: { turn: this.lifecycle.openTurn, reason: { kind: 'error', failure } } })
+      }
+    } catch (e) {
+      this.reportError(e, 'driver')
+    }
+    // Restart the turn machine at idle, continuing the turn numbering.
+    this.#turn.stop()
+    this.#turn = createActor(turnMachine, {
+      input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.options.maxStepsPerTurn ?? 64 },
+    }).start()
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Helpers
+
+  #setStatus(s: AgentStatus): void {
+    if (this.#status === s) return
+    this.#status = s
+    this.emit('agent/status', { status: s })
+  }
+
+  #list(t: InboxTarget): readonly UserMessage[] {
+    const c = this.#inbox.getSnapshot().context
+    return t === 'next-turn' ? c.nextTurn : c.nextStep
+  }
+
+  #find(id: string): { target: InboxTarget; index: number } | null {
+    for (const target of ['next-turn', 'next-step'] as const) {
+      const index = this.#list(target).findIndex((m) => m.id === id)
+      if (index >= 0) return { target, index }
+    }
+    return null
+  }
+
+  #insert(target: InboxTarget, where: 'head' | 'tail', m: MessageInput): string {
+    const msg = toUserMessage(m, this.newId)
+    this.splice(target, where === 'head' ? 0 : this.#list(target).length, 0, [msg])
+    return msg.id
+  }
+
+  #clearInbox(): void {
+    for (const t of ['next-step', 'next-turn'] as const) {
+      const n = this.#list(t).length
+      if (n > 0) this.splice(t, 0, n, [], 'canceled')
+    }
+  }
+
+  #edit<T>(fn: () => T): T {
+    this.#assertUsable()
+    return fn()
+  }
+
+  #assertUsable(): void {
+    if (this.#disposed || this.#disposing) {
+      throw new TurnlogError('AGENT_DISPOSED', 'the agent is disposed', { sessionId: this.sessionId })
+    }
+  }
+
+  #latchedWork(): boolean {
+    return this.#inbox.getSnapshot().matches('latched') && (this.#list('next-turn').length > 0 || this.#list('next-step').length > 0)
+  }
+
+  #isQuiet(): boolean {
+    return this.#status === 'idle' && this.#loop === null && !this.#latchedWork() && !this.#turn.getSnapshot().matches('maintaining')
+  }
+
+  #settleIdle(): void {
+    if (!this.#isQuiet() && !this.#disposed) return
+    const waiters = this.#idleWaiters
+    this.#idleWaiters = []
+    for (const w of waiters) w()
+  }
+}
+
+function checkDecision(d: unknown): PreStepDecision {
+  if (typeof d === 'object' && d !== null) {
+    const k = (d as { kind?: unknown }).kind
+    if (k === 'reject') return { kind: 'reject' }
+    if (k === 'enter') {
+      const ms = (d as { messages?: unknown }).messages
+      if (Array.isArray(ms)) {
+        for (const m of ms) {
+          const r = UserMessage.safeParse(m)
+          if (!r.success) throw new TurnlogError('INVALID_MESSAGE', `pre-step entered an invalid message: ${r.error.issues[0]!.message}`)
+        }
+        return { kind: 'enter', messages: ms as UserMessage[] }
+      }
+    }
+  }
+  throw new TurnlogError('INVALID_ARGUMENT', 'agent/pre-step must return {kind:"enter", messages} or {kind:"reject"}')
+}
+
+/** @internal */
+export function hookFailure(hook: string, err: unknown): Failure {
+  return { code: 'HOOK_ERROR', message: `${hook}: ${err instanceof Error ? err.message : String(err)}` }
+}
+
+/** The pending lists as the durable splices left them (resume rebuilds the inbox from the log). */
+function inboxFromLog(events: readonly LogEvent[]): { nextTurn: UserMessage[]; nextStep: UserMessage[] } {
+  const s = inboxReducer.initial()
+  for (const e of events) inboxReducer.apply(s, e)
+  return s
+}

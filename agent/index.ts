@@ -1,0 +1,8 @@
+export { createAgent, TurnlogAgent } from './agent.js'
+export { HookRegistry, type Next, type WaterfallListener, type SerialListener, type EmitListener } from './hooks.js'
+export { retryDelay, resolveRetry, DEFAULT_RETRY_ON, realTimers, type ResolvedRetry } from './retry-policy.js'
+export type {
+  Agent, AgentOptions, AgentPlugin, AgentSnapshot, AgentStatus, AssemblePayload, AssembleResult, CancelOptions, HookMap,
+  HookName, InboxHandle, MessageInput, PreStepDecision, PreStepPayload, ProposalKind, RequestErrorDecision,
+  RequestErrorPayload, RequestPayload, RetryOptions, StreamPayload, Timers, TurnStoppingPayload,
+} from './types.js'

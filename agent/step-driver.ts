@@ -1,0 +1,226 @@
+/**
+ * Runs one step (lifecycle.md §4): drives the step machine and performs the effect of each of its
+ * states. The machine decides the route and the outcome; this file only does what it is told and
+ * reports what happened.
+ */
+import { createActor } from 'xstate'
+import type {
+  AssistantMessage, EventOf, Failure, LogEvent, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
+} from '../events/index.js'
+import { stepMachine } from '../machines/step.js'
+import { checkedStream, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
+import { runToolCalls } from '../tools/scheduler.js'
+import type { ToolEnv, ToolOutcome } from '../tools/types.js'
+import type { TurnlogAgent } from './agent.js'
+import { hookFailure } from './agent.js'
+import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
+import { TurnlogError } from '../events/index.js'
+
+/** A running step, as the agent sees it (for cancel and snapshots). */
+export interface StepRun {
+  turn: number
+  step: number
+  abort(): void
+  state(): string
+}
+
+export async function runStep(
+  agent: TurnlogAgent,
+  turn: number,
+  step: number,
+  entered: readonly UserMessage[],
+  signal: AbortSignal,
+  abortedAlready: boolean,
+): Promise<StepOutcome> {
+  const actor = createActor(stepMachine, { input: { turn, step } }).start()
+  agent.step = { turn, step, abort: () => actor.send({ type: 'ABORT' }), state: () => String(actor.getSnapshot().value) }
+  if (abortedAlready || signal.aborted) actor.send({ type: 'ABORT' })
+
+  let system = ''
+  let tools: readonly ToolSpec[] = []
+  let request: ModelRequest | null = null
+  const chunkSeqs: number[] = []
+  let success: Extract<StreamOutcome, { kind: 'success' }> | null = null
+  let partial: PartialMessage | null = null
+
+  try {
+    for (;;) {
+      const state = actor.getSnapshot().value as string
+      switch (state) {
+        case 'entering': {
+          agent.append({ type: 'step/start', data: { turn, step } })
+          for (const message of entered) agent.append({ type: 'user/message', data: { message }, surfaceOp: 'append' })
+          actor.send({ type: 'ENTERED' })
+          break
+        }
+        case 'assembling': {
+          try {
+            const r = await agent.hooks.waterfall('system-prompt/assemble', { turn, step, system: agent.options.system ?? '', tools: agent.toolSpecs }, (p) => ({ system: p.system, tools: p.tools }))
+            system = r.system
+            tools = r.tools
+            if (typeof system !== 'string' || !Array.isArray(tools)) throw new TypeError('system-prompt/assemble must return { system: string, tools: ToolSpec[] }')
+          } catch (err) {
+            agent.reportError(err, 'system-prompt/assemble')
+            actor.send({ type: 'HOOK_FAILED', failure: hookFailure('system-prompt/assemble', err) })
+            break
+          }
+          actor.send({ type: 'ASSEMBLED' })
+          break
+        }
+        case 'requesting': {
+          let config: RequestConfig
+          try {
+            config = await agent.hooks.waterfall('agent/request', { turn, step, config: { ...agent.baseConfig }, system, tools }, (p) => p.config)
+          } catch (err) {
+            agent.reportError(err, 'agent/request')
+            actor.send({ type: 'HOOK_FAILED', failure: hookFailure('agent/request', err) })
+            break
+          }
+          if (actor.getSnapshot().context.aborted) {
+            actor.send({ type: 'REQUESTED' })
+            break
+          }
+          try {
+            request = freezeRequest(agent, system, tools, config)
+          } catch (err) {
+            agent.reportError(err, 'agent/request')
+            actor.send({ type: 'HOOK_FAILED', failure: hookFailure('agent/request', err) })
+            break
+          }
+          actor.send({ type: 'REQUESTED' })
+          break
+        }
+        case 'streaming': {
+          let stream: AsyncIterable<import('../events/index.js').StreamChunk>
+          try {
+            stream = await agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => agent.options.model.stream(p.request, p.signal))
+          } catch (err) {
+            agent.reportError(err, 'llm/stream')
+            actor.send({ type: 'HOOK_FAILED', failure: hookFailure('llm/stream', err) })
+            break
+          }
+          let outcome: StreamOutcome | null = null
+          for await (const item of checkedStream(() => stream, request!, signal)) {
+            if (item.kind === 'chunk') {
+              const e = agent.append({ type: 'assistant/chunk', data: { turn, step, chunk: item.chunk } })
+              chunkSeqs.push(e.seq)
+              agent.emit('agent/assistant-stream', { turn, step, chunk: item.chunk })
+            } else outcome = item.outcome
+          }
+          if (outcome === null) throw new Error('checkedStream ended without an outcome')
+          if (outcome.kind === 'success') {
+            success = outcome
+            const calls = outcome.message.content.filter((b) => b.type === 'tool-call').length
+            actor.send({ type: 'STREAMED', result: 'success', finish: outcome.finish, toolCalls: calls })
+          } else if (signal.aborted) {
+            partial = outcome.partial
+            actor.send({ type: 'STREAMED', result: 'aborted', visibleStreamed: outcome.partial.streamedVisible })
+          } else {
+            actor.send({ type: 'STREAMED', result: 'failure', failure: outcome.failure })
+          }
+          break
+        }
+        case 'committing': {
+          const s = success!
+          agent.append({
+            type: 'assistant/message',
+            data: { turn, step, message: s.message, ...(s.usage ? { usage: s.usage } : {}), finish: s.finish },
+            surfaceOp: 'append',
+            sourceEventSeqs: chunkSeqs,
+          })
+          actor.send({ type: 'COMMITTED' })
+          break
+        }
+        case 'runningTools': {
+          const calls = success!.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+          const r = await runToolCalls(calls, toolEnv(agent, turn, step, signal))
+          actor.send({ type: 'TOOLS_DONE', concluded: r.concluded, aborted: r.aborted || signal.aborted })
+          break
+        }
+        case 'aborting': {
+          const ctx = actor.getSnapshot().context
+          if (ctx.visibleStreamed && partial) {
+            agent.append({
+              type: 'assistant/message',
+              data: { turn, step, message: partial.message as AssistantMessage, finish: 'stop', interrupted: true },
+              surfaceOp: 'append',
+              sourceEventSeqs: chunkSeqs,
+            })
+          }
+          actor.send({ type: 'INTERRUPTED' })
+          break
+        }
+        case 'ended': {
+          const outcome = actor.getSnapshot().context.outcome!
+          agent.append({ type: 'step/end', data: { turn, step, outcome } })
+          return outcome
+        }
+        default:
+          throw new Error(`step machine in unexpected state ${state}`)
+      }
+    }
+  } finally {
+    actor.stop()
+    agent.step = null
+  }
+}
+
+/** Builds the frozen request, logs `request/header` when it changed, and checks R3. */
+function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly ToolSpec[], config: RequestConfig): ModelRequest {
+  const last = agent.lifecycle.header
+  if (agent.resumed || headerChanged(last, system, tools, config)) {
+    const reason = agent.resumed ? 'resume' : last === null ? 'initial' : 'change'
+    agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools] } })
+    agent.resumed = false
+  }
+  const request: ModelRequest = Object.freeze({
+    messages: Object.freeze(agent.historyState.messages.slice()),
+    system,
+    tools,
+    config,
+  })
+  // Model-visible means logged (R3): the request must be what the log rebuilds at this seq.
+  const full = agent.options.checkRequests === 'full'
+  const logged = requestFromLog(agent.lifecycle.header!, full ? historyFromLog(agent.session.events) : agent.historyState.messages)
+  const mismatch = requestMismatch(request, logged)
+  if (mismatch !== null) {
+    throw new TurnlogError('INVARIANT', `the request differs from the log in ${mismatch}`, {
+      invariant: 'R3', seq: agent.session.length - 1, field: mismatch, sessionId: agent.sessionId,
+    })
+  }
+  return request
+}
+
+function toolEnv(agent: TurnlogAgent, turn: number, step: number, signal: AbortSignal): ToolEnv {
+  return {
+    turn,
+    step,
+    tools: agent.tools,
+    maxParallelToolCalls: agent.maxParallelToolCalls,
+    signal,
+    appendCall: (call) =>
+      agent.append({ type: 'tool/call', data: { turn, step, callId: call.id, name: call.name, arguments: call.arguments } }) as EventOf<'tool/call'>,
+    appendResult: (call, callSeq, outcome: ToolOutcome) =>
+      agent.append({
+        type: 'tool/result',
+        data: {
+          turn, step, callId: call.id,
+          message: { role: 'tool', callId: call.id, content: outcome.content, ...(outcome.error ? { isError: true as const } : {}) },
+          ...(outcome.error ? { error: outcome.error } : {}),
+        },
+        surfaceOp: 'append',
+        sourceEventSeqs: [callSeq],
+      }) as EventOf<'tool/result'>,
+    queueContext: (message) => {
+      agent.splice('next-step', agent.inbox.nextStep.length, 0, [message])
+    },
+    preExecute: (p, innermost) => agent.hooks.waterfall('tools/pre-execute', p, innermost),
+    execute: (p, innermost) => agent.hooks.waterfall('tools/execute', p, innermost),
+    postExecute: (p, innermost) => agent.hooks.waterfall('tools/post-execute', p, innermost),
+    reportError: (error, where) => agent.reportError(error, where),
+    setTimeout: (fn, ms) => agent.timers.setTimeout(fn, ms),
+    clearTimeout: (h) => agent.timers.clearTimeout(h),
+  }
+}
+
+export type { Failure, LogEvent }

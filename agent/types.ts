@@ -1,0 +1,224 @@
+/**
+ * The public types of the agent: options, hook payloads and decisions, live events. Each hook's
+ * JSDoc says what a listener may return and what happens when it throws.
+ */
+import type {
+  CancelCause, Failure, InboxTarget, LogEvent, RequestConfig, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
+} from '../events/index.js'
+import type { ModelAdapter, ModelRequest } from '../models/index.js'
+import type {
+  AnyTool, ExecutePayload, PostExecuteDecision, PostExecutePayload, PreExecuteDecision, PreExecutePayload,
+} from '../tools/types.js'
+import type { Next } from './hooks.js'
+
+export type AgentStatus = 'idle' | 'running'
+
+/** What `followup`, `steer`, `inject` and `send` accept: text, or a user message (id and source optional). */
+export type MessageInput =
+  | string
+  | { id?: string; role?: 'user'; content: UserMessage['content']; source?: UserMessage['source'] }
+
+export interface RetryOptions {
+  /** Retries per failure chain. Default 5. */
+  maxRetries?: number
+  /** First delay. Default 500 ms, doubling per attempt. */
+  baseDelayMs?: number
+  /** Delay cap, also for `Retry-After`. Default 10 s. */
+  maxDelayMs?: number
+  /** Relative jitter, 0..1. Default 0.1. */
+  jitter?: number
+  /** Failure codes that are retried. Default RATE_LIMIT, SERVER, TIMEOUT, TRANSPORT, EMPTY_RESPONSE. */
+  retryOn?: readonly string[]
+}
+
+/** Time sources, injectable so tests and re-execution never sleep. */
+export interface Timers {
+  /** Resolves after `ms`, or rejects/resolves early when `signal` aborts (the caller checks `signal.aborted`). */
+  sleep(ms: number, signal: AbortSignal): Promise<void>
+  /** In [0, 1): jitter. */
+  random(): number
+  setTimeout(fn: () => void, ms: number): unknown
+  clearTimeout(handle: unknown): void
+}
+
+/** A plugin (such as compaction) installs hooks when the agent is created. */
+export interface AgentPlugin {
+  name: string
+  install(agent: Agent): void | (() => void)
+}
+
+export interface AgentOptions {
+  model: ModelAdapter
+  tools?: readonly AnyTool[]
+  /** The base system prompt (`system-prompt/assemble` may change it per request). */
+  system?: string
+  /** The base call configuration (`agent/request` may change it per request). Default `{ model: model.info?.name ?? 'model' }`. */
+  config?: Partial<RequestConfig>
+  sessionId?: string
+  /** Events already in the log (resume, fork); turn numbering continues after them. */
+  prefix?: readonly LogEvent[]
+  maxParallelToolCalls?: number
+  maxStepsPerTurn?: number
+  /** The built-in transient retry policy, or `false` to turn it off. */
+  retry?: RetryOptions | false
+  plugins?: readonly AgentPlugin[]
+  /** Epoch milliseconds for `time`. Default `Date.now`. */
+  clock?: () => number
+  /** Message ids. Default `crypto.randomUUID`. */
+  ids?: () => string
+  timers?: Partial<Timers>
+  /** Listeners registered at creation, same as `agent.on`. */
+  hooks?: Partial<{ [K in keyof HookMap]: HookMap[K] | readonly HookMap[K][] }>
+  /**
+   * How the driver checks "model-visible means logged" (R3) before each model call.
+   * `'log'` (default): system, tools and config equal the last logged `request/header` and the
+   * messages are the live surface projection at this seq. `'full'`: also re-folds the whole log
+   * and compares message by message (O(log) per request: for tests and fuzzers).
+   */
+  checkRequests?: 'log' | 'full'
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hook payloads
+
+export type ProposalKind = 'first' | 'after-tools' | 'after-stop'
+
+export interface PreStepPayload {
+  turn: number
+  /** The step that would start. */
+  step: number
+  /** The claimed batch: next-step items, then (first proposal) the next-turn prompt. */
+  messages: readonly UserMessage[]
+  proposal: ProposalKind
+  /** True in the first proposal of a retry turn (a request is owed even with no messages). */
+  retry: boolean
+  signal: AbortSignal
+  agent: Agent
+}
+export type PreStepDecision = { kind: 'enter'; messages: readonly UserMessage[] } | { kind: 'reject'; reason?: string }
+
+export interface AssemblePayload { turn: number; step: number; system: string; tools: readonly ToolSpec[] }
+export interface AssembleResult { system: string; tools: readonly ToolSpec[] }
+
+export interface RequestPayload { turn: number; step: number; config: RequestConfig; system: string; tools: readonly ToolSpec[] }
+
+export interface StreamPayload { turn: number; step: number; request: ModelRequest; signal: AbortSignal }
+
+export interface RequestErrorPayload {
+  turn: number
+  step: number
+  failure: Failure
+  /** `llm/retry` events already written in this failure chain. */
+  retries: number
+  signal: AbortSignal
+  agent: Agent
+}
+export type RequestErrorDecision = { kind: 'retry' } | undefined
+
+export interface TurnStoppingPayload { turn: number; step: number; outcome: StepOutcome; signal: AbortSignal; agent: Agent }
+
+/** Every hook with its listener signature. */
+export interface HookMap {
+  /**
+   * Waterfall around entering the claimed batch. Return `next()` (enter as proposed),
+   * `{kind:'enter', messages}` (enter other messages; `[]` ends a first proposal `completed`) or
+   * `{kind:'reject'}` (the claimed batch stays removed, the turn ends `blocked`).
+   * Throwing ends the turn `error {HOOK_ERROR}` and emits `agent/error`; the agent goes on.
+   */
+  'agent/pre-step': (p: PreStepPayload, next: Next<PreStepPayload, PreStepDecision>) => PreStepDecision | Promise<PreStepDecision>
+  /**
+   * Waterfall: return the system prompt and tool schemas for this request (default: unchanged).
+   * Throwing fails the step `HOOK_ERROR` and ends the turn `error` (not offered to request-error).
+   */
+  'system-prompt/assemble': (p: AssemblePayload, next: Next<AssemblePayload, AssembleResult>) => AssembleResult | Promise<AssembleResult>
+  /**
+   * Waterfall over the call configuration (model, temperature, max tokens…); never the messages.
+   * Throwing fails the step `HOOK_ERROR` and ends the turn `error`.
+   */
+  'agent/request': (p: RequestPayload, next: Next<RequestPayload, RequestConfig>) => RequestConfig | Promise<RequestConfig>
+  /**
+   * Waterfall around the model call: return `next()`'s stream, or a stream that wraps it.
+   * Throwing before returning a stream fails the step `HOOK_ERROR`; a wrapper that throws while
+   * streaming is a stream failure like an adapter's.
+   */
+  'llm/stream': (p: StreamPayload, next: Next<StreamPayload, AsyncIterable<StreamChunk>>) => AsyncIterable<StreamChunk> | Promise<AsyncIterable<StreamChunk>>
+  /**
+   * Waterfall after a failed step's `step/end`: return `{kind:'retry'}` to end the turn `error`
+   * and open a fresh retry turn, or `next()` / `undefined` to let the failure stand. A cancel wins
+   * over a retry. Throwing leaves the failure terminal and emits `agent/error`.
+   */
+  'agent/request-error': (p: RequestErrorPayload, next: Next<RequestErrorPayload, RequestErrorDecision>) => RequestErrorDecision | Promise<RequestErrorDecision>
+  /**
+   * Serial checkpoint before a turn completes: listeners may `steer` or `inject`; pending next-step
+   * input then continues the turn. Throwing ends the turn `error {HOOK_ERROR}`.
+   */
+  'agent/turn-stopping': (p: TurnStoppingPayload) => void | Promise<void>
+  /** Waterfall before a tool body: `allow`, `deny {reason}` or `ask`. Runs serially in model order. */
+  'tools/pre-execute': (p: PreExecutePayload, next: Next<PreExecutePayload, PreExecuteDecision>) => PreExecuteDecision | Promise<PreExecuteDecision>
+  /** Waterfall around a tool body; return `next()`'s output or another output. A throw is a `TOOL_ERROR` result. */
+  'tools/execute': (p: ExecutePayload, next: Next<ExecutePayload, unknown>) => unknown
+  /** Waterfall after a call settled, in model order: `accept` (with `additionalContexts`) or `block {feedback}`. */
+  'tools/post-execute': (p: PostExecutePayload, next: Next<PostExecutePayload, PostExecuteDecision>) => PostExecuteDecision | Promise<PostExecuteDecision>
+  // Live events (emit mode): observers only; a throw is reported as `agent/error`, never breaks the agent.
+  'agent/status': (e: { status: AgentStatus }) => void
+  'agent/inbox/spliced': (e: { target: InboxTarget; start: number; removedCount: number; inserted: readonly UserMessage[]; outcome?: 'canceled' }) => void
+  'agent/inbox/inserted': (e: { target: InboxTarget; message: UserMessage }) => void
+  'agent/inbox/discarded': (e: { target: InboxTarget; message: UserMessage; outcome: 'canceled' }) => void
+  'agent/inbox/claimed': (e: { message: UserMessage; turn: number }) => void
+  'agent/error': (e: { error: unknown; where: string; turn?: number }) => void
+  'agent/assistant-stream': (e: { turn: number; step: number; chunk: StreamChunk }) => void
+}
+
+export type HookName = keyof HookMap
+
+/** Readonly views of the two pending lists, plus the inbox edits. Edits never wake the agent. */
+export interface InboxHandle {
+  readonly nextTurn: readonly UserMessage[]
+  readonly nextStep: readonly UserMessage[]
+  append(target: InboxTarget, m: MessageInput): string
+  prepend(target: InboxTarget, m: MessageInput): string
+  /** Swaps in place in whichever list holds `id`; false if not pending. */
+  replace(id: string, m: MessageInput): boolean
+  /** Removes a pending message; false if not pending. */
+  remove(id: string): boolean
+  /** The general form, with `Array.prototype.splice` coordinates; returns the removed messages. */
+  splice(target: InboxTarget, start: number, deleteCount?: number, ...messages: MessageInput[]): UserMessage[]
+  /** Cancels everything pending: next-step first, then next-turn. */
+  clear(): void
+}
+
+export interface CancelOptions {
+  /** Keep the pending lists (default false: both are cleared and any latched wake dropped). */
+  keepInbox?: boolean
+}
+
+/** The handle an app embeds. */
+export interface Agent {
+  readonly sessionId: string
+  readonly status: AgentStatus
+  readonly inbox: InboxHandle
+  readonly events: readonly LogEvent[]
+  send(message: MessageInput, target: InboxTarget, wake: boolean): string
+  followup(message: MessageInput): string
+  steer(message: MessageInput): string
+  inject(message: MessageInput): string
+  on<K extends HookName>(name: K, listener: HookMap[K]): () => void
+  subscribe(listener: (event: LogEvent) => void): () => void
+  whenIdle(): Promise<void>
+  cancel(cause?: CancelCause, options?: CancelOptions): void
+  dispose(): Promise<void>
+  runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T>
+  history(): readonly import('../events/index.js').ModelMessage[]
+  transcript(): unknown
+  snapshot(): AgentSnapshot
+}
+
+export interface AgentSnapshot {
+  status: AgentStatus
+  turn: { state: string; context: Record<string, unknown> }
+  step: { state: string; turn: number; step: number } | null
+  inbox: { nextTurn: readonly UserMessage[]; nextStep: readonly UserMessage[]; latched: boolean }
+  lastSeq: number
+}
+
+export type { TurnlogError }

@@ -1,0 +1,51 @@
+/**
+ * The reducers: pure folds over the event log (README "Data flows one way"). Everything the agent
+ * and the replay engine know besides the log itself — the surface and the model history, the
+ * human transcript, the inbox, the lifecycle position, usage — is derived here, by draft recipes
+ * that never do I/O, never read the log and never mutate an event.
+ *
+ * One recipe per slice, two ways to run them (projection.ts): the live agent applies them to a
+ * plain mutable state, O(1) amortised per event; bulk replay folds a whole log and freezes the
+ * result once. Both give deep-equal state (P1), byte-identical for the same log (P7).
+ */
+import { historyReducer, type HistoryState } from './history.js'
+import { inboxReducer, type InboxState } from './inbox.js'
+import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
+import { surfaceReducer, type SurfaceState } from './surface.js'
+import { transcriptReducer, type TranscriptState } from './transcript.js'
+import { usageReducer, type UsageState } from './usage.js'
+
+export type { Reducer } from './types.js'
+export { surfaceReducer, isSurfaceEvent, type SurfaceState } from './surface.js'
+export { historyReducer, visibleMessage, type HistoryState } from './history.js'
+export {
+  transcriptReducer, findTranscriptMessage,
+  type TranscriptState, type TranscriptMessage, type TranscriptStep, type TranscriptTurn, type TranscriptCompaction,
+  type TranscriptPrune, type TranscriptRetry, type TranscriptSeedEnd, type TopItem, type TurnItem, type ReplacedAs,
+} from './transcript.js'
+export { inboxReducer, type InboxState } from './inbox.js'
+export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
+export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
+export {
+  createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection,
+} from './projection.js'
+
+/** Every reducer, keyed by its slice of `ReplayState`. */
+export const ALL_REDUCERS = {
+  surface: surfaceReducer,
+  history: historyReducer,
+  transcript: transcriptReducer,
+  inbox: inboxReducer,
+  lifecycle: lifecycleReducer,
+  usage: usageReducer,
+} as const
+
+/** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
+export interface ReplayState {
+  surface: SurfaceState
+  history: HistoryState
+  transcript: TranscriptState
+  inbox: InboxState
+  lifecycle: LifecycleState
+  usage: UsageState
+}
