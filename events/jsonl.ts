@@ -590,6 +590,7 @@ export class JsonlDecoder {
         cause = err as TurnlogError
       }
     } else {
+      this.#proc!.expectedSeq = this.#seq
       const r = this.#proc!.record(bytes, 0, bytes.length, undefined, 0, 0, line, offset)
       if (r instanceof TurnlogError) cause = r
       else record = r

@@ -82,7 +82,12 @@ export async function* readLogStream(
   let total = 0
   let out: LogEvent[] = []
   for await (const chunk of chunks(source, opts, file, (t) => (total = t))) {
-    dec.push(chunk, out)
+    let failure: unknown
+    try {
+      dec.push(chunk, out)
+    } catch (err) {
+      failure = err
+    }
     if (!headerSent && dec.header) {
       headerSent = true
       yield dec.header
@@ -92,6 +97,8 @@ export async function* readLogStream(
       out = []
       for (let i = 0; i < batch.length; i++) yield batch[i]!
     }
+    // the events before a defect are yielded first, then the defect is thrown
+    if (failure !== undefined) throw failure
   }
   const r = dec.end({ tolerateTornTail: opts.tolerateTornTail })
   if (!headerSent) yield r.header
