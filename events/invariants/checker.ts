@@ -6,6 +6,9 @@
  * `Session.append` refuses an event with violations; `verify` applies every event anyway (best
  * effort) and reports all violations. Events of extension types (plugin-registered or ignorable)
  * are judged by L1 only. The checker never throws on a schema-valid event.
+ *
+ * An event is identified by its position (which L1 says equals its seq): chunk and surface seqs are
+ * recorded by position, so one broken seq in a stored log is reported once, not at every citation.
  */
 import { EVENT_DATA } from '../data.js'
 import type { LogEvent, SessionEvent } from '../envelope.js'
@@ -75,7 +78,7 @@ export class LogChecker {
     if (!isCoreEvent(e)) return out
     this.#turns.check(e, emit)
     this.#content.check(e, emit)
-    this.#surface.check(e, emit)
+    this.#surface.check(e, emit, seq)
     this.#inbox.check(e, emit)
     this.#compaction.check(e, emit)
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
@@ -84,10 +87,10 @@ export class LogChecker {
 
   /** Advances the state past the event, whether or not it broke an invariant. */
   apply(e: LogEvent): void {
-    this.#position++
+    const at = this.#position++
     if (!isCoreEvent(e)) return
-    this.#content.apply(e)
-    this.#surface.apply(e)
+    this.#content.apply(e, at)
+    this.#surface.apply(e, at)
     this.#inbox.apply(e)
     this.#compaction.apply(e)
     // Last: the groups above read the turn and step state as it was before the event.

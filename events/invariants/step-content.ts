@@ -108,7 +108,7 @@ export class StepContent {
     }
   }
 
-  apply(e: SessionEvent): void {
+  apply(e: SessionEvent, at: number = e.seq): void {
     if (e.type === 'step/start') {
       this.#reset()
       return
@@ -125,7 +125,7 @@ export class StepContent {
           fits = this.#usableGrammar().push(chunk) === null
         }
         this.#chunks.push(chunk)
-        this.#chunkSeqs.push(e.seq)
+        this.#chunkSeqs.push(at)
         if (fits && chunk.type === 'finish' && chunk.reason !== 'error' && chunk.reason !== 'aborted') {
           this.#finish = chunk.reason
         }

@@ -34,7 +34,7 @@ export class SurfaceState {
     return out
   }
 
-  check(e: SessionEvent, emit: Emit): void {
+  check(e: SessionEvent, emit: Emit, at: number = e.seq): void {
     if (!SURFACE_TYPES.has(e.type)) {
       if (e.surfaceOp !== undefined) emit('L8', `surfaceOp on ${e.type}, which is not a surface type`)
       if (e.sourceEventSeqs !== undefined) emit('L8', `sourceEventSeqs on ${e.type}, which is not a surface type`)
@@ -47,8 +47,8 @@ export class SurfaceState {
       if (src.length === 0 && e.type !== 'assistant/message') emit('L8', `empty sourceEventSeqs on ${e.type}`)
       const seen = new Set<number>()
       for (const s of src) {
-        if (s >= e.seq) {
-          emit('L8', `sourceEventSeqs cites seq ${s}, which is not earlier than ${e.seq}`)
+        if (s >= at) {
+          emit('L8', `sourceEventSeqs cites seq ${s}, which is not earlier than ${at}`)
           break
         }
         if (seen.has(s)) {
@@ -75,7 +75,7 @@ export class SurfaceState {
     if (e.type === 'tool/result') {
       const d = e.data
       if (a !== b) emit('L8', `a tool/result replacement hides a range (${op.start}..${op.end}), not exactly one tool/result`)
-      else if (a.type !== 'tool/result') emit('L8', `a tool/result replacement hides seq ${a.seq}, a ${a.type}`)
+      else if (a.type !== 'tool/result') emit('L8', `a tool/result replacement hides seq ${a.seq}, which is not a tool/result but ${a.type}`)
       else if (a.callId !== d.callId || a.turn !== d.turn || a.step !== d.step) {
         emit('L8', `a tool/result replacement (${d.turn}.${d.step} ${d.callId}) does not keep the hidden result's ` +
           `turn, step and callId (${a.turn}.${a.step} ${a.callId})`)
@@ -83,9 +83,9 @@ export class SurfaceState {
     }
   }
 
-  apply(e: SessionEvent): void {
-    if (!SURFACE_TYPES.has(e.type) || e.surfaceOp === undefined || this.#nodes.has(e.seq)) return
-    const node: Node = { seq: e.seq, key: 0, prev: null, next: null, type: e.type }
+  apply(e: SessionEvent, at: number = e.seq): void {
+    if (!SURFACE_TYPES.has(e.type) || e.surfaceOp === undefined || this.#nodes.has(at)) return
+    const node: Node = { seq: at, key: 0, prev: null, next: null, type: e.type }
     if (e.type === 'tool/result') {
       node.callId = e.data.callId
       node.turn = e.data.turn
