@@ -104,9 +104,9 @@ export class TurnlogAgent implements Agent {
         field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,
       })
     }
-    this.#turn = createActor(turnMachine, { input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps } }).start()
+    this.#turn = createActor(turnMachine, { input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps }, inspect: options.inspect }).start()
     const pending = inboxFromLog(this.session.events)
-    this.#inbox = createActor(inboxMachine, { input: pending }).start()
+    this.#inbox = createActor(inboxMachine, { input: pending, inspect: options.inspect }).start()
 
     for (const [name, fns] of Object.entries(options.hooks ?? {})) {
       for (const fn of Array.isArray(fns) ? fns : [fns]) this.hooks.on(name, fn as never)
@@ -309,6 +309,30 @@ export class TurnlogAgent implements Agent {
         sessionId: this.sessionId, field: 'message.id', info: { ids: inserted.map((m) => m.id) },
       })
     }
+    const removed = this.#logSplice(target, start, deleteCount, inserted, outcome)
+    this.#inbox.send(ev)
+    this.#emitSplice(target, start, removed, inserted, outcome)
+    return removed
+  }
+
+  /**
+   * @internal Claims all of next-step and, when `takePrompt`, the first next-turn prompt: logged as
+   * splices without outcome (next-step first), then applied as one CLAIM.
+   */
+  claim(turn: number, takePrompt: boolean): UserMessage[] {
+    const steps = this.#logSplice('next-step', 0, this.#list('next-step').length, [])
+    const prompt = takePrompt ? this.#logSplice('next-turn', 0, Math.min(1, this.#list('next-turn').length), []) : []
+    this.#inbox.send({ type: 'CLAIM', takePrompt })
+    if (steps.length) this.#emitSplice('next-step', 0, steps, [])
+    if (prompt.length) this.#emitSplice('next-turn', 0, prompt, [])
+    const batch = [...steps, ...prompt]
+    for (const message of batch) this.emit('agent/inbox/claimed', { message, turn })
+    return batch
+  }
+
+  /** Appends one `agent/inbox/spliced` (none when it changes nothing); returns the removed messages. */
+  #logSplice(target: InboxTarget, start: number, deleteCount: number, inserted: UserMessage[], outcome?: 'canceled'): UserMessage[] {
+    if (deleteCount === 0 && inserted.length === 0) return []
     const removed = this.#list(target).slice(start, start + deleteCount)
     this.append({
       type: 'agent/inbox/spliced',
@@ -318,20 +342,14 @@ export class TurnlogAgent implements Agent {
         ...(deleteCount > 0 && outcome ? { outcome } : {}),
       },
     })
-    this.#inbox.send(ev)
-    this.emit('agent/inbox/spliced', { target, start, removedCount: deleteCount, inserted, ...(outcome && deleteCount > 0 ? { outcome } : {}) })
-    if (outcome) for (const message of removed) this.emit('agent/inbox/discarded', { target, message, outcome })
-    for (const message of inserted) this.emit('agent/inbox/inserted', { target, message })
     return removed
   }
 
-  /** @internal Claims next-step and, when `takePrompt`, the first next-turn prompt. */
-  claim(turn: number, takePrompt: boolean): UserMessage[] {
-    const steps = this.splice('next-step', 0, this.#list('next-step').length, [])
-    const prompt = takePrompt ? this.splice('next-turn', 0, Math.min(1, this.#list('next-turn').length), []) : []
-    const batch = [...steps, ...prompt]
-    for (const message of batch) this.emit('agent/inbox/claimed', { message, turn })
-    return batch
+  #emitSplice(target: InboxTarget, start: number, removed: readonly UserMessage[], inserted: readonly UserMessage[], outcome?: 'canceled'): void {
+    const canceled = outcome !== undefined && removed.length > 0
+    this.emit('agent/inbox/spliced', { target, start, removedCount: removed.length, inserted, ...(canceled ? { outcome } : {}) })
+    if (canceled) for (const message of removed) this.emit('agent/inbox/discarded', { target, message, outcome: 'canceled' })
+    for (const message of inserted) this.emit('agent/inbox/inserted', { target, message })
   }
 
   // -------------------------------------------------------------------------------------------
@@ -495,6 +513,7 @@ export class TurnlogAgent implements Agent {
     this.#turn.stop()
     this.#turn = createActor(turnMachine, {
       input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.options.maxStepsPerTurn ?? 64 },
+      inspect: this.options.inspect,
     }).start()
   }
 

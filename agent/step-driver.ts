@@ -32,7 +32,7 @@ export async function runStep(
   signal: AbortSignal,
   abortedAlready: boolean,
 ): Promise<StepOutcome> {
-  const actor = createActor(stepMachine, { input: { turn, step } }).start()
+  const actor = createActor(stepMachine, { input: { turn, step }, inspect: agent.options.inspect }).start()
   agent.step = { turn, step, abort: () => actor.send({ type: 'ABORT' }), state: () => String(actor.getSnapshot().value) }
   if (abortedAlready || signal.aborted) actor.send({ type: 'ABORT' })
 

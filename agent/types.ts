@@ -9,6 +9,7 @@ import type { ModelAdapter, ModelRequest } from '../models/index.js'
 import type {
   AnyTool, ExecutePayload, PostExecuteDecision, PostExecutePayload, PreExecuteDecision, PreExecutePayload,
 } from '../tools/types.js'
+import type { InspectionEvent } from 'xstate'
 import type { Next } from './hooks.js'
 
 export type AgentStatus = 'idle' | 'running'
@@ -76,6 +77,8 @@ export interface AgentOptions {
    * and compares message by message (O(log) per request: for tests and fuzzers).
    */
   checkRequests?: 'log' | 'full'
+  /** XState inspection of the turn, step and inbox actors (visualisers, coverage tests). */
+  inspect?: (event: InspectionEvent) => void
 }
 
 // ---------------------------------------------------------------------------------------------

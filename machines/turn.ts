@@ -159,7 +159,10 @@ export const turnMachine = setup({
           entry: 'openTurn',
           on: { OPENED: { target: 'proposing' } },
         },
-        /** Driver: claim the batch, dispatch `agent/pre-step`. */
+        /**
+         * Driver: claim the batch, dispatch `agent/pre-step`. A cancel while the hook runs moves on
+         * to closing at once (the `always` re-evaluates after ABORT); the hook's late answer is ignored.
+         */
         proposing: {
           always: [
             { guard: 'aborted', target: 'closing', actions: 'endAborted' },
@@ -167,7 +170,6 @@ export const turnMachine = setup({
           ],
           on: {
             PROPOSED: [
-              { guard: 'aborted', target: 'closing', actions: 'endAborted' },
               { guard: 'rejected', target: 'closing', actions: 'endBlocked' },
               { guard: 'emptyEndsTurn', target: 'closing', actions: 'endCompleted' },
               { target: 'stepping', actions: 'countStep' },

@@ -1,0 +1,156 @@
+/**
+ * Every state and every transition of the turn, step and inbox machines is reached by a real
+ * agent run (issue: "every state and transition of each machine is reached by a test"). The list
+ * of transitions comes from XState's graph utilities, so a transition added to a machine without
+ * a scenario that takes it fails this test.
+ */
+import { toDirectedGraph, type DirectedGraphNode } from '@xstate/graph'
+import type { AnyStateMachine, InspectionEvent } from 'xstate'
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createAgent, type Agent, type AgentOptions } from '../../agent/index.js'
+import { inboxMachine, stepMachine, turnMachine } from '../../machines/index.js'
+import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
+import { defineTool } from '../../tools/index.js'
+import { verify } from '../../replay/verify.js'
+import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
+
+interface Edge { machine: string; key: string; transition: unknown }
+
+function edgesOf(machine: AnyStateMachine): Edge[] {
+  const out: Edge[] = []
+  const walk = (n: DirectedGraphNode) => {
+    for (const e of n.edges) {
+      const t = e.transition as { eventType: string; guard?: unknown; target?: unknown }
+      const guard = typeof t.guard === 'string' ? t.guard : (t.guard as { type?: string } | undefined)?.type ?? ''
+      out.push({ machine: machine.id, key: `${e.source.id} --${t.eventType || 'always'}${guard ? `[${guard}]` : ''}--> ${e.target.id}`, transition: e.transition })
+    }
+    n.children.forEach(walk)
+  }
+  walk(toDirectedGraph(machine))
+  return out
+}
+
+function statesOf(machine: AnyStateMachine): string[] {
+  const out: string[] = []
+  const walk = (n: DirectedGraphNode) => {
+    out.push(n.id)
+    n.children.forEach(walk)
+  }
+  walk(toDirectedGraph(machine))
+  return out
+}
+
+const taken = new Set<unknown>()
+const visited = new Set<string>()
+function inspect(ev: InspectionEvent) {
+  if (ev.type === '@xstate.microstep') {
+    for (const t of ev._transitions) taken.add(t)
+    const snap = ev.snapshot as { machine?: { id: string }; _nodes?: Array<{ id: string }> }
+    for (const n of snap._nodes ?? []) visited.add(n.id)
+  }
+  if (ev.type === '@xstate.snapshot') {
+    const snap = ev.snapshot as { _nodes?: Array<{ id: string }> }
+    for (const n of snap._nodes ?? []) visited.add(n.id)
+  }
+}
+
+const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => text })
+const finisher = defineTool({
+  name: 'finish', description: 'ends the turn', parameters: z.object({}),
+  execute: (_a, ctx) => {
+    ctx.concludeTurn()
+    return 'done'
+  },
+})
+
+async function run(script: readonly ScriptedEntry[], setup: (a: Agent) => void, act: (a: Agent) => Promise<void> | void, opts: Partial<AgentOptions> = {}) {
+  const agent = createAgent({
+    model: scriptedModel(script),
+    tools: [echo, finisher],
+    clock: fakeClock(),
+    ids: counterIds('m'),
+    timers: instantTimers(),
+    inspect,
+    ...opts,
+  })
+  setup(agent)
+  await act(agent)
+  await agent.whenIdle()
+  expect(verify(agent.events, { maxStepsPerTurn: opts.maxStepsPerTurn ?? 64 }).violations).toEqual([])
+  return agent
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 1))
+
+describe('machine coverage', () => {
+  it('every state and transition of the turn, step and inbox machines is taken by some scenario', async () => {
+    // plain turn with tools, then stop
+    await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }, { text: 'ok' }], () => {}, (a) => { a.followup('go') })
+    // concluded by a tool
+    await run([{ toolCalls: [{ name: 'finish', args: {} }] }], () => {}, (a) => { a.followup('go') })
+    // max-tokens (truncated)
+    await run([{ text: 'cut', maxTokens: true }], () => {}, (a) => { a.followup('go') })
+    // reject, empty enter, throwing pre-step
+    await run([], (a) => a.on('agent/pre-step', async () => ({ kind: 'reject' })), (a) => { a.followup('go') })
+    await run([], (a) => a.on('agent/pre-step', async () => ({ kind: 'enter', messages: [] })), (a) => { a.followup('go') })
+    await run([], (a) => a.on('agent/pre-step', async () => { throw new Error('x') }), (a) => { a.followup('go') })
+    // step limit
+    await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { maxStepsPerTurn: 1 })
+    // steer pending after a stop (from the stream observer) continues the turn without turn-stopping
+    await run([{ text: 'a' }, { text: 'b' }], (a) => {
+      let once = true
+      a.on('agent/assistant-stream', ({ chunk }) => {
+        if (once && chunk.type === 'finish') { once = false; a.steer('more') }
+      })
+    }, (a) => { a.followup('go') })
+    // turn-stopping steers; turn-stopping throws
+    await run([{ text: 'a' }, { text: 'b' }], (a) => {
+      let once = true
+      a.on('agent/turn-stopping', ({ agent }) => { if (once) { once = false; agent.steer('again') } })
+    }, (a) => { a.followup('go') })
+    await run([{ text: 'a' }], (a) => a.on('agent/turn-stopping', () => { throw new Error('x') }), (a) => { a.followup('go') })
+    // cancel inside turn-stopping
+    await run([{ text: 'a' }], (a) => a.on('agent/turn-stopping', ({ agent }) => agent.cancel()), (a) => { a.followup('go') })
+    // retry authorised, retry refused, cancel during request-error
+    await run([{ error: { code: 'SERVER' } }, { text: 'ok' }], () => {}, (a) => { a.followup('go') })
+    await run([{ error: { code: 'QUOTA' } }], () => {}, (a) => { a.followup('go') })
+    await run([{ error: { code: 'SERVER' } }], (a) => a.on('agent/request-error', async ({ agent }, next) => { agent.cancel(); return next() }), (a) => { a.followup('go') })
+    // hook failures in each step phase
+    await run([], (a) => a.on('system-prompt/assemble', () => { throw new Error('x') }), (a) => { a.followup('go') })
+    await run([], (a) => a.on('agent/request', () => { throw new Error('x') }), (a) => { a.followup('go') })
+    await run([], (a) => a.on('llm/stream', () => { throw new Error('x') }), (a) => { a.followup('go') })
+    // cancels in each step phase
+    await run([{ text: 'a' }], (a) => a.subscribe((e) => { if (e.type === 'step/start') a.cancel({ kind: 'user' }, { keepInbox: true }) }), (a) => { a.followup('go') })
+    await run([{ text: 'a' }], (a) => a.on('system-prompt/assemble', (p, next) => { a.cancel(); return next() }), (a) => { a.followup('go') })
+    await run([{ text: 'a' }], (a) => a.on('agent/request', (p, next) => { a.cancel(); return next() }), (a) => { a.followup('go') })
+    await run([{ text: 'hello there', chunkSize: 2 }], (a) => a.on('agent/assistant-stream', ({ chunk }) => { if (chunk.type === 'text-delta') a.cancel({ kind: 'user' }, { keepInbox: true }) }), (a) => { a.followup('go') })
+    await run([{ text: 'a' }], (a) => a.on('agent/assistant-stream', ({ chunk }) => { if (chunk.type === 'finish') a.cancel({ kind: 'user' }, { keepInbox: true }) }), (a) => { a.followup('go') })
+    await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }, { name: 'echo', args: { text: 'b' } }] }],
+      (a) => a.on('tools/execute', async (p, next) => { a.cancel(); return next() }), (a) => { a.followup('go') })
+    // cancel during pre-step; keepInbox + latched wake during the abort; maintenance with a latched wake
+    await run([{ text: 'a' }, { text: 'b' }], (a) => a.on('agent/pre-step', async (p, next) => { await tick(); return next() }), async (a) => {
+      a.followup('one')
+      a.cancel({ kind: 'user' }, { keepInbox: true })
+      a.followup('two')
+    })
+    await run([{ text: 'x' }], () => {}, async (a) => {
+      let release!: () => void
+      const m = a.runMaintenance(() => new Promise<void>((r) => (release = r)))
+      a.followup('during')
+      release()
+      await m
+    })
+    await run([{ text: 'a' }, { text: 'b' }], () => {}, (a) => { a.followup('1'); a.followup('2') })
+
+    const missing: string[] = []
+    const unvisited: string[] = []
+    for (const m of [turnMachine, stepMachine, inboxMachine]) {
+      for (const e of edgesOf(m)) if (!taken.has(e.transition)) missing.push(`${e.machine}: ${e.key}`)
+      for (const s of statesOf(m)) if (!visited.has(s)) unvisited.push(s)
+    }
+    expect(unvisited).toEqual([])
+    expect(missing).toEqual([])
+    expect(taken.size).toBeGreaterThan(40)
+  })
+})
