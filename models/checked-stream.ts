@@ -15,7 +15,9 @@
  * `aborted` finish, an empty response and an abort all end in `{kind: 'failure'}`.
  *
  * - A chunk that is invalid or breaks the grammar is **not yielded** (the log stays grammatical,
- *   L9); the outcome is `STREAM_GRAMMAR`.
+ *   L9); the outcome is `STREAM_GRAMMAR`. So is a chunk the log could not hold (a lone surrogate in
+ *   a text, `-0`): the driver's append would refuse it (`NOT_LOSSLESS`). Members set to
+ *   `undefined` (`{name: undefined}`) are dropped, not refused.
  * - An aborted signal ends the stream at once, without waiting for the adapter (its pending
  *   `next()` is abandoned and `return()` is requested); the outcome is `ABORTED`, with
  *   `partial` for the interrupted message. Nothing is yielded after the abort.
@@ -25,7 +27,7 @@
  *   empty `tool-calls` response is as empty as an empty `stop`). A `max-tokens` finish with no
  *   content is a success with an empty message (§4.5: the message is appended even when empty).
  */
-import { StreamChunk, StreamGrammar, type AssistantMessage, type Failure, type SuccessFinishReason, type Usage } from '../events/index.js'
+import { StreamChunk, StreamGrammar, findLossy, type AssistantMessage, type Failure, type SuccessFinishReason, type Usage } from '../events/index.js'
 import { MessageAssembler, type PartialMessage } from './assembler.js'
 import { failureFromError } from './errors.js'
 import type { ModelAdapter, ModelRequest, StreamFn } from './types.js'
@@ -129,7 +131,12 @@ export async function* checkedStream(
         yield grammarFailure(`invalid chunk ${describeChunk(r.value)}${issue ? `: ${issue.message}` : ''}`)
         return
       }
-      const chunk = parsed.data
+      const chunk = dropUndefined(parsed.data)
+      const lossy = findLossy(chunk, 'chunk')
+      if (lossy !== null) {
+        yield grammarFailure(`chunk ${lossy.path} is not lossless JSON: ${lossy.why}`)
+        return
+      }
       const broken = grammar.push(chunk) ?? assembler.violation(chunk)
       if (broken !== null) {
         yield grammarFailure(broken)
@@ -173,6 +180,19 @@ export async function* checkedStream(
       }
     }
   }
+}
+
+/** `{name: undefined}` means no name: drop such members (the log refuses `undefined`). The parsed
+ * chunk is a fresh copy, so this mutates nothing of the adapter's. */
+function dropUndefined<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+    const o = v as Record<string, unknown>
+    for (const k of Object.keys(o)) {
+      if (o[k] === undefined) delete o[k]
+      else dropUndefined(o[k])
+    }
+  }
+  return v
 }
 
 function describeChunk(value: unknown): string {

@@ -80,6 +80,8 @@ describe('checkedStream', () => {
     ['not an object', ['hello'], 0, /invalid chunk/],
     ['an error finish without a failure', [{ type: 'finish', reason: 'error' }], 0, /invalid chunk/],
     ['an unknown finish reason', [{ type: 'finish', reason: 'done' }], 0, /invalid chunk/],
+    ['a lone surrogate in a text (not lossless: the log would refuse it)', [T0, { type: 'text-delta', index: 0, text: 'a\ud800' }], 1, /not lossless.*lone surrogate/],
+    ['a -0 index', [{ type: 'block-start', index: -0, blockType: 'text' }], 0, /not lossless/],
     ['a tool call without a name', [...CALL(0, 'c1'), { type: 'finish', reason: 'tool-calls' }], 2, /without a name/],
     ['a tool call without an id', [...CALL(0, '', 'f'), { type: 'finish', reason: 'tool-calls' }], 2, /without an id/],
     ['two tool calls with one id', [...CALL(0, 'c1', 'f'), ...CALL(1, 'c1', 'g'), { type: 'finish', reason: 'tool-calls' }], 5, /share the id/],
@@ -107,6 +109,21 @@ describe('checkedStream', () => {
       expect(returned).toBe(true) // the adapter was told to stop
     })
   }
+
+  it('a member set to undefined is dropped, not refused: every yielded chunk is lossless JSON', async () => {
+    const r = await runChecked(rawAdapter([
+      { type: 'block-start', index: 0, blockType: 'tool-call' },
+      { type: 'tool-call-delta', index: 0, id: 'c1', name: 'f', argumentsDelta: '{}' },
+      { type: 'tool-call-delta', index: 0, id: 'c1', name: undefined, argumentsDelta: '' },
+      { type: 'block-end', index: 0 },
+      { type: 'usage', usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: undefined } },
+      { type: 'finish', reason: 'tool-calls' },
+    ]))
+    expect(r.outcome.kind).toBe('success')
+    expect(Object.keys(r.chunks[2]!)).not.toContain('name')
+    expect(Object.keys((r.chunks[4] as { usage: object }).usage)).toEqual(['inputTokens', 'outputTokens'])
+    for (const c of r.chunks) expect(JSON.parse(JSON.stringify(c))).toEqual(c)
+  })
 
   it('STREAM_GRAMMAR: a stream that ends without finish', async () => {
     const r = await runChecked(rawAdapter([T0, D0, E0]))

@@ -57,6 +57,16 @@ describe('scriptedModel shorthands', () => {
     })
   })
 
+  it('{ text: "" } streams an empty block without deltas (and is an empty response)', async () => {
+    const r = await runChecked(scriptedModel([{ text: '' }]))
+    expect(r.chunks).toEqual([
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'block-end', index: 0 },
+      { type: 'finish', reason: 'stop' },
+    ])
+    expect(r.outcome).toMatchObject({ kind: 'failure', failure: { code: 'EMPTY_RESPONSE' } })
+  })
+
   it('chunkSize splits deltas by code point, never inside a surrogate pair', async () => {
     const model = scriptedModel([{ text: '😀a😀', toolCalls: [{ name: 'f', rawArgs: '{"k":1}' }], chunkSize: 2 }])
     const chunks = await collect(model.stream(request, never))
@@ -324,10 +334,16 @@ describe('scriptedModel: property', () => {
           expect(got.map((b) => [b.name, b.arguments])).toEqual(
             calls.map((c) => [c.name, 'rawArgs' in c ? c.rawArgs : JSON.stringify(c.args ?? {})]),
           )
-          for (const b of got) {
-            expect(ids.has(b.id)).toBe(false) // unique over the model's life
-            ids.add(b.id)
-          }
+          expect(new Set(got.map((b) => b.id)).size).toBe(got.length) // unique in the response
+          calls.forEach((c, i) => {
+            const id = got[i]!.id
+            if (c.id !== undefined) expect(id).toBe(c.id)
+            else {
+              expect(id).toMatch(/^call_\d+$/)
+              expect(ids.has(id)).toBe(false) // generated ids are unique over the model's life
+              ids.add(id)
+            }
+          })
         }
       }),
       { numRuns: 300 },
