@@ -138,8 +138,10 @@ describe('arbValidLog (L1–L16 hold by construction)', () => {
 
 describe('one-invariant mutations (first violation is the named invariant at the named seq)', () => {
   it.each(LOG_INVARIANTS)('%s: mutated logs are rejected by verify with that invariant first (200 runs)', (inv) => {
+    const variants = new Set<string>()
     fc.assert(
       fc.property(arbLogMutation(inv), (m) => {
+        variants.add(m.description.replace(/\([^)]*\)/g, '').replace(/[\w/-]*\d[\w.-]*/g, '#'))
         expect(m.invariant).toBe(inv)
         const v = verify(m.log, OPTS)
         const first = v.violations[0]
@@ -155,6 +157,8 @@ describe('one-invariant mutations (first violation is the named invariant at the
       }),
       { numRuns: 200 },
     )
+    // Each invariant is broken in more than one way.
+    expect(variants.size, [...variants].join(' | ')).toBeGreaterThanOrEqual(2)
   })
 
   it('mutateToBreak returns null when the log lacks the shape (L16 needs an llm/retry)', () => {

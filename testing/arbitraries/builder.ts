@@ -42,7 +42,7 @@ export const DEFAULT_STEP: StepPlan = {
   preStep: 'enter', hookMessage: DEFAULT_TEXT, compaction: null, configChange: null, kind: 'stop',
   stream: { blocks: [{ type: 'text', parts: ['Done.'], name: '', id: '' }], interleave: [], usage: { inputTokens: 10, outputTokens: 2 }, usageAt: 99, cut: 0 },
   tools: [], pool: 1, schedule: [], concluded: false, failure: { code: 'UNKNOWN', message: 'x' }, inBandFinish: false,
-  recovery: 'terminal', retryDelayMs: 0, cancel: { kind: 'user' }, keepInbox: false, cutAt: 0, sends: [],
+  recovery: 'terminal', retryDelayMs: 0, persists: 0, cancel: { kind: 'user' }, keepInbox: false, cutAt: 0, sends: [],
   afterStop: 'complete', stopMessage: DEFAULT_TEXT, seedAfter: false,
 }
 const DEFAULT_TURN: TurnPlan = { idle: [], wake: 'followup', wakeMessage: DEFAULT_TEXT, steps: [DEFAULT_STEP] }
@@ -73,6 +73,8 @@ export class LogBuilder {
   #sends: Array<{ at: number; inbox: InboxOpPlan }> = []
   #stepEvents = 0
   #flushing = false
+  /** A failure that persists into the next retry turn's first step. */
+  #repeat: StepPlan | null = null
 
   constructor(opts: BuildOptions, startTime = 1_764_450_000_000, clockSeed = 1) {
     this.#opts = opts
@@ -305,8 +307,11 @@ export class LogBuilder {
     let owed = retryOf !== null
     let sticky = false
     let planIndex = 0
+    const repeat = retryOf !== null ? this.#repeat : null
+    this.#repeat = null
     for (;;) {
-      const sp = tp.steps[planIndex++] ?? DEFAULT_STEP
+      const sp = (planIndex === 0 && repeat) || (tp.steps[planIndex++] ?? DEFAULT_STEP)
+      if (sp === repeat) planIndex++
       if (this.#step >= this.#opts.maxStepsPerTurn) {
         this.#endTurn({ kind: 'step-limit' })
         return null
@@ -402,13 +407,22 @@ export class LogBuilder {
       const seq = this.#emit('user/message', { message }, { surfaceOp: 'append' })
       this.#surface.push({ seq, type: 'user/message' })
     }
-    if (sp.kind === 'hook-fail') {
+    if (sp.kind === 'hook-fail' && sp.cutAt % 2 === 0) {
+      // system-prompt/assemble or agent/request threw: no request was made.
       const failure: Failure = { code: 'HOOK_ERROR', message: 'agent/request listener threw' }
       this.#endStep({ kind: 'failed', failure })
       this.#endTurn({ kind: 'error', failure })
       return 'ended'
     }
     this.#header(sp)
+    if (sp.kind === 'hook-fail') {
+      // An llm/stream listener threw while the stream ran.
+      this.#chunks(renderPartialStream(sp.stream))
+      const failure: Failure = { code: 'HOOK_ERROR', message: 'llm/stream listener threw' }
+      this.#endStep({ kind: 'failed', failure })
+      this.#endTurn({ kind: 'error', failure })
+      return 'ended'
+    }
 
     // Fresh, unique tool-call ids; which blocks the response has depends on the kind.
     let blocks: BlockPlan[] = sp.stream.blocks.map((b) => (b.type === 'tool-call' ? { ...b, id: `call_${++this.#calls}` } : b))
@@ -477,10 +491,10 @@ export class LogBuilder {
       failure = { ...failure, code: 'ABORTED' }
     }
     const stream = sp.stream
-    const chunks = renderPartialStream(
-      stream,
-      sp.inBandFinish ? { reason: failure.code === 'ABORTED' ? 'aborted' : 'error', failure } : undefined,
-    )
+    const chunks = failure.code === 'EMPTY_RESPONSE' && sp.inBandFinish
+      // The model finished `stop` with no content at all: the adapter reports EMPTY_RESPONSE.
+      ? [...(stream.usage ? [{ type: 'usage' as const, usage: stream.usage }] : []), { type: 'finish' as const, reason: 'stop' as const }]
+      : renderPartialStream(stream, sp.inBandFinish ? { reason: failure.code === 'ABORTED' ? 'aborted' : 'error', failure } : undefined)
     this.#chunks(chunks)
     this.#endStep({ kind: 'failed', failure })
     const turn = this.#lastTurn
@@ -494,6 +508,7 @@ export class LogBuilder {
       case 'retry':
         if (retryRecord()) {
           this.#endTurn({ kind: 'error', failure })
+          if (sp.persists > 0) this.#repeat = { ...sp, preStep: 'enter', compaction: null, persists: sp.persists - 1 }
           return 'retry'
         }
         break
@@ -505,6 +520,12 @@ export class LogBuilder {
       case 'cancel':
         this.#cancel(sp.keepInbox)
         this.#endTurn({ kind: 'aborted', cause: sp.cancel })
+        return 'ended'
+      case 'crash':
+        // A crash after the failed step/end (e.g. during the retry wait): repair closes the turn.
+        if (sp.retryDelayMs % 2 === 0) retryRecord()
+        this.#endTurn({ kind: 'interrupted' })
+        this.#afterCut('crash', sp.seedAfter)
         return 'ended'
       case 'overflow':
         if (!this.#overflowUsed && this.#compact(sp.compaction ?? DEFAULT_COMPACTION)) {

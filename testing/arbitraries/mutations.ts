@@ -196,7 +196,11 @@ function freshSplice(id: string): Omit<Ev, 'seq' | 'time'> {
   }
 }
 
-type Candidate = () => LogMutation
+/** A mutation of one kind (`variant`) at one site. */
+interface Candidate {
+  variant: string
+  make: () => LogMutation
+}
 
 /** The candidate mutations of one invariant on one log. */
 function candidates(log: readonly LogEvent[], inv: LogInvariant, opts: Required<CheckerOptions>): Candidate[] {
@@ -204,22 +208,27 @@ function candidates(log: readonly LogEvent[], inv: LogInvariant, opts: Required<
   const turns = scan(log)
   const steps = turns.flatMap((t) => t.steps)
   const add = (description: string, f: (ed: Edit) => { seq: number; keepSeq?: number }): void => {
-    out.push(() => {
-      const ed = new Edit(log)
-      const r = f(ed)
-      return { log: ed.done(r.keepSeq !== undefined ? { keepSeq: r.keepSeq } : {}), invariant: inv, seq: r.seq, description }
+    // The variant: the description without its numbers and parenthesised details.
+    const variant = description.replace(/\([^)]*\)/g, '').replace(/[\w/-]*\d[\w.-]*/g, '#')
+    out.push({
+      variant,
+      make: () => {
+        const ed = new Edit(log)
+        const r = f(ed)
+        return { log: ed.done(r.keepSeq !== undefined ? { keepSeq: r.keepSeq } : {}), invariant: inv, seq: r.seq, description }
+      },
     })
   }
   switch (inv) {
     case 'L1':
       for (let k = 1; k < log.length; k++) {
-        add(`seq ${k} written as ${k - 1} (a duplicate seq)`, (ed) => {
+        add(`a duplicate seq (seq ${k} written as ${k - 1})`, (ed) => {
           ed.ev(k).seq = k - 1
           return { seq: k, keepSeq: k }
         })
       }
       for (let k = 0; k < log.length; k++) {
-        add(`seq ${k} written as ${k + 1} (a gap)`, (ed) => {
+        add(`a gap in the seqs (seq ${k} written as ${k + 1})`, (ed) => {
           ed.ev(k).seq = k + 1
           return { seq: k, keepSeq: k }
         })
@@ -375,7 +384,7 @@ function candidates(log: readonly LogEvent[], inv: LogInvariant, opts: Required<
         for (const c of s.chunks) {
           const chunk = dataOf(log[c]!).chunk
           if (chunk.type.endsWith('-delta') || chunk.type === 'block-end') {
-            add(`assistant/chunk ${c} (${chunk.type}) moved to a block that never started`, (ed) => {
+            add(`assistant/chunk ${c} moved to a block that never started (${chunk.type})`, (ed) => {
               ed.ev(c).data.chunk.index = 1000
               return { seq: c }
             })
@@ -467,7 +476,7 @@ function candidates(log: readonly LogEvent[], inv: LogInvariant, opts: Required<
           const pt = turns.find((x) => x.end === prev.seq)
           const lastFailed = pt?.steps[pt.steps.length - 1]?.outcome === 'failed'
           if (pt && !(pt.reason === 'error' && lastFailed)) {
-            add(`turn ${t.turn} claims to retry turn ${pt.turn}, which ended ${pt.reason}`, (ed) => {
+            add(`turn ${t.turn} claims to retry turn ${pt.turn} (which ended ${pt.reason})`, (ed) => {
               ed.ev(t.start).data.cause = { kind: 'retry', of: pt.turn }
               return { seq: t.start }
             })
@@ -516,7 +525,7 @@ function candidates(log: readonly LogEvent[], inv: LogInvariant, opts: Required<
         if (before.type === 'compaction/prune' || before.type === 'compaction/summary') continue
         if (e.type === 'turn/start' && dataOf(e).cause) continue
         if (e.type === 'tool/result' && e.surfaceOp !== 'append') continue
-        add(`a compaction/prune with no replacing tool/result before ${e.type} ${k}`, (ed) => {
+        add(`a compaction/prune with no replacing tool/result (before ${e.type} ${k})`, (ed) => {
           ed.insertBefore(k, { type: 'compaction/prune', data: { callId: 'call_bogus', shadowedSeq: 0, originalChars: 1 } })
           return { seq: ed.at(k) }
         })
@@ -524,10 +533,21 @@ function candidates(log: readonly LogEvent[], inv: LogInvariant, opts: Required<
       break
     case 'L16':
       for (const r of seqsOf(log, (e) => e.type === 'llm/retry')) {
+        const attempt = dataOf(log[r]!).attempt as number
         add(`llm/retry ${r} skips an attempt`, (ed) => {
           ed.ev(r).data.attempt += 1
           return { seq: r }
         })
+        add(`llm/retry ${r} exceeds the retry maximum`, (ed) => {
+          ed.ev(r).data.attempt = Math.max(opts.maxRetries + 1, attempt + 1)
+          return { seq: r }
+        })
+        if (attempt > 1) {
+          add(`llm/retry ${r} restarts its failure chain at attempt 1`, (ed) => {
+            ed.ev(r).data.attempt = 1
+            return { seq: r }
+          })
+        }
       }
       break
   }
@@ -547,8 +567,17 @@ export function mutateToBreak(
 ): LogMutation | null {
   const all = candidates(log, invariant, { ...checkerOptionsFor(), ...opts } as Required<CheckerOptions>)
   if (all.length === 0) return null
-  const i = typeof pick === 'number' ? Math.abs(Math.floor(pick)) % all.length : Math.floor(pick() * all.length) % all.length
-  return all[i]!()
+  // First the kind of mutation (each applicable kind equally likely), then the site.
+  const groups = new Map<string, Candidate[]>()
+  for (const c of all) {
+    const g = groups.get(c.variant)
+    if (g) g.push(c)
+    else groups.set(c.variant, [c])
+  }
+  const kinds = [...groups.values()]
+  const n = typeof pick === 'number' ? Math.abs(Math.floor(pick)) : Math.floor(pick() * 2 ** 31)
+  const kind = kinds[n % kinds.length]!
+  return kind[Math.floor(n / kinds.length) % kind.length]!.make()
 }
 
 /** Step-kind weights that make each invariant's mutable shapes frequent. */

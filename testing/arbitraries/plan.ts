@@ -74,8 +74,10 @@ export interface StepPlan {
   failure: Failure
   /** A failure ends the stream with an in-band `finish {error|aborted}` instead of breaking off. */
   inBandFinish: boolean
-  recovery: 'terminal' | 'retry' | 'overflow' | 'cancel' | 'retry-then-cancel'
+  recovery: 'terminal' | 'retry' | 'overflow' | 'cancel' | 'retry-then-cancel' | 'crash'
   retryDelayMs: number
+  /** How many following retry turns fail the same way (a failure chain longer than one). */
+  persists: number
   cancel: CancelCause
   keepInbox: boolean
   /** For abort-tools / crash / fork: how far the tool phase (or the stream) got. */
@@ -203,8 +205,9 @@ export function arbStepPlan(weights: Record<StepKind, number> = DEFAULT_STEP_WEI
     concluded: fc.oneof({ weight: 6, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     failure: arbFailure(),
     inBandFinish: fc.boolean(),
-    recovery: fc.constantFrom('terminal' as const, 'retry' as const, 'retry' as const, 'retry' as const, 'overflow' as const, 'cancel' as const, 'retry-then-cancel' as const),
+    recovery: fc.constantFrom('terminal' as const, 'retry' as const, 'retry' as const, 'retry' as const, 'overflow' as const, 'cancel' as const, 'retry-then-cancel' as const, 'crash' as const),
     retryDelayMs: fc.nat(10_000),
+    persists: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: 1, max: 4 }) }),
     cancel: arbCancel,
     keepInbox: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     cutAt: fc.nat(12),
