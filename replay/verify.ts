@@ -50,7 +50,8 @@ function schemaFailure(raw: unknown, position: number, registry: EventRegistry):
   try {
     registry.validate(raw, { seq: position })
   } catch (err) {
-    if (!TurnlogError.is(err)) throw err
+    // verify never throws on bad input (quality.md): anything validation throws is a SCHEMA report
+    if (!TurnlogError.is(err)) return { invariant: 'SCHEMA', seq: position, message: `INVALID_EVENT: ${String(err)}` }
     const v: Violation = { invariant: 'SCHEMA', seq: position, message: err.message }
     if (err.field !== undefined) v.field = err.field
     return v

@@ -255,4 +255,19 @@ describe('fuzz', () => {
       { numRuns: 300 },
     )
   })
+
+  it('SCHEMA: verify never throws on arbitrary JSON values or on random field mutations of a valid log', () => {
+    const base = validLog()
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue(), { maxLength: 5 }), fc.array(fc.tuple(fc.nat(), fc.constantFrom('seq', 'type', 'data', 'surfaceOp', 'sourceEventSeqs'), fc.jsonValue())), (junk, edits) => {
+        const events = clone(base) as unknown as Record<string, unknown>[]
+        for (const [i, k, v] of edits) events[i % events.length]![k] = v
+        const r = verify([...events, ...junk])
+        if (edits.length === 0 && junk.length === 0) expect(r.ok).toBe(true)
+        for (const v of r.violations) expect(v.invariant).toMatch(/^(SCHEMA|L([1-9]|1[0-6]))$/)
+        if (junk.length > 0) expect(r.ok).toBe(false)
+      }),
+      { numRuns: 300 },
+    )
+  })
 })
