@@ -212,10 +212,13 @@ class LineProcessor {
    * mid-file corruption or a torn tail). `suspect` means the text may hold surrogate escapes.
    */
   record(
-    buf: Buffer, s: number, e: number, str: string | undefined, q: number, qe: number,
+    buf: Buffer, s: number, end0: number, str: string | undefined, q: number, qe: number,
     line: number, offset: number, suspect = true,
   ): LogEvent | TurnlogError {
+    let e = end0
     const seq = this.expectedSeq
+    // a \r\n line ending (a log that went through a CRLF conversion): the \r is not the record's
+    if (e > s && buf[e - 1] === 0x0d) e--
     // 1. the checksum, from the raw bytes
     let end = e
     if (hasCrcSuffix(buf, s, e)) {

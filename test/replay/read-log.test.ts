@@ -116,6 +116,14 @@ describe('readLog: valid logs', () => {
     expect(r.events[3]).toEqual({ seq: 3, time: 4, type: 'plugin/x', data: { a: 1 }, ignorable: true })
   })
 
+  it('\\r\\n line endings (a CRLF conversion) read the same records, crcs included', async () => {
+    for (const checksums of [true, false]) {
+      const crlf = Buffer.from(logBytes(smallEvents(), { checksums }).toString('utf8').replaceAll('\n', '\r\n'))
+      const r = await readLog(crlf, { chunkBytes: 5 })
+      expect(r.events).toEqual(smallEvents())
+    }
+  })
+
   it('a missing file is IO_ERROR naming the file', async () => {
     const file = join(dir, 'nope.jsonl')
     const e = await readLog(file).then(() => undefined, (x: unknown) => x as TurnlogError)
@@ -271,7 +279,7 @@ describe('readLog: every defect is a coded error naming file, line, seq and fiel
 
   it('INVALID_EVENT: an envelope failure (unknown member) names it', async () => {
     const ev = smallEvents()
-    const e = await failure(join_(logLines([ev[0]!, { ...ev[1]!, extra: 1 } as LogEvent], false)))
+    const e = await failure(join_(logLines([ev[0]!, { ...ev[1]!, extra: 1 } as unknown as LogEvent], false)))
     expect(e.code).toBe('INVALID_EVENT')
     expect(e.line).toBe(3)
     expect(e.seq).toBe(1)
