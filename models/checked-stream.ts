@@ -204,3 +204,21 @@ function describeChunk(value: unknown): string {
   }
   return String(value)
 }
+
+/**
+ * Runs a checked stream to its end and returns every yielded chunk and the outcome: for callers
+ * that do not log chunk by chunk (a compaction summariser, tests). Never throws.
+ */
+export async function collectOutcome(
+  source: ModelAdapter | StreamFn,
+  request: ModelRequest,
+  signal: AbortSignal,
+): Promise<{ chunks: StreamChunk[]; outcome: StreamOutcome }> {
+  const chunks: StreamChunk[] = []
+  for await (const item of checkedStream(source, request, signal)) {
+    if (item.kind === 'chunk') chunks.push(item.chunk)
+    else return { chunks, outcome: item.outcome }
+  }
+  /* c8 ignore next */
+  throw new Error('unreachable: a checked stream always ends with an end item')
+}

@@ -1,7 +1,7 @@
 /** The model seam: adapter types, the message assembler, the checked stream, the adapters. */
 export type { ModelAdapter, ModelRequest, ModelInfo, StreamFn } from './types.js'
 export { MessageAssembler, type AssembledMessage, type PartialMessage } from './assembler.js'
-export { checkedStream, type CheckedItem, type StreamOutcome } from './checked-stream.js'
+export { checkedStream, collectOutcome, type CheckedItem, type StreamOutcome } from './checked-stream.js'
 export { ModelError, failureFromError, failureCodeForStatus } from './errors.js'
 export {
   scriptedModel, shorthandChunks,

@@ -77,7 +77,8 @@ export interface ScriptedShorthand {
 export type ScriptedChunkList = readonly StreamChunk[] | { chunks: readonly unknown[]; delayMs?: number }
 
 export type ScriptedResponse = ScriptedShorthand | ScriptedChunkList
-export type ScriptedResponseFn = (request: ModelRequest, index: number) => ScriptedResponse | Promise<ScriptedResponse>
+/** May return another function (it is called in turn, with the same arguments). */
+export type ScriptedResponseFn = (request: ModelRequest, index: number) => ScriptedEntry | Promise<ScriptedEntry>
 export type ScriptedEntry = ScriptedResponse | ScriptedResponseFn
 
 export interface ScriptedModelOptions {
@@ -120,20 +121,19 @@ export function scriptedModel(
   const newId = () => `call_${++nextCallId}`
 
   async function* play(request: ModelRequest, index: number, signal: AbortSignal): AsyncGenerator<StreamChunk> {
-    let response: ScriptedResponse
-    if (scriptFn !== undefined) {
-      response = await scriptFn(request, index)
-    } else {
-      const entry = script![index]
-      if (entry === undefined) {
-        throw new TurnlogError(
-          'INVALID_ARGUMENT',
-          `scriptedModel: the script is exhausted: request #${index + 1} arrived, the script has ${script!.length} response(s)`,
-          { info: { requestIndex: index, scriptLength: script!.length } },
-        )
-      }
-      response = typeof entry === 'function' ? await entry(request, index) : entry
+    let entry: ScriptedEntry | undefined = scriptFn ?? script![index]
+    if (entry === undefined) {
+      throw new TurnlogError(
+        'INVALID_ARGUMENT',
+        `scriptedModel: the script is exhausted: request #${index + 1} arrived, the script has ${script!.length} response(s)`,
+        { info: { requestIndex: index, scriptLength: script!.length } },
+      )
     }
+    for (let depth = 0; typeof entry === 'function'; depth++) {
+      if (depth === 100) throw new TurnlogError('INVALID_ARGUMENT', 'scriptedModel: a response function kept returning functions')
+      entry = await entry(request, index)
+    }
+    const response: ScriptedResponse = entry
     throwIfAborted(signal)
 
     const plan = planResponse(response, newId, opts.chunkSize)

@@ -31,6 +31,15 @@ describe('checkedStream', () => {
     })
   })
 
+  it('collectOutcome gathers the chunks and the outcome', async () => {
+    const { collectOutcome } = await import('../../models/checked-stream.js')
+    const r = await collectOutcome(rawAdapter([T0, D0, E0, STOP]), request, new AbortController().signal)
+    expect(r.chunks).toEqual([T0, D0, E0, STOP])
+    expect(r.outcome).toMatchObject({ kind: 'success', message: { content: [{ type: 'text', text: 'hi' }] } })
+    const bad = await collectOutcome(rawAdapter([D0]), request, new AbortController().signal)
+    expect(bad).toMatchObject({ chunks: [], outcome: { kind: 'failure', failure: { code: 'STREAM_GRAMMAR' } } })
+  })
+
   it('accepts a bare stream function as the source', async () => {
     const r = await runChecked(async function* () {
       yield T0

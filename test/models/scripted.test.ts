@@ -150,6 +150,11 @@ describe('scriptedModel shorthands', () => {
     const last = await runChecked(endless)
     expect(last.outcome).toMatchObject({ message: { content: [{ type: 'text', text: '#3' }] } })
     expect(endless.remaining).toBe(Infinity)
+
+    const nested = scriptedModel(() => (_req, i) => ({ text: `nested ${i}` }))
+    expect((await runChecked(nested)).outcome).toMatchObject({ message: { content: [{ type: 'text', text: 'nested 0' }] } })
+    const loop: () => unknown = () => loop
+    expect((await runChecked(scriptedModel(loop as never))).outcome).toMatchObject({ failure: { code: 'UNKNOWN', message: /kept returning functions/ } })
   })
 
   it('records every request it received, in order, also past the end of the script', async () => {
