@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+/**
+ * The `turnlog` command. `run(argv, io)` runs one command in-process and resolves to its exit code
+ * (tests call it with string writers; nothing here calls `process.exit`). Exit codes: cli/errors.ts.
+ */
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { Command, CommanderError, Option } from 'commander'
+import { demoCommand } from './commands/demo.js'
+import { replayCommand } from './commands/replay.js'
+import { verifyCommand } from './commands/verify.js'
+import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
+import { colorsFor, processIo, type CliIo } from './io.js'
+
+export type { CliIo } from './io.js'
+export { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATIONS } from './errors.js'
+
+export const VERSION = '0.1.0'
+
+function program(io: CliIo, done: (code: number) => void): Command {
+  const p = new Command('turnlog')
+    .description('Replay, verify and demo turnlog agent session logs (JSONL).')
+    .version(VERSION, '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout(s),
+      writeErr: (s) => io.stderr(s),
+    })
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', `
+Exit codes: 0 ok · 1 verify found violations · 2 bad input (unreadable or invalid log, usage) · 3 internal error.
+LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
+
+  p.command('replay')
+    .description('print the transcript and a summary, or the state as of a seq')
+    .argument('<LOG>', 'a JSONL log')
+    .option('--at <SEQ>', 'the state as of and including this seq')
+    .option('--json', 'print the state as JSON')
+    .action(async (log: string, opts: { at?: string; json?: boolean }) => done(await replayCommand(log, opts, io)))
+
+  p.command('verify')
+    .description('check every event against its schema and every L invariant')
+    .argument('<LOG>', 'a JSONL log')
+    .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12)", undefined)
+    .option('--max-retries <N>', "the retry policy's maxRetries (L16)", undefined)
+    .option('--all', 'list every violation (default: the first 20)')
+    .action(async (log: string, opts: { maxSteps?: string; maxRetries?: string; all?: boolean }) =>
+      done(await verifyCommand(log, opts, io)))
+
+  p.command('demo')
+    .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')
+    .option('--store <PATH>', 'also write the log as JSONL to PATH')
+    .addOption(new Option('--force', 'overwrite PATH if it exists'))
+    .action(async (opts: { store?: string; force?: boolean }) => done(await demoCommand(opts, io)))
+
+  return p
+}
+
+/** Runs the CLI on `argv` (without the node and script paths) and resolves to the exit code. */
+export async function run(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let code = EXIT_OK
+  const p = program(io, (c) => (code = c))
+  try {
+    await p.parseAsync([...argv], { from: 'user' })
+    return code
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and version exit 0; a usage error is bad input (commander already printed it)
+      // (`turnlog` alone prints the help to stderr with a non-zero code: a usage error too)
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK
+      return err.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT
+    }
+    return reportError(err, io, colorsFor(io))
+  }
+}
+
+function isMain(): boolean {
+  const entry = process.argv[1]
+  if (!entry) return false
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+
+if (isMain()) {
+  // `turnlog replay big.jsonl | head`: a closed pipe ends the output quietly
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    throw err
+  })
+  run(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code
+    },
+    (err: unknown) => {
+      process.stderr.write(`internal error ${(err as Error)?.stack ?? String(err)}\n`)
+      process.exitCode = 3
+    },
+  )
+}
