@@ -180,6 +180,6 @@ function ioError(err: unknown, file: string | undefined, what: string): TurnlogE
   if (TurnlogError.is(err)) return err
   const code = (err as { code?: unknown })?.code
   return new TurnlogError('IO_ERROR', `${what}: ${(err as Error)?.message ?? String(err)}`, {
-    file, info: { errno: typeof code === 'string' ? code : undefined },
+    file, ...(typeof code === 'string' ? { info: { errno: code } } : {}),
   }, { cause: err })
 }
