@@ -16,9 +16,8 @@
  * that refuses even the closing results (see `failOut`). The per-call machine
  * (`call-machine.ts`) decides; this file performs the effects.
  */
-import { createActor, type Actor } from 'xstate'
 import { TurnlogError, type ToolCallBlock, type UserMessage } from '../events/index.js'
-import { callMachine, type PreVerdict } from './call-machine.js'
+import { callTransition, initialCallSnapshot, type CallEvent, type CallSnapshot, type PreVerdict } from './call-machine.js'
 import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, outputToOutcome, prepareCall, type PreparedCall } from './define.js'
 import type {
@@ -51,7 +50,8 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], env: ToolEnv
 interface CallRec {
   readonly index: number
   readonly call: ToolCallBlock
-  readonly actor: Actor<typeof callMachine>
+  /** The call's lifecycle position (`callTransition`, the pure form of `callMachine`). */
+  machine: CallSnapshot
   prepared: PreparedCall | null
   /** Seq of its `tool/call`; null while not started. */
   callSeq: number | null
@@ -81,6 +81,8 @@ class ToolRun {
   /** The tail of the serial pre-execute chain. */
   #preChain: Promise<void> = Promise.resolve()
   #waiters: Array<() => void> = []
+  /** The signals of the bodies running now. */
+  readonly #active = new Set<AbortController>()
 
   constructor(calls: readonly ToolCallBlock[], env: ToolEnv) {
     this.#env = env
@@ -88,7 +90,7 @@ class ToolRun {
     this.#recs = calls.map((call, index) => ({
       index,
       call,
-      actor: createActor(callMachine, { input: { callId: call.id, name: call.name } }).start(),
+      machine: initialCallSnapshot(),
       prepared: null,
       callSeq: null,
       outcome: null,
@@ -101,7 +103,12 @@ class ToolRun {
 
   async run(): Promise<ToolRunResult> {
     const env = this.#env
-    const onAbort = (): void => this.#notify()
+    // One listener on the turn's signal for the whole run (not one per body): the cancel aborts
+    // every running body's own signal with the cause.
+    const onAbort = (): void => {
+      for (const c of this.#active) c.abort(env.signal.reason)
+      this.#notify()
+    }
     env.signal.addEventListener('abort', onAbort)
     try {
       await this.#schedule()
@@ -147,11 +154,11 @@ class ToolRun {
       // Classified right before it starts: the registry and the classifier are read now.
       const prepared = prepareCall(rec.call, this.#env.tools)
       const mode = classifyPrepared(prepared)
-      rec.actor.send({ type: 'CLASSIFY', mode })
+      send(rec, { type: 'CLASSIFY', mode })
       if (mode === 'parallel') {
         if (this.#inFlight >= this.#cap) {
           // Pool full: wait for a slot, then classify again.
-          rec.actor.send({ type: 'DEFER' })
+          send(rec, { type: 'DEFER' })
           await this.#changed()
           continue
         }
@@ -161,7 +168,7 @@ class ToolRun {
       // A barrier: the pool stops filling and drains (every earlier call commits) …
       while (this.#committed < this.#started && !this.#failure) await this.#changed()
       if (this.#stopped()) {
-        rec.actor.send({ type: 'DEFER' })
+        send(rec, { type: 'DEFER' })
         break
       }
       // … then it runs alone (resolved again: the registry may have changed during the drain) …
@@ -180,14 +187,14 @@ class ToolRun {
     const ev = this.#env.appendCall(rec.call) // a throw: not started, the scheduler fails
     rec.callSeq = ev.seq
     rec.prepared = prepared
-    rec.actor.send({ type: 'START' })
+    send(rec, { type: 'START' })
     this.#started++
     this.#inFlight++
     void this.#runCall(rec).catch((err: unknown) => this.#fail(err))
   }
 
   #notDispatched(rec: CallRec, why: string): void {
-    rec.actor.send({ type: 'NOT_DISPATCHED' })
+    send(rec, { type: 'NOT_DISPATCHED' })
     const ev = this.#env.appendCall(rec.call)
     rec.callSeq = ev.seq
     rec.commitTried = true
@@ -210,10 +217,9 @@ class ToolRun {
       release()
     }
     if (this.#dead) return
-    rec.actor.send({ type: 'PRE_DONE', verdict, problem: rec.prepared!.problem })
-    const snap = rec.actor.getSnapshot()
-    if (!snap.matches('executing')) {
-      const e = snap.context.error!
+    send(rec, { type: 'PRE_DONE', verdict, problem: rec.prepared!.problem })
+    if (rec.machine.state !== 'executing') {
+      const e = rec.machine.error!
       this.#settle(rec, errorOutcome(e.code, e.message))
       return
     }
@@ -252,12 +258,11 @@ class ToolRun {
       rec.controller = controller
       let done = false
       let timer: unknown
-      const onCancel = (): void => controller.abort(env.signal.reason)
       const finish = (o: ToolOutcome): void => {
         if (done) return
         done = true
         if (timer !== undefined) env.clearTimeout(timer)
-        env.signal.removeEventListener('abort', onCancel)
+        this.#active.delete(controller)
         resolve(o)
       }
       // R5: no body starts after a cancel.
@@ -265,7 +270,7 @@ class ToolRun {
         finish(errorOutcome('ABORTED', `Tool '${name}' was not run: the turn was cancelled before its body started.`))
         return
       }
-      env.signal.addEventListener('abort', onCancel, { once: true })
+      this.#active.add(controller)
       if (tool.timeoutMs !== undefined) {
         const ms = tool.timeoutMs
         timer = env.setTimeout(() => {
@@ -323,7 +328,7 @@ class ToolRun {
   #settle(rec: CallRec, outcome: ToolOutcome): void {
     if (this.#dead) return
     rec.outcome = outcome
-    rec.actor.send({ type: 'SETTLE', error: outcome.error })
+    send(rec, { type: 'SETTLE', error: outcome.error })
     this.#inFlight--
     this.#notify()
     this.#pump()
@@ -377,7 +382,7 @@ class ToolRun {
     rec.commitTried = true
     env.appendResult(rec.call, rec.callSeq!, outcome)
     rec.committed = true
-    rec.actor.send({ type: 'COMMIT', error: outcome.error })
+    send(rec, { type: 'COMMIT', error: outcome.error })
     if (rec.concludeRequested) this.#concluded = true
     for (const m of contexts) {
       try {
@@ -416,14 +421,14 @@ class ToolRun {
           ? rec.outcome!
           : errorOutcome('TOOL_OUTCOME_UNKNOWN', `The outcome of tool '${rec.call.name}' is unknown: the tool scheduler failed (${errorText(err)}).`)
         if (!own) {
-          rec.actor.send({ type: 'LOST' })
+          send(rec, { type: 'LOST' })
           rec.controller?.abort(new Error('the tool scheduler failed'))
         }
         try {
           rec.commitTried = true
           this.#env.appendResult(rec.call, rec.callSeq, outcome)
           rec.committed = true
-          if (own) rec.actor.send({ type: 'COMMIT', error: outcome.error })
+          if (own) send(rec, { type: 'COMMIT', error: outcome.error })
         } catch {
           unclosed = true
         }
@@ -446,6 +451,10 @@ class ToolRun {
       // reporting is best effort
     }
   }
+}
+
+function send(rec: CallRec, event: CallEvent): void {
+  rec.machine = callTransition(rec.machine, rec.call.name, event)
 }
 
 function checkPreDecision(d: unknown): PreVerdict {

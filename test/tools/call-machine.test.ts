@@ -1,6 +1,7 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createActor } from 'xstate'
-import { callMachine, type CallEvent } from '../../tools/call-machine.js'
+import { callMachine, callTransition, initialCallSnapshot, type CallEvent } from '../../tools/call-machine.js'
 
 function run(events: CallEvent[]) {
   const a = createActor(callMachine, { input: { callId: 'c1', name: 't' } }).start()
@@ -44,3 +45,45 @@ describe('the tool-call machine', () => {
     expect(run([{ type: 'CLASSIFY', mode: 'parallel' }, { type: 'START' }, { type: 'NOT_DISPATCHED' }]).state).toBe('pre')
   })
 })
+
+const err = fc.option(fc.record({ code: fc.constantFrom('DENIED', 'ABORTED', 'TOOL_ERROR', 'TOOL_TIMEOUT', 'BLOCKED'), message: fc.string() }), { nil: undefined })
+const eventArb: fc.Arbitrary<CallEvent> = fc.oneof(
+  fc.record({ type: fc.constant('CLASSIFY' as const), mode: fc.constantFrom('parallel' as const, 'exclusive' as const) }),
+  fc.constant({ type: 'DEFER' as const }),
+  fc.constant({ type: 'START' as const }),
+  fc.record({
+    type: fc.constant('PRE_DONE' as const),
+    verdict: fc.oneof(
+      fc.constant({ kind: 'allow' as const }),
+      fc.record({ kind: fc.constant('deny' as const), reason: fc.string() }),
+      fc.constant({ kind: 'ask' as const }),
+      fc.record({ kind: fc.constant('hook-error' as const), message: fc.string() }),
+      fc.constant({ kind: 'cancelled' as const }),
+    ),
+    problem: fc.option(fc.record({ code: fc.constantFrom('UNKNOWN_TOOL', 'INVALID_ARGS'), message: fc.string() }), { nil: undefined }),
+  }),
+  fc.record({ type: fc.constant('SETTLE' as const), error: err }),
+  fc.record({ type: fc.constant('COMMIT' as const), error: err }),
+  fc.constant({ type: 'NOT_DISPATCHED' as const }),
+  fc.constant({ type: 'LOST' as const }),
+)
+
+describe('callTransition (what the scheduler runs) is callMachine', () => {
+  it('agrees with the XState machine, state and error, on random event sequences', () => {
+    fc.assert(
+      fc.property(fc.array(eventArb, { maxLength: 12 }), (events) => {
+        const actor = createActor(callMachine, { input: { callId: 'c', name: 't' } }).start()
+        let snap = initialCallSnapshot()
+        for (const e of events) {
+          actor.send(e)
+          snap = callTransition(snap, 't', e)
+          const m = actor.getSnapshot()
+          expect(snap.state).toBe(m.value)
+          expect(snap.error).toEqual(m.context.error)
+        }
+      }),
+      { numRuns: 500 },
+    )
+  })
+})
+
