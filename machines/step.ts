@@ -90,14 +90,14 @@ export const stepMachine = setup({
     assembling: {
       on: {
         ASSEMBLED: [{ guard: 'aborted', target: 'aborting' }, { target: 'requesting' }],
-        HOOK_FAILED: { target: 'failed', actions: 'outcomeFailed' },
+        HOOK_FAILED: [{ guard: 'aborted', target: 'aborting' }, { target: 'failed', actions: 'outcomeFailed' }],
       },
     },
     /** Driver: dispatch `agent/request`, append `request/header` if changed, freeze and check the request (R3). */
     requesting: {
       on: {
         REQUESTED: [{ guard: 'aborted', target: 'aborting' }, { target: 'streaming' }],
-        HOOK_FAILED: { target: 'failed', actions: 'outcomeFailed' },
+        HOOK_FAILED: [{ guard: 'aborted', target: 'aborting' }, { target: 'failed', actions: 'outcomeFailed' }],
       },
     },
     /** Driver: dispatch `llm/stream` around the model call; append each chunk as `assistant/chunk`. */
@@ -108,7 +108,7 @@ export const stepMachine = setup({
           { guard: 'streamFailed', target: 'failed', actions: 'outcomeFailed' },
           { target: 'committing', actions: 'noteFinish' },
         ],
-        HOOK_FAILED: { target: 'failed', actions: 'outcomeFailed' },
+        HOOK_FAILED: [{ guard: 'aborted', target: 'aborting' }, { target: 'failed', actions: 'outcomeFailed' }],
       },
     },
     /** Driver: append the `assistant/message`. */

@@ -62,7 +62,6 @@ export const turnMachine = setup({
       event.decision === 'enter-empty' &&
       context.proposal !== 'after-tools' &&
       !(context.proposal === 'first' && context.retryOf !== null),
-    stepAborted: ({ event }) => event.type === 'STEP_DONE' && event.outcome.kind === 'aborted',
     stepFailedByHook: ({ event }) =>
       event.type === 'STEP_DONE' && event.outcome.kind === 'failed' && event.outcome.failure.code === 'HOOK_ERROR',
     stepFailed: ({ event }) => event.type === 'STEP_DONE' && event.outcome.kind === 'failed',
@@ -181,10 +180,10 @@ export const turnMachine = setup({
         stepping: {
           on: {
             STEP_DONE: [
-              { guard: 'stepAborted', target: 'closing', actions: 'endAborted' },
+              // Cancellation wins over every other ending, also over a failure seen after it (R5).
+              { guard: 'aborted', target: 'closing', actions: 'endAborted' },
               { guard: 'stepFailedByHook', target: 'closing', actions: 'endStepFailure' },
               { guard: 'stepFailed', target: 'recovering', actions: 'rememberFailure' },
-              { guard: 'aborted', target: 'closing', actions: 'endAborted' },
               { guard: 'toolsOwed', target: 'proposing', actions: 'proposeAfterTools' },
               { guard: 'nextStepPending', target: 'proposing', actions: ['noteMaxTokens', 'proposeAfterStop'] },
               { target: 'stopping', actions: 'noteMaxTokens' },
@@ -199,7 +198,10 @@ export const turnMachine = setup({
               { guard: 'nextStepPending', target: 'proposing', actions: 'proposeAfterStop' },
               { target: 'closing', actions: 'endCompleted' },
             ],
-            STOP_FAILED: { target: 'closing', actions: 'endHookError' },
+            STOP_FAILED: [
+              { guard: 'aborted', target: 'closing', actions: 'endAborted' },
+              { target: 'closing', actions: 'endHookError' },
+            ],
           },
         },
         /** Driver: dispatch `agent/request-error` for the failed step. Cancellation beats retry. */

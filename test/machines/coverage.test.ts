@@ -128,6 +128,11 @@ describe('machine coverage', () => {
     await run([{ text: 'a' }], (a) => a.on('agent/assistant-stream', ({ chunk }) => { if (chunk.type === 'finish') a.cancel({ kind: 'user' }, { keepInbox: true }) }), (a) => { a.followup('go') })
     await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }, { name: 'echo', args: { text: 'b' } }] }],
       (a) => a.on('tools/execute', async (p, next) => { a.cancel(); return next() }), (a) => { a.followup('go') })
+    // a hook that cancels and then throws: the cancel wins (R5)
+    await run([{ text: 'a' }], (a) => a.on('agent/turn-stopping', ({ agent }) => { agent.cancel(); throw new Error('x') }), (a) => { a.followup('go') })
+    await run([], (a) => a.on('system-prompt/assemble', () => { a.cancel(); throw new Error('x') }), (a) => { a.followup('go') })
+    await run([], (a) => a.on('agent/request', () => { a.cancel(); throw new Error('x') }), (a) => { a.followup('go') })
+    await run([], (a) => a.on('llm/stream', () => { a.cancel(); throw new Error('x') }), (a) => { a.followup('go') })
     // cancel during pre-step; keepInbox + latched wake during the abort; maintenance with a latched wake
     await run([{ text: 'a' }, { text: 'b' }], (a) => a.on('agent/pre-step', async (p, next) => { await tick(); return next() }), async (a) => {
       a.followup('one')

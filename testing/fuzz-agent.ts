@@ -1,0 +1,355 @@
+/**
+ * `fuzzAgent`: a fast-check model-based fuzzer of the real agent. It generates inbox operations
+ * (followup, steer, inject, remove, replace, clear, bursts), model behaviours (text, reasoning,
+ * tool calls, transient and terminal errors, max-tokens, grammar violations, broken streams), hook
+ * decisions (reject, throw, enter nothing, steer at turn-stopping), tool outcomes and cancels; lets
+ * `fc.scheduler` decide the interleaving of model chunks, hooks and tool bodies; runs the agent and
+ * checks every log invariant (L1–L16, via `verify`) and the runtime ones (R1, R2, R3, R5, R7, R8),
+ * plus "memory follows the log" (the inbox machine equals the inbox folded from the log) after
+ * every command. A failure throws with the shrunk scenario, the seed and the failing run's log.
+ *
+ * Users run it against their own tools and hooks: `await fuzzAgent({ tools, hooks, numRuns })`.
+ */
+import fc from 'fast-check'
+import { isDeepStrictEqual } from 'node:util'
+import { z } from 'zod'
+import { createAgent, TurnlogAgent } from '../agent/agent.js'
+import type { Agent, AgentOptions, HookMap, Timers } from '../agent/types.js'
+import type { CancelCause, LogEvent, StreamChunk } from '../events/index.js'
+import { scriptedModel, type ModelAdapter, type ModelRequest, type ScriptedEntry } from '../models/index.js'
+import { inboxReducer } from '../reducers/inbox.js'
+import { historyReducer } from '../reducers/history.js'
+import { verify } from '../replay/verify.js'
+import { defineTool } from '../tools/define.js'
+import type { AnyTool } from '../tools/types.js'
+
+export interface FuzzAgentOptions {
+  /** Your tools; the fuzzer adds its own (`fuzz_parallel`, `fuzz_exclusive`, `fuzz_throw`) unless `ownToolsOnly`. */
+  tools?: readonly AnyTool[]
+  /** Your hooks, registered before the fuzzer's own. */
+  hooks?: AgentOptions['hooks']
+  ownToolsOnly?: boolean
+  numRuns?: number
+  seed?: number
+  /** Commands per scenario (default 1..12). */
+  maxCommands?: number
+  maxStepsPerTurn?: number
+  /** Called after each run that passed, with the run's log (for coverage statistics). */
+  onRun?: (events: readonly LogEvent[]) => void
+}
+
+type Response = ScriptedEntry
+type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
+type StoppingPlan = 'none' | 'steer' | 'throw'
+
+interface Scenario {
+  responses: Response[]
+  preStep: PreStepPlan[]
+  stopping: StoppingPlan[]
+  toolFails: boolean[]
+}
+
+const FUZZ_TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
+
+function arbToolCall(names: readonly string[]) {
+  return fc.record({
+    name: fc.constantFrom(...names),
+    args: fc.oneof(fc.constant<unknown>({ n: 1 }), fc.record({ n: fc.integer({ min: 0, max: 9 }) }), fc.constant<unknown>({ wrong: true })),
+  })
+}
+
+function arbResponse(toolNames: readonly string[]): fc.Arbitrary<Response> {
+  const text = fc.string({ minLength: 1, maxLength: 12 })
+  const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
+  return fc.oneof(
+    { weight: 5, arbitrary: fc.record({ text, chunkSize: fc.integer({ min: 1, max: 4 }) }) },
+    { weight: 1, arbitrary: fc.record({ reasoning: text, text }) },
+    { weight: 4, arbitrary: fc.record({ toolCalls: fc.array(arbToolCall(toolNames), { minLength: 1, maxLength: 4 }) }) },
+    { weight: 2, arbitrary: fc.record({ error: fc.record({ code: fc.constantFrom('RATE_LIMIT', 'SERVER', 'QUOTA', 'INVALID_CREDENTIAL') }) }) },
+    { weight: 1, arbitrary: fc.record({ text, maxTokens: fc.constant(true), toolCalls: fc.array(arbToolCall(toolNames), { maxLength: 1 }) }) },
+    { weight: 1, arbitrary: fc.constant<Response>(broken) },
+    { weight: 1, arbitrary: fc.record({ text, failAfter: fc.integer({ min: 1, max: 3 }) }) },
+  )
+}
+
+/** The fuzzer's own tools: bodies wait on the scheduler, so it decides when each settles. */
+function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; i: number }, bodies: { inFlight: number; started: Array<{ turn: number; at: number }> }, turnOf: () => number | null, eventsLen: () => number) {
+  const body = (fail: boolean) => async (_args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
+    bodies.started.push({ turn: ctx.turn, at: eventsLen() })
+    bodies.inFlight++
+    try {
+      await schedule()
+      if (fail) throw new Error('fuzz tool failure')
+      return { ok: true }
+    } finally {
+      bodies.inFlight--
+    }
+  }
+  const next = () => plan.toolFails[plan.i++ % Math.max(1, plan.toolFails.length)] ?? false
+  void turnOf
+  return [
+    defineTool({ name: 'fuzz_parallel', description: 'parallel-safe', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true, execute: (a, c) => body(next())(a, c) }),
+    defineTool({ name: 'fuzz_exclusive', description: 'exclusive', parameters: z.object({ n: z.number() }), execute: (a, c) => body(next())(a, c) }),
+    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: z.object({ n: z.number() }), execute: (a, c) => body(true)(a, c) }),
+  ] as AnyTool[]
+}
+
+interface Run {
+  agent: TurnlogAgent
+  statuses: Array<{ status: string; at: number }>
+  requests: Array<{ request: ModelRequest; at: number; turn: number | null }>
+  cancels: Array<{ turn: number; cause: CancelCause; at: number }>
+  errors: Array<{ where: string; error: unknown }>
+  bodies: { inFlight: number; started: Array<{ turn: number; at: number }> }
+  accepted: string[]
+}
+
+type Cmd = fc.AsyncCommand<object, Run>
+
+const failed = (msg: string, run: Run) => {
+  const err = new Error(`${msg}\nlog:\n${run.agent.events.map((e) => JSON.stringify(e)).join('\n')}`)
+  return err
+}
+
+/** Memory follows the log: the inbox machine's lists equal the inbox folded from the log. */
+function checkInboxFollowsLog(run: Run): void {
+  const s = inboxReducer.initial()
+  for (const e of run.agent.events) inboxReducer.apply(s, e)
+  const live = { nextTurn: [...run.agent.inbox.nextTurn], nextStep: [...run.agent.inbox.nextStep] }
+  if (!isDeepStrictEqual(JSON.parse(JSON.stringify(s)), JSON.parse(JSON.stringify(live)))) {
+    throw failed(`inbox in memory differs from the inbox folded from the log`, run)
+  }
+}
+
+class Send implements Cmd {
+  constructor(readonly kind: 'followup' | 'steer' | 'inject', readonly text: string) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    r.accepted.push(r.agent[this.kind](this.text))
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `${this.kind}(${JSON.stringify(this.text)})`
+}
+
+class Burst implements Cmd {
+  constructor(readonly n: number) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    const wasIdle = r.agent.status === 'idle' && r.agent.inbox.nextTurn.length === 0
+    const before = r.agent.events.length
+    const ids = Array.from({ length: this.n }, (_, i) => r.agent.followup(`burst ${i}`))
+    r.accepted.push(...ids)
+    if (wasIdle) {
+      // R2: the first followup opened its turn and claimed its prompt synchronously, alone.
+      const added = r.agent.events.slice(before)
+      const starts = added.filter((e) => e.type === 'turn/start')
+      if (starts.length !== 1 || r.agent.status !== 'running') throw failed('R2: a burst from idle must open exactly one turn synchronously', r)
+      const pending = r.agent.inbox.nextTurn.map((m) => m.id)
+      if (!isDeepStrictEqual(pending, ids.slice(1))) throw failed(`R2: after a burst the queue must be the other prompts in order, got ${pending}`, r)
+    }
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `burst(${this.n})`
+}
+
+class Edit implements Cmd {
+  constructor(readonly op: 'remove' | 'replace' | 'clear', readonly pick: number) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    const all = [...r.agent.inbox.nextTurn, ...r.agent.inbox.nextStep]
+    if (this.op === 'clear') r.agent.inbox.clear()
+    else if (all.length === 0) {
+      if (r.agent.inbox.remove('absent-id')) throw failed('remove of an absent id returned true', r)
+    } else {
+      const id = all[this.pick % all.length]!.id
+      const ok = this.op === 'remove' ? r.agent.inbox.remove(id) : r.agent.inbox.replace(id, `replaced ${id}`)
+      if (!ok) throw failed(`${this.op}(${id}) of a pending id returned false`, r)
+      if ([...r.agent.inbox.nextTurn, ...r.agent.inbox.nextStep].some((m) => m.id === id)) throw failed(`${id} still pending after ${this.op}`, r)
+    }
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `${this.op}(${this.pick})`
+}
+
+class Cancel implements Cmd {
+  constructor(readonly cause: CancelCause, readonly keepInbox: boolean) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    const turn = r.agent.lifecycle.openTurn
+    const running = r.agent.status === 'running'
+    r.agent.cancel(this.cause, { keepInbox: this.keepInbox })
+    if (running && turn !== null) r.cancels.push({ turn, cause: this.cause, at: r.agent.events.length })
+    if (!this.keepInbox && running && (r.agent.inbox.nextTurn.length || r.agent.inbox.nextStep.length)) {
+      throw failed('cancel without keepInbox must clear both lists', r)
+    }
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `cancel(${JSON.stringify(this.cause)}, keepInbox=${this.keepInbox})`
+}
+
+function arbCommands(max: number) {
+  const text = fc.string({ maxLength: 8 })
+  const cause = fc.oneof(
+    fc.constant<CancelCause>({ kind: 'user' }),
+    fc.constant<CancelCause>({ kind: 'parent' }),
+    fc.string({ maxLength: 5 }).map((reason): CancelCause => ({ kind: 'hook', reason })),
+  )
+  return fc.commands(
+    [
+      fc.tuple(fc.constantFrom('followup', 'steer', 'inject') as fc.Arbitrary<'followup' | 'steer' | 'inject'>, text).map(([k, t]) => new Send(k, t)),
+      fc.integer({ min: 2, max: 4 }).map((n) => new Burst(n)),
+      fc.tuple(fc.constantFrom('remove', 'replace', 'clear') as fc.Arbitrary<'remove' | 'replace' | 'clear'>, fc.nat(9)).map(([op, p]) => new Edit(op, p)),
+      fc.tuple(cause, fc.boolean()).map(([c, k]) => new Cancel(c, k)),
+    ],
+    { maxCommands: max },
+  )
+}
+
+function arbScenario(toolNames: readonly string[]): fc.Arbitrary<Scenario> {
+  return fc.record({
+    responses: fc.array(arbResponse(toolNames), { minLength: 1, maxLength: 12 }),
+    preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
+    stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
+    toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
+  })
+}
+
+const instant: Timers = {
+  sleep: async () => {},
+  random: () => 0.5,
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+}
+
+/** Builds the agent for one scenario, wired to the scheduler and the recorders. */
+function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
+  const schedule = () => s.schedule(Promise.resolve(), 'settle').then(() => {})
+  const run = {} as Run
+  run.statuses = []
+  run.requests = []
+  run.cancels = []
+  run.errors = []
+  run.accepted = []
+  run.bodies = { inFlight: 0, started: [] }
+  const toolPlan = { toolFails: sc.toolFails, i: 0 }
+  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, () => run.agent?.lifecycle.openTurn ?? null, () => run.agent?.events.length ?? 0)
+  const inner = scriptedModel(
+    (_req, i) => sc.responses[i % sc.responses.length]!,
+    { beforeChunk: () => schedule(), info: { name: 'fuzz' } },
+  )
+  const model: ModelAdapter = {
+    info: inner.info,
+    stream(request, signal) {
+      run.requests.push({ request, at: run.agent.events.length, turn: run.agent.lifecycle.openTurn })
+      return inner.stream(request, signal)
+    },
+  }
+  let pre = 0
+  let stop = 0
+  let hookMsg = 0
+  const agent = createAgent({
+    model,
+    tools: [...(opts.tools ?? []), ...own],
+    system: 'fuzz',
+    clock: (() => { let t = 0; return () => t++ })(),
+    ids: (() => { let n = 0; return () => `f${++n}` })(),
+    timers: instant,
+    checkRequests: 'full',
+    maxStepsPerTurn: opts.maxStepsPerTurn ?? 8,
+    hooks: opts.hooks,
+  }) as TurnlogAgent
+  run.agent = agent
+  agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
+  agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error }))
+  agent.on('agent/pre-step', async (p, next) => {
+    await schedule()
+    const plan = sc.preStep[pre++ % sc.preStep.length]!
+    if (plan === 'reject') return { kind: 'reject' }
+    if (plan === 'throw') throw new Error('fuzz pre-step throws')
+    if (plan === 'empty') return { kind: 'enter', messages: [] }
+    if (plan === 'hook-message') {
+      return next({ ...p, messages: [...p.messages, { id: `h${++hookMsg}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
+    }
+    return next()
+  })
+  agent.on('agent/turn-stopping', async ({ agent: a }) => {
+    await schedule()
+    const plan = sc.stopping[stop++ % sc.stopping.length]!
+    if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
+    if (plan === 'steer' && stop < 4) run.accepted.push(a.steer('more'))
+  })
+  return run
+}
+
+/** The checks made once the scenario has run to idle. */
+function finalChecks(run: Run, maxSteps: number): void {
+  const events = run.agent.events
+  const v = verify(events, { maxStepsPerTurn: maxSteps, maxRetries: 5 })
+  if (!v.ok) throw failed(`log invariants: ${v.violations.slice(0, 3).map((x) => `${x.invariant}@${x.seq} ${x.message}`).join('; ')}`, run)
+  // No driver defect and no refused append.
+  const defects = run.errors.filter((e) => e.where === 'driver')
+  if (defects.length) throw failed(`driver defect: ${String((defects[0]!.error as Error)?.stack ?? defects[0]!.error)}`, run)
+  // R1: status alternates, running first; every turn/start while running; idle after the last turn/end.
+  run.statuses.forEach((st, i) => {
+    if (st.status !== (i % 2 === 0 ? 'running' : 'idle')) throw failed(`R1: status trace ${run.statuses.map((x) => x.status)}`, run)
+  })
+  for (const e of events) {
+    if (e.type !== 'turn/start') continue
+    const last = [...run.statuses].reverse().find((st) => st.at <= e.seq)
+    if (!last || last.status !== 'running') throw failed(`R1: turn/start at seq ${e.seq} while not running`, run)
+  }
+  if (run.agent.status !== 'idle') throw failed('R8: not idle at the end', run)
+  // R3: each request equals the request rebuilt from the log at that seq.
+  for (const { request, at } of run.requests) {
+    const prefix = events.slice(0, at)
+    const h = historyReducer.initial()
+    for (const e of prefix) historyReducer.apply(h, e)
+    const header = [...prefix].reverse().find((e) => e.type === 'request/header')?.data as { system: string; tools: unknown; config: unknown } | undefined
+    if (!header || !isDeepStrictEqual(request.messages, h.messages) || request.system !== header.system
+      || !isDeepStrictEqual(request.tools, header.tools) || !isDeepStrictEqual(request.config, header.config)) {
+      throw failed(`R3: the request at seq ${at} differs from the log`, run)
+    }
+  }
+  // R5: after a cancel no request and no tool body starts in that turn; the turn ends aborted with the first cause.
+  const firstCause = new Map<number, { cause: CancelCause; at: number }>()
+  for (const c of run.cancels) if (!firstCause.has(c.turn)) firstCause.set(c.turn, c)
+  for (const [turn, c] of firstCause) {
+    if (run.requests.some((r) => r.turn === turn && r.at > c.at)) throw failed(`R5: a request started in turn ${turn} after its cancel`, run)
+    if (run.bodies.started.some((b) => b.turn === turn && b.at > c.at)) throw failed(`R5: a tool body started in turn ${turn} after its cancel`, run)
+    const end = events.find((e) => e.type === 'turn/end' && (e.data as { turn: number }).turn === turn)
+    const reason = (end?.data as { reason: { kind: string; cause?: CancelCause } } | undefined)?.reason
+    if (!reason || reason.kind !== 'aborted' || !isDeepStrictEqual(reason.cause, c.cause)) {
+      throw failed(`R5: turn ${turn} must end aborted with the first cause ${JSON.stringify(c.cause)}, got ${JSON.stringify(reason)}`, run)
+    }
+  }
+  // L11 (conservation, from the API side): every accepted id was logged as inserted.
+  const inserted = new Set<string>()
+  for (const e of events) if (e.type === 'agent/inbox/spliced') for (const m of (e.data as { inserted: Array<{ id: string }> }).inserted) inserted.add(m.id)
+  for (const id of run.accepted) if (!inserted.has(id)) throw failed(`L11: accepted message ${id} never reached the log`, run)
+}
+
+/** Runs the fuzzer; throws (with the shrunk scenario, seed and log) on the first failure. */
+export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<void> {
+  const toolNames = [...FUZZ_TOOL_NAMES, ...(opts.tools ?? []).map((t) => t.name)]
+  const maxSteps = opts.maxStepsPerTurn ?? 8
+  await fc.assert(
+    fc.asyncProperty(arbScenario(toolNames), fc.scheduler(), arbCommands(opts.maxCommands ?? 12), async (sc, s, cmds) => {
+      const run = buildRun(sc, s, opts)
+      await fc.scheduledModelRun(s, () => ({ model: {}, real: run }), cmds)
+      // Release whatever is still in flight until the agent reaches idle by itself (R8).
+      await s.waitFor(run.agent.whenIdle())
+      finalChecks(run, maxSteps)
+      // R7: whatever the hooks and the model did, the agent accepts and runs the next followup.
+      const before = run.agent.events.filter((e) => e.type === 'turn/end').length
+      run.agent.followup('final')
+      await s.waitFor(run.agent.whenIdle())
+      const after = run.agent.events.filter((e) => e.type === 'turn/end').length
+      if (after <= before) throw failed('R7: the agent did not run a final followup', run)
+      finalChecks(run, maxSteps)
+      opts.onRun?.(run.agent.events)
+    }),
+    { numRuns: opts.numRuns ?? 100, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) },
+  )
+}
+
+export type { Agent, HookMap, LogEvent }
