@@ -202,6 +202,7 @@ function topItemLines(item: TopItem, ctx: PrintContext, out: string[]): void {
       return
     default:
       turnItemLines(item, ctx, '', out)
+      if (item.kind === 'compaction') out.push('')
   }
 }
 

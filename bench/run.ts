@@ -1,0 +1,121 @@
+/**
+ * `npm run bench [-- ID…]`: runs every benchmark in the registry (or the named ones), prints one
+ * table and writes bench/results.json (quality.md "Performance"): `{ "B1": { value, unit, target,
+ * detail }, … }`. Entries of ids not run this time are kept from the previous file.
+ *
+ * Adding a benchmark: one entry in `REGISTRY`. Optional modules (written by others, possibly not
+ * there yet) are imported by a computed specifier and skipped with a note when their file is
+ * missing. A module's function returns one `BenchResult`, or several keyed by id (`{ B2, B3 }`).
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { isBenchResult, meetsTarget, type BenchOutput, type BenchResult } from './common.js'
+
+export interface BenchEntry {
+  /** Ids this entry produces (what `npm run bench -- ID` selects). */
+  ids: readonly string[]
+  title: string
+  /** The module next to this file (compiled name), and the function it exports. */
+  module: string
+  export: string
+  /** Optional modules are skipped when their file does not exist. */
+  optional?: boolean
+}
+
+export const REGISTRY: readonly BenchEntry[] = [
+  { ids: ['B1'], title: 'replay 1M events vs read+split+JSON.parse', module: './b1-replay.js', export: 'benchReplay' },
+  // the lead's driver benchmarks: B2 (µs per step) and B3 (growth), from bench/b2-step.ts
+  { ids: ['B2', 'B3'], title: 'agent step overhead / growth', module: './b2-step.js', export: 'benchStep', optional: true },
+  // the tools engineer's rolling pool benchmark, from bench/pool.ts
+  { ids: ['POOL'], title: 'tool pool scheduling', module: './pool.js', export: 'benchPool', optional: true },
+]
+
+const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))
+
+type Log = (line: string) => void
+
+async function runEntry(entry: BenchEntry, log: Log): Promise<Record<string, BenchResult> | 'missing'> {
+  const url = new URL(entry.module, import.meta.url)
+  if (!existsSync(fileURLToPath(url))) {
+    if (entry.optional) return 'missing'
+    throw new Error(`${entry.module} is missing (run npm run build)`)
+  }
+  const mod = (await import(url.href)) as Record<string, unknown>
+  const fn = mod[entry.export]
+  if (typeof fn !== 'function') throw new Error(`${entry.module} does not export a function ${entry.export}`)
+  const out = (await (fn as (log: Log) => Promise<BenchOutput>)(log)) as unknown
+  if (isBenchResult(out)) return { [entry.ids[0]!]: out }
+  if (typeof out === 'object' && out !== null) {
+    const res: Record<string, BenchResult> = {}
+    for (const [id, r] of Object.entries(out)) if (isBenchResult(r)) res[id] = r
+    if (Object.keys(res).length) return res
+  }
+  throw new Error(`${entry.module} ${entry.export}() returned no result ({ value, unit, target, detail })`)
+}
+
+function fmt(x: number): string {
+  return Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2)
+}
+
+export async function main(argv: readonly string[] = process.argv.slice(2)): Promise<number> {
+  const wanted = new Set(argv.map((a) => a.toUpperCase()))
+  const known = new Set(REGISTRY.flatMap((e) => e.ids))
+  for (const w of wanted) {
+    if (!known.has(w)) {
+      process.stderr.write(`unknown benchmark '${w}'; known: ${[...known].join(', ')}\n`)
+      return 2
+    }
+  }
+  const entries = REGISTRY.filter((e) => wanted.size === 0 || e.ids.some((id) => wanted.has(id)))
+  const log: Log = (l) => void process.stderr.write(l + '\n')
+  const results: Record<string, BenchResult> = {}
+  const rows: string[][] = []
+  let failed = false
+  for (const e of entries) {
+    const t0 = performance.now()
+    log(`running ${e.ids.join('/')}: ${e.title}`)
+    try {
+      const r = await runEntry(e, log)
+      const secs = ((performance.now() - t0) / 1000).toFixed(1)
+      if (r === 'missing') {
+        rows.push([e.ids.join('/'), e.title, '—', '', '', 'not present', secs])
+        continue
+      }
+      for (const [id, res] of Object.entries(r)) {
+        if (wanted.size && !wanted.has(id) && !e.ids.some((x) => wanted.has(x))) continue
+        results[id] = res
+        const ok = meetsTarget(res.value, res.target)
+        rows.push([id, e.title, fmt(res.value), res.unit, res.target, ok === null ? '?' : ok ? 'pass' : 'MISS', secs])
+      }
+    } catch (err) {
+      failed = true
+      rows.push([e.ids.join('/'), e.title, 'error', '', '', String((err as Error)?.message ?? err).slice(0, 60), ''])
+      log(String((err as Error)?.stack ?? err))
+    }
+  }
+  const head = ['id', 'benchmark', 'value', 'unit', 'target', 'result', 's']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (r: string[]) => r.map((c, i) => (i === 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()
+  process.stdout.write([line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n') + '\n')
+
+  let previous: Record<string, unknown> = {}
+  if (existsSync(RESULTS)) {
+    try {
+      previous = JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>
+    } catch {
+      previous = {}
+    }
+  }
+  if (Object.keys(results).length) {
+    writeFileSync(RESULTS, JSON.stringify({ ...previous, ...results }, null, 2) + '\n')
+    process.stdout.write(`wrote bench/results.json (${Object.keys(results).join(', ')})\n`)
+  }
+  return failed ? 1 : 0
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().then((code) => (process.exitCode = code), (err: unknown) => {
+    process.stderr.write(String((err as Error)?.stack ?? err) + '\n')
+    process.exitCode = 1
+  })
+}

@@ -1,0 +1,49 @@
+/** The command shell: help, version, usage errors, colours. */
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { wantsColor } from '../../cli/io.js'
+import { VERSION } from '../../cli/main.js'
+import { cli, ROOT } from './helpers.js'
+
+describe('turnlog', () => {
+  it('--help lists the commands and the exit codes (exit 0)', async () => {
+    const r = await cli(['--help'])
+    expect(r.code).toBe(0)
+    for (const c of ['replay [options] <LOG>', 'verify [options] <LOG>', 'demo [options]']) expect(r.stdout).toContain(c)
+    expect(r.stdout).toContain('1 verify found violations · 2 bad input')
+  })
+
+  it('each command has its own help', async () => {
+    const r = await cli(['verify', '--help'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('--max-steps <N>')
+    expect(r.stdout).toContain('--max-retries <N>')
+  })
+
+  it('--version prints the package version', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+    expect(VERSION).toBe(pkg.version)
+    const r = await cli(['--version'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.trim()).toBe(pkg.version)
+  })
+
+  it('usage errors exit 2: no command, an unknown command or option, a missing LOG', async () => {
+    for (const argv of [[], ['bogus'], ['replay'], ['replay', 'examples/weather.jsonl', '--nope'], ['verify']]) {
+      const r = await cli(argv)
+      expect(r.code, argv.join(' ')).toBe(2)
+      expect(r.stderr.length, argv.join(' ')).toBeGreaterThan(0)
+    }
+  })
+
+  it('colours: on a TTY unless NO_COLOR; FORCE_COLOR forces them', () => {
+    expect(wantsColor(true, {})).toBe(true)
+    expect(wantsColor(false, {})).toBe(false)
+    expect(wantsColor(undefined, {})).toBe(false)
+    expect(wantsColor(true, { NO_COLOR: '1' })).toBe(false)
+    expect(wantsColor(true, { NO_COLOR: '' })).toBe(true)
+    expect(wantsColor(false, { FORCE_COLOR: '1' })).toBe(true)
+    expect(wantsColor(true, { TERM: 'dumb' })).toBe(false)
+  })
+})
