@@ -27,7 +27,7 @@ export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
 export {
-  createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection,
+  createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection, type FoldOptions,
 } from './projection.js'
 
 /** Every reducer, keyed by its slice of `ReplayState`. */

@@ -1,0 +1,378 @@
+/**
+ * The human transcript (events.md "The surface", last paragraph): every `user/message`,
+ * `assistant/message` and `tool/result` ever appended — the ones later replaced too, marked —
+ * grouped by turn and step, with step outcomes and failures, `llm/retry`s, compaction brackets,
+ * prunes, turn end reasons and per-step usage. It is a different fold from the history: the model
+ * forgets what compaction hides, the human record does not.
+ *
+ * Shape, for a printer that walks it top-down in log order:
+ *
+ * ```
+ * items: TopItem[]                    turns; plus what happens outside turns (a manual compaction,
+ *   turn {turn, cause, items, end}    the end of an inherited prefix)
+ *     items: TurnItem[]               steps, compaction brackets, prunes, retries, and messages
+ *       step {step, messages, usage, headerSeq, end}   written between steps (prune replacements)
+ *       compaction {compactionId, summary, items, end}
+ *       prune {callId, shadowedSeq, originalChars}     (the replacing tool/result follows it)
+ *       retry {step, attempt, delayMs, failure}        (after the failed step)
+ *       message {seq, type, message, …, replaced?}
+ * ```
+ *
+ * Every array holds its items in seq order, so a message is found by seq with nested binary
+ * searches (`findTranscriptMessage`), no index needed. To mark exactly the messages a replacement
+ * hides, the transcript keeps its own copy of the surface order (`surface`, `anchors`; order.ts):
+ * `sourceEventSeqs` must cover the hidden seqs but may cite more, so it cannot decide alone.
+ *
+ * Per event the fold is O(1) (it only looks at the last item of each open container) except a
+ * replacement: O(log n) per hidden message plus the splice of the surface copy.
+ */
+import type {
+  EventOf, Failure, LogEvent, ModelMessage, StepOutcome, ToolErrorInfo, TurnEndReason,
+  Usage, UserMessage,
+} from '../events/index.js'
+import { replacedRange, type Anchors } from './order.js'
+import { isSurfaceEvent } from './surface.js'
+import type { RetryCause } from './lifecycle.js'
+import type { Reducer } from './types.js'
+
+/** How a message left the model's view. */
+export type ReplacedAs =
+  /** hidden by a compaction summary (`user/message` with source `compaction`) */
+  | 'compacted'
+  /** hidden by a pruned copy of a tool result (`tool/result` right after `compaction/prune`) */
+  | 'pruned'
+  /** any other replacement */
+  | 'replaced'
+
+export interface TranscriptMessage {
+  kind: 'message'
+  seq: number
+  time: number
+  type: 'user/message' | 'assistant/message' | 'tool/result'
+  /** The logged message, verbatim (the event's frozen object). */
+  message: ModelMessage
+  /** How it entered the surface. A replacement lists the surface seqs it hid in `replaces`. */
+  surfaceOp: 'append' | 'replace'
+  /** For a replacement: the seqs it hid from the model, in surface order. */
+  replaces?: number[]
+  /** `assistant/message`: finish reason, usage, `interrupted: true` when cancelled mid-stream. */
+  finish?: 'stop' | 'tool-calls' | 'max-tokens'
+  usage?: Usage
+  interrupted?: true
+  /** `tool/result`: the call it answers and the tool error, if any. */
+  callId?: string
+  error?: ToolErrorInfo
+  /** Set when a later replacement hid this message from the model. */
+  replaced?: true
+  replacedBy?: number
+  replacedAs?: ReplacedAs
+}
+
+export interface TranscriptStep {
+  kind: 'step'
+  seq: number
+  time: number
+  turn: number
+  step: number
+  /** Entered user messages, the assistant message, the tool results: in log order. */
+  messages: TranscriptMessage[]
+  /** The request's usage: its `assistant/message.usage`, else its stream's `usage` chunk (failed requests). */
+  usage: Usage | null
+  /** Seq of the `request/header` logged in this step, if the request changed it. */
+  headerSeq: number | null
+  /** Null while the step is open. A failed step's `outcome` carries the failure. */
+  end: { seq: number; time: number; outcome: StepOutcome } | null
+}
+
+export interface TranscriptPrune {
+  kind: 'prune'
+  seq: number
+  time: number
+  callId: string
+  shadowedSeq: number
+  originalChars: number
+}
+
+export interface TranscriptRetry {
+  kind: 'retry'
+  seq: number
+  time: number
+  turn: number
+  step: number
+  attempt: number
+  delayMs: number
+  failure: Failure
+}
+
+export interface TranscriptCompaction {
+  kind: 'compaction'
+  seq: number
+  time: number
+  compactionId: string
+  turn: number
+  summary: { seq: number; summary: string; shadowedSeqs: readonly number[]; usage?: Usage } | null
+  /** The replacing `user/message` (and anything else logged inside the bracket). */
+  items: Array<TranscriptMessage | TranscriptPrune>
+  /** Null while the bracket is open. */
+  end: { seq: number; time: number; error?: ToolErrorInfo } | null
+}
+
+export type TurnItem = TranscriptStep | TranscriptCompaction | TranscriptPrune | TranscriptRetry | TranscriptMessage
+
+export interface TranscriptTurn {
+  kind: 'turn'
+  seq: number
+  time: number
+  turn: number
+  cause: RetryCause | null
+  items: TurnItem[]
+  /** Null while the turn is open. */
+  end: { seq: number; time: number; reason: TurnEndReason } | null
+}
+
+/** `session/end-seed`: everything before it was inherited (fork, resume). */
+export interface TranscriptSeedEnd {
+  kind: 'seed-end'
+  seq: number
+  time: number
+}
+
+export type TopItem = TranscriptTurn | TranscriptCompaction | TranscriptPrune | TranscriptRetry | TranscriptMessage | TranscriptSeedEnd
+
+export interface TranscriptState {
+  items: TopItem[]
+  /** The fold's own copy of the surface order (internal; see the file comment). */
+  surface: number[]
+  anchors: Anchors
+}
+
+type Container = { items: Array<TopItem | TurnItem> }
+
+function openTurn(s: TranscriptState): TranscriptTurn | null {
+  const last = s.items[s.items.length - 1]
+  return last !== undefined && last.kind === 'turn' && last.end === null ? last : null
+}
+
+function lastOpen<K extends 'step' | 'compaction'>(
+  items: ReadonlyArray<TopItem | TurnItem>,
+  kind: K,
+): (K extends 'step' ? TranscriptStep : TranscriptCompaction) | null {
+  const last = items[items.length - 1]
+  if (last !== undefined && last.kind === kind && (last as { end: unknown }).end === null) {
+    return last as K extends 'step' ? TranscriptStep : TranscriptCompaction
+  }
+  return null
+}
+
+/** The innermost open container that is not a step: open compaction bracket, else open turn, else top. */
+function container(s: TranscriptState): Container {
+  const turn = openTurn(s)
+  const outer: Container = turn ?? (s as unknown as Container)
+  const bracket = lastOpen(outer.items, 'compaction')
+  return bracket ? (bracket as unknown as Container) : outer
+}
+
+function openStep(s: TranscriptState): TranscriptStep | null {
+  const turn = openTurn(s)
+  return turn ? lastOpen(turn.items, 'step') : null
+}
+
+/** Index of the last item with `seq ≤ target` in a seq-ordered array, or -1. */
+function floorBySeq(items: ReadonlyArray<{ seq: number }>, target: number): number {
+  let lo = 0
+  let hi = items.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (items[mid]!.seq <= target) lo = mid + 1
+    else hi = mid
+  }
+  return lo - 1
+}
+
+/** The transcript message of `seq`, wherever it stands, or null. O(depth · log n). */
+export function findTranscriptMessage(state: { items: readonly TopItem[] }, seq: number): TranscriptMessage | null {
+  let items: ReadonlyArray<TopItem | TurnItem | TranscriptMessage> = state.items
+  for (;;) {
+    const i = floorBySeq(items, seq)
+    if (i < 0) return null
+    const item = items[i]!
+    switch (item.kind) {
+      case 'message':
+        return item.seq === seq ? item : null
+      case 'turn':
+      case 'compaction':
+        items = item.items
+        break
+      case 'step':
+        items = item.messages
+        break
+      default:
+        return null
+    }
+  }
+}
+
+function toMessage(event: LogEvent): TranscriptMessage {
+  const op = event.surfaceOp
+  const m: TranscriptMessage = {
+    kind: 'message',
+    seq: event.seq,
+    time: event.time,
+    type: event.type as TranscriptMessage['type'],
+    message: (event.data as { message: ModelMessage }).message,
+    surfaceOp: op === undefined || op === 'append' ? 'append' : 'replace',
+  }
+  if (event.type === 'assistant/message') {
+    const d = (event as EventOf<'assistant/message'>).data
+    m.finish = d.finish
+    if (d.usage !== undefined) m.usage = d.usage
+    if (d.interrupted === true) m.interrupted = true
+  } else if (event.type === 'tool/result') {
+    const d = (event as EventOf<'tool/result'>).data
+    m.callId = d.callId
+    if (d.error !== undefined) m.error = d.error
+  }
+  return m
+}
+
+function replacedAs(event: LogEvent, siblings: ReadonlyArray<{ kind: string; seq: number }>): ReplacedAs {
+  if (event.type === 'user/message') {
+    return (event.data as { message: UserMessage }).message.source.kind === 'compaction' ? 'compacted' : 'replaced'
+  }
+  if (event.type === 'tool/result') {
+    const prev = siblings[siblings.length - 1]
+    if (prev !== undefined && prev.kind === 'prune' && prev.seq === event.seq - 1) return 'pruned'
+  }
+  return 'replaced'
+}
+
+function onMessage(draft: TranscriptState, event: LogEvent): void {
+  const m = toMessage(event)
+  const step = openStep(draft)
+  const where = step ? null : container(draft)
+  if (isSurfaceEvent(event)) {
+    const op = event.surfaceOp!
+    if (op === 'append') {
+      draft.surface.push(event.seq)
+    } else {
+      const { from, to, key } = replacedRange(draft.surface, draft.anchors, op.start, op.end)
+      const hidden = draft.surface.splice(from, to - from, event.seq)
+      draft.anchors[event.seq] = key
+      const how = replacedAs(event, step ? step.messages : where!.items)
+      m.replaces = hidden
+      for (const seq of hidden) {
+        const old = findTranscriptMessage(draft, seq)
+        if (old) {
+          old.replaced = true
+          old.replacedBy = event.seq
+          old.replacedAs = how
+        }
+      }
+    }
+  }
+  if (step) step.messages.push(m)
+  else where!.items.push(m)
+}
+
+export const transcriptReducer: Reducer<TranscriptState> = {
+  name: 'transcript',
+  initial: () => ({ items: [], surface: [], anchors: {} }),
+  apply(draft, event: LogEvent) {
+    switch (event.type) {
+      case 'assistant/chunk': {
+        const chunk = (event as EventOf<'assistant/chunk'>).data.chunk
+        if (chunk.type !== 'usage') return
+        const step = openStep(draft)
+        if (step) step.usage = chunk.usage
+        return
+      }
+      case 'user/message':
+      case 'tool/result':
+        onMessage(draft, event)
+        return
+      case 'assistant/message': {
+        onMessage(draft, event)
+        const u = (event as EventOf<'assistant/message'>).data.usage
+        const step = openStep(draft)
+        if (step && u !== undefined) step.usage = u
+        return
+      }
+      case 'turn/start': {
+        const d = (event as EventOf<'turn/start'>).data
+        draft.items.push({
+          kind: 'turn', seq: event.seq, time: event.time, turn: d.turn, cause: d.cause ?? null, items: [], end: null,
+        })
+        return
+      }
+      case 'turn/end': {
+        const turn = openTurn(draft)
+        if (turn) turn.end = { seq: event.seq, time: event.time, reason: (event as EventOf<'turn/end'>).data.reason }
+        return
+      }
+      case 'step/start': {
+        const d = (event as EventOf<'step/start'>).data
+        const turn = openTurn(draft)
+        if (!turn) return
+        turn.items.push({
+          kind: 'step', seq: event.seq, time: event.time, turn: d.turn, step: d.step,
+          messages: [], usage: null, headerSeq: null, end: null,
+        })
+        return
+      }
+      case 'step/end': {
+        const step = openStep(draft)
+        if (step) step.end = { seq: event.seq, time: event.time, outcome: (event as EventOf<'step/end'>).data.outcome }
+        return
+      }
+      case 'request/header': {
+        const step = openStep(draft)
+        if (step) step.headerSeq = event.seq
+        return
+      }
+      case 'llm/retry': {
+        const d = (event as EventOf<'llm/retry'>).data
+        ;(openTurn(draft) ?? (draft as unknown as Container)).items.push({
+          kind: 'retry', seq: event.seq, time: event.time, turn: d.turn, step: d.step,
+          attempt: d.attempt, delayMs: d.delayMs, failure: d.failure,
+        })
+        return
+      }
+      case 'compaction/start': {
+        const d = (event as EventOf<'compaction/start'>).data
+        const turn = openTurn(draft)
+        ;(turn ?? (draft as unknown as Container)).items.push({
+          kind: 'compaction', seq: event.seq, time: event.time, compactionId: d.compactionId, turn: d.turn,
+          summary: null, items: [], end: null,
+        })
+        return
+      }
+      case 'compaction/summary': {
+        const bracket = container(draft) as unknown as TranscriptCompaction
+        if (bracket.kind !== 'compaction') return
+        const d = (event as EventOf<'compaction/summary'>).data
+        bracket.summary = { seq: event.seq, summary: d.summary, shadowedSeqs: d.shadowedSeqs }
+        if (d.usage !== undefined) bracket.summary.usage = d.usage
+        return
+      }
+      case 'compaction/end': {
+        const bracket = container(draft) as unknown as TranscriptCompaction
+        if (bracket.kind !== 'compaction') return
+        const d = (event as EventOf<'compaction/end'>).data
+        bracket.end = { seq: event.seq, time: event.time }
+        if (d.error !== undefined) bracket.end.error = d.error
+        return
+      }
+      case 'compaction/prune': {
+        const d = (event as EventOf<'compaction/prune'>).data
+        container(draft).items.push({
+          kind: 'prune', seq: event.seq, time: event.time, callId: d.callId, shadowedSeq: d.shadowedSeq,
+          originalChars: d.originalChars,
+        })
+        return
+      }
+      case 'session/end-seed':
+        draft.items.push({ kind: 'seed-end', seq: event.seq, time: event.time })
+        return
+    }
+  },
+}
