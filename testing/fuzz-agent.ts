@@ -47,6 +47,7 @@ interface Scenario {
   preStep: PreStepPlan[]
   stopping: StoppingPlan[]
   toolFails: boolean[]
+  maxParallel: number
 }
 
 const FUZZ_TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
@@ -72,25 +73,38 @@ function arbResponse(toolNames: readonly string[]): fc.Arbitrary<Response> {
   )
 }
 
+/** Body bookkeeping for R4 (concurrency cap, barrier isolation) and R5 (no body after a cancel). */
+interface Bodies {
+  inFlight: number
+  maxInFlight: number
+  exclusiveOverlap: boolean
+  exclusiveRunning: number
+  started: Array<{ turn: number; at: number }>
+}
+
 /** The fuzzer's own tools: bodies wait on the scheduler, so it decides when each settles. */
-function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; i: number }, bodies: { inFlight: number; started: Array<{ turn: number; at: number }> }, turnOf: () => number | null, eventsLen: () => number) {
-  const body = (fail: boolean) => async (_args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
+function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; i: number }, bodies: Bodies, eventsLen: () => number) {
+  const body = (fail: boolean, exclusive: boolean) => async (_args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
     bodies.started.push({ turn: ctx.turn, at: eventsLen() })
+    // R4: a barrier body never overlaps any other body.
+    if (bodies.exclusiveRunning > 0 || (exclusive && bodies.inFlight > 0)) bodies.exclusiveOverlap = true
     bodies.inFlight++
+    if (exclusive) bodies.exclusiveRunning++
+    bodies.maxInFlight = Math.max(bodies.maxInFlight, bodies.inFlight)
     try {
       await schedule()
       if (fail) throw new Error('fuzz tool failure')
       return { ok: true }
     } finally {
       bodies.inFlight--
+      if (exclusive) bodies.exclusiveRunning--
     }
   }
   const next = () => plan.toolFails[plan.i++ % Math.max(1, plan.toolFails.length)] ?? false
-  void turnOf
   return [
-    defineTool({ name: 'fuzz_parallel', description: 'parallel-safe', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true, execute: (a, c) => body(next())(a, c) }),
-    defineTool({ name: 'fuzz_exclusive', description: 'exclusive', parameters: z.object({ n: z.number() }), execute: (a, c) => body(next())(a, c) }),
-    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: z.object({ n: z.number() }), execute: (a, c) => body(true)(a, c) }),
+    defineTool({ name: 'fuzz_parallel', description: 'parallel-safe', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true, execute: (a, c) => body(next(), false)(a, c) }),
+    defineTool({ name: 'fuzz_exclusive', description: 'exclusive', parameters: z.object({ n: z.number() }), execute: (a, c) => body(next(), true)(a, c) }),
+    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: z.object({ n: z.number() }), execute: (a, c) => body(true, true)(a, c) }),
   ] as AnyTool[]
 }
 
@@ -100,7 +114,10 @@ interface Run {
   requests: Array<{ request: ModelRequest; at: number; turn: number | null }>
   cancels: Array<{ turn: number; cause: CancelCause; at: number }>
   errors: Array<{ where: string; error: unknown }>
-  bodies: { inFlight: number; started: Array<{ turn: number; at: number }> }
+  bodies: Bodies
+  maxParallel: number
+  preOrder: Array<{ turn: number; step: number; callId: string }>
+  postOrder: Array<{ turn: number; step: number; callId: string }>
   accepted: string[]
 }
 
@@ -211,6 +228,7 @@ function arbScenario(toolNames: readonly string[]): fc.Arbitrary<Scenario> {
     preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
     stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
+    maxParallel: fc.integer({ min: 1, max: 3 }),
   })
 }
 
@@ -230,9 +248,12 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
   run.cancels = []
   run.errors = []
   run.accepted = []
-  run.bodies = { inFlight: 0, started: [] }
+  run.bodies = { inFlight: 0, maxInFlight: 0, exclusiveOverlap: false, exclusiveRunning: 0, started: [] }
+  run.maxParallel = sc.maxParallel
+  run.preOrder = []
+  run.postOrder = []
   const toolPlan = { toolFails: sc.toolFails, i: 0 }
-  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, () => run.agent?.lifecycle.openTurn ?? null, () => run.agent?.events.length ?? 0)
+  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, () => run.agent?.events.length ?? 0)
   const inner = scriptedModel(
     (_req, i) => sc.responses[i % sc.responses.length]!,
     { beforeChunk: () => schedule(), info: { name: 'fuzz' } },
@@ -256,11 +277,21 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
     timers: instant,
     checkRequests: 'full',
     maxStepsPerTurn: opts.maxStepsPerTurn ?? 8,
+    maxParallelToolCalls: sc.maxParallel,
     hooks: opts.hooks,
   }) as TurnlogAgent
   run.agent = agent
   agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
   agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error }))
+  agent.on('tools/pre-execute', async (p, next) => {
+    run.preOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
+    await schedule()
+    return next()
+  })
+  agent.on('tools/post-execute', async (p, next) => {
+    run.postOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
+    return next()
+  })
   agent.on('agent/pre-step', async (p, next) => {
     await schedule()
     const plan = sc.preStep[pre++ % sc.preStep.length]!
@@ -320,6 +351,25 @@ function finalChecks(run: Run, maxSteps: number): void {
     const reason = (end?.data as { reason: { kind: string; cause?: CancelCause } } | undefined)?.reason
     if (!reason || reason.kind !== 'aborted' || !isDeepStrictEqual(reason.cause, c.cause)) {
       throw failed(`R5: turn ${turn} must end aborted with the first cause ${JSON.stringify(c.cause)}, got ${JSON.stringify(reason)}`, run)
+    }
+  }
+  // R4: at most maxParallelToolCalls bodies at once; a barrier body never overlaps another body;
+  // pre-execute and post-execute hooks run in model order (the order of the step's tool calls).
+  if (run.bodies.maxInFlight > run.maxParallel) throw failed(`R4: ${run.bodies.maxInFlight} bodies in flight with a cap of ${run.maxParallel}`, run)
+  if (run.bodies.exclusiveOverlap) throw failed('R4: an exclusive body overlapped another body', run)
+  const callOrder = new Map<string, string[]>()
+  for (const e of events) {
+    if (e.type !== 'assistant/message') continue
+    const d = e.data as { turn: number; step: number; message: { content: Array<{ type: string; id?: string }> } }
+    callOrder.set(`${d.turn}.${d.step}`, d.message.content.filter((b) => b.type === 'tool-call').map((b) => b.id!))
+  }
+  for (const [name, seen] of [['pre', run.preOrder], ['post', run.postOrder]] as const) {
+    const bySteps = new Map<string, string[]>()
+    for (const x of seen) bySteps.set(`${x.turn}.${x.step}`, [...(bySteps.get(`${x.turn}.${x.step}`) ?? []), x.callId])
+    for (const [k, ids] of bySteps) {
+      const order = callOrder.get(k) ?? []
+      const idx = ids.map((id) => order.indexOf(id))
+      if (idx.some((v, i) => v < 0 || (i > 0 && v <= idx[i - 1]!))) throw failed(`R4: ${name}-execute hooks out of model order in step ${k}: ${ids}`, run)
     }
   }
   // L11 (conservation, from the API side): every accepted id was logged as inserted.
