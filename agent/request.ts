@@ -22,11 +22,15 @@ export function historyFromLog(events: readonly LogEvent[]): ModelMessage[] {
 }
 
 /** Returns null when `sent` equals `logged`, else the first member that differs. */
-export function requestMismatch(sent: ModelRequest, logged: ModelRequest): string | null {
+export function requestMismatch(sent: ModelRequest, logged: ModelRequest, everyMessage = true): string | null {
   if (sent.system !== logged.system) return 'system'
   if (!isDeepStrictEqual(sent.config, logged.config)) return 'config'
-  if (!isDeepStrictEqual(sent.tools, logged.tools)) return 'tools'
+  if (sent.tools !== logged.tools && !isDeepStrictEqual(sent.tools, logged.tools)) return 'tools'
   if (sent.messages.length !== logged.messages.length) return `messages (length ${sent.messages.length} vs ${logged.messages.length})`
+  if (!everyMessage) {
+    const n = sent.messages.length
+    return n > 0 && sent.messages[n - 1] !== logged.messages[n - 1] ? `messages[${n - 1}]` : null
+  }
   for (let i = 0; i < sent.messages.length; i++) {
     const a = sent.messages[i]
     const b = logged.messages[i]

@@ -173,16 +173,21 @@ function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly Tool
     agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools] } })
     agent.resumed = false
   }
+  // The messages are a copy (the live history grows after this request). Not frozen: freezing
+  // the array is O(n) again per step (B3); the request object itself is frozen, and the messages
+  // are the log's own frozen message objects.
   const request: ModelRequest = Object.freeze({
-    messages: Object.freeze(agent.historyState.messages.slice()),
+    messages: agent.historyState.messages.slice(),
     system,
     tools,
     config,
   })
   // Model-visible means logged (R3): the request must be what the log rebuilds at this seq.
+  // 'log' compares with the live projection (O(1) for the messages: same array, same length and
+  // last message); 'full' re-folds the whole log and compares message by message.
   const full = agent.options.checkRequests === 'full'
   const logged = requestFromLog(agent.lifecycle.header!, full ? historyFromLog(agent.session.events) : agent.historyState.messages)
-  const mismatch = requestMismatch(request, logged)
+  const mismatch = requestMismatch(request, logged, full)
   if (mismatch !== null) {
     throw new TurnlogError('INVARIANT', `the request differs from the log in ${mismatch}`, {
       invariant: 'R3', seq: agent.session.length - 1, field: mismatch, sessionId: agent.sessionId,
