@@ -215,13 +215,15 @@ export class TurnlogAgent implements Agent {
 
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
     if (this.#status === 'idle') return
-    if (!options.keepInbox) {
-      this.#clearInbox()
-      this.#inbox.send({ type: 'UNLATCH' })
-    }
+    // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
+    // cancel itself has still taken effect.
     this.#turn.send({ type: 'ABORT', cause })
     this.step?.abort()
     if (this.abort && !this.abort.signal.aborted) this.abort.abort(cause)
+    if (!options.keepInbox) {
+      this.#inbox.send({ type: 'UNLATCH' })
+      this.#clearInbox()
+    }
   }
 
   async dispose(): Promise<void> {
