@@ -111,7 +111,7 @@ export class TurnlogAgent implements Agent {
     for (const [name, fns] of Object.entries(options.hooks ?? {})) {
       for (const fn of Array.isArray(fns) ? fns : [fns]) this.hooks.on(name, fn as never)
     }
-    for (const p of options.plugins ?? []) {
+    for (const p of [...(options.compaction ? [options.compaction] : []), ...(options.plugins ?? [])]) {
       const off = p.install(this)
       if (typeof off === 'function') this.#unsubscribePlugins.push(off)
     }

@@ -63,6 +63,9 @@ export interface AgentOptions {
   /** The built-in transient retry policy, or `false` to turn it off. */
   retry?: RetryOptions | false
   plugins?: readonly AgentPlugin[]
+  /** A compaction plugin, e.g. `basicCompaction({ contextWindow: 128_000 })` from `turnlog/compaction`.
+   * Installed like a plugin, before `plugins`. */
+  compaction?: AgentPlugin
   /** Epoch milliseconds for `time`. Default `Date.now`. */
   clock?: () => number
   /** Message ids. Default `crypto.randomUUID`. */
