@@ -119,7 +119,12 @@ export interface FoldOptions {
   batchSize?: number
 }
 
-/** Folds a log in one pass and returns the deep-frozen state. */
+/**
+ * Folds a log in one pass and returns the deep-frozen state. The state shares the events' own
+ * objects (messages, usage, outcomes, headers) by reference, never copies them; turnlog's events
+ * are deep-frozen already (a session freezes on append), and for events that are not, freezing the
+ * result freezes those shared parts too — their values are never changed (P7).
+ */
 export function foldEvents(events: readonly LogEvent[], options: FoldOptions = {}): ReplayState {
   const n = Math.min(options.end ?? events.length, events.length)
   if (options.runner === 'immer') return foldEventsWithImmer(events, options.batchSize ?? 10_000, n)
