@@ -1,0 +1,59 @@
+/**
+ * The small file-system interface the jsonl store uses, so tests can put a fault-injecting layer
+ * under it (`test/stores/faulty-fs.ts`: EIO on fsync, ENOSPC on write, a crash that drops unsynced
+ * bytes). The default is `node:fs/promises`. Errors are Node's (with `code`); the store turns them
+ * into coded `TurnlogError`s.
+ */
+import * as fsp from 'node:fs/promises'
+
+export interface StoreFile {
+  /** Writes `length` bytes of `buffer` from `offset` at file `position` (may write fewer). */
+  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>
+  read(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesRead: number }>
+  sync(): Promise<void>
+  truncate(length: number): Promise<void>
+  stat(): Promise<{ size: number }>
+  close(): Promise<void>
+}
+
+export interface StoreFs {
+  /** `flags` as `fs.open`: 'r', 'r+', 'wx' (create, fail with EEXIST), 'a'. */
+  open(path: string, flags: string, mode?: number): Promise<StoreFile>
+  readFile(path: string): Promise<Buffer>
+  /** Atomically gives `existing` a second name; EEXIST when `newPath` exists. */
+  link(existing: string, newPath: string): Promise<void>
+  rename(from: string, to: string): Promise<void>
+  unlink(path: string): Promise<void>
+  stat(path: string): Promise<{ size: number; mtimeMs: number; isFile(): boolean }>
+  readdir(path: string): Promise<string[]>
+  mkdir(path: string, opts: { recursive: true }): Promise<unknown>
+  /** fsync of a directory (makes a create/rename/unlink durable). Platforms that cannot: no-op. */
+  syncDir(path: string): Promise<void>
+}
+
+export const nodeFs: StoreFs = {
+  open: (path, flags, mode) => fsp.open(path, flags, mode),
+  readFile: (path) => fsp.readFile(path),
+  link: (a, b) => fsp.link(a, b),
+  rename: (a, b) => fsp.rename(a, b),
+  unlink: (p) => fsp.unlink(p),
+  stat: (p) => fsp.stat(p),
+  readdir: (p) => fsp.readdir(p),
+  mkdir: (p, o) => fsp.mkdir(p, o),
+  async syncDir(path) {
+    let d: fsp.FileHandle
+    try {
+      d = await fsp.open(path, 'r')
+    } catch {
+      return // Windows cannot open a directory: nothing to fsync
+    }
+    try {
+      await d.sync()
+    } catch (err) {
+      const code = (err as { code?: string }).code
+      if (code !== 'EINVAL' && code !== 'EISDIR' && code !== 'EPERM' && code !== 'EBADF') throw err
+    } finally {
+      await d.close().catch(() => {})
+    }
+  },
+}

@@ -1,0 +1,730 @@
+/**
+ * `jsonlStore(dir)`: one `<id>.jsonl` file per session (events.md "JSONL": a header with
+ * `"checksums":"crc32"`, one checked record per line), appended with group commit and fsync, owned
+ * by one writer at a time through a lock file. See docs/ARCHITECTURE.md "Decisions: stores".
+ *
+ * Files beside `<id>.jsonl`:
+ * - `<id>.lock`: the owner `{pid, host, token, acquiredAt}`, created with `open(…, 'wx')` (atomic:
+ *   exactly one creator wins), removed by `close()`.
+ * - `<id>.fence`: the last fencing token handed out (so tokens grow across owners and restarts).
+ * - `<id>.lock.takeover`: a short-lived mutex held while a stale lock is broken.
+ * - `<id>.quarantine-<n>`: torn bytes moved aside by `quarantineTornTail()` (never deleted).
+ */
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { join, resolve } from 'node:path'
+import type { LogEvent } from '../../events/envelope.js'
+import { TurnlogError } from '../../events/errors.js'
+import { encodeEvent, encodeHeader, JsonlDecoder, type LogHeader, type TornTail } from '../../events/jsonl.js'
+import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
+import { checkBatch } from '../batch.js'
+import { assertSessionId, isValidSessionId } from '../ids.js'
+import { makeHeader } from '../memory.js'
+import type {
+  AppendOptions, AppendResult, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions,
+} from '../types.js'
+import { nodeFs, type StoreFile, type StoreFs } from './fs.js'
+
+export interface JsonlStoreOptions {
+  /** The file system (tests inject faults). Default `node:fs/promises`. */
+  fs?: StoreFs
+  registry?: EventRegistry
+  /** Epoch ms for headers and locks. Default `Date.now`. */
+  clock?: () => number
+  /**
+   * An unparseable (empty, half-written) lock file older than this is stale: its creator died
+   * between creating and writing it. Default 5000 ms. Also the age after which a leftover
+   * `.lock.takeover` mutex is broken.
+   */
+  staleLockMs?: number
+  /** Test seams: this process's identity and the liveness check. Default `process.pid`, `os.hostname()`,
+   * `process.kill(pid, 0)`. */
+  pid?: number
+  host?: string
+  isAlive?: (pid: number) => boolean
+}
+
+/** The contents of `<id>.lock`. */
+export interface LockOwner {
+  pid: number
+  host: string
+  token: number
+  acquiredAt: number
+}
+
+const CHUNK = 4 * 1024 * 1024
+
+export function jsonlStore(dir: string, opts: JsonlStoreOptions = {}): JsonlStore {
+  return new JsonlStore(dir, opts)
+}
+
+export class JsonlStore implements LogStore {
+  readonly kind = 'jsonl'
+  readonly dir: string
+  /** @internal */ readonly fs: StoreFs
+  /** @internal */ readonly registry: EventRegistry
+  /** @internal */ readonly clock: () => number
+  /** @internal */ readonly staleLockMs: number
+  /** @internal */ readonly pid: number
+  /** @internal */ readonly host: string
+  /** @internal */ readonly isAlive: (pid: number) => boolean
+
+  constructor(dir: string, opts: JsonlStoreOptions = {}) {
+    if (typeof dir !== 'string' || dir === '') throw new TurnlogError('INVALID_ARGUMENT', 'jsonlStore needs a directory path')
+    this.dir = resolve(dir)
+    this.fs = opts.fs ?? nodeFs
+    this.registry = opts.registry ?? defaultRegistry
+    this.clock = opts.clock ?? Date.now
+    this.staleLockMs = opts.staleLockMs ?? 5000
+    this.pid = opts.pid ?? process.pid
+    this.host = opts.host ?? hostname()
+    this.isAlive = opts.isAlive ?? pidAlive
+  }
+
+  /** The log file of a session (the id is checked first). */
+  path(id: string): string {
+    assertSessionId(id)
+    return join(this.dir, `${id}.jsonl`)
+  }
+
+  lockPath(id: string): string {
+    assertSessionId(id)
+    return join(this.dir, `${id}.lock`)
+  }
+
+  async create(id: string, init: HeaderInit = {}): Promise<LogHeader> {
+    const file = this.path(id)
+    const header = makeHeader(id, init, this.clock)
+    const bytes = Buffer.from(encodeHeader(header) + '\n', 'utf8')
+    try {
+      await this.fs.mkdir(this.dir, { recursive: true })
+    } catch (err) {
+      throw ioError('IO_ERROR', err, this.dir, 'cannot create the store directory', id)
+    }
+    // write a temp file, fsync it, then link it into place: a crash never leaves a half header
+    const tmp = join(this.dir, `.${id}.${this.pid}.${randomBytes(6).toString('hex')}.tmp`)
+    let fh: StoreFile
+    try {
+      fh = await this.fs.open(tmp, 'wx', 0o644)
+    } catch (err) {
+      throw ioError('IO_ERROR', err, file, 'cannot create the session file', id)
+    }
+    try {
+      try {
+        await writeAll(fh, bytes, 0)
+      } catch (err) {
+        throw ioError('IO_ERROR', err, file, 'cannot write the session header', id)
+      }
+      try {
+        await fh.sync()
+      } catch (err) {
+        throw ioError('FSYNC_FAILED', err, file, 'fsync of the new session file failed', id)
+      }
+      await fh.close().catch(() => {})
+      try {
+        await this.fs.link(tmp, file)
+      } catch (err) {
+        const code = errno(err)
+        if (code === 'EEXIST') throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id, file })
+        if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV') {
+          throw ioError('IO_ERROR', err, file, 'cannot move the session file into place', id)
+        }
+        // file systems without hard links: check, then rename (a small race, documented)
+        if (await this.#exists(file)) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id, file })
+        try {
+          await this.fs.rename(tmp, file)
+        } catch (err2) {
+          throw ioError('IO_ERROR', err2, file, 'cannot move the session file into place', id)
+        }
+      }
+      try {
+        await this.fs.syncDir(this.dir)
+      } catch (err) {
+        throw ioError('FSYNC_FAILED', err, this.dir, 'fsync of the store directory failed', id)
+      }
+    } finally {
+      await fh.close().catch(() => {})
+      await this.fs.unlink(tmp).catch(() => {})
+    }
+    return header
+  }
+
+  open(id: string, mode: 'read'): Promise<LogReader>
+  open(id: string, mode: 'write', opts?: OpenWriteOptions): Promise<LogWriter>
+  open(id: string, mode: OpenMode, opts?: OpenWriteOptions): Promise<LogReader | LogWriter>
+  async open(id: string, mode: OpenMode, opts: OpenWriteOptions = {}): Promise<LogReader | LogWriter> {
+    const file = this.path(id)
+    if (mode === 'read') {
+      const scan = await this.#scan(id, file)
+      return new JsonlReader(this, id, file, scan)
+    }
+    if (mode !== 'write') {
+      throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
+    }
+    if (!(await this.#exists(file))) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id, file })
+    const owner = await this.acquireLock(id)
+    let fh: StoreFile | undefined
+    try {
+      const scan = await this.#scan(id, file)
+      if (scan.torn && !opts.allowTornTail) throw scan.torn.error
+      try {
+        fh = await this.fs.open(file, 'r+')
+      } catch (err) {
+        throw ioError('IO_ERROR', err, file, 'cannot open the session file for writing', id)
+      }
+      return new JsonlWriter(this, id, file, scan, fh, owner)
+    } catch (err) {
+      if (fh) await fh.close().catch(() => {})
+      await this.releaseLock(id, owner).catch(() => {})
+      throw err
+    }
+  }
+
+  async list(): Promise<string[]> {
+    let names: string[]
+    try {
+      names = await this.fs.readdir(this.dir)
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return []
+      throw ioError('IO_ERROR', err, this.dir, 'cannot list the store directory')
+    }
+    const ids: string[] = []
+    for (const n of names) {
+      if (!n.endsWith('.jsonl')) continue
+      const id = n.slice(0, -'.jsonl'.length)
+      if (isValidSessionId(id)) ids.push(id)
+    }
+    return ids.sort()
+  }
+
+  async has(id: string): Promise<boolean> {
+    return this.#exists(this.path(id))
+  }
+
+  /** The current owner written in `<id>.lock`, or null when unlocked (or the file is unreadable). */
+  async lockOwner(id: string): Promise<LockOwner | null> {
+    const r = await this.#readLock(this.lockPath(id))
+    return r.kind === 'owner' ? r.owner : null
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The lock protocol
+
+  /**
+   * Takes `<id>.lock`: created with `wx` (one creator wins), then the next fencing token is taken
+   * from `<id>.fence` and the owner is written and fsynced. An existing lock is stale, and broken,
+   * only when it names this host and a pid that is not alive, or when it is unparseable and older
+   * than `staleLockMs`. Anything else is `SESSION_OWNED` naming the owner.
+   * @internal
+   */
+  async acquireLock(id: string): Promise<LockOwner> {
+    const lock = this.lockPath(id)
+    for (let attempt = 0; ; attempt++) {
+      let fh: StoreFile
+      try {
+        fh = await this.fs.open(lock, 'wx', 0o644)
+      } catch (err) {
+        if (errno(err) !== 'EEXIST') throw ioError('IO_ERROR', err, lock, 'cannot create the lock file', id)
+        const seen = await this.#readLock(lock)
+        if (seen.kind === 'gone') continue
+        const stale = this.#isStale(seen)
+        if (!stale || attempt >= 3) {
+          throw new TurnlogError(
+            'SESSION_OWNED',
+            seen.kind === 'owner'
+              ? `the session has a writer: pid ${seen.owner.pid} on ${seen.owner.host} (token ${seen.owner.token})`
+              : 'the session is being opened for writing by another process',
+            { sessionId: id, file: lock, info: seen.kind === 'owner' ? { owner: seen.owner } : { lock: 'incomplete' } },
+          )
+        }
+        await this.#breakStale(id, lock, seen)
+        continue
+      }
+      try {
+        const token = (await this.#readFence(id)) + 1
+        await this.#writeFence(id, token)
+        const owner: LockOwner = { pid: this.pid, host: this.host, token, acquiredAt: this.clock() }
+        await writeAll(fh, Buffer.from(JSON.stringify(owner) + '\n'), 0)
+        await fh.sync()
+        await fh.close()
+        return owner
+      } catch (err) {
+        await fh.close().catch(() => {})
+        await this.fs.unlink(lock).catch(() => {})
+        throw TurnlogError.is(err) ? err : ioError('IO_ERROR', err, lock, 'cannot write the lock file', id)
+      }
+    }
+  }
+
+  /** Removes `<id>.lock` if it still names this owner's token. @internal */
+  async releaseLock(id: string, owner: LockOwner): Promise<void> {
+    const lock = this.lockPath(id)
+    const seen = await this.#readLock(lock)
+    if (seen.kind === 'owner' && seen.owner.token === owner.token && seen.owner.pid === owner.pid) {
+      await this.fs.unlink(lock).catch(() => {})
+    }
+  }
+
+  /** Throws `SESSION_OWNED` unless `<id>.lock` still names `owner` (the fencing check). @internal */
+  async checkFence(id: string, owner: LockOwner): Promise<void> {
+    const lock = this.lockPath(id)
+    const seen = await this.#readLock(lock)
+    if (seen.kind === 'owner' && seen.owner.token === owner.token && seen.owner.pid === owner.pid && seen.owner.host === owner.host) return
+    throw new TurnlogError('SESSION_OWNED', `this writer's fencing token ${owner.token} is stale: the lock was taken over or removed`, {
+      sessionId: id, file: lock, info: { token: owner.token, ...(seen.kind === 'owner' ? { owner: seen.owner } : { lock: seen.kind }) },
+    })
+  }
+
+  #isStale(seen: LockRead): boolean {
+    if (seen.kind === 'owner') return seen.owner.host === this.host && seen.owner.pid !== this.pid && !this.isAlive(seen.owner.pid)
+    if (seen.kind === 'garbage') return this.clock() - seen.mtimeMs > this.staleLockMs
+    return false
+  }
+
+  /** Removes a stale lock under the takeover mutex, after checking it is still the same stale lock. */
+  async #breakStale(id: string, lock: string, seen: LockRead): Promise<void> {
+    const mutex = `${lock}.takeover`
+    let m: StoreFile
+    try {
+      m = await this.fs.open(mutex, 'wx', 0o644)
+    } catch (err) {
+      if (errno(err) !== 'EEXIST') throw ioError('IO_ERROR', err, mutex, 'cannot create the takeover file', id)
+      // someone else is breaking it; a mutex left by a dead breaker goes after staleLockMs
+      try {
+        const st = await this.fs.stat(mutex)
+        if (this.clock() - st.mtimeMs > this.staleLockMs) await this.fs.unlink(mutex).catch(() => {})
+      } catch {
+        /* gone meanwhile */
+      }
+      await new Promise((r) => setTimeout(r, 5))
+      return
+    }
+    try {
+      await m.close().catch(() => {})
+      const now = await this.#readLock(lock)
+      if (now.kind === 'gone') return
+      if (JSON.stringify(now) !== JSON.stringify(seen) || !this.#isStale(now)) return
+      await this.fs.unlink(lock).catch((err: unknown) => {
+        if (errno(err) !== 'ENOENT') throw ioError('IO_ERROR', err, lock, 'cannot remove the stale lock', id)
+      })
+    } finally {
+      await this.fs.unlink(mutex).catch(() => {})
+    }
+  }
+
+  async #readLock(lock: string): Promise<LockRead> {
+    let text: string
+    let mtimeMs = 0
+    try {
+      text = (await this.fs.readFile(lock)).toString('utf8')
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return { kind: 'gone' }
+      throw ioError('IO_ERROR', err, lock, 'cannot read the lock file')
+    }
+    try {
+      const o = JSON.parse(text) as Partial<LockOwner>
+      if (typeof o.pid === 'number' && typeof o.host === 'string' && typeof o.token === 'number') {
+        return { kind: 'owner', owner: { pid: o.pid, host: o.host, token: o.token, acquiredAt: Number(o.acquiredAt) || 0 } }
+      }
+    } catch {
+      /* garbage */
+    }
+    try {
+      mtimeMs = (await this.fs.stat(lock)).mtimeMs
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return { kind: 'gone' }
+    }
+    return { kind: 'garbage', mtimeMs }
+  }
+
+  async #readFence(id: string): Promise<number> {
+    const f = join(this.dir, `${id}.fence`)
+    try {
+      const n = Number((await this.fs.readFile(f)).toString('utf8').trim())
+      return Number.isSafeInteger(n) && n >= 0 ? n : 0
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return 0
+      throw ioError('IO_ERROR', err, f, 'cannot read the fence file', id)
+    }
+  }
+
+  async #writeFence(id: string, token: number): Promise<void> {
+    const f = join(this.dir, `${id}.fence`)
+    const tmp = `${f}.${this.pid}.${randomBytes(4).toString('hex')}.tmp`
+    try {
+      const fh = await this.fs.open(tmp, 'wx', 0o644)
+      try {
+        await writeAll(fh, Buffer.from(`${token}\n`), 0)
+        await fh.sync()
+      } finally {
+        await fh.close().catch(() => {})
+      }
+      await this.fs.rename(tmp, f)
+      await this.fs.syncDir(this.dir)
+    } catch (err) {
+      await this.fs.unlink(tmp).catch(() => {})
+      throw ioError('IO_ERROR', err, f, 'cannot write the fence file', id)
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Reading
+
+  async #exists(file: string): Promise<boolean> {
+    try {
+      await this.fs.stat(file)
+      return true
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return false
+      throw ioError('IO_ERROR', err, file, 'cannot stat the session file')
+    }
+  }
+
+  /** Reads the whole file once: header, number of complete records, where they end, the torn tail. */
+  async #scan(id: string, file: string): Promise<Scan> {
+    let fh: StoreFile
+    try {
+      fh = await this.fs.open(file, 'r')
+    } catch (err) {
+      if (errno(err) === 'ENOENT') throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id, file })
+      throw ioError('IO_ERROR', err, file, 'cannot open the session file', id)
+    }
+    try {
+      const dec = new JsonlDecoder({ registry: this.registry, file })
+      const sink: LogEvent[] = []
+      await readChunks(fh, Infinity, file, id, (chunk) => {
+        dec.push(chunk, sink)
+        sink.length = 0
+      })
+      const r = dec.end({ tolerateTornTail: true })
+      const complete = r.torn ? r.torn.offset : r.bytes
+      return { header: r.header, count: dec.eventCount, completeBytes: complete, torn: r.torn }
+    } finally {
+      await fh.close().catch(() => {})
+    }
+  }
+
+  /** Streams the records of `file` within its first `limit` bytes, from `fromSeq`. @internal */
+  async *stream(id: string, file: string, limit: number, fromSeq: number): AsyncGenerator<LogEvent> {
+    let fh: StoreFile
+    try {
+      fh = await this.fs.open(file, 'r')
+    } catch (err) {
+      throw ioError('IO_ERROR', err, file, 'cannot open the session file', id)
+    }
+    try {
+      const dec = new JsonlDecoder({ registry: this.registry, file })
+      const out: LogEvent[] = []
+      for await (const chunk of chunkIterator(fh, limit, file, id)) {
+        dec.push(chunk, out)
+        const batch = out.splice(0)
+        for (const e of batch) if (e.seq >= fromSeq) yield e
+      }
+      dec.end()
+    } finally {
+      await fh.close().catch(() => {})
+    }
+  }
+}
+
+type LockRead = { kind: 'owner'; owner: LockOwner } | { kind: 'garbage'; mtimeMs: number } | { kind: 'gone' }
+
+interface Scan {
+  header: LogHeader
+  count: number
+  /** Bytes of the header and the complete records. */
+  completeBytes: number
+  torn?: TornTail
+}
+
+class JsonlReader implements LogReader {
+  readonly mode = 'read' as const
+  readonly header: LogHeader
+  readonly length: number
+  readonly torn?: TornTail
+  readonly #limit: number
+
+  constructor(readonly store: JsonlStore, readonly sessionId: string, readonly file: string, scan: Scan) {
+    this.header = scan.header
+    this.length = scan.count
+    if (scan.torn) this.torn = scan.torn
+    this.#limit = scan.completeBytes
+  }
+
+  events(fromSeq?: number): AsyncIterable<LogEvent> {
+    return this.store.stream(this.sessionId, this.file, this.#limit, checkFrom(fromSeq, this.sessionId))
+  }
+
+  async close(): Promise<void> {}
+}
+
+interface Pending {
+  bytes: Buffer
+  count: number
+  result: AppendResult
+  resolve: (r: AppendResult) => void
+  reject: (e: unknown) => void
+}
+
+class JsonlWriter implements LogWriter {
+  readonly mode = 'write' as const
+  readonly header: LogHeader
+  readonly token: number
+  #torn: TornTail | undefined
+  /** Accepted events (the next seq). */
+  #length: number
+  #durableLength: number
+  /** Bytes written to the file (durable and in flight). */
+  #size: number
+  #durableBytes: number
+  #queue: Pending[] = []
+  #running: Promise<void> | null = null
+  #failed: TurnlogError | null = null
+  #closed = false
+  #closing: Promise<void> | null = null
+  /** Number of write+fsync batches done (tests and the bench read it). */
+  batches = 0
+
+  constructor(
+    readonly store: JsonlStore,
+    readonly sessionId: string,
+    readonly file: string,
+    scan: Scan,
+    readonly fh: StoreFile,
+    readonly owner: LockOwner,
+  ) {
+    this.header = scan.header
+    this.token = owner.token
+    this.#torn = scan.torn
+    this.#length = scan.count
+    this.#durableLength = scan.count
+    this.#size = scan.torn ? scan.torn.offset + scan.torn.bytes.length : scan.completeBytes
+    this.#durableBytes = scan.completeBytes
+  }
+
+  get length(): number {
+    return this.#length
+  }
+  get durableLength(): number {
+    return this.#durableLength
+  }
+  get failed(): TurnlogError | null {
+    return this.#failed
+  }
+  get torn(): TornTail | undefined {
+    return this.#torn
+  }
+
+  events(fromSeq?: number): AsyncIterable<LogEvent> {
+    return this.store.stream(this.sessionId, this.file, this.#durableBytes, checkFrom(fromSeq, this.sessionId))
+  }
+
+  append(events: readonly LogEvent[], opts: AppendOptions): Promise<AppendResult> {
+    let bytes: Buffer
+    try {
+      if (this.#failed) throw this.#failed
+      if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
+      if (this.#torn) {
+        throw new TurnlogError('TORN_TAIL', 'the log has a torn tail: quarantine it (repair) before appending', {
+          sessionId: this.sessionId, file: this.file, offset: this.#torn.offset, line: this.#torn.line, repairable: true,
+        })
+      }
+      checkBatch(this.sessionId, events, opts?.expectedSeq, this.#length, this.store.registry)
+      let text = ''
+      for (const e of events) text += encodeEvent(e, { checksums: true }) + '\n'
+      bytes = Buffer.from(text, 'utf8')
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    const firstSeq = this.#length
+    this.#length += events.length
+    if (events.length === 0) {
+      // nothing to write: durable once everything accepted before it is
+      return this.#barrier().then(() => ({ firstSeq, length: firstSeq }))
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#queue.push({ bytes, count: events.length, result: { firstSeq, length: this.#length }, resolve, reject })
+      if (!this.#running) {
+        // one batch per microtask: appends made in the same tick share a write and an fsync
+        this.#running = Promise.resolve().then(() => this.#drain())
+      }
+    })
+  }
+
+  /** Resolves when everything accepted so far is durable; rejects with the failure. */
+  #barrier(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.#failed) return reject(this.#failed)
+      if (!this.#running) return resolve()
+      this.#running.then(() => (this.#failed ? reject(this.#failed) : resolve()))
+    })
+  }
+
+  /** Group commit: while a batch is being written and fsynced, new appends queue for the next one. */
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue
+      this.#queue = []
+      try {
+        await this.#commit(batch)
+      } catch (err) {
+        this.#stop(err, batch)
+        break
+      }
+      this.batches++
+      for (const p of batch) p.resolve(p.result)
+    }
+    this.#running = null
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    const buf = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes))
+    let n = 0
+    for (const p of batch) n += p.count
+    // fencing: a writer whose lock was taken over (or removed) writes nothing more
+    await this.store.checkFence(this.sessionId, this.owner)
+    try {
+      await writeAll(this.fh, buf, this.#size)
+    } catch (err) {
+      // whatever part reached the file is a torn tail for the next opener; this handle stops
+      throw ioError('IO_ERROR', err, this.file, 'write failed', this.sessionId, this.#durableLength)
+    }
+    this.#size += buf.length
+    try {
+      await this.fh.sync()
+    } catch (err) {
+      throw ioError('FSYNC_FAILED', err, this.file, 'fsync failed: the session stops writing (an fsync is never retried)', this.sessionId, this.#durableLength)
+    }
+    this.#durableBytes = this.#size
+    this.#durableLength += n
+  }
+
+  #stop(err: unknown, batch: Pending[]): void {
+    const e = TurnlogError.is(err) ? err : ioError('IO_ERROR', err, this.file, 'append failed', this.sessionId)
+    this.#failed = e
+    const rest = this.#queue
+    this.#queue = []
+    for (const p of [...batch, ...rest]) p.reject(e)
+  }
+
+  async quarantineTornTail(): Promise<{ file: string; bytes: number; offset: number } | null> {
+    if (this.#failed) throw this.#failed
+    if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
+    const torn = this.#torn
+    if (!torn) return null
+    const fs = this.store.fs
+    const dir = this.store.dir
+    let q = ''
+    let qh: StoreFile | undefined
+    for (let n = 1; !qh; n++) {
+      q = join(dir, `${this.sessionId}.quarantine-${n}`)
+      try {
+        qh = await fs.open(q, 'wx', 0o644)
+      } catch (err) {
+        if (errno(err) !== 'EEXIST' || n > 10_000) throw ioError('IO_ERROR', err, q, 'cannot create the quarantine file', this.sessionId)
+      }
+    }
+    try {
+      await writeAll(qh, torn.bytes, 0)
+      await qh.sync()
+    } catch (err) {
+      await qh.close().catch(() => {})
+      throw ioError('IO_ERROR', err, q, 'cannot write the quarantine file', this.sessionId)
+    }
+    await qh.close().catch(() => {})
+    try {
+      await fs.syncDir(dir)
+      // only now, with the torn bytes durable elsewhere, cut the log back to its last complete record
+      await this.store.checkFence(this.sessionId, this.owner)
+      await this.fh.truncate(torn.offset)
+      await this.fh.sync()
+    } catch (err) {
+      const e = TurnlogError.is(err) ? err : ioError('FSYNC_FAILED', err, this.file, 'cannot cut the torn tail', this.sessionId)
+      this.#failed = e
+      throw e
+    }
+    this.#size = torn.offset
+    this.#durableBytes = torn.offset
+    this.#torn = undefined
+    return { file: q, bytes: torn.bytes.length, offset: torn.offset }
+  }
+
+  close(): Promise<void> {
+    if (!this.#closing) {
+      this.#closed = true
+      this.#closing = (async () => {
+        await this.#running?.catch(() => {})
+        await this.fh.close().catch(() => {})
+        await this.store.releaseLock(this.sessionId, this.owner).catch(() => {})
+      })()
+    }
+    return this.#closing
+  }
+}
+
+// -----------------------------------------------------------------------------------------------
+
+function checkFrom(fromSeq: unknown, sessionId: string): number {
+  if (fromSeq === undefined) return 0
+  if (typeof fromSeq !== 'number' || !Number.isSafeInteger(fromSeq) || fromSeq < 0) {
+    throw new TurnlogError('INVALID_ARGUMENT', 'events(fromSeq): fromSeq must be a non-negative integer', { sessionId, field: 'fromSeq' })
+  }
+  return fromSeq
+}
+
+async function writeAll(fh: StoreFile, buf: Uint8Array, position: number): Promise<void> {
+  let off = 0
+  while (off < buf.length) {
+    const { bytesWritten } = await fh.write(buf, off, buf.length - off, position + off)
+    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' })
+    off += bytesWritten
+  }
+}
+
+async function* chunkIterator(fh: StoreFile, limit: number, file: string, id: string): AsyncGenerator<Buffer> {
+  let pos = 0
+  for (;;) {
+    const want = Math.min(CHUNK, limit - pos)
+    if (want <= 0) return
+    const buf = Buffer.allocUnsafe(want)
+    let got: number
+    try {
+      got = (await fh.read(buf, 0, want, pos)).bytesRead
+    } catch (err) {
+      throw ioError('IO_ERROR', err, file, 'read failed', id)
+    }
+    if (got === 0) return
+    pos += got
+    yield got === want ? buf : buf.subarray(0, got)
+  }
+}
+
+async function readChunks(fh: StoreFile, limit: number, file: string, id: string, onChunk: (b: Buffer) => void): Promise<void> {
+  for await (const c of chunkIterator(fh, limit, file, id)) onChunk(c)
+}
+
+function errno(err: unknown): string | undefined {
+  const c = (err as { code?: unknown } | null)?.code
+  return typeof c === 'string' ? c : undefined
+}
+
+function ioError(
+  code: 'IO_ERROR' | 'FSYNC_FAILED', err: unknown, file: string, what: string, sessionId?: string, seq?: number,
+): TurnlogError {
+  if (TurnlogError.is(err)) return err
+  const e = errno(err)
+  return new TurnlogError(code, `${what}: ${(err as Error)?.message ?? String(err)}`, {
+    file, sessionId, ...(seq !== undefined ? { seq } : {}), ...(e ? { info: { errno: e } } : {}),
+  }, { cause: err })
+}
+
+/** Liveness of a pid on this host: `kill(pid, 0)`; EPERM means it exists (another user's). */
+export function pidAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return errno(err) === 'EPERM'
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * The store contract (api.md "Stores"): every log store — memory, jsonl, sqlite, postgres — offers
+ * the same `LogStore`, and one contract test suite (`test/stores/contract.ts`) runs against each.
+ *
+ * - `create(id, header?)` makes an empty session (`SESSION_EXISTS` if it is there already).
+ * - `open(id, 'read')` is a snapshot: `length` and `events(from)` cover the records complete at
+ *   open (a torn tail is not part of it; `torn` says so).
+ * - `open(id, 'write')` takes the single writer's ownership (`SESSION_OWNED` for a second writer,
+ *   in this process or another) with a fencing `token` that grows with every ownership.
+ * - `append(events, { expectedSeq })` takes committed events (seq assigned by the `Session`);
+ *   `expectedSeq` must equal the handle's `length` (the seq the next event gets) and the events'
+ *   seqs must run from it: a mismatch is `SEQ_CONFLICT`, never a duplicate or a gap. It resolves when
+ *   the events are durable; concurrent appends are committed together (group commit).
+ * - A failed write or fsync rejects with `IO_ERROR` / `FSYNC_FAILED` and **stops** the handle:
+ *   every later append rejects with the same error (an fsync is never retried: after a failed
+ *   fsync the kernel may have dropped the dirty pages, and a retry that succeeds would lie).
+ * - Session ids are checked by `assertSessionId` (`INVALID_SESSION_ID`): no id escapes the store.
+ */
+import type { LogEvent } from '../events/envelope.js'
+import type { TurnlogError } from '../events/errors.js'
+import type { LogHeader, TornTail } from '../events/jsonl.js'
+
+/** What a caller may set in a new session's header; `type`, `format`, `id`, `checksums` are the store's. */
+export interface HeaderInit {
+  createdAt?: number
+  parent?: { session: string; seq: number }
+  inheritedEventCount?: number
+}
+
+export type OpenMode = 'read' | 'write'
+
+export interface OpenWriteOptions {
+  /**
+   * Open a log whose last line is torn instead of refusing it with `TORN_TAIL`. The handle then
+   * has `torn`, and refuses appends until `quarantineTornTail()` has moved the torn bytes aside
+   * (what `repair` does under the write lock). Stores that cannot tear ignore it.
+   */
+  allowTornTail?: boolean
+}
+
+export interface AppendOptions {
+  /** The seq the first event must have: the handle's `length` when the append is called. */
+  expectedSeq: number
+}
+
+export interface AppendResult {
+  /** The seq of the first appended event and the length after the append. */
+  firstSeq: number
+  length: number
+}
+
+/** A read-only view of one session. */
+export interface LogReader {
+  readonly sessionId: string
+  readonly mode: OpenMode
+  readonly header: LogHeader
+  /**
+   * Number of events: for a read handle, the complete records at open; for a write handle, the
+   * events accepted so far (`durableLength` of them are durable).
+   */
+  readonly length: number
+  /** Streams the events with `seq >= fromSeq` (default 0), in seq order, up to `length` (read
+   * handle) or `durableLength` (write handle). */
+  events(fromSeq?: number): AsyncIterable<LogEvent>
+  /** Set when the log's last line is torn (read handles, and write handles opened with `allowTornTail`). */
+  readonly torn?: TornTail
+  close(): Promise<void>
+}
+
+/** The single owner's handle. */
+export interface LogWriter extends LogReader {
+  readonly mode: 'write'
+  /** The fencing token of this ownership: larger than every earlier owner's. */
+  readonly token: number
+  /** Events known durable (their append resolved, or they were there at open). */
+  readonly durableLength: number
+  /** The error that stopped the handle, or null while it is healthy. */
+  readonly failed: TurnlogError | null
+  append(events: readonly LogEvent[], opts: AppendOptions): Promise<AppendResult>
+  /**
+   * Moves a torn tail aside (copies the bytes to a quarantine file beside the log, fsyncs it, then
+   * cuts the log back to its last complete record). Resolves with where the bytes went; `null`
+   * when there was no torn tail. Only for handles opened with `allowTornTail`.
+   */
+  quarantineTornTail?(): Promise<{ file: string; bytes: number; offset: number } | null>
+}
+
+export interface LogStore {
+  /** `'memory'`, `'jsonl'`, … */
+  readonly kind: string
+  /** Creates an empty session; resolves with its header. `SESSION_EXISTS`, `INVALID_SESSION_ID`. */
+  create(id: string, header?: HeaderInit): Promise<LogHeader>
+  open(id: string, mode: 'read'): Promise<LogReader>
+  open(id: string, mode: 'write', opts?: OpenWriteOptions): Promise<LogWriter>
+  open(id: string, mode: OpenMode, opts?: OpenWriteOptions): Promise<LogReader | LogWriter>
+  /** Every session id in the store, sorted. */
+  list(): Promise<string[]>
+  /** True when the session exists. */
+  has(id: string): Promise<boolean>
+}
