@@ -11,7 +11,9 @@
  * - turnlog: `readLog(path)` (crc on the raw bytes, UTF-8, JSON, zod validation, seq) then
  *   `replay(events)` — every reducer (surface, history, transcript, inbox, lifecycle, usage; a
  *   superset of the four the target names) folded in one pass and frozen.
- * - Median of 3 for each, interleaved (baseline, turnlog, baseline, …), a full GC before each run.
+ * - Median of 3 for each, interleaved (baseline, turnlog, baseline, …), a full GC before each run;
+ *   `value` is median(turnlog) / median(baseline); `detail.pairedRatios` divides each turnlog run by
+ *   the baseline run just before it (a busy machine shows up as spread between them).
  *   `TURNLOG_BENCH_EVENTS` shrinks the log (default 1,000,000).
  */
 import { mkdtemp, open, rm } from 'node:fs/promises'
@@ -106,6 +108,9 @@ export async function benchReplay(log: (line: string) => void = () => {}): Promi
         foldMs: round(median(folds), 1),
         baselineLinesPerSec: Math.round((gen.events + 1) / (baselineMs / 1000)),
         turnlogEventsPerSec: Math.round(gen.events / (turnlogMs / 1000)),
+        // each turnlog run divided by the baseline run just before it: steadier on a busy machine
+        pairedRatios: tl.map((x, i) => round(x / base[i]!)),
+        medianPairedRatio: round(median(tl.map((x, i) => x / base[i]!))),
         baselineRunsMs: base.map((x) => round(x, 1)),
         turnlogRunsMs: tl.map((x) => round(x, 1)),
         baseline: 'read (4 MiB chunks) + split lines + JSON.parse, objects kept',
