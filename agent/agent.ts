@@ -274,6 +274,9 @@ export class TurnlogAgent implements Agent {
       turn: { state: JSON.stringify(ts.value), context: { ...ts.context } },
       step: this.step ? { state: this.step.state(), turn: this.step.turn, step: this.step.step } : null,
       inbox: { nextTurn: ib.context.nextTurn, nextStep: ib.context.nextStep, latched: ib.matches('latched') },
+      openTurn: this.lifecycle.openTurn,
+      openStep: this.lifecycle.openStep,
+      pendingToolCalls: this.lifecycle.pendingToolCalls.map((c) => ({ ...c })),
       lastSeq: this.session.length - 1,
     }
   }

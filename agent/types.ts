@@ -224,6 +224,10 @@ export interface AgentSnapshot {
   turn: { state: string; context: Record<string, unknown> }
   step: { state: string; turn: number; step: number } | null
   inbox: { nextTurn: readonly UserMessage[]; nextStep: readonly UserMessage[]; latched: boolean }
+  /** From the log: the open turn and step, and the tool calls of the open step still without a result. */
+  openTurn: number | null
+  openStep: number | null
+  pendingToolCalls: ReadonlyArray<{ seq: number; callId: string; name: string; arguments: string }>
   lastSeq: number
 }
 

@@ -490,3 +490,30 @@ describe('inbox edits', () => {
     expect(statuses).toEqual(['running', 'idle'])
   })
 })
+
+describe('snapshot', () => {
+  it('P2: snapshot() shows the machines and the lifecycle position, pending tool calls included', async () => {
+    let seen: ReturnType<typeof make>['agent'] | null = null
+    let snap: any = null
+    const slow = defineTool({
+      name: 'slow', description: 'slow', parameters: z.object({}),
+      execute: async () => {
+        snap = seen!.snapshot()
+        return 'ok'
+      },
+    })
+    const { agent } = make([{ toolCalls: [{ name: 'slow', args: {} }] }, { text: 'done' }], { tools: [slow] })
+    seen = agent
+    agent.followup('go')
+    await agent.whenIdle()
+    expect(snap.status).toBe('running')
+    expect(snap.turn.state).toContain('stepping')
+    expect(snap.step).toMatchObject({ state: 'runningTools', turn: 1, step: 1 })
+    expect(snap.openTurn).toBe(1)
+    expect(snap.openStep).toBe(1)
+    expect(snap.pendingToolCalls.map((c: any) => c.callId)).toEqual(['call_1'])
+    const idle = agent.snapshot()
+    expect(idle).toMatchObject({ status: 'idle', step: null, openTurn: null, openStep: null, pendingToolCalls: [] })
+    expect(idle.lastSeq).toBe(agent.events.length - 1)
+  })
+})
