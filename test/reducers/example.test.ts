@@ -5,7 +5,7 @@ import { deepFreeze, TurnlogError, type LogEvent } from '../../events/index.js'
 import { createLiveProjection, foldEvents } from '../../reducers/index.js'
 import { replay, stateAt } from '../../replay/replay.js'
 
-const EXAMPLE = new URL('../../../shared/design/example.jsonl', import.meta.url)
+const EXAMPLE = new URL('../../examples/weather.jsonl', import.meta.url)
 
 function loadExample(): LogEvent[] {
   const lines = readFileSync(EXAMPLE, 'utf8').split('\n').filter((l) => l.trim() !== '')

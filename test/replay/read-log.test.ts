@@ -9,7 +9,7 @@ import { encodeEvent, encodeHeader, TurnlogError, type ErrorCode, type LogEvent 
 import { isLogHeader, readLog, readLogStream, type ReadLogOptions } from '../../replay/index.js'
 import { HEADER, lineOffset, logBytes, logLines, smallEvents } from './jsonl-helpers.js'
 
-const EXAMPLE = '/work/shared/design/example.jsonl'
+const EXAMPLE = new URL('../../examples/weather.jsonl', import.meta.url).pathname
 
 let dir: string
 beforeAll(async () => {

@@ -33,7 +33,7 @@ describe('defineTool and toolSpec', () => {
   })
 
   it("gives the example log's request/header tool shape exactly", () => {
-    const lines = readFileSync(new URL('../../../shared/design/example.jsonl', import.meta.url), 'utf8').trim().split('\n')
+    const lines = readFileSync(new URL('../../examples/weather.jsonl', import.meta.url), 'utf8').trim().split('\n')
     const header = lines.map((l) => JSON.parse(l) as { type: string; data: { tools: unknown[] } }).find((e) => e.type === 'request/header')!
     expect(toolSpec(weather as unknown as AnyTool)).toEqual(header.data.tools[0])
     expect(toolSpec(weather as unknown as AnyTool)).not.toHaveProperty('parameters.$schema')
