@@ -1,0 +1,179 @@
+/**
+ * A fault-injecting `StoreFs` for the jsonl store (quality.md "Reliability"): wraps the real file
+ * system and can
+ * - fail an fsync (`failSync('EIO')`), a write (`failWrite('ENOSPC', { partial })`, optionally after
+ *   writing a part of the buffer, as a full disk does);
+ * - hold an fsync open (`holdSyncs()`): the bytes are written, not yet durable — then `crash()`;
+ * - `crash({ keep })`: drop what was not fsynced. For every file written through this layer the
+ *   bytes after its last fsync are cut, keeping `keep(unsynced)` of them (0: nothing reached the
+ *   disk; a random prefix: a torn write). Every handle opened before the crash then fails with EIO,
+ *   like a process that is gone.
+ * It counts writes and fsyncs (group commit tests).
+ */
+import { truncate } from 'node:fs/promises'
+import { nodeFs, type StoreFile, type StoreFs } from '../../stores/jsonl/fs.js'
+
+export interface FaultyFs extends StoreFs {
+  writes: number
+  syncs: number
+  /** The next fsync (of a path containing `match`, if given) fails with `code`. */
+  failSync(code?: string, match?: string): void
+  /** The next write fails with `code` after writing `partial` bytes of it. */
+  failWrite(code?: string, opts?: { partial?: number; match?: string }): void
+  /** Every later fsync waits until `release()` is called (or forever, then `crash()`). */
+  holdSyncs(): { release(): void; waiting(): number }
+  /** Drops the unsynced bytes of every file written through this layer; old handles then fail. */
+  crash(opts?: { keep?: (unsynced: number) => number }): Promise<Array<{ path: string; synced: number; size: number; kept: number }>>
+  /** Bytes durable per path (size at the last fsync), for assertions. */
+  synced(path: string): number | undefined
+}
+
+function errnoError(code: string, what: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: injected fault (${what})`), { code })
+}
+
+export function faultyFs(base: StoreFs = nodeFs): FaultyFs {
+  let epoch = 0
+  const synced = new Map<string, number>()
+  const sizes = new Map<string, number>()
+  let syncFault: { code: string; match?: string } | null = null
+  let writeFault: { code: string; partial: number; match?: string } | null = null
+  let hold: { waiters: Array<() => void>; released: boolean } | null = null
+
+  const fs: FaultyFs = {
+    writes: 0,
+    syncs: 0,
+    async open(path, flags, mode) {
+      const f = await base.open(path, flags, mode)
+      const myEpoch = epoch
+      const alive = (what: string) => {
+        if (myEpoch !== epoch) throw errnoError('EIO', `${what} after crash`)
+      }
+      if (flags !== 'r') {
+        const size = (await f.stat()).size
+        if (!synced.has(path)) synced.set(path, flags.includes('x') ? 0 : size)
+        sizes.set(path, size)
+      }
+      const file: StoreFile = {
+        async write(buf, off, len, pos) {
+          alive('write')
+          fs.writes++
+          if (writeFault && (!writeFault.match || path.includes(writeFault.match))) {
+            const wf = writeFault
+            writeFault = null
+            const part = Math.min(wf.partial, len)
+            if (part > 0) await f.write(buf, off, part, pos)
+            sizes.set(path, Math.max(sizes.get(path) ?? 0, pos + part))
+            throw errnoError(wf.code, 'write')
+          }
+          const r = await f.write(buf, off, len, pos)
+          sizes.set(path, Math.max(sizes.get(path) ?? 0, pos + r.bytesWritten))
+          return r
+        },
+        async read(buf, off, len, pos) {
+          alive('read')
+          return f.read(buf, off, len, pos)
+        },
+        async sync() {
+          alive('fsync')
+          fs.syncs++
+          const sizeAtCall = sizes.get(path) ?? (await f.stat()).size
+          if (hold && !hold.released) {
+            const h = hold
+            await new Promise<void>((r) => h.waiters.push(r))
+            alive('fsync')
+          }
+          if (syncFault && (!syncFault.match || path.includes(syncFault.match))) {
+            const sf = syncFault
+            syncFault = null
+            throw errnoError(sf.code, 'fsync')
+          }
+          await f.sync()
+          synced.set(path, sizeAtCall)
+        },
+        async truncate(len) {
+          alive('truncate')
+          await f.truncate(len)
+          sizes.set(path, len)
+          // a truncate is metadata: durable at the next fsync; until then the old size may come back
+        },
+        async stat() {
+          alive('stat')
+          return f.stat()
+        },
+        async close() {
+          await f.close()
+        },
+      }
+      return file
+    },
+    readFile: (p) => base.readFile(p),
+    link: (a, b) => base.link(a, b),
+    rename: async (a, b) => {
+      await base.rename(a, b)
+      const s = synced.get(a)
+      if (s !== undefined) {
+        synced.set(b, s)
+        synced.delete(a)
+        sizes.set(b, sizes.get(a) ?? s)
+        sizes.delete(a)
+      }
+    },
+    unlink: async (p) => {
+      await base.unlink(p)
+      synced.delete(p)
+      sizes.delete(p)
+    },
+    stat: (p) => base.stat(p),
+    readdir: (p) => base.readdir(p),
+    mkdir: (p, o) => base.mkdir(p, o),
+    syncDir: (p) => base.syncDir(p),
+    failSync(code = 'EIO', match) {
+      syncFault = { code, ...(match ? { match } : {}) }
+    },
+    failWrite(code = 'ENOSPC', opts = {}) {
+      writeFault = { code, partial: opts.partial ?? 0, ...(opts.match ? { match: opts.match } : {}) }
+    },
+    holdSyncs() {
+      const h = { waiters: [] as Array<() => void>, released: false }
+      hold = h
+      return {
+        release() {
+          h.released = true
+          for (const w of h.waiters.splice(0)) w()
+          if (hold === h) hold = null
+        },
+        waiting: () => h.waiters.length,
+      }
+    },
+    async crash(opts = {}) {
+      epoch++
+      const out: Array<{ path: string; synced: number; size: number; kept: number }> = []
+      for (const [path, s] of synced) {
+        let size: number
+        try {
+          size = (await base.stat(path)).size
+        } catch {
+          continue
+        }
+        if (size <= s) continue
+        const unsynced = size - s
+        const kept = Math.max(0, Math.min(unsynced, Math.floor(opts.keep?.(unsynced) ?? 0)))
+        await truncate(path, s + kept)
+        out.push({ path, synced: s, size, kept })
+      }
+      // the pending holds never return (their handles are dead)
+      if (hold) {
+        const h = hold
+        hold = null
+        h.released = true
+        for (const w of h.waiters.splice(0)) w()
+      }
+      synced.clear()
+      sizes.clear()
+      return out
+    },
+    synced: (p) => synced.get(p),
+  }
+  return fs
+}
