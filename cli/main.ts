@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
 import { demoCommand } from './commands/demo.js'
+import { fuzzCommand } from './commands/fuzz.js'
 import { replayCommand } from './commands/replay.js'
 import { verifyCommand } from './commands/verify.js'
 import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
@@ -52,6 +53,14 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--store <PATH>', 'also write the log as JSONL to PATH')
     .addOption(new Option('--force', 'overwrite PATH if it exists'))
     .action(async (opts: { store?: string; force?: boolean }) => done(await demoCommand(opts, io)))
+
+  p.command('fuzz')
+    .description('fuzz the agent (scheduled model-based runs) with your tools and hooks; check every invariant')
+    .option('--runs <N>', 'number of runs (default 200)')
+    .option('--seed <S>', 'fast-check seed (default: random; printed)')
+    .option('--hooks <MODULE>', 'a JS module exporting hooks (as createAgent({ hooks }))')
+    .option('--tools <MODULE>', 'a JS module exporting tools (defineTool results)')
+    .action(async (opts: { runs?: string; seed?: string; hooks?: string; tools?: string }) => done(await fuzzCommand(opts, io)))
 
   return p
 }
