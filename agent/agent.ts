@@ -20,6 +20,7 @@ import { transcriptReducer } from '../reducers/transcript.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { HookRegistry } from './hooks.js'
+import { Persistence } from './persistence.js'
 import { toUserMessage } from './messages.js'
 import { realTimers, resolveRetry, retryListener } from './retry-policy.js'
 import { runStep, type StepRun } from './step-driver.js'
@@ -65,6 +66,10 @@ export class TurnlogAgent implements Agent {
   #disposed = false
   #disposing = false
   readonly #unsubscribePlugins: Array<() => void> = []
+  /** Forwards committed events to `options.store` (agent/persistence.ts). */
+  readonly #persistence: Persistence | null = null
+  /** Set when persistence failed: no new turn, no new input. */
+  #halted: TurnlogError | null = null
 
   constructor(options: AgentOptions) {
     this.options = options
@@ -107,6 +112,10 @@ export class TurnlogAgent implements Agent {
     this.#turn = createActor(turnMachine, { input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps }, inspect: options.inspect }).start()
     const pending = inboxFromLog(this.session.events)
     this.#inbox = createActor(inboxMachine, { input: pending, inspect: options.inspect }).start()
+    // after every check that can throw, so a refused agent never takes the store's lock
+    if (options.store || options.storeWriter) {
+      this.#persistence = new Persistence(this, { store: options.store, writer: options.storeWriter })
+    }
 
     for (const [name, fns] of Object.entries(options.hooks ?? {})) {
       for (const fn of Array.isArray(fns) ? fns : [fns]) this.hooks.on(name, fn as never)
@@ -226,6 +235,11 @@ export class TurnlogAgent implements Agent {
     }
   }
 
+  /** Resolves when every event committed so far is durable in `options.store` (at once without a store). */
+  flush(): Promise<void> {
+    return this.#persistence ? this.#persistence.flush() : Promise.resolve()
+  }
+
   async dispose(): Promise<void> {
     if (this.#disposed) return
     this.#disposing = true
@@ -234,6 +248,7 @@ export class TurnlogAgent implements Agent {
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
+    await this.#persistence?.close()
     this.#settleIdle()
   }
 
@@ -294,6 +309,13 @@ export class TurnlogAgent implements Agent {
     this.hooks.emit(name, payload, (err, n) => {
       if (n !== 'agent/error') this.reportError(err, n)
     })
+  }
+
+  /** @internal Persistence failed: cancel the open turn (keeping the inbox), start nothing new. */
+  halt(error: TurnlogError): void {
+    if (this.#halted) return
+    this.#halted = error
+    this.cancel({ kind: 'hook', reason: `persistence failed: ${error.code}` }, { keepInbox: true })
   }
 
   /** @internal */
@@ -483,8 +505,8 @@ export class TurnlogAgent implements Agent {
   #closeTurn(): void {
     const c = this.#turn.getSnapshot().context
     this.append({ type: 'turn/end', data: { turn: c.turn, reason: c.endReason! } })
-    const latched = !this.#disposing && this.#latchedWork()
-    const nextTurnPending = !this.#disposing && this.#list('next-turn').length > 0
+    const latched = !this.#disposing && !this.#halted && this.#latchedWork()
+    const nextTurnPending = !this.#disposing && !this.#halted && this.#list('next-turn').length > 0
     this.#inbox.send({ type: 'UNLATCH' })
     this.#turn.send({ type: 'CLOSED', nextTurnPending, latched })
   }
@@ -565,6 +587,11 @@ export class TurnlogAgent implements Agent {
   #assertUsable(): void {
     if (this.#disposed || this.#disposing) {
       throw new TurnlogError('AGENT_DISPOSED', 'the agent is disposed', { sessionId: this.sessionId })
+    }
+    if (this.#halted) {
+      throw new TurnlogError('PERSISTENCE_FAILED', `the agent stopped: persistence failed (${this.#halted.code})`, {
+        sessionId: this.sessionId, info: { code: this.#halted.code },
+      }, { cause: this.#halted })
     }
   }
 

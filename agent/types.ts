@@ -11,6 +11,7 @@ import type {
 } from '../tools/types.js'
 import type { InspectionEvent } from 'xstate'
 import type { Next } from './hooks.js'
+import type { LogStore, LogWriter } from '../stores/types.js'
 
 export type AgentStatus = 'idle' | 'running'
 
@@ -56,6 +57,21 @@ export interface AgentOptions {
   /** The base call configuration (`agent/request` may change it per request). Default `{ model: model.info?.name ?? 'model' }`. */
   config?: Partial<RequestConfig>
   sessionId?: string
+  /**
+   * Persist the log: every committed event is appended to session `sessionId` of this store, in
+   * batches; `agent.flush()` resolves when everything so far is durable. The session is created if
+   * it does not exist; an existing empty one is used; one holding events is refused
+   * (`SESSION_EXISTS`: that is `resumeAgent`'s job). A store failure (open, append, fsync) is
+   * reported as `agent/error`, makes `flush()` reject with the coded error, cancels the open turn
+   * (`{kind:'hook', reason:'persistence failed: CODE'}`, inbox kept) and refuses new input
+   * (`PERSISTENCE_FAILED`). Default: none (the log lives in memory only).
+   */
+  store?: LogStore
+  /**
+   * An already open write handle to persist to (resumeAgent passes the one it repaired under);
+   * its length must equal the prefix length. The agent owns it and closes it on `dispose()`.
+   */
+  storeWriter?: LogWriter
   /** Events already in the log (resume, fork); turn numbering continues after them. */
   prefix?: readonly LogEvent[]
   maxParallelToolCalls?: number
@@ -211,6 +227,8 @@ export interface Agent {
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void
   subscribe(listener: (event: LogEvent) => void): () => void
   whenIdle(): Promise<void>
+  /** Resolves when every event committed so far is durable in the store (at once without one). */
+  flush(): Promise<void>
   cancel(cause?: CancelCause, options?: CancelOptions): void
   dispose(): Promise<void>
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T>

@@ -36,6 +36,8 @@ export const ERROR_CODES = [
   'SESSION_NOT_FOUND',
   'SESSION_EXISTS',
   'INVALID_SESSION_ID',
+  /** the agent stopped because its store failed (the cause is the store's coded error) */
+  'PERSISTENCE_FAILED',
   // agent API
   'INVALID_MESSAGE',
   'DUPLICATE_PENDING_ID',
