@@ -1,0 +1,55 @@
+/**
+ * The compiled library for child processes (Node 20 cannot run the TypeScript sources). Uses
+ * `dist/` when it is newer than every source file it is built from (CI: `npm ci` runs `prepare`,
+ * which builds it); otherwise compiles the closure the children import (stores/jsonl, agent,
+ * models, tools, events) with `tsc` into `node_modules/.cache/turnlog-child/` (inside the repo, so
+ * the children resolve `zod` and `xstate` from its node_modules). Returns the directory.
+ */
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'stores']
+const ENTRIES = ['stores/jsonl/index.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts']
+const PROBES = ['stores/jsonl/index.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js']
+
+function newestSource(): number {
+  let newest = 0
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name)
+      if (e.isDirectory()) walk(p)
+      else if (e.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs)
+    }
+  }
+  for (const d of SOURCE_DIRS) if (existsSync(join(ROOT, d))) walk(join(ROOT, d))
+  return newest
+}
+
+function fresh(dir: string, newest: number): boolean {
+  return PROBES.every((p) => existsSync(join(dir, p)) && statSync(join(dir, p)).mtimeMs >= newest)
+}
+
+let cached: string | undefined
+
+export function childLib(): string {
+  if (cached) return cached
+  const newest = newestSource()
+  const dist = join(ROOT, 'dist')
+  if (fresh(dist, newest)) return (cached = dist)
+  const out = join(ROOT, 'node_modules', '.cache', 'turnlog-child')
+  if (!fresh(out, newest)) {
+    mkdirSync(out, { recursive: true })
+    const cfg = join(out, 'tsconfig.json')
+    writeFileSync(cfg, JSON.stringify({
+      extends: join(ROOT, 'tsconfig.json'),
+      compilerOptions: { rootDir: ROOT, outDir: out, noEmit: false, declaration: false, sourceMap: false, incremental: false },
+      files: ENTRIES.map((e) => join(ROOT, e)),
+      include: [],
+    }))
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', cfg], { stdio: 'pipe' })
+  }
+  return (cached = out)
+}
