@@ -1,0 +1,349 @@
+/**
+ * B5 (quality.md "Performance"): the per-step overhead of the same scripted tool loop in turnlog
+ * and in its peers, measured back to back in one process: Vercel AI SDK v5 (`generateText` with
+ * `MockLanguageModelV2`), OpenAI Agents JS (`Runner.run` with a fake `Model`), and LangGraph.js
+ * (`createReactAgent` with a fake tool-calling chat model).
+ *
+ * The loop is B2's (bench/b2-step.ts): an instant scripted model that asks for one tool call
+ * (`add {a:1,b:2}`) on steps 1–9 of a turn and answers with text on step 10; a tool `add` that
+ * returns a+b, its arguments validated by a zod schema in every system. A step is one model call
+ * (so a turn is 10 steps, 9 of them with a tool call). Each run does `B5_TURNS` turns (default
+ * 500) per system after a warm-up of `B5_WARMUP_TURNS` (default 1,000: turnlog alone keeps
+ * getting faster for about that long); the systems take turns within a round (the order rotates
+ * each round), and the figure per system is the median µs/step over 3 rounds.
+ *
+ * turnlog runs as in B2: one agent per round, a `followup` per turn, the in-memory log (so its
+ * log grows across the turns of a round; B3 is what says that costs nothing). The peers run one
+ * fresh run per turn (`generateText` / `run` / `invoke` with the input 'go'), which is how each
+ * is used; none of them keeps a log. Each system's call counts are checked after every run, so a
+ * loop that stopped early (a wrong stop condition, a max-turns limit) fails the benchmark instead
+ * of looking fast.
+ *
+ * `value` = turnlog's µs/step ÷ the fastest peer's; a peer that cannot be loaded is left out and
+ * named in `detail.skipped`. Knobs: B5_TURNS, B5_WARMUP_TURNS, B5_SYSTEMS (a comma list of the
+ * peers to run: aiSdk, openaiAgents, langgraph; for diagnosis).
+ */
+import { z } from 'zod'
+import type { Model as OpenAIModel, ModelResponse as OpenAIModelResponse, StreamEvent as OpenAIStreamEvent } from '@openai/agents-core'
+import { createAgent } from '../agent/index.js'
+import type { StreamChunk } from '../events/index.js'
+import type { ModelAdapter } from '../models/index.js'
+import { defineTool } from '../tools/index.js'
+import { collectGarbage, envInt, median, round, type BenchResult } from './common.js'
+
+const STEPS_PER_TURN = 10
+const ARGS = { a: 1, b: 2 } as const
+const ARGS_JSON = JSON.stringify(ARGS)
+const addSchema = () => z.object({ a: z.number(), b: z.number() })
+
+/** Calls made, per system, to check that every loop ran all of its steps. */
+interface Counts { model: number; tool: number }
+
+/** One system: `setup` builds what a round needs, then `turn` runs one whole turn (10 steps). */
+interface System {
+  name: 'turnlog' | 'aiSdk' | 'openaiAgents' | 'langgraph'
+  label: string
+  counts: Counts
+  /** Called once per round, before its turns. */
+  setup(): Promise<void> | void
+  turn(): Promise<void>
+}
+
+// ---------------------------------------------------------------------------------------------
+// turnlog: B2's model, tool and loop.
+
+const CALL: StreamChunk[] = [
+  { type: 'block-start', index: 0, blockType: 'tool-call' },
+  { type: 'tool-call-delta', index: 0, id: 'c', name: 'add', argumentsDelta: ARGS_JSON },
+  { type: 'block-end', index: 0 },
+  { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } },
+  { type: 'finish', reason: 'tool-calls' },
+]
+const STOP: StreamChunk[] = [
+  { type: 'block-start', index: 0, blockType: 'text' },
+  { type: 'text-delta', index: 0, text: 'done' },
+  { type: 'block-end', index: 0 },
+  { type: 'finish', reason: 'stop' },
+]
+
+function turnlogSystem(): System {
+  const counts: Counts = { model: 0, tool: 0 }
+  let call = 0
+  const model: ModelAdapter = {
+    info: { name: 'bench' },
+    async *stream() {
+      if (++counts.model % STEPS_PER_TURN === 0) {
+        yield* STOP
+        return
+      }
+      const id = `c${++call}`
+      for (const c of CALL) yield c.type === 'tool-call-delta' ? { ...c, id } : c
+    },
+  }
+  const add = defineTool({
+    name: 'add', description: 'adds', parameters: addSchema(),
+    isConcurrencySafe: () => true, execute: ({ a, b }) => (counts.tool++, a + b),
+  })
+  let agent: ReturnType<typeof createAgent> | undefined
+  return {
+    name: 'turnlog', label: 'turnlog (createAgent, memory log)', counts,
+    setup() {
+      agent = createAgent({ model, tools: [add], system: 'bench', retry: false })
+    },
+    async turn() {
+      agent!.followup('go')
+      await agent!.whenIdle()
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vercel AI SDK v5: generateText + MockLanguageModelV2, stopWhen: stepCountIs(10).
+
+async function aiSdkSystem(): Promise<System> {
+  const { generateText, stepCountIs, tool } = await import('ai')
+  const { MockLanguageModelV2 } = await import('ai/test')
+  type GenerateResult = Awaited<ReturnType<InstanceType<typeof MockLanguageModelV2>['doGenerate']>>
+  const counts: Counts = { model: 0, tool: 0 }
+  let call = 0
+  const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+  const doGenerate = async (): Promise<GenerateResult> => {
+    if (++counts.model % STEPS_PER_TURN === 0) {
+      return { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage, warnings: [] }
+    }
+    return {
+      content: [{ type: 'tool-call', toolCallId: `c${++call}`, toolName: 'add', input: ARGS_JSON }],
+      finishReason: 'tool-calls', usage, warnings: [],
+    }
+  }
+  const tools = {
+    add: tool({
+      description: 'adds', inputSchema: addSchema(),
+      execute: async ({ a, b }: { a: number; b: number }) => (counts.tool++, a + b),
+    }),
+  }
+  let model: InstanceType<typeof MockLanguageModelV2> | undefined
+  return {
+    name: 'aiSdk', label: 'Vercel AI SDK generateText', counts,
+    setup() {
+      model = new MockLanguageModelV2({ doGenerate })
+    },
+    async turn() {
+      // the mock records every call's options: drop them so a round does not retain 5,000 prompts
+      model!.doGenerateCalls.length = 0
+      const r = await generateText({ model: model!, prompt: 'go', tools, stopWhen: stepCountIs(STEPS_PER_TURN) })
+      if (r.text !== 'done') throw new Error(`AI SDK: final text '${r.text}'`)
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// OpenAI Agents JS (agents-core): Runner.run with a fake Model.
+
+async function openaiAgentsSystem(): Promise<System> {
+  const { Agent, Runner, Usage, tool } = await import('@openai/agents-core')
+  const counts: Counts = { model: 0, tool: 0 }
+  let call = 0
+  const usage = () => new Usage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 })
+  class ScriptModel implements OpenAIModel {
+    async getResponse(): Promise<OpenAIModelResponse> {
+      if (++counts.model % STEPS_PER_TURN === 0) {
+        return {
+          usage: usage(),
+          output: [{ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'done' }] }],
+        }
+      }
+      return {
+        usage: usage(),
+        output: [{ type: 'function_call', callId: `c${++call}`, name: 'add', arguments: ARGS_JSON, status: 'completed' }],
+      }
+    }
+    // eslint-disable-next-line require-yield
+    async *getStreamedResponse(): AsyncIterable<OpenAIStreamEvent> {
+      throw new Error('not used: the benchmark runs without streaming')
+    }
+  }
+  const add = tool({
+    name: 'add', description: 'adds', parameters: addSchema(),
+    execute: async ({ a, b }) => (counts.tool++, String(a + b)),
+  })
+  const agent = new Agent({ name: 'bench', instructions: 'bench', model: new ScriptModel(), tools: [add] })
+  // tracing off: with it on, spans would go to an exporter (a network call in real use)
+  const runner = new Runner({ tracingDisabled: true })
+  return {
+    name: 'openaiAgents', label: 'OpenAI Agents JS Runner.run', counts,
+    setup() {},
+    async turn() {
+      const r = await runner.run(agent, 'go', { maxTurns: 2 * STEPS_PER_TURN })
+      if (r.finalOutput !== 'done') throw new Error(`OpenAI Agents: final output '${String(r.finalOutput)}'`)
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LangGraph.js: createReactAgent with a fake tool-calling chat model.
+
+async function langgraphSystem(): Promise<System> {
+  const { BaseChatModel } = await import('@langchain/core/language_models/chat_models')
+  const { AIMessage } = await import('@langchain/core/messages')
+  const { tool } = await import('@langchain/core/tools')
+  const { createReactAgent } = await import('@langchain/langgraph/prebuilt')
+  type ChatResult = import('@langchain/core/outputs').ChatResult
+  const counts: Counts = { model: 0, tool: 0 }
+  let call = 0
+  class ScriptChatModel extends BaseChatModel {
+    _llmType(): string {
+      return 'bench-script'
+    }
+    async _generate(): Promise<ChatResult> {
+      const message = ++counts.model % STEPS_PER_TURN === 0
+        ? new AIMessage({ content: 'done' })
+        : new AIMessage({ content: '', tool_calls: [{ id: `c${++call}`, name: 'add', args: { ...ARGS }, type: 'tool_call' }] })
+      return { generations: [{ text: typeof message.content === 'string' ? message.content : '', message }] }
+    }
+    /** The script ignores the tool definitions; binding them is a no-op. */
+    override bindTools(): this {
+      return this
+    }
+  }
+  const add = tool(async ({ a, b }: { a: number; b: number }) => (counts.tool++, String(a + b)), {
+    name: 'add', description: 'adds', schema: addSchema(),
+  })
+  const graph = createReactAgent({ llm: new ScriptChatModel({}), tools: [add] })
+  return {
+    name: 'langgraph', label: 'LangGraph.js createReactAgent', counts,
+    setup() {},
+    async turn() {
+      const r = await graph.invoke({ messages: [{ role: 'user', content: 'go' }] })
+      const last = r.messages.at(-1)
+      if (last?.content !== 'done') throw new Error(`LangGraph: last message '${JSON.stringify(last?.content)}'`)
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function runTurns(sys: System, turns: number): Promise<number> {
+  const before = { ...sys.counts }
+  await sys.setup()
+  const t0 = performance.now()
+  for (let t = 0; t < turns; t++) await sys.turn()
+  const us = ((performance.now() - t0) * 1000) / (turns * STEPS_PER_TURN)
+  const model = sys.counts.model - before.model
+  const tool = sys.counts.tool - before.tool
+  if (model !== turns * STEPS_PER_TURN || tool !== turns * (STEPS_PER_TURN - 1)) {
+    throw new Error(`${sys.name}: ${turns} turns made ${model} model calls and ${tool} tool calls ` +
+      `(expected ${turns * STEPS_PER_TURN} and ${turns * (STEPS_PER_TURN - 1)})`)
+  }
+  return us
+}
+
+function errMessage(err: unknown): string {
+  return String((err as Error)?.message ?? err).split('\n')[0]!.slice(0, 200)
+}
+
+/** Installed versions, read from each package's package.json (for the record). */
+async function versions(): Promise<Record<string, string>> {
+  const { createRequire } = await import('node:module')
+  const { readFileSync } = await import('node:fs')
+  const { dirname, join } = await import('node:path')
+  const require = createRequire(import.meta.url)
+  const out: Record<string, string> = {}
+  for (const name of ['ai', '@openai/agents-core', '@langchain/langgraph', '@langchain/core', 'zod']) {
+    try {
+      // the package's main entry, then up to the folder that holds its package.json
+      let dir = dirname(require.resolve(name))
+      for (let i = 0; i < 6; i++, dir = dirname(dir)) {
+        try {
+          const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
+          if (pkg.name === name && pkg.version) {
+            out[name] = pkg.version
+            break
+          }
+        } catch { /* keep going up */ }
+      }
+    } catch { /* not installed */ }
+  }
+  return out
+}
+
+export async function benchPeers(log: (l: string) => void = () => {}): Promise<{ B5: BenchResult }> {
+  const turns = envInt('B5_TURNS', 500)
+  const warmTurns = envInt('B5_WARMUP_TURNS', 1000)
+  const rounds = 3
+
+  const systems: System[] = [turnlogSystem()]
+  const skipped: Record<string, string> = {}
+  const peers: Array<[System['name'], () => Promise<System>]> = [
+    ['aiSdk', aiSdkSystem], ['openaiAgents', openaiAgentsSystem], ['langgraph', langgraphSystem],
+  ]
+  // B5_SYSTEMS=aiSdk,langgraph (say) runs only those peers, for diagnosis; turnlog always runs
+  const only = process.env.B5_SYSTEMS?.split(',').map((x) => x.trim()).filter(Boolean)
+  for (const [name, make] of peers) {
+    if (only?.length && !only.includes(name)) {
+      skipped[name] = 'not selected (B5_SYSTEMS)'
+      continue
+    }
+    try {
+      const sys = await make()
+      await runTurns(sys, 1) // a smoke turn: loads lazily imported code, checks the script ran through
+      systems.push(sys)
+    } catch (err) {
+      skipped[name] = errMessage(err)
+      log(`  B5: ${name} skipped: ${skipped[name]}`)
+    }
+  }
+
+  for (const sys of systems) await runTurns(sys, warmTurns)
+  const runs: Record<string, number[]> = Object.fromEntries(systems.map((s) => [s.name, []]))
+  for (let r = 0; r < rounds; r++) {
+    // rotate the order each round, so no system always runs right after the same one
+    const order = systems.map((_, i) => systems[(i + r) % systems.length]!)
+    for (const sys of order) {
+      collectGarbage()
+      runs[sys.name]!.push(await runTurns(sys, turns))
+    }
+    log(`  B5 round ${r + 1}: ${order.map((s) => `${s.name} ${runs[s.name]!.at(-1)!.toFixed(1)}`).join(', ')} µs/step`)
+  }
+
+  const usPerStep: Record<string, number | null> = { turnlog: null, aiSdk: null, openaiAgents: null, langgraph: null }
+  for (const sys of systems) usPerStep[sys.name] = round(median(runs[sys.name]!), 2)
+  const peerFigures = systems.filter((s) => s.name !== 'turnlog').map((s) => [s.name, usPerStep[s.name]!] as const)
+  const fastest = peerFigures.reduce<readonly [string, number] | null>((best, p) => (best === null || p[1] < best[1] ? p : best), null)
+  const turnlog = usPerStep.turnlog!
+  const value = fastest ? round(turnlog / fastest[1], 3) : Number.NaN
+  log(`  B5: turnlog ${turnlog} µs/step` + peerFigures.map(([n, v]) => `, ${n} ${v}`).join('') +
+    (fastest ? `; turnlog / fastest peer (${fastest[0]}) = ${value.toFixed(2)}` : '; no peer ran'))
+
+  return {
+    B5: {
+      value,
+      unit: 'x fastest peer',
+      target: '<= 1.0',
+      detail: {
+        usPerStep,
+        fastestPeer: fastest?.[0] ?? null,
+        ratioToEachPeer: Object.fromEntries(peerFigures.map(([n, v]) => [n, round(turnlog / v, 3)])),
+        runs: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, v.map((x) => round(x, 2))])),
+        skipped,
+        versions: await versions(),
+        node: process.version,
+        turnsPerRun: turns,
+        warmupTurns: warmTurns,
+        stepsPerTurn: STEPS_PER_TURN,
+        toolCallsPerTurn: STEPS_PER_TURN - 1,
+        notes: [
+          'ai@5 (MockLanguageModelV2): ai@7 declares node >= 22; ai@6.0.325 declares node >= 18 but measured no faster than v5 in a side check, so v5 stays the reference',
+          '@openai/agents-core@0.14.3: 0.15 and later depend on openai@7, which declares node >= 22; 0.14.x is the newest on openai@6 (node >= 20 compatible)',
+          'the machine is shared and noisy: compare the ratio, not the absolute µs',
+        ],
+        how: {
+          turnlog: 'createAgent + memory log; one agent per round, followup("go") + whenIdle() per turn; streaming model adapter (5 chunks per step)',
+          aiSdk: 'generateText({ model: MockLanguageModelV2 (doGenerate), tools: { add }, stopWhen: stepCountIs(10) }) per turn',
+          openaiAgents: 'new Runner({ tracingDisabled: true }).run(agent, "go", { maxTurns: 20 }) per turn; fake Model.getResponse',
+          langgraph: 'createReactAgent({ llm: BaseChatModel subclass returning AIMessage.tool_calls, tools: [add] }).invoke per turn',
+        },
+      },
+    },
+  }
+}
