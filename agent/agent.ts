@@ -12,6 +12,7 @@ import {
   type ToolSpec,
 } from '../events/index.js'
 import { inboxMachine, type InboxMachine, type SpliceEvent } from '../machines/inbox.js'
+import type { StepMachine } from '../machines/step.js'
 import { turnMachine, type TurnMachine } from '../machines/turn.js'
 import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
@@ -55,6 +56,8 @@ export class TurnlogAgent implements Agent {
   abort: AbortController | null = null
   /** @internal the running step (for cancel and snapshot). */
   step: StepRun | null = null
+  /** @internal the step machine's actor, reused from step to step. */
+  stepActor: Actor<StepMachine> | null = null
   /** @internal the batch the last pre-step decided to enter. */
   entered: readonly UserMessage[] = []
   /** @internal `llm/retry` events in the current failure chain. */
@@ -536,7 +539,9 @@ export class TurnlogAgent implements Agent {
     } catch (e) {
       this.reportError(e, 'driver')
     }
-    // Restart the turn machine at idle, continuing the turn numbering.
+    // Restart the machines at idle, continuing the turn numbering.
+    this.stepActor?.stop()
+    this.stepActor = null
     this.#turn.stop()
     this.#turn = createActor(turnMachine, {
       input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.options.maxStepsPerTurn ?? 64 },

@@ -32,9 +32,9 @@ export async function runStep(
   signal: AbortSignal,
   abortedAlready: boolean,
 ): Promise<StepOutcome> {
-  const actor = createActor(stepMachine, { input: { turn, step }, inspect: agent.options.inspect }).start()
+  const actor = (agent.stepActor ??= createActor(stepMachine, { input: {}, inspect: agent.options.inspect }).start())
+  actor.send({ type: 'BEGIN', turn, step, aborted: abortedAlready || signal.aborted })
   agent.step = { turn, step, abort: () => actor.send({ type: 'ABORT' }), state: () => String(actor.getSnapshot().value) }
-  if (abortedAlready || signal.aborted) actor.send({ type: 'ABORT' })
 
   let system = ''
   let tools: readonly ToolSpec[] = []
@@ -160,7 +160,6 @@ export async function runStep(
       }
     }
   } finally {
-    actor.stop()
     agent.step = null
   }
 }
