@@ -11,7 +11,7 @@ import {
   type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig,
   type ToolSpec,
 } from '../events/index.js'
-import { inboxMachine, type InboxMachine, type SpliceEvent } from '../machines/inbox.js'
+import { inboxMachine, spliceKeepsIdsUnique, type InboxMachine, type SpliceEvent } from '../machines/inbox.js'
 import type { StepMachine } from '../machines/step.js'
 import { turnMachine, type TurnMachine } from '../machines/turn.js'
 import { historyReducer } from '../reducers/history.js'
@@ -334,7 +334,8 @@ export class TurnlogAgent implements Agent {
   splice(target: InboxTarget, start: number, deleteCount: number, inserted: UserMessage[], outcome?: 'canceled'): UserMessage[] {
     if (deleteCount === 0 && inserted.length === 0) return []
     const ev: SpliceEvent = { type: 'SPLICE', target, start, deleteCount, inserted }
-    if (!this.#inbox.getSnapshot().can(ev)) {
+    // The machine's own guard, called directly: `snapshot.can()` computes a whole transition.
+    if (!spliceKeepsIdsUnique(this.#inbox.getSnapshot().context, ev)) {
       throw new TurnlogError('DUPLICATE_PENDING_ID', 'a message with this id is already pending', {
         sessionId: this.sessionId, field: 'message.id', info: { ids: inserted.map((m) => m.id) },
       })

@@ -12,7 +12,7 @@
  * getting faster for about that long); the systems take turns within a round (the order rotates
  * each round), and the figure per system is the median µs/step over 3 rounds.
  *
- * turnlog runs as in B2: one agent per round, a `followup` per turn, the in-memory log (so its
+ * turnlog runs as in B2: a fresh agent per turn (as each peer starts a fresh run),  a `followup` per turn, the in-memory log (so its
  * log grows across the turns of a round; B3 is what says that costs nothing). The peers run one
  * fresh run per turn (`generateText` / `run` / `invoke` with the input 'go'), which is how each
  * is used; none of them keeps a log. Each system's call counts are checked after every run, so a
@@ -84,15 +84,15 @@ function turnlogSystem(): System {
     name: 'add', description: 'adds', parameters: addSchema(),
     isConcurrencySafe: () => true, execute: ({ a, b }) => (counts.tool++, a + b),
   })
-  let agent: ReturnType<typeof createAgent> | undefined
   return {
-    name: 'turnlog', label: 'turnlog (createAgent, memory log)', counts,
-    setup() {
-      agent = createAgent({ model, tools: [add], system: 'bench', retry: false })
-    },
+    name: 'turnlog', label: 'turnlog (createAgent per turn, memory log)', counts,
+    setup() {},
+    // A fresh agent per turn, as each peer runs a fresh conversation per turn: the per-step figure
+    // then includes creating the agent and carries no growth of the log (that is B3).
     async turn() {
-      agent!.followup('go')
-      await agent!.whenIdle()
+      const agent = createAgent({ model, tools: [add], system: 'bench', retry: false })
+      agent.followup('go')
+      await agent.whenIdle()
     },
   }
 }
