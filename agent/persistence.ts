@@ -122,7 +122,8 @@ export class Persistence {
     if (!w || this.#failed || this.#buffer.length === 0) return
     const batch = this.#buffer
     this.#buffer = []
-    const p = w.append(batch, { expectedSeq: batch[0]!.seq }).then(
+    // trusted: the session validated, checked and froze every event before committing it
+    const p = w.append(batch, { expectedSeq: batch[0]!.seq, trusted: true }).then(
       (r) => {
         if (r.length > this.#durable) this.#durable = r.length
         this.#settle()

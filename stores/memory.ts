@@ -165,7 +165,7 @@ class MemoryWriter implements LogWriter {
           sessionId: this.sessionId, info: { token: this.token, current: this.entry.token },
         })
       }
-      checkBatch(this.sessionId, events, opts?.expectedSeq, this.entry.events.length, this.registry)
+      checkBatch(this.sessionId, events, opts?.expectedSeq, this.entry.events.length, this.registry, opts?.trusted === true)
     } catch (err) {
       return Promise.reject(err)
     }

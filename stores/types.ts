@@ -41,6 +41,12 @@ export interface OpenWriteOptions {
 export interface AppendOptions {
   /** The seq the first event must have: the handle's `length` when the append is called. */
   expectedSeq: number
+  /**
+   * The events were committed by a `Session` (validated, lossless, frozen: what the agent's
+   * persistence passes): the store skips re-validating them (the seq checks still run). Default
+   * false: every event is validated and checked lossless before anything is written.
+   */
+  trusted?: boolean
 }
 
 export interface AppendResult {

@@ -4,6 +4,7 @@
  * bytes). The default is `node:fs/promises`. Errors are Node's (with `code`); the store turns them
  * into coded `TurnlogError`s.
  */
+import { statSync } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 
 export interface StoreFile {
@@ -24,7 +25,13 @@ export interface StoreFs {
   link(existing: string, newPath: string): Promise<void>
   rename(from: string, to: string): Promise<void>
   unlink(path: string): Promise<void>
-  stat(path: string): Promise<{ size: number; mtimeMs: number; isFile(): boolean }>
+  stat(path: string): Promise<{ size: number; mtimeMs: number; ino: number; isFile(): boolean }>
+  /**
+   * Optional synchronous stat for the per-batch fencing check (a cached metadata lookup: a few µs
+   * on the main thread, against a thread-pool round trip that competes with the writes and fsyncs).
+   * Without it the async `stat` is used.
+   */
+  statSync?(path: string): { size: number; mtimeMs: number; ino: number }
   readdir(path: string): Promise<string[]>
   mkdir(path: string, opts: { recursive: true }): Promise<unknown>
   /** fsync of a directory (makes a create/rename/unlink durable). Platforms that cannot: no-op. */
@@ -38,6 +45,7 @@ export const nodeFs: StoreFs = {
   rename: (a, b) => fsp.rename(a, b),
   unlink: (p) => fsp.unlink(p),
   stat: (p) => fsp.stat(p),
+  statSync: (p) => statSync(p),
   readdir: (p) => fsp.readdir(p),
   mkdir: (p, o) => fsp.mkdir(p, o),
   async syncDir(path) {

@@ -162,7 +162,7 @@ export class JsonlStore implements LogStore {
       throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
     }
     if (!(await this.#exists(file))) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id, file })
-    const owner = await this.acquireLock(id)
+    const { owner, lockFile } = await this.acquireLock(id)
     let fh: StoreFile | undefined
     try {
       const scan = await this.#scan(id, file)
@@ -172,10 +172,11 @@ export class JsonlStore implements LogStore {
       } catch (err) {
         throw ioError('IO_ERROR', err, file, 'cannot open the session file for writing', id)
       }
-      return new JsonlWriter(this, id, file, scan, fh, owner)
+      return new JsonlWriter(this, id, file, scan, fh, owner, lockFile)
     } catch (err) {
       if (fh) await fh.close().catch(() => {})
       await this.releaseLock(id, owner).catch(() => {})
+      await lockFile.close().catch(() => {})
       throw err
     }
   }
@@ -214,10 +215,12 @@ export class JsonlStore implements LogStore {
    * Takes `<id>.lock`: created with `wx` (one creator wins), then the next fencing token is taken
    * from `<id>.fence` and the owner is written and fsynced. An existing lock is stale, and broken,
    * only when it names this host and a pid that is not alive, or when it is unparseable and older
-   * than `staleLockMs`. Anything else is `SESSION_OWNED` naming the owner.
+   * than `staleLockMs`. Anything else is `SESSION_OWNED` naming the owner. The lock file stays
+   * open while owned: its inode cannot be reused, so "the path still has my inode" is a sound
+   * fencing fast path.
    * @internal
    */
-  async acquireLock(id: string): Promise<LockOwner> {
+  async acquireLock(id: string): Promise<{ owner: LockOwner; lockFile: StoreFile }> {
     const lock = this.lockPath(id)
     for (let attempt = 0; ; attempt++) {
       let fh: StoreFile
@@ -246,8 +249,7 @@ export class JsonlStore implements LogStore {
         const owner: LockOwner = { pid: this.pid, host: this.host, token, acquiredAt: this.clock() }
         await writeAll(fh, Buffer.from(JSON.stringify(owner) + '\n'), 0)
         await fh.sync()
-        await fh.close()
-        return owner
+        return { owner, lockFile: fh }
       } catch (err) {
         await fh.close().catch(() => {})
         await this.fs.unlink(lock).catch(() => {})
@@ -265,15 +267,38 @@ export class JsonlStore implements LogStore {
     }
   }
 
-  /** Throws `SESSION_OWNED` unless `<id>.lock` still names `owner` (the fencing check). @internal */
-  async checkFence(id: string, owner: LockOwner): Promise<void> {
+  /**
+   * Throws `SESSION_OWNED` unless `<id>.lock` still names `owner` (the fencing check). Fast path:
+   * one `stat` of the lock, compared with the identity (inode, size, mtime) it had when this owner
+   * wrote it (`seen`); a takeover makes a new file, and the owner holds its lock file open, so the
+   * inode number cannot have been reused. On any difference the lock is read and its
+   * token compared; `seen` is then refreshed. @internal
+   */
+  async checkFence(id: string, owner: LockOwner, seen?: LockIdentity): Promise<void> {
     const lock = this.lockPath(id)
-    const seen = await this.#readLock(lock)
-    if (seen.kind === 'owner' && seen.owner.token === owner.token && seen.owner.pid === owner.pid && seen.owner.host === owner.host) return
+    let ident: LockIdentity | undefined
+    if (seen) {
+      try {
+        const st = this.fs.statSync ? this.fs.statSync(lock) : await this.fs.stat(lock)
+        if (st.ino === seen.ino && st.size === seen.size && st.mtimeMs === seen.mtimeMs) return
+        ident = { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs }
+      } catch (err) {
+        if (errno(err) !== 'ENOENT') throw ioError('IO_ERROR', err, lock, 'cannot stat the lock file', id)
+      }
+    }
+    // slow path: the identity was taken before this read, so a takeover after it changes the identity
+    const now = await this.#readLock(lock)
+    if (now.kind === 'owner' && now.owner.token === owner.token && now.owner.pid === owner.pid && now.owner.host === owner.host) {
+      if (seen && ident) Object.assign(seen, ident)
+      return
+    }
+    const seenLock = now
     throw new TurnlogError('SESSION_OWNED', `this writer's fencing token ${owner.token} is stale: the lock was taken over or removed`, {
-      sessionId: id, file: lock, info: { token: owner.token, ...(seen.kind === 'owner' ? { owner: seen.owner } : { lock: seen.kind }) },
+      sessionId: id, file: lock, info: { token: owner.token, ...(seenLock.kind === 'owner' ? { owner: seenLock.owner } : { lock: seenLock.kind }) },
     })
   }
+
+
 
   #isStale(seen: LockRead): boolean {
     if (seen.kind === 'owner') return seen.owner.host === this.host && seen.owner.pid !== this.pid && !this.isAlive(seen.owner.pid)
@@ -427,6 +452,13 @@ export class JsonlStore implements LogStore {
   }
 }
 
+/** What the fencing fast path compares. */
+export interface LockIdentity {
+  ino: number
+  size: number
+  mtimeMs: number
+}
+
 type LockRead = { kind: 'owner'; owner: LockOwner } | { kind: 'garbage'; mtimeMs: number } | { kind: 'gone' }
 
 interface Scan {
@@ -484,6 +516,8 @@ class JsonlWriter implements LogWriter {
   #closing: Promise<void> | null = null
   /** Number of write+fsync batches done (tests and the bench read it). */
   batches = 0
+  /** The lock file as this owner wrote it (fencing fast path); null until first checked. */
+  readonly #lockId: LockIdentity = { ino: -1, size: -1, mtimeMs: -1 }
 
   constructor(
     readonly store: JsonlStore,
@@ -492,6 +526,7 @@ class JsonlWriter implements LogWriter {
     scan: Scan,
     readonly fh: StoreFile,
     readonly owner: LockOwner,
+    readonly lockFile: StoreFile,
   ) {
     this.header = scan.header
     this.token = owner.token
@@ -529,7 +564,7 @@ class JsonlWriter implements LogWriter {
           sessionId: this.sessionId, file: this.file, offset: this.#torn.offset, line: this.#torn.line, repairable: true,
         })
       }
-      checkBatch(this.sessionId, events, opts?.expectedSeq, this.#length, this.store.registry)
+      checkBatch(this.sessionId, events, opts?.expectedSeq, this.#length, this.store.registry, opts?.trusted === true)
       let text = ''
       for (const e of events) text += encodeEvent(e, { checksums: true }) + '\n'
       bytes = Buffer.from(text, 'utf8')
@@ -582,7 +617,7 @@ class JsonlWriter implements LogWriter {
     let n = 0
     for (const p of batch) n += p.count
     // fencing: a writer whose lock was taken over (or removed) writes nothing more
-    await this.store.checkFence(this.sessionId, this.owner)
+    await this.store.checkFence(this.sessionId, this.owner, this.#lockId)
     try {
       await writeAll(this.fh, buf, this.#size)
     } catch (err) {
@@ -656,6 +691,7 @@ class JsonlWriter implements LogWriter {
         await this.#running?.catch(() => {})
         await this.fh.close().catch(() => {})
         await this.store.releaseLock(this.sessionId, this.owner).catch(() => {})
+        await this.lockFile.close().catch(() => {})
       })()
     }
     return this.#closing

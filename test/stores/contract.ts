@@ -153,6 +153,18 @@ export function storeContract(name: string, makeStore: MakeStore, opts: { numRun
       expect(await collect((await store.open(id, 'read')).events())).toEqual(plain(SAMPLE))
     })
 
+    it('trusted appends (events a Session committed) skip re-validation but not the seq checks', async () => {
+      const store = await fresh()
+      const id = newId()
+      await store.create(id)
+      const w = await store.open(id, 'write')
+      await w.append(SAMPLE.slice(0, 4), { expectedSeq: 0, trusted: true })
+      await expectCode(w.append(SAMPLE.slice(0, 1), { expectedSeq: 0, trusted: true }), 'SEQ_CONFLICT')
+      await expectCode(w.append(SAMPLE.slice(5, 6), { expectedSeq: 4, trusted: true }), 'BAD_SEQ')
+      await w.close()
+      expect(await collect((await store.open(id, 'read')).events())).toEqual(plain(SAMPLE.slice(0, 4)))
+    })
+
     it('refuses an invalid event (INVALID_EVENT) and writes nothing', async () => {
       const store = await fresh()
       const id = newId()
