@@ -28,6 +28,7 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B2', 'B3'], title: 'agent step overhead / growth', module: './b2-step.js', export: 'benchStep', optional: true },
   // the tools engineer's rolling pool benchmark, from bench/pool.ts
   { ids: ['POOL'], title: 'tool pool scheduling', module: './pool.js', export: 'benchPool', optional: true },
+  { ids: ['COMPACTION'], title: 'tokens per request, 2,000 steps with large tool outputs, with/without compaction', module: './compaction.js', export: 'benchCompaction', optional: true },
   { ids: ['B4'], title: 'jsonl store append+fsync, 8 sessions, vs raw appendFile+fsync', module: './b4-stores.js', export: 'benchStores' },
   // B5: the same scripted tool loop in Vercel AI SDK, OpenAI Agents JS and LangGraph.js, from bench/b5-peers.ts
   { ids: ['B5'], title: 'peers: per-step overhead', module: './b5-peers.js', export: 'benchPeers', optional: true },
