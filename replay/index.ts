@@ -5,3 +5,8 @@ export {
 } from './read-log.js'
 export { writeLog, type WriteLogOptions, type WriteLogResult } from './write-log.js'
 export { LogHeader, type TornTail } from '../events/jsonl.js'
+export { repair, repairEvents, writeRepaired, type RepairOptions, type RepairResult, type WriteRepairedResult } from './repair.js'
+export { fork, type ForkOptions, type ForkResult } from './fork.js'
+export { computeClosers, type CloserReason, type CloserOptions } from './closers.js'
+export { resumeAgent, wakePending, type ResumeOptions } from './resume.js'
+export { reexecute, type ReexecuteOptions, type ReexecuteResult, type Divergence } from './reexecute.js'

@@ -1,0 +1,262 @@
+/**
+ * Synthetic closers: the events that close whatever a log left open, so that the log satisfies
+ * every L invariant again. `repair` writes them with reason `interrupted` (the session crashed),
+ * `fork` with reason `forked` (the prefix was cut at a seq). See docs/ARCHITECTURE.md
+ * "Decisions: replay engine" for every choice made here.
+ *
+ * In log order, as far as each applies:
+ * 1. The event a "right after" rule still owes: after a `compaction/prune`, its replacing
+ *    `tool/result` (a no-op replacement: the original result's message, unchanged; L15); after a
+ *    `compaction/summary`, its replacing `user/message` (the summary text, source `compaction`,
+ *    replacing the surface range the summary shadows; L14).
+ * 2. Inside an open step:
+ *    - chunks streamed and no `assistant/message`: an `assistant/message {interrupted: true}`
+ *      citing every chunk, when visible text or reasoning streamed (lifecycle §4.7, L7), else none;
+ *    - after a non-interrupted message with tool-call blocks (not `max-tokens`, L10): a
+ *      `tool/result TOOL_OUTCOME_UNKNOWN` for every started call without a result, then a
+ *      synthetic `tool/call` + `tool/result TOOL_NOT_STARTED` pair for every block never started,
+ *      in model order (L5, L6);
+ *    - `step/end`: the step's natural outcome when its response was complete (`stop`,
+ *      `max-tokens`, or `tools` once every call is answered), else `failed` with failure code
+ *      `INTERRUPTED` (repair) or `FORKED` (fork).
+ * 3. An open compaction bracket: `compaction/end {error: {code: INTERRUPTED | FORKED}}` (L14: no
+ *    `turn/end` inside a bracket).
+ * 4. An open turn: `turn/end {interrupted}` or `turn/end {forked}` (L12 lets these close a turn at
+ *    any point, also one whose last step failed).
+ *
+ * Every closer carries the time of the last event of the log.
+ */
+import type { EventOf, LogEvent, StreamChunk, ToolCallBlock } from '../events/index.js'
+import { MessageAssembler } from '../models/assembler.js'
+import { lifecycleReducer, type LifecycleState } from '../reducers/lifecycle.js'
+import { surfaceReducer, type SurfaceState } from '../reducers/surface.js'
+
+export type CloserReason = 'interrupted' | 'forked'
+
+/** What the open step holds, as far as the closers need it. */
+interface OpenStep {
+  turn: number
+  step: number
+  chunkSeqs: number[]
+  chunks: StreamChunk[]
+  /** The non-interrupted assistant message of the step, if written. */
+  message: EventOf<'assistant/message'> | null
+  /** An interrupted message was written (cancel mid-stream). */
+  interruptedMessage: boolean
+  /** callIds that got a `tool/call`. */
+  called: Set<string>
+}
+
+/** The fold the closers are computed from: lifecycle + surface + the open step's content. */
+export class CloserState {
+  readonly lifecycle: LifecycleState = lifecycleReducer.initial()
+  readonly surface: SurfaceState = surfaceReducer.initial()
+  step: OpenStep | null = null
+  /** The last core event (for the "right after" rules of L14 and L15). */
+  last: LogEvent | null = null
+  /** Every `tool/result` by seq (a prune's no-op replacement copies one). */
+  readonly results = new Map<number, EventOf<'tool/result'>>()
+  /** Message ids seen in user messages and splices (a synthetic id must be fresh). */
+  readonly ids = new Set<string>()
+
+  apply(e: LogEvent): void {
+    lifecycleReducer.apply(this.lifecycle, e)
+    surfaceReducer.apply(this.surface, e)
+    switch (e.type) {
+      case 'step/start': {
+        const d = (e as EventOf<'step/start'>).data
+        this.step = { turn: d.turn, step: d.step, chunkSeqs: [], chunks: [], message: null, interruptedMessage: false, called: new Set() }
+        break
+      }
+      case 'step/end':
+        this.step = null
+        break
+      case 'assistant/chunk':
+        if (this.step) {
+          this.step.chunkSeqs.push(e.seq)
+          this.step.chunks.push((e as EventOf<'assistant/chunk'>).data.chunk)
+        }
+        break
+      case 'assistant/message':
+        if (this.step && e.surfaceOp === 'append') {
+          const m = e as EventOf<'assistant/message'>
+          if (m.data.interrupted) this.step.interruptedMessage = true
+          else this.step.message = m
+        }
+        break
+      case 'tool/call':
+        this.step?.called.add((e as EventOf<'tool/call'>).data.callId)
+        break
+      case 'tool/result':
+        this.results.set(e.seq, e as EventOf<'tool/result'>)
+        break
+      case 'user/message':
+        this.ids.add((e as EventOf<'user/message'>).data.message.id)
+        break
+      case 'agent/inbox/spliced':
+        for (const m of (e as EventOf<'agent/inbox/spliced'>).data.inserted) this.ids.add(m.id)
+        break
+    }
+    if (isCoreType(e.type)) this.last = e
+  }
+
+  /** True when something is open (a closer is owed). */
+  get open(): boolean {
+    const l = this.lifecycle
+    return l.openTurn !== null || l.openStep !== null || l.openCompaction !== null || this.#owedRightAfter()
+  }
+
+  #owedRightAfter(): boolean {
+    return this.last?.type === 'compaction/prune' || this.last?.type === 'compaction/summary'
+  }
+}
+
+const CORE = new Set([
+  'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'assistant/chunk', 'assistant/message', 'tool/call',
+  'tool/result', 'request/header', 'agent/inbox/spliced', 'llm/retry', 'compaction/start', 'compaction/summary',
+  'compaction/prune', 'compaction/end', 'session/end-seed',
+])
+function isCoreType(t: string): boolean {
+  return CORE.has(t)
+}
+
+/** Folds `events` into a `CloserState`. */
+export function closerStateOf(events: readonly LogEvent[]): CloserState {
+  const s = new CloserState()
+  for (const e of events) s.apply(e)
+  return s
+}
+
+export interface CloserOptions {
+  /** Why the closers are written. */
+  reason: CloserReason
+  /** Human text of the failure and error messages (default names the reason). */
+  detail?: string
+}
+
+/**
+ * The closers for `events` (complete, valid records), as full events with seq and time, starting at
+ * `events.length`. Empty when nothing is open.
+ */
+export function computeClosers(events: readonly LogEvent[], opts: CloserOptions): LogEvent[] {
+  return closersFor(closerStateOf(events), events, opts)
+}
+
+/** As `computeClosers`, from an already folded state. */
+export function closersFor(s: CloserState, events: readonly LogEvent[], opts: CloserOptions): LogEvent[] {
+  const out: LogEvent[] = []
+  const time = events.length > 0 ? events[events.length - 1]!.time : 0
+  const code = opts.reason === 'interrupted' ? 'INTERRUPTED' : 'FORKED'
+  const why = opts.detail ?? (opts.reason === 'interrupted'
+    ? 'the session stopped (crash or kill) before this was written; closed by repair'
+    : `the session was forked at seq ${events.length - 1}; closed by fork`)
+  const push = (draft: Omit<LogEvent, 'seq' | 'time'>): void => {
+    const e = { seq: events.length + out.length, time, ...draft } as LogEvent
+    out.push(e)
+  }
+  const l = s.lifecycle
+
+  // 1. What a "right after" rule still owes.
+  const last = s.last
+  if (last?.type === 'compaction/prune') {
+    const d = (last as EventOf<'compaction/prune'>).data
+    const original = s.results.get(d.shadowedSeq)
+    if (original) {
+      push({
+        type: 'tool/result',
+        data: { ...original.data },
+        surfaceOp: { op: 'replace', start: d.shadowedSeq, end: d.shadowedSeq },
+        sourceEventSeqs: [d.shadowedSeq],
+      })
+    }
+  } else if (last?.type === 'compaction/summary') {
+    const d = (last as EventOf<'compaction/summary'>).data
+    const shadowed = d.shadowedSeqs.filter((q) => s.surface.seqs.includes(q))
+    if (shadowed.length > 0) {
+      const lo = Math.min(...shadowed)
+      const hi = Math.max(...shadowed)
+      const range = s.surface.seqs.filter((q) => q >= lo && q <= hi)
+      let id = `${d.compactionId}-summary`
+      for (let n = 2; s.ids.has(id); n++) id = `${d.compactionId}-summary-${n}`
+      push({
+        type: 'user/message',
+        data: { message: { id, role: 'user', content: [{ type: 'text', text: d.summary }], source: { kind: 'compaction' } } },
+        surfaceOp: { op: 'replace', start: lo, end: hi },
+        sourceEventSeqs: range,
+      })
+    }
+  }
+
+  // 2. The open step.
+  const st = s.step
+  if (l.openStep !== null && l.openTurn !== null && st !== null) {
+    const { turn, step } = st
+    let outcome: EventOf<'step/end'>['data']['outcome'] = { kind: 'failed', failure: { code, message: why } }
+    if (st.message === null) {
+      if (st.chunks.length > 0 && !st.interruptedMessage) {
+        const a = new MessageAssembler()
+        for (const c of st.chunks) a.push(c)
+        const p = a.partial()
+        if (p.streamedVisible) {
+          push({
+            type: 'assistant/message',
+            data: { turn, step, message: p.message, finish: 'stop', interrupted: true },
+            surfaceOp: 'append',
+            sourceEventSeqs: [...st.chunkSeqs],
+          })
+        }
+      }
+    } else {
+      const m = st.message.data
+      const blocks = m.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+      if (m.finish === 'max-tokens') outcome = { kind: 'max-tokens' }
+      else if (blocks.length === 0) outcome = { kind: 'stop' }
+      else {
+        // Started calls without a result, in model order (the lifecycle keeps them in call order).
+        for (const call of l.pendingToolCalls) {
+          const text = `The outcome of tool '${call.name}' is unknown: ${why}.`
+          push({
+            type: 'tool/result',
+            data: {
+              turn, step, callId: call.callId,
+              message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text }], isError: true },
+              error: { code: 'TOOL_OUTCOME_UNKNOWN', message: text },
+            },
+            surfaceOp: 'append',
+            sourceEventSeqs: [call.seq],
+          })
+        }
+        // Requested but never started: a synthetic pair each, like ABORTED_BEFORE_DISPATCH.
+        for (const b of blocks) {
+          if (st.called.has(b.id)) continue
+          const callSeq = events.length + out.length
+          push({ type: 'tool/call', data: { turn, step, callId: b.id, name: b.name, arguments: b.arguments } })
+          const text = `Tool '${b.name}' was not started: ${why}.`
+          push({
+            type: 'tool/result',
+            data: {
+              turn, step, callId: b.id,
+              message: { role: 'tool', callId: b.id, content: [{ type: 'text', text }], isError: true },
+              error: { code: 'TOOL_NOT_STARTED', message: text },
+            },
+            surfaceOp: 'append',
+            sourceEventSeqs: [callSeq],
+          })
+        }
+        outcome = { kind: 'tools' }
+      }
+    }
+    push({ type: 'step/end', data: { turn, step, outcome } })
+  }
+
+  // 3. An open compaction bracket.
+  if (l.openCompaction !== null) {
+    push({ type: 'compaction/end', data: { compactionId: l.openCompaction, error: { code, message: why } } })
+  }
+
+  // 4. The open turn.
+  if (l.openTurn !== null) {
+    push({ type: 'turn/end', data: { turn: l.openTurn, reason: { kind: opts.reason } } })
+  }
+  return out
+}

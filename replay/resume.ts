@@ -1,0 +1,87 @@
+/**
+ * `resumeAgent`: continue a session after a crash or a clean stop (issue "Resume", P5).
+ *
+ * 1. Reads the stored log (a JSONL path or bytes: torn tail tolerated; or events already in
+ *    memory), and repairs it (`repair`): every complete record kept, the synthetic closers
+ *    (`interrupted`) appended for whatever was open.
+ * 2. Creates the agent with `prefix` = the repaired log. The agent rebuilds the inbox from the
+ *    durable splices (pending followups and injects survive), continues the turn numbering, and
+ *    logs `request/header {reason: 'resume'}` at its first request.
+ * 3. Runs pending work: when next-turn holds prompts, the agent is woken so they run in order;
+ *    `await agent.whenIdle()` waits for them. Pending next-step items alone do not open a turn
+ *    (lifecycle §3.8: injected context never wakes); they join the next turn.
+ *
+ * The agent has no public "wake without a new message" yet. Until it has one (a `wake()` method is
+ * used as soon as it exists), waking re-sends the pending prompts: one canceled splice removes
+ * next-turn, then each prompt is sent again with its own id, in order, as a followup. The log shows
+ * that re-send; the prompts, their ids and their order are unchanged (L11 allows a canceled id to be
+ * sent again). See docs/ARCHITECTURE.md "Decisions: replay engine".
+ */
+import { createAgent } from '../agent/agent.js'
+import type { Agent, AgentOptions } from '../agent/types.js'
+import type { LogEvent } from '../events/envelope.js'
+import { TurnlogError } from '../events/errors.js'
+import type { LogHeader } from '../events/jsonl.js'
+import { repair, repairEvents, type RepairResult } from './repair.js'
+
+export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
+  /**
+   * The stored log: a JSONL path or its bytes (a torn tail is tolerated and quarantined in the
+   * result), `{header, events}`, or the events alone.
+   */
+  log: string | Uint8Array | { header?: LogHeader; events: readonly LogEvent[] } | readonly LogEvent[]
+  /** Run pending next-turn prompts at once (default true). */
+  runPending?: boolean
+  /** Called with the repair result before the agent is created (closers, quarantined bytes). */
+  onRepaired?: (r: RepairResult) => void
+}
+
+/** Repairs the log, creates the agent on it, and starts its pending followups. */
+export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
+  const { log, runPending, onRepaired, ...agentOptions } = opts
+  let repaired: RepairResult
+  if (typeof log === 'string' || log instanceof Uint8Array) {
+    repaired = await repair(log, checker(agentOptions))
+  } else {
+    const events: readonly LogEvent[] = Array.isArray(log) ? (log as readonly LogEvent[]) : (log as { events: readonly LogEvent[] }).events
+    const header: LogHeader = (!Array.isArray(log) && (log as { header?: LogHeader }).header) || {
+      type: 'session', format: 1, id: agentOptions.sessionId ?? 'resumed', createdAt: events[0]?.time ?? 0,
+    }
+    repaired = repairEvents({ header, events }, checker(agentOptions))
+  }
+  onRepaired?.(repaired)
+  const sessionId = agentOptions.sessionId ?? repaired.log.header.id
+  const agent = createAgent({ ...agentOptions, sessionId, prefix: repaired.log.events })
+  if (runPending ?? true) wakePending(agent)
+  return agent
+}
+
+function checker(o: Omit<AgentOptions, 'prefix'>): { maxStepsPerTurn?: number; maxRetries?: number } {
+  const maxRetries = o.retry === false ? undefined : o.retry?.maxRetries
+  return {
+    ...(o.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: o.maxStepsPerTurn } : {}),
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+  }
+}
+
+/**
+ * Wakes an idle agent whose next-turn list holds prompts (from a resumed log). Uses `agent.wake()`
+ * when the agent has one; otherwise re-sends the pending prompts in order (see the file comment).
+ * Returns true when it woke the agent.
+ */
+export function wakePending(agent: Agent): boolean {
+  const pending = agent.inbox.nextTurn
+  if (pending.length === 0 || agent.status !== 'idle') return false
+  const wake = (agent as unknown as { wake?: () => void }).wake
+  if (typeof wake === 'function') {
+    wake.call(agent)
+    return true
+  }
+  const prompts = [...pending]
+  const removed = agent.inbox.splice('next-turn', 0, prompts.length)
+  if (removed.length !== prompts.length) {
+    throw new TurnlogError('AGENT_BUSY', 'the inbox changed while the pending prompts were re-sent', { sessionId: agent.sessionId })
+  }
+  for (const m of prompts) agent.followup(m)
+  return true
+}

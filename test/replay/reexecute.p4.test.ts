@@ -1,0 +1,27 @@
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { reexecute } from '../../replay/reexecute.js'
+import { verify } from '../../replay/verify.js'
+import { arbCommandList, arbScenario, MAX_STEPS, recordRun, withTimeout } from './agent-runs.js'
+
+const RUNS = Number(process.env.P4_RUNS ?? 300)
+const SEED = process.env.P4_SEED !== undefined ? Number(process.env.P4_SEED) : undefined
+
+describe('P4: re-execution reproduces the recorded log', () => {
+  it(`P4: every generated agent run re-executes to the same log, time included (${RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        expect(verify(run.events, { maxStepsPerTurn: MAX_STEPS }).ok).toBe(true)
+        const r = await withTimeout(reexecute(run.events, { ...run.reexec, stallMs: 300 }), 5000, 'reexecute')
+        if (!r.ok) {
+          const lo = Math.max(0, r.divergence.seq - 12)
+          const ctx = run.events.slice(lo, r.divergence.seq + 3).map((e) => `${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 150)}`)
+          throw new Error(`${r.divergence.diff}\nrecorded around it:\n${ctx.join('\n')}`)
+        }
+        expect(r.eventCount).toBe(run.events.length)
+      }),
+      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+    )
+  }, 600_000)
+})
