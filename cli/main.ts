@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
 import { demoCommand } from './commands/demo.js'
 import { fuzzCommand } from './commands/fuzz.js'
+import { forkCommand } from './commands/fork.js'
+import { reexecCommand } from './commands/reexec.js'
+import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { verifyCommand } from './commands/verify.js'
 import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
@@ -47,6 +50,29 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--all', 'list every violation (default: the first 20)')
     .action(async (log: string, opts: { maxSteps?: string; maxRetries?: string; all?: boolean }) =>
       done(await verifyCommand(log, opts, io)))
+
+  p.command('repair')
+    .description('repair a torn or unclosed log into OUT (closers appended); torn bytes go to OUT.quarantine')
+    .argument('<LOG>', 'a JSONL log')
+    .option('-o, --output <OUT>', 'the repaired log (a new file; LOG is never rewritten)')
+    .option('--force', 'overwrite OUT and OUT.quarantine if they exist')
+    .action(async (log: string, opts: { output?: string; force?: boolean }) => done(await repairCommand(log, opts, io)))
+
+  p.command('fork')
+    .description('fork a session at SEQ into OUT: the prefix, forked closers, an empty inbox')
+    .argument('<LOG>', 'a JSONL log')
+    .option('--at <SEQ>', 'the last inherited seq')
+    .option('-o, --output <OUT>', 'the fork (a new file)')
+    .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
+    .option('--force', 'overwrite OUT if it exists')
+    .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean }) => done(await forkCommand(log, opts, io)))
+
+  p.command('reexec')
+    .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
+    .argument('<LOG>', 'a JSONL log')
+    .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
+    .option('--ignore-time', 'do not compare event times')
+    .action(async (log: string, opts: { tools?: string; ignoreTime?: boolean }) => done(await reexecCommand(log, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

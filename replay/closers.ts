@@ -171,11 +171,12 @@ export function closersFor(s: CloserState, events: readonly LogEvent[], opts: Cl
     }
   } else if (last?.type === 'compaction/summary') {
     const d = (last as EventOf<'compaction/summary'>).data
-    const shadowed = d.shadowedSeqs.filter((q) => s.surface.seqs.includes(q))
-    if (shadowed.length > 0) {
-      const lo = Math.min(...shadowed)
-      const hi = Math.max(...shadowed)
-      const range = s.surface.seqs.filter((q) => q >= lo && q <= hi)
+    // the surface range (in surface order, not seq order) that the summary's shadowed seqs span
+    const at = d.shadowedSeqs.map((q) => s.surface.seqs.indexOf(q)).filter((i) => i >= 0)
+    if (at.length > 0) {
+      const range = s.surface.seqs.slice(Math.min(...at), Math.max(...at) + 1)
+      const lo = range[0]!
+      const hi = range[range.length - 1]!
       let id = `${d.compactionId}-summary`
       for (let n = 2; s.ids.has(id); n++) id = `${d.compactionId}-summary-${n}`
       push({
