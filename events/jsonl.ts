@@ -9,8 +9,8 @@
  *   UTF-8 once (`buffer.isUtf8`) and decoded to one string once, then sliced per line;
  * - the CRC is checked on the raw bytes of the line (Node's native `zlib.crc32`), never on a
  *   re-serialised object;
- * - the envelope is checked by hand and the data by its registered zod schema; anything the fast
- *   path does not accept goes through `registry.validate`, which decides and builds the error.
+ * - the envelope and the data are checked by zod's compiled validators (`registry.isValid`: no
+ *   output copy); a refused event goes through `registry.validate`, which builds the error.
  */
 import { isUtf8 } from 'node:buffer'
 import { crc32 } from 'node:zlib'
@@ -190,7 +190,6 @@ const CRC_PREFIX = [0x2c, 0x22, 0x63, 0x72, 0x63, 0x22, 0x3a, 0x22]
 /** Length of `,"crc":"xxxxxxxx"}`. */
 const CRC_SUFFIX_LEN = 18
 
-const ENVELOPE_KEYS = new Set(['seq', 'time', 'type', 'data', 'surfaceOp', 'sourceEventSeqs', 'ignorable'])
 /** Escapes of UTF-16 surrogates in JSON text; only these can make a lone surrogate after parse. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
 
@@ -256,8 +255,8 @@ class LineProcessor {
         { parseError: (err as Error).message })
     }
     if (end !== e) delete raw.crc
-    // 4. schema (fast path, then the registry for anything it does not accept)
-    if (!fastValid(raw, this.registry)) {
+    // 4. schema: zod's compiled validators decide; a refused event gets its error from `validate`
+    if (!this.registry.isValid(raw)) {
       try {
         this.registry.validate(raw, { file: this.file, line, offset })
       } catch (err) {
@@ -372,32 +371,6 @@ function firstInvalidUtf8(b: Uint8Array): number {
     }
   }
   return -1
-}
-
-function isNonNegInt(v: unknown): boolean {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
-}
-
-/** True when the envelope certainly passes `Envelope` and the data its registered schema. Never
- * true where the registry would refuse (it is stricter); false sends the event to the registry. */
-function fastValid(o: Record<string, unknown>, registry: EventRegistry): boolean {
-  if (typeof o !== 'object' || o === null || Array.isArray(o)) return false
-  for (const k in o) if (!ENVELOPE_KEYS.has(k)) return false
-  if (!isNonNegInt(o.seq) || !isNonNegInt(o.time)) return false
-  const type = o.type
-  if (typeof type !== 'string' || type.length === 0 || !('data' in o)) return false
-  const op = o.surfaceOp
-  if (op !== undefined && op !== 'append') return false
-  const src = o.sourceEventSeqs
-  if (src !== undefined) {
-    if (!Array.isArray(src)) return false
-    for (let i = 0; i < src.length; i++) if (!isNonNegInt(src[i])) return false
-  }
-  const ign = o.ignorable
-  if (ign !== undefined && ign !== true) return false
-  const spec = registry.get(type)
-  if (spec === undefined) return ign === true
-  return spec.data.safeParse(o.data).success
 }
 
 /** Path of the first string or key with a lone surrogate (`data.message.content[0].text`), or null. */
