@@ -23,13 +23,17 @@ import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
+import { repairSession } from './repair-session.js'
 
 export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
   /**
+   * Omit it to resume from `store` + `sessionId`: repaired under the write lock (`repairSession`:
+   * torn bytes quarantined by the store, closers appended), and that handle is handed to the agent.
+   *
    * The stored log: a JSONL path or its bytes (a torn tail is tolerated and quarantined in the
    * result), `{header, events}`, or the events alone.
    */
-  log: string | Uint8Array | { header?: LogHeader; events: readonly LogEvent[] } | readonly LogEvent[]
+  log?: string | Uint8Array | { header?: LogHeader; events: readonly LogEvent[] } | readonly LogEvent[]
   /** Run pending next-turn prompts at once (default true). */
   runPending?: boolean
   /** Called with the repair result before the agent is created (closers, quarantined bytes). */
@@ -39,6 +43,20 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
 /** Repairs the log, creates the agent on it, and starts its pending followups. */
 export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   const { log, runPending, onRepaired, ...agentOptions } = opts
+  if (log === undefined) {
+    // a store: repair under the session's write lock, then hand that handle to the agent
+    if (!agentOptions.store || agentOptions.sessionId === undefined) {
+      throw new TurnlogError('INVALID_ARGUMENT', 'resumeAgent needs { store, sessionId } or { log }', { field: 'log' })
+    }
+    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true })
+    onRepaired?.({
+      log: { header: r.header, events: r.events }, closers: r.closers, keptEventCount: r.keptEventCount,
+      quarantined: r.quarantined ? { offset: r.quarantined.offset, bytes: new Uint8Array(0) } : null,
+    })
+    const agent = createAgent({ ...agentOptions, storeWriter: r.writer!, prefix: r.events })
+    if (runPending ?? true) wakePending(agent)
+    return agent
+  }
   let repaired: RepairResult
   if (typeof log === 'string' || log instanceof Uint8Array) {
     repaired = await repair(log, checker(agentOptions))
@@ -51,7 +69,10 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   }
   onRepaired?.(repaired)
   const sessionId = agentOptions.sessionId ?? repaired.log.header.id
-  const agent = createAgent({ ...agentOptions, sessionId, prefix: repaired.log.events })
+  // without a store the resumed agent logs in memory (pass { store, sessionId } to persist)
+  const { store: _store, ...rest } = agentOptions
+  void _store
+  const agent = createAgent({ ...rest, sessionId, prefix: repaired.log.events })
   if (runPending ?? true) wakePending(agent)
   return agent
 }
