@@ -9,3 +9,5 @@ export * from './models/index.js'
 export * from './reducers/index.js'
 export * from './stores/index.js'
 export * from './tools/index.js'
+// api.md "Embedding an agent" shows resumeAgent beside createAgent: it is the way back into a session.
+export { resumeAgent, type ResumeOptions } from './replay/resume.js'

@@ -212,6 +212,19 @@ export class TurnlogAgent implements Agent {
     return this.send(message, 'next-step', false)
   }
 
+  /**
+   * Opens a turn for queued prompts without a new delivery: after a resume (pending followups in
+   * the log) or after an aborted turn parked the queue. Does nothing unless the agent is idle and
+   * next-turn holds a prompt (injected next-step items alone never open a turn). Returns whether
+   * a turn was opened; like a waking send, the turn opens synchronously inside the call.
+   */
+  wake(): boolean {
+    this.#assertUsable()
+    if (this.#status !== 'idle' || !this.#turn.getSnapshot().matches('idle') || this.#list('next-turn').length === 0) return false
+    this.#wake()
+    return true
+  }
+
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void {
     return this.hooks.on(name, listener as never)
   }

@@ -224,6 +224,8 @@ export interface Agent {
   followup(message: MessageInput): string
   steer(message: MessageInput): string
   inject(message: MessageInput): string
+  /** Opens a turn for prompts already queued (resume, parked work); false when idle work is not there. */
+  wake(): boolean
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void
   subscribe(listener: (event: LogEvent) => void): () => void
   whenIdle(): Promise<void>

@@ -10,12 +10,7 @@
  * 3. Runs pending work: when next-turn holds prompts, the agent is woken so they run in order;
  *    `await agent.whenIdle()` waits for them. Pending next-step items alone do not open a turn
  *    (lifecycle §3.8: injected context never wakes); they join the next turn.
- *
- * The agent has no public "wake without a new message" yet. Until it has one (a `wake()` method is
- * used as soon as it exists), waking re-sends the pending prompts: one canceled splice removes
- * next-turn, then each prompt is sent again with its own id, in order, as a followup. The log shows
- * that re-send; the prompts, their ids and their order are unchanged (L11 allows a canceled id to be
- * sent again). See docs/ARCHITECTURE.md "Decisions: replay engine".
+ *    Waking is `agent.wake()`: the first pending prompt's turn opens at once; nothing is re-sent.
  */
 import { createAgent } from '../agent/agent.js'
 import type { Agent, AgentOptions } from '../agent/types.js'
@@ -86,23 +81,9 @@ function checker(o: Omit<AgentOptions, 'prefix'>): { maxStepsPerTurn?: number; m
 }
 
 /**
- * Wakes an idle agent whose next-turn list holds prompts (from a resumed log). Uses `agent.wake()`
- * when the agent has one; otherwise re-sends the pending prompts in order (see the file comment).
- * Returns true when it woke the agent.
+ * Wakes an idle agent whose next-turn list holds prompts (from a resumed log): the pending
+ * followups run in order, each in its own turn. Returns true when it opened a turn.
  */
 export function wakePending(agent: Agent): boolean {
-  const pending = agent.inbox.nextTurn
-  if (pending.length === 0 || agent.status !== 'idle') return false
-  const wake = (agent as unknown as { wake?: () => void }).wake
-  if (typeof wake === 'function') {
-    wake.call(agent)
-    return true
-  }
-  const prompts = [...pending]
-  const removed = agent.inbox.splice('next-turn', 0, prompts.length)
-  if (removed.length !== prompts.length) {
-    throw new TurnlogError('AGENT_BUSY', 'the inbox changed while the pending prompts were re-sent', { sessionId: agent.sessionId })
-  }
-  for (const m of prompts) agent.followup(m)
-  return true
+  return agent.wake()
 }

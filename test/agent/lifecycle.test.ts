@@ -517,3 +517,26 @@ describe('snapshot', () => {
     expect(idle.lastSeq).toBe(agent.events.length - 1)
   })
 })
+
+describe('wake', () => {
+  it('lifecycle §3.8: wake() runs work parked by an aborted turn, and does nothing without a queued prompt', async () => {
+    const model = scriptedModel([{ text: 'a' }, { text: 'b' }], { beforeChunk: async ({ request }) => { if (request === 0) await new Promise((r) => setTimeout(r, 5)) } })
+    const { agent } = make([], { model })
+    agent.followup('one')
+    agent.followup('two')
+    await new Promise((r) => setTimeout(r, 1))
+    agent.cancel({ kind: 'user' }, { keepInbox: true })
+    await agent.whenIdle()
+    expect(agent.inbox.nextTurn.map((m) => m.id)).toEqual(['m2'])
+    const before = agent.events.length
+    expect(agent.wake()).toBe(true)
+    expect(agent.status).toBe('running')
+    expect(trace(agent.events.slice(before)).slice(0, 2)).toEqual(['turn/start 2', 'splice next-turn 0 -1 +[]'])
+    await agent.whenIdle()
+    expect(trace(agent.events).at(-1)).toBe('turn/end 2 completed')
+    agent.inject('ctx')
+    expect(agent.wake()).toBe(false)
+    expect(agent.status).toBe('idle')
+    valid(agent.events)
+  })
+})
