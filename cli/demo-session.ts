@@ -5,7 +5,7 @@
  * jitter fixed; the only real wait is the slow search tool (tens of milliseconds).
  */
 import { z } from 'zod'
-import { createAgent } from '../agent/index.js'
+import { createAgent, type HookMap } from '../agent/index.js'
 import type { LogEvent, UserMessage } from '../events/index.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { scriptedModel, type ScriptedEntry } from '../models/index.js'
@@ -61,12 +61,8 @@ export const DEMO_SCRIPT: readonly ScriptedEntry[] = [
   { text: 'Still 21 °C and sunny in Paris: take sunglasses, no umbrella.', usage: u(512, 15, 440) },
 ]
 
-export async function runDemoSession(opts: DemoOptions = {}): Promise<DemoResult> {
-  const searchDelayMs = opts.searchDelayMs ?? 40
-  const start = opts.startTime ?? Date.now()
-  let t = start
-  let n = 0
-
+/** The demo's tools (`turnlog reexec demo.jsonl --tools examples/demo-tools.mjs` uses them). */
+export function demoTools(searchDelayMs = 40) {
   const weather = defineTool({
     name: 'weather',
     description: 'Current weather for a city',
@@ -90,24 +86,36 @@ export async function runDemoSession(opts: DemoOptions = {}): Promise<DemoResult
       return { query, results: ['Open-air cinema, Parc de la Villette (Paris)', 'Tea ceremony workshop, indoors (Tokyo)'] }
     },
   })
+  return [weather, search]
+}
+
+/** The demo's hooks: refuse any prompt that mentions the forbidden word (the turn ends `blocked`). */
+export const demoHooks: { 'agent/pre-step': HookMap['agent/pre-step'] } = {
+  'agent/pre-step': async (p, next) => {
+    const text = p.messages.flatMap((m: UserMessage) => m.content.map((b) => (b.type === 'text' ? b.text : ''))).join(' ')
+    if (text.toLowerCase().includes(DEMO_FORBIDDEN_WORD)) return { kind: 'reject', reason: `mentions '${DEMO_FORBIDDEN_WORD}'` }
+    return next()
+  },
+}
+
+export async function runDemoSession(opts: DemoOptions = {}): Promise<DemoResult> {
+  const searchDelayMs = opts.searchDelayMs ?? 40
+  const start = opts.startTime ?? Date.now()
+  let t = start
+  let n = 0
+
+  const tools = demoTools(searchDelayMs)
 
   const agent = createAgent({
     model: scriptedModel(DEMO_SCRIPT, { info: { name: 'scripted-demo' } }),
-    tools: [weather, search],
+    tools,
     system: 'You are a helpful travel assistant.',
     sessionId: opts.sessionId ?? `demo-${start}`,
     clock: () => t++,
     ids: () => `m${++n}`,
     // the retry waits are logged (llm/retry.delayMs) but not slept: the demo stays fast
     timers: { sleep: async () => {}, random: () => 0.5 },
-    hooks: {
-      // refuse any prompt that mentions the forbidden word: the turn ends `blocked`
-      'agent/pre-step': async (p, next) => {
-        const text = p.messages.flatMap((m: UserMessage) => m.content.map((b) => (b.type === 'text' ? b.text : ''))).join(' ')
-        if (text.toLowerCase().includes(DEMO_FORBIDDEN_WORD)) return { kind: 'reject', reason: `mentions '${DEMO_FORBIDDEN_WORD}'` }
-        return next()
-      },
-    },
+    hooks: demoHooks,
   })
   const errors: unknown[] = []
   agent.on('agent/error', (e) => void errors.push(e.error))
