@@ -3,6 +3,6 @@ export { HookRegistry, type Next, type WaterfallListener, type SerialListener, t
 export { retryDelay, resolveRetry, DEFAULT_RETRY_ON, realTimers, type ResolvedRetry } from './retry-policy.js'
 export type {
   Agent, AgentOptions, AgentPlugin, AgentSnapshot, AgentStatus, AssemblePayload, AssembleResult, CancelOptions, HookMap,
-  HookName, InboxHandle, MessageInput, PreStepDecision, PreStepPayload, ProposalKind, RequestErrorDecision,
+  HookName, InboxHandle, MessageInput, PluginHost, PreStepDecision, PreStepPayload, ProposalKind, RequestErrorDecision,
   RequestErrorPayload, RequestPayload, RetryOptions, StreamPayload, Timers, TurnStoppingPayload,
 } from './types.js'

@@ -3,8 +3,9 @@
  * JSDoc says what a listener may return and what happens when it throws.
  */
 import type {
-  CancelCause, Failure, InboxTarget, LogEvent, RequestConfig, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
+  CancelCause, EventDraft, Failure, InboxTarget, LogEvent, RequestConfig, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
 } from '../events/index.js'
+import type { LifecycleState } from '../reducers/lifecycle.js'
 import type { ModelAdapter, ModelRequest } from '../models/index.js'
 import type {
   AnyTool, ExecutePayload, PostExecuteDecision, PostExecutePayload, PreExecuteDecision, PreExecutePayload,
@@ -43,10 +44,64 @@ export interface Timers {
   clearTimeout(handle: unknown): void
 }
 
+/**
+ * What a plugin may use beyond the public `Agent` handle: exactly these members, no other internal
+ * of the driver. `createAgent`'s agent (`TurnlogAgent`) provides them; `AgentPlugin.install`
+ * receives the agent typed `Agent & PluginHost`, so a plugin needs no cast and no runtime probe.
+ * Everything here reads live state (no copies) and is synchronous.
+ */
+export interface PluginHost {
+  /**
+   * The options the agent was created with, as given (`model`, `system`, `config`, …). Read only:
+   * changing them after creation has no defined effect.
+   */
+  readonly options: AgentOptions
+  /**
+   * The lifecycle position folded from the log, updated before `subscribe` observers run: the open
+   * turn and step (`openTurn`, `openStep`, `lastTurn`), the open compaction bracket
+   * (`openCompaction`), the last logged `request/header` (`header`), the pending tool calls. O(1)
+   * to read; never mutate it.
+   */
+  readonly lifecycle: Readonly<LifecycleState>
+  /** The tool schemas the agent sends when no `system-prompt/assemble` listener changes them. */
+  readonly toolSpecs: readonly ToolSpec[]
+  /** The base call configuration (`{ model: model.info?.name ?? 'model', ...options.config }`). */
+  readonly baseConfig: RequestConfig
+  /**
+   * A fresh id from the agent's id source (`options.ids`, default `crypto.randomUUID`). Use it for
+   * every id a plugin logs (message ids, compaction ids): re-execution serves ids from the log
+   * through this source. Throws only if `options.ids` throws.
+   */
+  readonly newId: () => string
+  /**
+   * Appends one event to the session log (seq and time are assigned) and returns the committed,
+   * frozen event; the agent's projections and then `subscribe` observers see it before it returns.
+   * Throws a coded `TurnlogError` and changes nothing when the event is refused: `INVARIANT` (it
+   * breaks an L invariant at this position, e.g. a `compaction/prune` not directly followed by its
+   * replacing `tool/result`), `INVALID_EVENT` / `UNKNOWN_EVENT_TYPE` (schema), `NOT_LOSSLESS`,
+   * `REENTRANT_APPEND` (called from a `subscribe` observer), `SESSION_CLOSED` (disposed agent, or a
+   * re-execution that stopped at a divergence). Append only from the agent's own hooks or from
+   * `runMaintenance`, where no step is writing; a plugin that appends elsewhere races the driver.
+   */
+  append(draft: EventDraft): LogEvent
+  /**
+   * Reports a non-fatal problem as the live `agent/error` event (`{error, where, turn}`, `turn` =
+   * the open turn). Nothing is logged and nothing else happens; an `agent/error` listener that
+   * throws is ignored, so this never throws.
+   */
+  reportError(error: unknown, where: string): void
+}
+
 /** A plugin (such as compaction) installs hooks when the agent is created. */
 export interface AgentPlugin {
   name: string
-  install(agent: Agent): void | (() => void)
+  /**
+   * Called once by `createAgent`, after `options.hooks` are registered and before the transient
+   * retry policy (so a plugin's listeners run inside the app's creation-time listeners and
+   * decide before the retry policy). May return an uninstall function, called by `dispose()`.
+   * A throw propagates out of `createAgent`.
+   */
+  install(agent: Agent & PluginHost): void | (() => void)
 }
 
 export interface AgentOptions {

@@ -18,7 +18,7 @@
 import type { Agent, AgentPlugin, PreStepPayload } from '../agent/types.js'
 import { TurnlogError, type LogEvent, type ToolErrorInfo } from '../events/index.js'
 import type { ModelAdapter } from '../models/index.js'
-import { asHost, type CompactionHost } from './host.js'
+import type { CompactionHost } from './host.js'
 import { ContextMeter, charTokenizer, estimateMessage, type Measurement, type Tokenizer } from './meter.js'
 import { MARKER_MAX_CHARS, pruneToolResults } from './prune.js'
 import { DEFAULT_SUMMARY_INSTRUCTION, summarise, type SummariseResult } from './summarise.js'
@@ -270,9 +270,9 @@ export function basicCompaction(options: CompactionOptions = {}): CompactionPlug
   }
   return {
     name: 'compaction',
-    install(agent: Agent) {
+    install(agent: CompactionHost) {
       if (controllers.has(agent)) throw new TurnlogError('INVALID_OPTION', 'basicCompaction: installed twice on one agent', { field: 'plugins' })
-      const c = new Controller(asHost(agent), o)
+      const c = new Controller(agent, o)
       controllers.set(agent, c)
       return () => {
         c.dispose()
