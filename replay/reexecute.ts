@@ -14,7 +14,14 @@
  * - **time and ids**: `clock` returns the recorded `time` of the seq being appended; `ids` returns
  *   the recorded ids of the messages being inserted; retry sleeps return at once;
  * - **external inputs**: inbox splices the driver does not make (sends, edits) and cancels (the
- *   cause of a `turn/end {aborted}`) are re-issued at the recorded log positions.
+ *   cause of a `turn/end {aborted}`) are re-issued at the recorded log positions; a compaction that
+ *   starts outside a turn (a manual one) is re-issued with the `compactNow` of the first plugin that
+ *   has one;
+ * - **compaction summaries**: a plugin's model call with `purpose: 'compaction'` (pass the recorded
+ *   session's plugins, e.g. `basicCompaction(sameOptions)`) is served from its bracket: the recorded
+ *   `compaction/summary` (text and usage), the recorded model failure of a `compaction/end {error}`,
+ *   a wait for the cancel (`ABORTED`), or a response that makes the summariser decide as it did
+ *   (`EMPTY_SUMMARY`, `SUMMARY_NOT_SMALLER` with the recorded size).
  *
  * Scheduling: the re-execution owns every point where the agent waits (model chunks, tool bodies,
  * sleeps, and a gate before and after every hook). When the agent has nothing left to do but wait
@@ -26,11 +33,14 @@ import { isDeepStrictEqual } from 'node:util'
 import { createAgent, TurnlogAgent } from '../agent/agent.js'
 import type { AgentOptions, HookMap, Timers } from '../agent/types.js'
 import type {
-  CancelCause, EventOf, LogEvent, RequestConfig, StreamChunk, UserMessage,
+  CancelCause, EventOf, Failure, LogEvent, RequestConfig, StreamChunk, UserMessage,
 } from '../events/index.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { ModelError } from '../models/errors.js'
+import { shorthandChunks } from '../models/scripted.js'
 import type { ModelAdapter, ModelRequest } from '../models/types.js'
+import { charTokenizer, estimateMessage, type Tokenizer } from '../compaction/meter.js'
+import { SUMMARY_PREFIX } from '../compaction/summarise.js'
 import type { AnyTool, ExecutePayload, ToolContext } from '../tools/types.js'
 import { diffLines } from './diff.js'
 import { readLog } from './read-log.js'
@@ -44,7 +54,20 @@ export interface ReexecuteOptions {
    * session more than once (see `maxAttempts`), each time with fresh hooks.
    */
   hooks?: AgentOptions['hooks'] | (() => AgentOptions['hooks'])
-  plugins?: AgentOptions['plugins']
+  /**
+   * The plugins the recorded session used, with the same options (e.g. `basicCompaction({...})`).
+   * Their model calls with `purpose: 'compaction'` are served from the log; a compaction plugin
+   * given its own summariser model (`basicCompaction({ model })`) calls that model instead, so pass
+   * the options without `model`. A plugin instance keeps per-agent state: a fresh one per call
+   * is safest, or a factory (`() => [basicCompaction(o)]`), called once per run.
+   */
+  plugins?: AgentOptions['plugins'] | (() => AgentOptions['plugins'])
+  /** The recorded model's `info.contextWindow`, for plugins that read the window from the model
+   * (the served model reports only `name`). */
+  contextWindow?: number
+  /** The compaction tokenizer, to rebuild a summary the recording rejected as not smaller with the
+   * same estimate (default: compaction's character heuristic, `charTokenizer`). */
+  tokenizer?: Tokenizer
   /** The base system prompt. Default: the system of the first logged `request/header`. */
   system?: string
   /** The base call configuration. Default: the config of the first logged `request/header`. */
@@ -153,7 +176,19 @@ interface StreamServe {
   rec: StepRecord | null
   i: number
   waiter: (() => void) | null
+  /** A compaction summary call: its recorded bracket (rec is null). */
+  compaction?: BracketRecord | null
 }
+
+/** A recorded compaction bracket: how its summary call ended. */
+interface BracketRecord {
+  id: string
+  summary: EventOf<'compaction/summary'> | null
+  end: EventOf<'compaction/end'> | null
+}
+
+/** Summariser decisions of compaction/summarise.ts (not model failures). */
+const SUMMARISER_CODES = new Set(['EMPTY_SUMMARY', 'SUMMARY_NOT_SMALLER', 'SURFACE_CHANGED', 'SUMMARISER_ERROR'])
 
 interface BodyServe {
   key: string
@@ -177,6 +212,9 @@ class Reexecution {
   readonly start: number
   readonly steps = new Map<string, StepRecord>()
   readonly turnEnds = new Map<number, { seq: number; reason: EventOf<'turn/end'>['data']['reason'] }>()
+  readonly brackets = new Map<string, BracketRecord>()
+  /** A manual compaction we re-issued is running (`compactNow` through `runMaintenance`). */
+  maintaining = false
   agent!: TurnlogAgent
   divergence: Divergence | null = null
   done = false
@@ -257,6 +295,21 @@ class Reexecution {
           this.turnEnds.set(d.turn, { seq: e.seq, reason: d.reason })
           break
         }
+        case 'compaction/start': {
+          const id = (e as EventOf<'compaction/start'>).data.compactionId
+          this.brackets.set(id, { id, summary: null, end: null })
+          break
+        }
+        case 'compaction/summary': {
+          const b = this.brackets.get((e as EventOf<'compaction/summary'>).data.compactionId)
+          if (b) b.summary = e as EventOf<'compaction/summary'>
+          break
+        }
+        case 'compaction/end': {
+          const b = this.brackets.get((e as EventOf<'compaction/end'>).data.compactionId)
+          if (b) b.end = e as EventOf<'compaction/end'>
+          break
+        }
       }
     }
   }
@@ -265,7 +318,12 @@ class Reexecution {
     return this.agent.events.length
   }
 
+  /** The plugins of this run (a factory is called once per run). */
+  plugins: NonNullable<AgentOptions['plugins']> = []
+
   run(): Promise<ReexecuteResult> {
+    const p = this.opts.plugins
+    this.plugins = (typeof p === 'function' ? p() : p) ?? []
     const result = new Promise<ReexecuteResult>((resolve) => (this.#finish = resolve))
     const firstHeader = this.rec.find((e) => e.type === 'request/header') as EventOf<'request/header'> | undefined
     const config = this.opts.config ?? firstHeader?.data.config ?? { model: 'model' }
@@ -273,7 +331,7 @@ class Reexecution {
     const prefix = this.rec.slice(0, this.start)
     try {
       this.agent = createAgent({
-        model: this.#model(config.model ?? 'model'),
+        model: this.#model(config.model ?? 'model', this.opts.contextWindow),
         tools: (this.opts.tools ?? []).map((t) => this.#tool(t)),
         system,
         config,
@@ -282,7 +340,7 @@ class Reexecution {
         ...(this.opts.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: this.opts.maxStepsPerTurn } : {}),
         ...(this.opts.retry !== undefined ? { retry: this.opts.retry } : {}),
         ...(this.opts.checkRequests !== undefined ? { checkRequests: this.opts.checkRequests } : {}),
-        ...(this.opts.plugins ? { plugins: this.opts.plugins } : {}),
+        ...(this.plugins.length ? { plugins: this.plugins } : {}),
         clock: () => this.#time(),
         ids: () => this.#id(),
         timers: this.#timers(),
@@ -388,7 +446,7 @@ class Reexecution {
       return true
     }
     if (next === undefined) {
-      if (this.agent.status === 'idle' && this.gates.length === 0) {
+      if (this.agent.status === 'idle' && this.gates.length === 0 && !this.maintaining) {
         this.#end()
         return false
       }
@@ -424,13 +482,46 @@ class Reexecution {
         if (this.len === before) return did
         continue
       }
+      if (this.#issueManualCompaction(next)) return true
       return did
     }
   }
 
+  /**
+   * A compaction that starts while no turn is open is a manual one (`compactNow` runs through
+   * `runMaintenance`; the triggers run inside turns): re-issued through the first plugin with a
+   * `compactNow(agent)` method.
+   */
+  #issueManualCompaction(next: LogEvent): boolean {
+    if (next.type !== 'compaction/start' && next.type !== 'compaction/prune') return false
+    const a = this.agent
+    if (this.maintaining || a.status !== 'idle' || a.lifecycle.openTurn !== null) return false
+    const plugin = this.plugins.find((p) => typeof (p as { compactNow?: unknown }).compactNow === 'function') as
+      { compactNow(agent: unknown): Promise<unknown> } | undefined
+    if (!plugin) return false
+    this.maintaining = true
+    this.opts.trace?.(`manual compaction at seq ${this.len}`)
+    plugin.compactNow(a).then(
+      () => {
+        this.maintaining = false
+        this.schedule()
+      },
+      (err: unknown) => {
+        this.maintaining = false
+        if (this.done) return
+        const seq = this.len
+        this.#diverge({
+          seq, expected: this.rec[seq] ?? null, actual: null, kind: 'missing',
+          waiting: `refused the manual compaction: ${(err as Error)?.message ?? String(err)}`,
+        })
+      },
+    )
+    return true
+  }
+
   #stalled(next: LogEvent | null): void {
     const seq = this.len
-    if (this.agent.status === 'idle' && this.gates.length === 0 && next !== null) {
+    if (this.agent.status === 'idle' && this.gates.length === 0 && !this.maintaining && next !== null) {
       this.#diverge({ seq, expected: next, actual: null, kind: 'missing', waiting: 'is idle' })
       return
     }
@@ -446,7 +537,11 @@ class Reexecution {
 
   #describeWaiting(): string {
     const parts: string[] = []
-    for (const s of this.streams) if (s.waiter) parts.push(`waits for the model (turn ${s.rec?.turn ?? '?'} step ${s.rec?.step ?? '?'})`)
+    for (const s of this.streams) {
+      if (!s.waiter) continue
+      if (s.compaction !== undefined) parts.push(`waits for the summary of compaction ${s.compaction?.id ?? '?'}`)
+      else parts.push(`waits for the model (turn ${s.rec?.turn ?? '?'} step ${s.rec?.step ?? '?'})`)
+    }
     for (const b of this.bodies.values()) if (!b.settled) parts.push(`waits for tool call ${b.key}`)
     for (const g of this.gates) parts.push(`waits ${g.kind === 'sleep' ? 'in a retry sleep' : `${g.kind} hook ${g.hook}`}`)
     return parts.length ? parts.join(', ') : 'waits on something outside the re-execution (a hook?)'
@@ -614,6 +709,7 @@ class Reexecution {
    * after the aborted one ends (a latched wake). Running: it does not matter. */
   #wakes(e: LogEvent): boolean {
     const a = this.agent
+    if (this.maintaining) return this.#latchedByMaintenance(e.seq)
     if (a.status === 'idle') return this.rec[e.seq + 1]?.type === 'turn/start'
     if (!this.#aborted()) return true
     // while aborting, a waking send is re-targeted to next-turn: a next-step insertion did not wake
@@ -623,9 +719,38 @@ class Reexecution {
     return end !== undefined && this.rec[end.seq + 1]?.type === 'turn/start'
   }
 
+  /**
+   * A send during a manual compaction: a waking one is latched and opens a turn as soon as the
+   * maintenance ends, i.e. directly after its last compaction event. Nothing can happen between
+   * that event and the end of the maintenance, so a `turn/start` right after a splice there is a
+   * later send from idle, and the sends during the maintenance did not wake.
+   */
+  #latchedByMaintenance(seq: number): boolean {
+    let i = seq + 1
+    for (; i < this.rec.length; i++) {
+      const x = this.rec[i]!
+      if (x.type === 'agent/inbox/spliced' || x.type.startsWith('compaction/')) continue
+      if (x.type === 'tool/result' && this.rec[i - 1]?.type === 'compaction/prune') continue
+      if (x.type === 'user/message' && this.rec[i - 1]?.type === 'compaction/summary') continue
+      break
+    }
+    return this.rec[i]?.type === 'turn/start' && this.rec[i - 1]?.type !== 'agent/inbox/spliced'
+  }
+
   // ------------------------------------------------------------------ the model and the tools
 
   #serve(next: LogEvent): boolean {
+    // a compaction summary call: answered when its bracket's outcome is next
+    for (const s of this.streams) {
+      if (!s.waiter || s.compaction === undefined) continue
+      if ((next.type === 'compaction/summary' || next.type === 'compaction/end') &&
+        (next.data as { compactionId: string }).compactionId === s.compaction?.id) {
+        const w = s.waiter
+        s.waiter = null
+        w()
+        return true
+      }
+    }
     // the model stream
     for (const s of this.streams) {
       if (!s.waiter || !s.rec) continue
@@ -651,11 +776,12 @@ class Reexecution {
     return false
   }
 
-  #model(name: string): ModelAdapter {
+  #model(name: string, contextWindow?: number): ModelAdapter {
     const self = this
     return {
-      info: { name },
-      stream(_request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
+      info: { name, ...(contextWindow !== undefined ? { contextWindow } : {}) },
+      stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
+        if (request.purpose === 'compaction') return self.#summary(signal)
         const l = self.agent.lifecycle
         const rec = l.openTurn !== null && l.openStep !== null ? self.steps.get(key2(l.openTurn, l.openStep)) ?? null : null
         const serve: StreamServe = { rec, i: 0, waiter: null }
@@ -696,6 +822,79 @@ class Reexecution {
         })()
       },
     }
+  }
+
+  /**
+   * A summary call, served from the open bracket's record once the pump reaches its outcome:
+   * the recorded summary and usage; the recorded model failure; for `ABORTED`, a wait for the cancel
+   * (the pump issues it); for the summariser's own decisions, a response that makes it decide the
+   * same (whitespace for `EMPTY_SUMMARY`, a text of the recorded estimate for `SUMMARY_NOT_SMALLER`).
+   */
+  #summary(signal: AbortSignal): AsyncIterable<StreamChunk> {
+    const id = this.agent.lifecycle.openCompaction
+    const rec = id === null ? null : this.brackets.get(id) ?? null
+    const serve: StreamServe = { rec: null, i: 0, waiter: null, compaction: rec }
+    this.streams.push(serve)
+    const self = this
+    return (async function* () {
+      try {
+        if (rec === null || (rec.summary === null && rec.end === null)) {
+          throw new ModelError({ code: 'UNKNOWN', message: 'reexecute: the recording has no such compaction bracket' })
+        }
+        const error = rec.summary === null ? rec.end?.data.error : undefined
+        if (error?.code === 'ABORTED') {
+          await new Promise<void>((resolve) => {
+            if (signal.aborted) resolve()
+            else signal.addEventListener('abort', () => resolve(), { once: true })
+          })
+          throw new DOMException('aborted', 'AbortError')
+        }
+        await new Promise<void>((resolve) => {
+          serve.waiter = resolve
+          self.schedule()
+        })
+        if (rec.summary !== null) {
+          const { summary, usage } = rec.summary.data
+          yield* shorthandChunks({ text: summary, ...(usage !== undefined ? { usage } : {}) }, () => 'unused')
+          return
+        }
+        if (error === undefined) throw new ModelError({ code: 'UNKNOWN', message: 'reexecute: the recorded bracket ended without a summary or an error' })
+        if (!SUMMARISER_CODES.has(error.code)) throw new ModelError({ code: error.code, message: error.message } as Failure)
+        yield* shorthandChunks({ text: self.#decidedSummary(error) }, () => 'unused')
+      } finally {
+        serve.waiter = null
+        const i = self.streams.indexOf(serve)
+        if (i >= 0) self.streams.splice(i, 1)
+      }
+    })()
+  }
+
+  /** A summary text for which the summariser decides as recorded. */
+  #decidedSummary(error: { code: string; message: string }): string {
+    if (error.code === 'EMPTY_SUMMARY') return ' '
+    if (error.code === 'SUMMARY_NOT_SMALLER') {
+      const m = /^the summary \((\d+) estimated tokens\)/.exec(error.message)
+      if (m) return this.#textOfEstimate(Number(m[1]))
+    }
+    // SURFACE_CHANGED, SUMMARISER_ERROR: the model answered; any short text
+    return 'summary'
+  }
+
+  /** A text whose summary message the tokenizer estimates at exactly `n` tokens (else the nearest above). */
+  #textOfEstimate(n: number): string {
+    const tokenizer = this.opts.tokenizer ?? charTokenizer
+    const est = (len: number) => estimateMessage({
+      id: 'x', role: 'user', content: [{ type: 'text', text: SUMMARY_PREFIX + 'x'.repeat(len) }], source: { kind: 'compaction' },
+    }, tokenizer)
+    let lo = 1
+    let hi = 1
+    while (est(hi) < n && hi < 1 << 26) hi *= 2
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (est(mid) < n) lo = mid + 1
+      else hi = mid
+    }
+    return 'x'.repeat(lo)
   }
 
   #tool(t: AnyTool): AnyTool {
@@ -883,6 +1082,13 @@ class Reexecution {
       if (m) return m.id
     }
     if (e?.type === 'user/message' && k === 0) return (e as EventOf<'user/message'>).data.message.id
+    // compaction: the bracket's id when its start is appended; the summary message's id is drawn
+    // just before its `compaction/summary` (the message follows it)
+    if (e?.type === 'compaction/start' && k === 0) return (e as EventOf<'compaction/start'>).data.compactionId
+    if (e?.type === 'compaction/summary' && k === 0) {
+      const m = this.rec[n + 1]
+      if (m?.type === 'user/message') return (m as EventOf<'user/message'>).data.message.id
+    }
     return `reexec-${n}-${k}`
   }
 }
@@ -906,6 +1112,8 @@ function isCancelEffect(e: LogEvent, after: LogEvent | undefined): boolean {
       return (e as EventOf<'turn/end'>).data.reason.kind === 'aborted'
     case 'step/end':
       return (e as EventOf<'step/end'>).data.outcome.kind === 'aborted'
+    case 'compaction/end':
+      return (e as EventOf<'compaction/end'>).data.error?.code === 'ABORTED'
     case 'assistant/message':
       return (e as EventOf<'assistant/message'>).data.interrupted === true
     case 'tool/result': {

@@ -1,0 +1,199 @@
+/**
+ * Re-execution of compacted sessions (issue 6: "re-execution reproduces compacted sessions"):
+ * sessions recorded with the agent + `basicCompaction` + a scripted model, re-executed with the
+ * same plugin options; the summariser's calls (`purpose: 'compaction'`) are served from the log.
+ * Changing one compaction option must diverge at the first compaction event it changes.
+ */
+import { describe, expect, it } from 'vitest'
+import type { AgentOptions } from '../../agent/types.js'
+import { basicCompaction, type CompactionOptions } from '../../compaction/index.js'
+import type { LogEvent } from '../../events/index.js'
+import type { ScriptedEntry } from '../../models/index.js'
+import { reexecute, type ReexecuteResult } from '../../replay/reexecute.js'
+import { bigTool, ctrace, expectValid, make } from '../compaction/helpers.js'
+
+const long = (c: string, n = 400) => c.repeat(n)
+const CWE = { error: { code: 'CONTEXT_WINDOW_EXCEEDED' } }
+const SMALL: CompactionOptions = { contextWindow: 1000, pruneThresholdChars: 800, pruneHead: 300, pruneTail: 100 }
+const { contextWindow: _w, ...NO_WINDOW } = SMALL
+const FIVE = [{ text: long('a') }, { text: long('b') }, { text: long('c') }, { text: long('d') }, { text: 'e' }]
+
+type Made = ReturnType<typeof make>
+
+async function prompts(m: Made, texts: readonly string[]): Promise<void> {
+  for (const t of texts) {
+    m.agent.followup(t)
+    await m.agent.whenIdle()
+  }
+}
+
+/** Re-executes a made session with the same tools, compaction options and agent options. */
+function again(m: Made, copts: CompactionOptions, aopts: Partial<AgentOptions> = {}, contextWindow?: number): Promise<ReexecuteResult> {
+  return reexecute(m.agent.events, {
+    tools: [bigTool],
+    plugins: () => [basicCompaction(copts)],
+    ...(aopts.retry !== undefined ? { retry: aopts.retry } : {}),
+    ...(contextWindow !== undefined ? { contextWindow } : {}),
+    stallMs: 500,
+  })
+}
+
+function expectReproduced(r: ReexecuteResult, events: readonly LogEvent[]): void {
+  if (!r.ok) throw new Error(r.divergence.diff)
+  expect(r).toEqual({ ok: true, eventCount: events.length })
+}
+
+const compactionLines = (events: readonly LogEvent[]) => ctrace(events).filter((l) => l.startsWith('compaction'))
+
+describe('reexecute: compacted sessions reproduce (P4 with the compaction plugin)', () => {
+  it('pressure: a prune alone (L15)', async () => {
+    const m = make([{ toolCalls: [{ name: 'big', args: { n: 3200 } }] }, { text: 'done' }, { text: 'again' }], [], SMALL)
+    await prompts(m, ['go', 'more'])
+    expect(compactionLines(m.agent.events)).toEqual([expect.stringMatching(/^compaction\/prune/)])
+    expectReproduced(await again(m, SMALL), m.agent.events)
+  })
+
+  it('pressure: a summary (its text and usage served from compaction/summary)', async () => {
+    const m = make(FIVE, [{ text: 'the user sent u1..u4', usage: { inputTokens: 900, outputTokens: 12 } }], SMALL)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    expect(compactionLines(m.agent.events)).toEqual(['compaction/start', expect.stringMatching(/^compaction\/summary/), 'compaction/end'])
+    expect(m.agent.events.find((e) => e.type === 'compaction/summary')!.data).toMatchObject({ usage: { inputTokens: 900 } })
+    expectReproduced(await again(m, SMALL), m.agent.events)
+  })
+
+  it('pressure: failed summaries (a model failure, a thrown error) are served as recorded', async () => {
+    const m = make(FIVE, [{ error: { code: 'SERVER' } }, { throw: new Error('summariser down') }], SMALL)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    expect(compactionLines(m.agent.events)).toEqual(['compaction/start', 'compaction/end SERVER', 'compaction/start', 'compaction/end UNKNOWN'])
+    expectReproduced(await again(m, SMALL), m.agent.events)
+  })
+
+  it('the summariser\'s own decisions: SUMMARY_NOT_SMALLER (same estimate) and EMPTY_SUMMARY', async () => {
+    const opts = { ...SMALL, compactionRetries: 1 }
+    const m = make(FIVE, [{ text: long('s', 4000) }, { reasoning: 'thinking', text: '  ' }], opts)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    expect(compactionLines(m.agent.events)).toEqual(['compaction/start', 'compaction/end SUMMARY_NOT_SMALLER', 'compaction/start', 'compaction/end EMPTY_SUMMARY'])
+    expectReproduced(await again(m, opts), m.agent.events)
+  })
+
+  it('the window from the model (contextWindow option of reexecute)', async () => {
+    const m = make(FIVE, [{ text: 'sum' }], NO_WINDOW, {}, 1000)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    expect(compactionLines(m.agent.events)).toContain('compaction/end')
+    expectReproduced(await again(m, NO_WINDOW, {}, 1000), m.agent.events)
+    // without it the pressure trigger is off: the re-execution diverges where the recording compacted
+    const r = await again(m, NO_WINDOW)
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect(r.divergence.expected?.type).toMatch(/^compaction\//)
+  })
+
+  it('overflow → prune → retry turn (R6)', async () => {
+    const opts = { ...SMALL, contextWindow: 1300 }
+    const m = make([{ text: long('a') }, { toolCalls: [{ name: 'big', args: { n: 3000 } }] }, CWE, { text: 'done' }], [], opts)
+    await prompts(m, [long('u'), 'go'])
+    expect(ctrace(m.agent.events)).toContain('turn/start 3 retry-of 2')
+    expectReproduced(await again(m, opts), m.agent.events)
+  })
+
+  it('overflow: summaries that throw after a prune, then the retry; the cap and its reset on success', async () => {
+    const m = make([{ text: long('a') }, { toolCalls: [{ name: 'big', args: { n: 3000 } }] }, CWE, { text: 'done' }], [{ throw: new Error('down') }, { throw: new Error('down') }], NO_WINDOW)
+    await prompts(m, [long('u'), 'go'])
+    expectReproduced(await again(m, NO_WINDOW), m.agent.events)
+
+    const opts = { ...NO_WINDOW, minRangeTokens: 0 }
+    const m2 = make([{ text: long('a') }, CWE, { toolCalls: [{ name: 'big', args: { n: 10 } }] }, CWE, { text: 'ok' }], [{ text: long('s', 100) }, { text: 'x' }], opts)
+    await prompts(m2, [long('u'), 'go'])
+    expect(ctrace(m2.agent.events).filter((l) => l.includes('retry-of'))).toHaveLength(2)
+    expectReproduced(await again(m2, opts), m2.agent.events)
+  })
+
+  it('transient and overflow retries in one run', async () => {
+    const opts = { ...NO_WINDOW, minRangeTokens: 0 }
+    const m = make([{ text: long('a') }, { error: { code: 'SERVER' } }, CWE, { text: 'ok' }], [{ text: 'x' }], opts, { retry: { maxRetries: 1 } })
+    await prompts(m, [long('u'), 'go'])
+    expect(ctrace(m.agent.events).some((l) => l.startsWith('llm/retry'))).toBe(true)
+    expectReproduced(await again(m, opts, { retry: { maxRetries: 1 } }), m.agent.events)
+  })
+
+  it('a cancel during the recovery summary (ABORTED bracket): the cancel is re-issued, the turn ends aborted', async () => {
+    let m!: Made
+    const summary = () => {
+      m.agent.cancel({ kind: 'user' })
+      return { text: 'never used' }
+    }
+    m = make([{ text: long('a') }, { toolCalls: [{ name: 'big', args: { n: 3000 } }] }, CWE, { text: 'x' }], [summary], NO_WINDOW)
+    m.agent.followup(long('u'))
+    await m.agent.whenIdle()
+    m.agent.followup('go')
+    m.agent.followup('queued') // cleared by the cancel
+    await m.agent.whenIdle()
+    expect(compactionLines(m.agent.events)).toEqual([expect.stringMatching(/^compaction\/prune/), 'compaction/start', 'compaction/end ABORTED'])
+    expectReproduced(await again(m, NO_WINDOW), m.agent.events)
+  })
+
+  it('a manual compaction (compactNow) is re-issued; a followup sent during it is latched and runs after it', async () => {
+    const opts = { ...SMALL, contextWindow: 1300 }
+    let m!: Made
+    const summary = (): ScriptedEntry => {
+      m.agent.followup('during the compaction')
+      return { text: 'summary' }
+    }
+    m = make([{ text: long('a') }, { toolCalls: [{ name: 'big', args: { n: 3000 } }] }, { text: long('d') }, { text: 'later' }], [summary, { text: 's2' }], opts)
+    await prompts(m, [long('u'), 'go'])
+    await m.plugin.compactNow(m.agent)
+    await m.agent.whenIdle()
+    await m.plugin.compactNow(m.agent)
+    const lines = ctrace(m.agent.events)
+    expect(lines.indexOf('compaction/end') + 1).toBe(lines.indexOf('turn/start 3'))
+    expectValid(m.agent.events)
+    expectReproduced(await again(m, opts), m.agent.events)
+  })
+})
+
+describe('reexecute: a changed compaction option diverges at the first compaction event it changes', () => {
+  it('thresholdRatio: a lower threshold compacts earlier (an extra compaction event where the recording continued)', async () => {
+    const m = make(FIVE, [{ text: 'sum' }, { text: 'sum' }, { text: 'sum' }], SMALL)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    const first = m.agent.events.find((e) => e.type.startsWith('compaction/'))!
+    const r = await again(m, { ...SMALL, thresholdRatio: 0.5 })
+    expect(r.ok).toBe(false)
+    if (r.ok) return
+    expect(r.divergence.seq).toBeLessThan(first.seq)
+    expect(r.divergence.actual?.type).toMatch(/^compaction\//)
+    expect(r.divergence.kind).toBe('mismatch')
+  })
+
+  it('thresholdRatio: a higher threshold (1) does not compact where the recording did', async () => {
+    const m = make(FIVE, [{ text: 'sum' }], SMALL)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    const first = m.agent.events.find((e) => e.type.startsWith('compaction/'))!
+    const r = await again(m, { ...SMALL, thresholdRatio: 1 })
+    expect(r.ok).toBe(false)
+    if (r.ok) return
+    expect(r.divergence.seq).toBe(first.seq)
+    expect(r.divergence.expected).toEqual(first)
+  })
+
+  it('pruneThresholdChars / pruneHead: the prune diverges at its compaction/prune or its replacing result', async () => {
+    const m = make([{ toolCalls: [{ name: 'big', args: { n: 3200 } }] }, { text: 'done' }, { text: 'again' }], [], SMALL)
+    await prompts(m, ['go', 'more'])
+    const prune = m.agent.events.find((e) => e.type === 'compaction/prune')!
+    // same prune, another head: the replacing tool/result differs
+    const r = await again(m, { ...SMALL, pruneHead: 250 })
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect([r.divergence.seq, r.divergence.expected?.type]).toEqual([prune.seq + 1, 'tool/result'])
+    // a higher threshold: no prune where the recording pruned
+    const r2 = await again(m, { ...SMALL, pruneThresholdChars: 5000 })
+    expect(r2.ok).toBe(false)
+    if (!r2.ok) expect(r2.divergence.seq).toBe(prune.seq)
+  })
+
+  it('without the plugin, the first compaction event is missing', async () => {
+    const m = make(FIVE, [{ text: 'sum' }], SMALL)
+    await prompts(m, ['1', '2', '3', '4', '5'].map((u) => long(u)))
+    const first = m.agent.events.find((e) => e.type.startsWith('compaction/'))!
+    const r = await reexecute(m.agent.events, { tools: [bigTool], stallMs: 300 })
+    expect(r.ok).toBe(false)
+    if (!r.ok) expect(r.divergence.seq).toBe(first.seq)
+  })
+})
