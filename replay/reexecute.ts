@@ -477,14 +477,58 @@ class Reexecution {
       }
       if (this.#issuable(next)) {
         const before = this.len
+        if (this.#silentMaintenanceDue(next.seq)) this.#openSilentMaintenance()
         this.#issueSplice(next as EventOf<'agent/inbox/spliced'>)
         did = true
         if (this.len === before) return did
         continue
       }
       if (this.#issueManualCompaction(next)) return true
+      if (next.type === 'turn/start' && this.#silentEnd !== null) {
+        const end = this.#silentEnd
+        this.#silentEnd = null
+        end()
+        return true
+      }
+      // A turn that opens from idle with no waking send right before it: a wake latched during a
+      // maintenance that logged nothing (a declined manual compaction), or an `agent.wake()`.
+      if (next.type === 'turn/start' && (next as EventOf<'turn/start'>).data.cause === undefined && !this.maintaining &&
+        this.agent.status === 'idle' && this.gates.length === 0 && this.agent.wake()) return true
       return did
     }
+  }
+
+  /** Resolves the task of a silent maintenance we opened (see `#silentMaintenanceDue`). */
+  #silentEnd: (() => void) | null = null
+
+  /**
+   * From idle, splices that end in a `turn/start` although the last of them cannot have woken the
+   * agent (an edit, or not a send at the tail): the wake was latched during a maintenance that
+   * logged nothing (a manual compaction with nothing to do). Reproduced by holding a maintenance
+   * of our own open from the first of those splices to the `turn/start`.
+   */
+  #silentMaintenanceDue(seq: number): boolean {
+    const a = this.agent
+    if (this.maintaining || this.#silentEnd !== null || a.status !== 'idle' || a.lifecycle.openTurn !== null) return false
+    let i = seq
+    let send = false
+    while (this.rec[i]?.type === 'agent/inbox/spliced') {
+      const d = (this.rec[i] as EventOf<'agent/inbox/spliced'>).data
+      if (d.outcome === undefined && d.inserted.length > 0) send = true
+      i++
+    }
+    const t = this.rec[i]
+    if (!send || t?.type !== 'turn/start' || (t as EventOf<'turn/start'>).data.cause !== undefined) return false
+    const last = (this.rec[i - 1] as EventOf<'agent/inbox/spliced'>).data
+    return !(last.outcome === undefined && (last.removedCount ?? 0) === 0 && last.inserted.length === 1)
+  }
+
+  #openSilentMaintenance(): void {
+    this.opts.trace?.(`silent maintenance from seq ${this.len}`)
+    this.agent.runMaintenance(() => new Promise<void>((resolve) => (this.#silentEnd = resolve))).then(
+      () => this.schedule(),
+      () => this.schedule(),
+    )
   }
 
   /**
@@ -590,7 +634,15 @@ class Reexecution {
     if (!end || end.reason.kind !== 'aborted') return null
     const cause = end.reason.cause as CancelCause
     // In a step whose tools the cancel cut, the calls' recorded progress decides when it came.
-    if (this.#inToolCancelStep()) return this.#toolCancelReady() ? { turn, cause, keepInbox: !this.#isCancelClear(next.seq, end.seq) } : null
+    if (this.#inToolCancelStep()) {
+      // a result the recording committed before the cancel: its body settles first
+      if (next.type === 'tool/result' && !isCancelEffect(next, this.rec[next.seq + 1])) {
+        const d = (next as EventOf<'tool/result'>).data
+        const b = this.bodies.get(key3(d.turn, d.step, d.callId))
+        if (b && !b.settled) return null
+      }
+      return this.#toolCancelReady() ? { turn, cause, keepInbox: !this.#isCancelClear(next.seq, end.seq) } : null
+    }
     if (isCancelEffect(next, this.rec[next.seq + 1])) return { turn, cause, keepInbox: true }
     if (next.type === 'agent/inbox/spliced') {
       if (this.#isCancelClear(next.seq, end.seq)) return { turn, cause, keepInbox: false }
@@ -709,6 +761,7 @@ class Reexecution {
    * after the aborted one ends (a latched wake). Running: it does not matter. */
   #wakes(e: LogEvent): boolean {
     const a = this.agent
+    if (this.#silentEnd !== null) return true
     if (this.maintaining) return this.#latchedByMaintenance(e.seq)
     if (a.status === 'idle') return this.rec[e.seq + 1]?.type === 'turn/start'
     if (!this.#aborted()) return true

@@ -198,7 +198,7 @@ export async function recordRun(
   }
 }
 
-function apply(agent: TurnlogAgent, c: Command): void {
+export function apply(agent: TurnlogAgent, c: Command): void {
   switch (c.kind) {
     case 'followup':
     case 'steer':

@@ -4,12 +4,16 @@
  * same plugin options; the summariser's calls (`purpose: 'compaction'`) are served from the log.
  * Changing one compaction option must diverge at the first compaction event it changes.
  */
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { AgentOptions } from '../../agent/types.js'
 import { basicCompaction, type CompactionOptions } from '../../compaction/index.js'
 import type { LogEvent } from '../../events/index.js'
 import type { ScriptedEntry } from '../../models/index.js'
 import { reexecute, type ReexecuteResult } from '../../replay/reexecute.js'
+import { verify } from '../../replay/verify.js'
+import { MAX_STEPS, withTimeout } from './agent-runs.js'
+import { arbCompactedCommands, arbCompactedScenario, recordCompactedRun } from './compacted-runs.js'
 import { bigTool, ctrace, expectValid, make } from '../compaction/helpers.js'
 
 const long = (c: string, n = 400) => c.repeat(n)
@@ -196,4 +200,48 @@ describe('reexecute: a changed compaction option diverges at the first compactio
     expect(r.ok).toBe(false)
     if (!r.ok) expect(r.divergence.seq).toBe(first.seq)
   })
+})
+
+const RUNS = Number(process.env.P4_COMPACTION_RUNS ?? 300)
+const SEED = process.env.P4_SEED !== undefined ? Number(process.env.P4_SEED) : undefined
+
+describe('P4 over generated compacted runs', () => {
+  it(`every generated compacted run (pressure, overflow, prunes, failed and cancelled summaries, manual compactions) re-executes to the same log (${RUNS} runs)`, async () => {
+    const seen = new Map<string, number>()
+    const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
+    await fc.assert(
+      fc.asyncProperty(arbCompactedScenario(), fc.scheduler(), arbCompactedCommands(14), async (sc, s, cmds) => {
+        const run = await withTimeout(recordCompactedRun(sc, s, cmds), 5000, 'the recorded run')
+        expect(verify(run.events, { maxStepsPerTurn: MAX_STEPS }).ok).toBe(true)
+        const r = await withTimeout(reexecute(run.events, { ...run.reexec, stallMs: 300 }), 5000, 'reexecute')
+        if (!r.ok) {
+          const lo = Math.max(0, r.divergence.seq - 12)
+          const ctx = run.events.slice(lo, r.divergence.seq + 3).map((e) => `${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 150)}`)
+          throw new Error(`${r.divergence.diff}\nrecorded around it:\n${ctx.join('\n')}\ncommands: ${JSON.stringify(cmds)}`)
+        }
+        expect(r.eventCount).toBe(run.events.length)
+        let openTurn = false
+        for (const e of run.events) {
+          const d = e.data as Record<string, any>
+          if (e.type === 'turn/start') {
+            openTurn = true
+            if (d.cause) count('retry turn')
+          } else if (e.type === 'turn/end') openTurn = false
+          else if (e.type === 'compaction/prune') count('prune')
+          else if (e.type === 'compaction/summary') count('summary')
+          else if (e.type === 'compaction/start' && !openTurn) count('manual')
+          else if (e.type === 'compaction/end' && d.error) count(`end ${d.error.code}`)
+        }
+        const ends = run.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as any).reason)
+        for (let i = 0; i < ends.length; i++) {
+          if (ends[i].kind === 'error' && ends[i].failure.code === 'CONTEXT_WINDOW_EXCEEDED') count('overflow')
+        }
+      }),
+      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+    )
+    if (process.env.TURNLOG_CENSUS) console.log(JSON.stringify([...seen]))
+    for (const k of ['prune', 'summary', 'manual', 'overflow', 'retry turn', 'end SUMMARY_NOT_SMALLER', 'end SERVER', 'end ABORTED', 'end EMPTY_SUMMARY']) {
+      expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
+    }
+  }, 600_000)
 })
