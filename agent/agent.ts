@@ -139,6 +139,9 @@ export class TurnlogAgent implements Agent {
   }
 
   #fold(e: LogEvent): void {
+    // Requests hold the history array zero-copy (step-driver freezeRequest), so it may only ever
+    // be appended to: a replacement (rare: compaction) splices a fresh copy instead.
+    if (e.surfaceOp !== undefined && e.surfaceOp !== 'append') this.historyState.messages = this.historyState.messages.slice()
     historyReducer.apply(this.historyState, e)
     lifecycleReducer.apply(this.lifecycle, e)
     if (e.type === 'llm/retry') this.retriesInChain = (e.data as { attempt: number }).attempt

@@ -5,7 +5,7 @@
  */
 import { createActor } from 'xstate'
 import type {
-  AssistantMessage, EventOf, Failure, LogEvent, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
+  AssistantMessage, EventOf, Failure, LogEvent, ModelMessage, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
 } from '../events/index.js'
 import { stepMachine } from '../machines/step.js'
 import { checkedStream, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
@@ -172,21 +172,30 @@ function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly Tool
     agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools] } })
     agent.resumed = false
   }
-  // The messages are a copy (the live history grows after this request). Not frozen: freezing
-  // the array is O(n) again per step (B3); the request object itself is frozen, and the messages
-  // are the log's own frozen message objects.
+  // Zero-copy request: the messages are the live history array as of now (its length), copied and
+  // frozen on first read. Safe because that array is only ever appended to after this point: the
+  // agent swaps in a copy before a replacement splices the history (agent.ts #fold). So a step
+  // costs O(1) in the history's size (B3); an adapter that reads the messages pays the copy once.
+  const live = agent.historyState.messages
+  const length = live.length
+  let snapshot: readonly ModelMessage[] | undefined
   const request: ModelRequest = Object.freeze({
-    messages: agent.historyState.messages.slice(),
+    get messages(): readonly ModelMessage[] {
+      return (snapshot ??= Object.freeze(live.slice(0, length)))
+    },
     system,
     tools,
     config,
   })
   // Model-visible means logged (R3): the request must be what the log rebuilds at this seq.
-  // 'log' compares with the live projection (O(1) for the messages: same array, same length and
-  // last message); 'full' re-folds the whole log and compares message by message.
+  // 'log' compares with the live projection without materialising the messages (same array,
+  // same length, same last message: O(1)); 'full' re-folds the whole log and compares every message.
   const full = agent.options.checkRequests === 'full'
-  const logged = requestFromLog(agent.lifecycle.header!, full ? historyFromLog(agent.session.events) : agent.historyState.messages)
-  const mismatch = requestMismatch(request, logged, full)
+  const header = agent.lifecycle.header!
+  const mismatch = full
+    ? requestMismatch(request, requestFromLog(header, historyFromLog(agent.session.events)), true)
+    : requestMismatch({ messages: live, system, tools, config }, requestFromLog(header, agent.historyState.messages), false)
+      ?? (live.length !== length ? 'messages (the history changed while the request was built)' : null)
   if (mismatch !== null) {
     throw new TurnlogError('INVARIANT', `the request differs from the log in ${mismatch}`, {
       invariant: 'R3', seq: agent.session.length - 1, field: mismatch, sessionId: agent.sessionId,
