@@ -8,14 +8,19 @@
  * plus "memory follows the log" (the inbox machine equals the inbox folded from the log) after
  * every command. A failure throws with the shrunk scenario, the seed and the failing run's log.
  *
- * Users run it against their own tools and hooks: `await fuzzAgent({ tools, hooks, numRuns })`.
+ * Users run it against their own tools and hooks: `await fuzzAgent({ tools, hooks, numRuns })`, and
+ * against their plugins: `await fuzzAgent({ plugins: [basicCompaction({ contextWindow: 1000 })],
+ * overflow: true, largeOutputs: true })` adds `CONTEXT_WINDOW_EXCEEDED` failures and large tool
+ * outputs to the scenarios, answers the plugin's summary calls (`purpose: 'compaction'`) with
+ * generated summaries (short, too long, empty, failing, throwing, cancelling), and checks R6 from
+ * the log and from the `agent/request-error` decisions when a compaction plugin is installed.
  */
 import fc from 'fast-check'
 import { isDeepStrictEqual } from 'node:util'
 import { z } from 'zod'
 import { createAgent, TurnlogAgent } from '../agent/agent.js'
-import type { Agent, AgentOptions, HookMap, Timers } from '../agent/types.js'
-import type { CancelCause, LogEvent, StreamChunk } from '../events/index.js'
+import type { Agent, AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers } from '../agent/types.js'
+import type { CancelCause, EventOf, LogEvent, StreamChunk } from '../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest, type ScriptedEntry } from '../models/index.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { historyReducer } from '../reducers/history.js'
@@ -36,11 +41,66 @@ export interface FuzzAgentOptions {
   maxStepsPerTurn?: number
   /** Called after each run that passed, with the run's log (for coverage statistics). */
   onRun?: (events: readonly LogEvent[]) => void
+  /**
+   * Plugins passed to `createAgent`: a list (each instance is installed on every run's agent), a
+   * factory called per run, or an arbitrary (fast-check generates the plugins per run, e.g. over a
+   * plugin's options; the plugins are reported with a failing scenario).
+   */
+  plugins?: readonly AgentPlugin[] | (() => readonly AgentPlugin[]) | fc.Arbitrary<readonly AgentPlugin[]>
+  /** Adds `CONTEXT_WINDOW_EXCEEDED` failures (in band, and thrown with status 413) and text responses
+   * with `usage` to the generated model responses. */
+  overflow?: boolean
+  /** The fuzzer's tools return text of these sizes (picked by the call's `n`) instead of `{ok: true}`;
+   * `true` = 100, 1,500, 4,000 and 12,000 characters. */
+  largeOutputs?: boolean | readonly number[]
+  /**
+   * R6 checks (`checkR6`): an overflow retry only when a replacement was logged during the
+   * `agent/request-error` listeners and the turn was not cancelled, a retry turn after an overflow
+   * only after a replacement in the failed turn, and at most `maxOverflowRetries` (when given) per
+   * failure chain. Default: on when a plugin named `compaction` is installed.
+   */
+  r6?: boolean | { maxOverflowRetries?: number }
+  /** Extra commands, mixed into the generated ones (e.g. a plugin's manual operation). */
+  commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
+  /** An extra check after each run (after the final followup); throw to fail the run. */
+  check?: (run: FuzzRun) => void
+}
+
+/** A user command: `run` gets the agent and may hand back work the run must wait for (`defer`). */
+export interface FuzzCommand {
+  run(agent: Agent, ctx: { plugins: readonly AgentPlugin[]; defer(work: Promise<unknown>): void }): void | Promise<void>
+  toString(): string
+}
+
+/** An `agent/request-error` decision as the outermost listener saw it. */
+export interface OverflowDecision {
+  /** The failure code. */
+  code: string
+  /** Log length when the listeners started, and when they returned. */
+  from: number
+  to: number
+  retry: boolean
+  /** The turn's signal was aborted when they returned. */
+  aborted: boolean
+}
+
+/** What `check` gets after a run. */
+export interface FuzzRun {
+  agent: Agent
+  events: readonly LogEvent[]
+  plugins: readonly AgentPlugin[]
+  /** Every `agent/request-error` decision, in order (recorded when R6 is checked). */
+  decisions: readonly OverflowDecision[]
+  /** Log length at each `agent/status` idle. */
+  idleAt: readonly number[]
+  /** Model requests with purpose `compaction`, with the log length when each was made. */
+  summaryRequests: ReadonlyArray<{ request: ModelRequest; at: number }>
 }
 
 type Response = ScriptedEntry
 type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
 type StoppingPlan = 'none' | 'steer' | 'throw'
+type SummaryPlan = 'short' | 'long' | 'empty' | 'error' | 'throw' | 'cancel'
 
 interface Scenario {
   responses: Response[]
@@ -48,7 +108,16 @@ interface Scenario {
   stopping: StoppingPlan[]
   toolFails: boolean[]
   maxParallel: number
+  /** Only with plugins: answers to summary calls. */
+  summaries?: SummaryPlan[]
+  /** Only with an arbitrary of plugins. */
+  plugins?: readonly AgentPlugin[]
 }
+
+/** With overflow or plugins, past this many turn requests the model answers text, so every run
+ * ends: an overflow → compaction → retry → success → overflow … cycle never goes idle. */
+const MAX_TURN_REQUESTS = 80
+const DEFAULT_SIZES = [100, 1500, 4000, 12_000] as const
 
 const FUZZ_TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
 
@@ -59,10 +128,18 @@ function arbToolCall(names: readonly string[]) {
   })
 }
 
-function arbResponse(toolNames: readonly string[]): fc.Arbitrary<Response> {
+function arbResponse(toolNames: readonly string[], overflow = false): fc.Arbitrary<Response> {
   const text = fc.string({ minLength: 1, maxLength: 12 })
   const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
+  const extra = overflow
+    ? [
+      { weight: 3, arbitrary: fc.constant<Response>({ error: { code: 'CONTEXT_WINDOW_EXCEEDED' } }) },
+      { weight: 1, arbitrary: fc.constant<Response>({ throw: { code: 'CONTEXT_WINDOW_EXCEEDED', status: 413 } }) },
+      { weight: 1, arbitrary: fc.record({ text, usage: fc.record({ inputTokens: fc.nat(3000), outputTokens: fc.nat(50) }) }) as fc.Arbitrary<Response> },
+    ]
+    : []
   return fc.oneof(
+    ...extra,
     { weight: 5, arbitrary: fc.record({ text, chunkSize: fc.integer({ min: 1, max: 4 }) }) },
     { weight: 1, arbitrary: fc.record({ reasoning: text, text }) },
     { weight: 4, arbitrary: fc.record({ toolCalls: fc.array(arbToolCall(toolNames), { minLength: 1, maxLength: 4 }) }) },
@@ -83,8 +160,8 @@ interface Bodies {
 }
 
 /** The fuzzer's own tools: bodies wait on the scheduler, so it decides when each settles. */
-function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; i: number }, bodies: Bodies, eventsLen: () => number) {
-  const body = (fail: boolean, exclusive: boolean) => async (_args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
+function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; i: number }, bodies: Bodies, eventsLen: () => number, sizes: readonly number[] | null) {
+  const body = (fail: boolean, exclusive: boolean) => async (args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
     bodies.started.push({ turn: ctx.turn, at: eventsLen() })
     // R4: a barrier body never overlaps any other body.
     if (bodies.exclusiveRunning > 0 || (exclusive && bodies.inFlight > 0)) bodies.exclusiveOverlap = true
@@ -94,6 +171,7 @@ function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; 
     try {
       await schedule()
       if (fail) throw new Error('fuzz tool failure')
+      if (sizes) return 'x'.repeat(sizes[Math.abs(args.n) % sizes.length]!)
       return { ok: true }
     } finally {
       bodies.inFlight--
@@ -110,6 +188,10 @@ function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; 
 
 interface Run {
   agent: TurnlogAgent
+  plugins: readonly AgentPlugin[]
+  decisions: OverflowDecision[]
+  summaryRequests: Array<{ request: ModelRequest; at: number }>
+  deferred: Array<Promise<unknown>>
   statuses: Array<{ status: string; at: number }>
   requests: Array<{ request: ModelRequest; at: number; turn: number | null }>
   cancels: Array<{ turn: number; cause: CancelCause; at: number }>
@@ -204,7 +286,17 @@ class Cancel implements Cmd {
   toString = () => `cancel(${JSON.stringify(this.cause)}, keepInbox=${this.keepInbox})`
 }
 
-function arbCommands(max: number) {
+class UserCommand implements Cmd {
+  constructor(readonly cmd: FuzzCommand) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    await this.cmd.run(r.agent, { plugins: r.plugins, defer: (w) => { r.deferred.push(w) } })
+    checkInboxFollowsLog(r)
+  }
+  toString = () => this.cmd.toString()
+}
+
+function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = []) {
   const text = fc.string({ maxLength: 8 })
   const cause = fc.oneof(
     fc.constant<CancelCause>({ kind: 'user' }),
@@ -217,19 +309,54 @@ function arbCommands(max: number) {
       fc.integer({ min: 2, max: 4 }).map((n) => new Burst(n)),
       fc.tuple(fc.constantFrom('remove', 'replace', 'clear') as fc.Arbitrary<'remove' | 'replace' | 'clear'>, fc.nat(9)).map(([op, p]) => new Edit(op, p)),
       fc.tuple(cause, fc.boolean()).map(([c, k]) => new Cancel(c, k)),
+      ...extra.map((a) => a.map((c) => new UserCommand(c))),
     ],
     { maxCommands: max },
   )
 }
 
-function arbScenario(toolNames: readonly string[]): fc.Arbitrary<Scenario> {
-  return fc.record({
-    responses: fc.array(arbResponse(toolNames), { minLength: 1, maxLength: 12 }),
+function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}): fc.Arbitrary<Scenario> {
+  const base = {
+    responses: fc.array(arbResponse(toolNames, opts.overflow === true), { minLength: 1, maxLength: 12 }),
     preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
     stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
     maxParallel: fc.integer({ min: 1, max: 3 }),
-  })
+  }
+  // Without plugins the record is exactly the original one, so fixed seeds give the same scenarios.
+  if (!opts.plugins) return fc.record(base)
+  const summaries = fc.array(fc.constantFrom<SummaryPlan>('short', 'short', 'short', 'long', 'empty', 'error', 'throw', 'cancel'), { minLength: 1, maxLength: 5 })
+  const p = opts.plugins
+  if (p instanceof fc.Arbitrary) return fc.record({ ...base, summaries, plugins: p })
+  return fc.record({ ...base, summaries })
+}
+
+function summaryResponse(plan: SummaryPlan, run: Run): Response {
+  switch (plan) {
+    case 'short': return { text: 'sum', usage: { inputTokens: 500, outputTokens: 3 } }
+    case 'long': return { text: 's'.repeat(20_000) }
+    case 'empty': return { reasoning: 'r', text: ' ' }
+    case 'error': return { error: { code: 'SERVER' } }
+    case 'throw': return { throw: new Error('summariser down') }
+    case 'cancel': {
+      const turn = run.agent.lifecycle.openTurn
+      if (run.agent.status === 'running' && turn !== null) run.cancels.push({ turn, cause: { kind: 'user' }, at: run.agent.events.length })
+      run.agent.cancel({ kind: 'user' })
+      return { text: 'sum' }
+    }
+  }
+}
+
+function pluginsOf(sc: Scenario, opts: FuzzAgentOptions): readonly AgentPlugin[] {
+  const p = opts.plugins
+  if (!p) return []
+  if (sc.plugins) return sc.plugins
+  if (typeof p === 'function') return p()
+  return p as readonly AgentPlugin[]
+}
+
+function r6Enabled(run: Run, opts: FuzzAgentOptions): boolean {
+  return opts.r6 === undefined ? run.plugins.some((p) => p.name === 'compaction') : opts.r6 !== false
 }
 
 const instant: Timers = {
@@ -252,18 +379,45 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
   run.maxParallel = sc.maxParallel
   run.preOrder = []
   run.postOrder = []
+  run.decisions = []
+  run.summaryRequests = []
+  run.deferred = []
+  run.plugins = pluginsOf(sc, opts)
   const toolPlan = { toolFails: sc.toolFails, i: 0 }
-  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, () => run.agent?.events.length ?? 0)
+  const sizes = opts.largeOutputs ? (opts.largeOutputs === true ? DEFAULT_SIZES : opts.largeOutputs) : null
+  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, () => run.agent?.events.length ?? 0, sizes)
+  const bounded = opts.overflow === true || run.plugins.length > 0
+  let turnRequests = 0
+  let summaryRequests = 0
   const inner = scriptedModel(
-    (_req, i) => sc.responses[i % sc.responses.length]!,
+    (req, i) => {
+      if (req.purpose === 'compaction' && sc.summaries) return summaryResponse(sc.summaries[summaryRequests++ % sc.summaries.length]!, run)
+      if (!bounded) return sc.responses[i % sc.responses.length]!
+      return turnRequests >= MAX_TURN_REQUESTS ? { text: 'enough' } : sc.responses[turnRequests++ % sc.responses.length]!
+    },
     { beforeChunk: () => schedule(), info: { name: 'fuzz' } },
   )
   const model: ModelAdapter = {
     info: inner.info,
     stream(request, signal) {
-      run.requests.push({ request, at: run.agent.events.length, turn: run.agent.lifecycle.openTurn })
+      const at = run.agent.events.length
+      if (request.purpose === 'compaction') run.summaryRequests.push({ request, at })
+      else run.requests.push({ request, at, turn: run.agent.lifecycle.openTurn })
       return inner.stream(request, signal)
     },
+  }
+  // Outermost agent/request-error listener (options.hooks come before plugins): what the listeners inside decided.
+  const recordDecision: HookMap['agent/request-error'] = async (p, next) => {
+    const from = run.agent.events.length
+    const decision: RequestErrorDecision = await next()
+    run.decisions.push({ code: p.failure.code, from, to: run.agent.events.length, retry: decision?.kind === 'retry', aborted: p.signal.aborted })
+    return decision
+  }
+  const userHooks = opts.hooks ?? {}
+  const userRequestError = userHooks['agent/request-error']
+  const hooks: AgentOptions['hooks'] = run.plugins.length === 0 ? opts.hooks : {
+    ...userHooks,
+    'agent/request-error': [recordDecision, ...(userRequestError === undefined ? [] : Array.isArray(userRequestError) ? userRequestError : [userRequestError as HookMap['agent/request-error']])],
   }
   let pre = 0
   let stop = 0
@@ -278,7 +432,8 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
     checkRequests: 'full',
     maxStepsPerTurn: opts.maxStepsPerTurn ?? 8,
     maxParallelToolCalls: sc.maxParallel,
-    hooks: opts.hooks,
+    hooks,
+    ...(run.plugins.length > 0 ? { plugins: run.plugins } : {}),
   }) as TurnlogAgent
   run.agent = agent
   agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
@@ -313,7 +468,7 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
 }
 
 /** The checks made once the scenario has run to idle. */
-function finalChecks(run: Run, maxSteps: number): void {
+function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions = {}): void {
   const events = run.agent.events
   const v = verify(events, { maxStepsPerTurn: maxSteps, maxRetries: 5 })
   if (!v.ok) throw failed(`log invariants: ${v.violations.slice(0, 3).map((x) => `${x.invariant}@${x.seq} ${x.message}`).join('; ')}`, run)
@@ -340,6 +495,26 @@ function finalChecks(run: Run, maxSteps: number): void {
       || !isDeepStrictEqual(request.tools, header.tools) || !isDeepStrictEqual(request.config, header.config)) {
       throw failed(`R3: the request at seq ${at} differs from the log`, run)
     }
+  }
+  // A summary request (purpose compaction) is made only inside an open compaction bracket.
+  for (const { at } of run.summaryRequests) {
+    let open = false
+    for (let i = at - 1; i >= 0; i--) {
+      const t = events[i]!.type
+      if (t === 'compaction/start') { open = true; break }
+      if (t === 'compaction/end') break
+    }
+    if (!open) throw failed(`a summary request at seq ${at} outside a compaction bracket`, run)
+  }
+  // R6 (with a compaction plugin).
+  if (r6Enabled(run, opts)) {
+    const cap = typeof opts.r6 === 'object' ? opts.r6.maxOverflowRetries : undefined
+    const v = checkR6(events, {
+      decisions: run.decisions,
+      idleAt: run.statuses.filter((x) => x.status === 'idle').map((x) => x.at),
+      ...(cap !== undefined ? { maxOverflowRetries: cap } : {}),
+    })
+    if (v !== null) throw failed(v, run)
   }
   // R5: after a cancel no request and no tool body starts in that turn; the turn ends aborted with the first cause.
   const firstCause = new Map<number, { cause: CancelCause; at: number }>()
@@ -378,24 +553,72 @@ function finalChecks(run: Run, maxSteps: number): void {
   for (const id of run.accepted) if (!inserted.has(id)) throw failed(`L11: accepted message ${id} never reached the log`, run)
 }
 
+/**
+ * R6 over a log: returns the first violation, or null.
+ * - From the log: a retry turn (`turn/start {cause: retry}`) of a turn that ended with
+ *   `CONTEXT_WINDOW_EXCEEDED` follows a surface replacement logged after that turn's failed step.
+ * - From the `agent/request-error` decisions (`decisions`, recorded by an outermost listener): an
+ *   overflow retry only when a replacement was logged while the listeners ran and the turn was not
+ *   cancelled; with `maxOverflowRetries`, at most that many overflow retries between resets (a
+ *   non-interrupted `assistant/message`, or the agent going idle: `idleAt` = log lengths then).
+ */
+export function checkR6(
+  events: readonly LogEvent[],
+  opts: { decisions?: readonly OverflowDecision[]; idleAt?: readonly number[]; maxOverflowRetries?: number } = {},
+): string | null {
+  const replaced = (e: LogEvent) => e.surfaceOp !== undefined && e.surfaceOp !== 'append'
+  const resets = [
+    ...events.filter((e) => e.type === 'assistant/message' && e.surfaceOp === 'append' && !(e.data as { interrupted?: true }).interrupted).map((e) => e.seq),
+    ...(opts.idleAt ?? []).map((at) => at - 1),
+  ].sort((a, b) => a - b)
+  let streak = 0
+  let lastAt = -1
+  for (const d of opts.decisions ?? []) {
+    // a reset at or after the previous decision's start (a turn that failed and went idle at once
+    // has its last event at that very seq) and before this one
+    if (resets.some((r) => r >= lastAt && r < d.from)) streak = 0
+    lastAt = d.from
+    if (d.code !== 'CONTEXT_WINDOW_EXCEEDED' || !d.retry) continue
+    if (!events.slice(d.from, d.to).some(replaced)) return `R6: an overflow retry at seq ${d.from} without a replacement`
+    if (d.aborted) return `R6: an overflow retry at seq ${d.from} of a cancelled turn`
+    if (opts.maxOverflowRetries !== undefined && ++streak > opts.maxOverflowRetries) {
+      return `R6: ${streak} overflow retries in one chain (cap ${opts.maxOverflowRetries})`
+    }
+  }
+  for (const e of events) {
+    if (e.type !== 'turn/start' || !(e as EventOf<'turn/start'>).data.cause) continue
+    const end = events[e.seq - 1] as EventOf<'turn/end'> | undefined
+    if (end?.type !== 'turn/end' || end.data.reason.kind !== 'error' || end.data.reason.failure.code !== 'CONTEXT_WINDOW_EXCEEDED') continue
+    let ok = false
+    for (let i = end.seq - 1; i >= 0 && events[i]!.type !== 'step/end'; i--) if (replaced(events[i]!)) ok = true
+    if (!ok) return `R6: retry turn at seq ${e.seq} after an overflow with no replacement`
+  }
+  return null
+}
+
 /** Runs the fuzzer; throws (with the shrunk scenario, seed and log) on the first failure. */
 export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<void> {
   const toolNames = [...FUZZ_TOOL_NAMES, ...(opts.tools ?? []).map((t) => t.name)]
   const maxSteps = opts.maxStepsPerTurn ?? 8
   await fc.assert(
-    fc.asyncProperty(arbScenario(toolNames), fc.scheduler(), arbCommands(opts.maxCommands ?? 12), async (sc, s, cmds) => {
+    fc.asyncProperty(arbScenario(toolNames, opts), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands), async (sc, s, cmds) => {
       const run = buildRun(sc, s, opts)
       await fc.scheduledModelRun(s, () => ({ model: {}, real: run }), cmds)
       // Release whatever is still in flight until the agent reaches idle by itself (R8).
+      await s.waitFor(Promise.all(run.deferred))
       await s.waitFor(run.agent.whenIdle())
-      finalChecks(run, maxSteps)
+      finalChecks(run, maxSteps, opts)
       // R7: whatever the hooks and the model did, the agent accepts and runs the next followup.
       const before = run.agent.events.filter((e) => e.type === 'turn/end').length
       run.agent.followup('final')
       await s.waitFor(run.agent.whenIdle())
       const after = run.agent.events.filter((e) => e.type === 'turn/end').length
       if (after <= before) throw failed('R7: the agent did not run a final followup', run)
-      finalChecks(run, maxSteps)
+      finalChecks(run, maxSteps, opts)
+      opts.check?.({
+        agent: run.agent, events: run.agent.events, plugins: run.plugins, decisions: run.decisions,
+        idleAt: run.statuses.filter((x) => x.status === 'idle').map((x) => x.at), summaryRequests: run.summaryRequests,
+      })
       opts.onRun?.(run.agent.events)
     }),
     { numRuns: opts.numRuns ?? 100, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) },

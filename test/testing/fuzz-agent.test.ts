@@ -4,7 +4,10 @@
  * log and R1, R2, R3, R5, R7, R8 on every run; the fuzzer is the one users get (turnlog/testing).
  */
 import { describe, expect, it } from 'vitest'
-import { fuzzAgent } from '../../testing/index.js'
+import type { AgentPlugin } from '../../agent/index.js'
+import { basicCompaction } from '../../compaction/index.js'
+import type { LogEvent } from '../../events/index.js'
+import { checkR6, fuzzAgent } from '../../testing/index.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? 500)
 
@@ -50,5 +53,47 @@ describe('fuzzAgent', () => {
         },
       }),
     ).rejects.toThrow()
+  })
+})
+
+describe('fuzzAgent with plugins', () => {
+  it('R6 with basicCompaction: overflow failures and large outputs (plugins as a list: one instance on every run\'s agent)', async () => {
+    const seen = new Set<string>()
+    await fuzzAgent({
+      numRuns: 150,
+      plugins: [basicCompaction({ contextWindow: 1000, pruneThresholdChars: 1000, pruneHead: 400, pruneTail: 200, minRangeTokens: 0 })],
+      overflow: true,
+      largeOutputs: true,
+      r6: { maxOverflowRetries: 1 },
+      onRun: (events) => {
+        for (const e of events) if (e.type.startsWith('compaction/')) seen.add(e.type)
+        if (events.some((e) => e.type === 'turn/start' && (e.data as { cause?: unknown }).cause !== undefined)) seen.add('retry turn')
+      },
+    })
+    for (const k of ['compaction/prune', 'compaction/start', 'compaction/summary', 'compaction/end', 'retry turn']) expect(seen.has(k), k).toBe(true)
+  })
+
+  it('R6 catches a plugin that retries every overflow without compacting', async () => {
+    const reckless: AgentPlugin = {
+      name: 'compaction',
+      install(agent) {
+        return agent.on('agent/request-error', async (p, next) => (p.failure.code === 'CONTEXT_WINDOW_EXCEEDED' ? { kind: 'retry' } : next()))
+      },
+    }
+    const err = await fuzzAgent({ numRuns: 100, plugins: () => [reckless], overflow: true }).then(() => null, (e: Error) => e)
+    expect(err).not.toBeNull()
+    expect(String((err!.cause as Error | undefined)?.message ?? err!.message)).toMatch(/^R6: /)
+  })
+
+  it('checkR6 from the log alone: a retry turn after an overflow needs a replacement in the failed turn', () => {
+    const header = [
+      { type: 'turn/end', data: { turn: 1, reason: { kind: 'error', failure: { code: 'CONTEXT_WINDOW_EXCEEDED', message: 'x' } } } },
+      { type: 'turn/start', data: { turn: 2, cause: { kind: 'retry', of: 1 } } },
+    ]
+    const events = [{ type: 'step/end', data: {} }, ...header].map((e, seq) => ({ ...e, seq, time: 0 })) as unknown as LogEvent[]
+    expect(checkR6(events)).toMatch(/R6: retry turn at seq 2/)
+    const withPrune = [{ type: 'step/end', data: {} }, { type: 'tool/result', data: {}, surfaceOp: { op: 'replace', start: 0, end: 0 } }, ...header]
+      .map((e, seq) => ({ ...e, seq, time: 0 })) as unknown as LogEvent[]
+    expect(checkR6(withPrune)).toBeNull()
   })
 })
