@@ -82,6 +82,7 @@ describe('compaction under the agent fuzzer', () => {
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
     await fuzzAgent({
       numRuns: RUNS,
+      ...(process.env.TURNLOG_FUZZ_SEED !== undefined ? { seed: Number(process.env.TURNLOG_FUZZ_SEED) } : {}),
       plugins: arbPlugins,
       overflow: true,
       largeOutputs: [100, 1500, 4000],
