@@ -281,12 +281,11 @@ export class TurnlogAgent implements Agent {
       return await task(new AbortController().signal)
     } finally {
       this.#turn.send({ type: 'MAINTAINED' })
-      // A wake latched during maintenance is replayed now, if work is still pending.
-      if (this.#latchedWork()) this.#wake()
-      else {
-        this.#inbox.send({ type: 'UNLATCH' })
-        this.#settleIdle()
-      }
+      // A wake latched during maintenance is replayed now (once), if work is still pending.
+      const replay = this.#latchedWork()
+      this.#inbox.send({ type: 'UNLATCH' })
+      if (replay) this.#wake()
+      else this.#settleIdle()
     }
   }
 

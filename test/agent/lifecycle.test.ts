@@ -540,3 +540,27 @@ describe('wake', () => {
     valid(agent.events)
   })
 })
+
+describe('maintenance latch', () => {
+  it('lifecycle §2: a wake latched during maintenance is replayed once; next-step input left at that turn\'s end opens no extra turn', async () => {
+    const { agent } = make([{ text: 'x' }, { text: 'y' }])
+    let first = true
+    agent.on('agent/pre-step', async (p) => {
+      if (first) {
+        first = false
+        p.agent.inject('context left pending')   // next-step is non-empty when the turn ends blocked
+      }
+      return { kind: 'reject' }
+    })
+    let release!: () => void
+    const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
+    agent.followup('during')
+    release()
+    await m
+    await agent.whenIdle()
+    expect(trace(agent.events).filter((l) => l.startsWith('turn/'))).toEqual(['turn/start 1', 'turn/end 1 blocked'])
+    expect(agent.inbox.nextStep).toHaveLength(1)
+    expect(agent.snapshot().inbox.latched).toBe(false)
+    valid(agent.events)
+  })
+})
