@@ -12,14 +12,16 @@ import type { ModelAdapter } from '../models/index.js'
 import { defineTool } from '../tools/index.js'
 import { collectGarbage, type BenchResult } from './common.js'
 
-const CALL: StreamChunk[] = [
+/** One tool call (`add {a:1,b:2}`); shared with B5 so every system plays the same stream. */
+export const CALL: StreamChunk[] = [
   { type: 'block-start', index: 0, blockType: 'tool-call' },
   { type: 'tool-call-delta', index: 0, id: 'c', name: 'add', argumentsDelta: '{"a":1,"b":2}' },
   { type: 'block-end', index: 0 },
   { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } },
   { type: 'finish', reason: 'tool-calls' },
 ]
-const STOP: StreamChunk[] = [
+/** The final answer. */
+export const STOP: StreamChunk[] = [
   { type: 'block-start', index: 0, blockType: 'text' },
   { type: 'text-delta', index: 0, text: 'done' },
   { type: 'block-end', index: 0 },

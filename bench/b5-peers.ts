@@ -26,7 +26,7 @@
 import { z } from 'zod'
 import type { Model as OpenAIModel, ModelResponse as OpenAIModelResponse, StreamEvent as OpenAIStreamEvent } from '@openai/agents-core'
 import { createAgent } from '../agent/index.js'
-import type { StreamChunk } from '../events/index.js'
+import { CALL, STOP } from './b2-step.js'
 import type { ModelAdapter } from '../models/index.js'
 import { defineTool } from '../tools/index.js'
 import { collectGarbage, envInt, median, round, type BenchResult } from './common.js'
@@ -52,19 +52,7 @@ interface System {
 // ---------------------------------------------------------------------------------------------
 // turnlog: B2's model, tool and loop.
 
-const CALL: StreamChunk[] = [
-  { type: 'block-start', index: 0, blockType: 'tool-call' },
-  { type: 'tool-call-delta', index: 0, id: 'c', name: 'add', argumentsDelta: ARGS_JSON },
-  { type: 'block-end', index: 0 },
-  { type: 'usage', usage: { inputTokens: 10, outputTokens: 5 } },
-  { type: 'finish', reason: 'tool-calls' },
-]
-const STOP: StreamChunk[] = [
-  { type: 'block-start', index: 0, blockType: 'text' },
-  { type: 'text-delta', index: 0, text: 'done' },
-  { type: 'block-end', index: 0 },
-  { type: 'finish', reason: 'stop' },
-]
+// CALL and STOP: B2's streams (bench/b2-step.ts).
 
 function turnlogSystem(): System {
   const counts: Counts = { model: 0, tool: 0 }
