@@ -104,7 +104,12 @@ export class TurnlogAgent implements Agent {
       check: { maxStepsPerTurn: maxSteps, maxRetries: retry?.maxRetries ?? 5 },
       onObserverError: (error) => this.reportError(error, 'subscribe'),
     })
-    for (const e of this.session.events) this.#fold(e)
+    // One pass over an inherited prefix: the live projections and the pending inbox it left.
+    const pending = inboxReducer.initial()
+    for (const e of this.session.events) {
+      this.#fold(e)
+      inboxReducer.apply(pending, e)
+    }
     this.session.addFold((e) => this.#fold(e))
     this.resumed = this.session.length > 0
     if (this.lifecycle.openTurn !== null) {
@@ -113,7 +118,6 @@ export class TurnlogAgent implements Agent {
       })
     }
     this.#turn = createActor(turnMachine, { input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps }, inspect: options.inspect }).start()
-    const pending = inboxFromLog(this.session.events)
     this.#inbox = createActor(inboxMachine, { input: pending, inspect: options.inspect }).start()
     // after every check that can throw, so a refused agent never takes the store's lock
     if (options.store || options.storeWriter) {
@@ -653,11 +657,4 @@ function checkDecision(d: unknown): PreStepDecision {
 /** @internal */
 export function hookFailure(hook: string, err: unknown): Failure {
   return { code: 'HOOK_ERROR', message: `${hook}: ${err instanceof Error ? err.message : String(err)}` }
-}
-
-/** The pending lists as the durable splices left them (resume rebuilds the inbox from the log). */
-function inboxFromLog(events: readonly LogEvent[]): { nextTurn: UserMessage[]; nextStep: UserMessage[] } {
-  const s = inboxReducer.initial()
-  for (const e of events) inboxReducer.apply(s, e)
-  return s
 }

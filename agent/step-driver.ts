@@ -5,7 +5,7 @@
  */
 import { createActor } from 'xstate'
 import type {
-  AssistantMessage, EventOf, Failure, LogEvent, ModelMessage, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
+  AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
 } from '../events/index.js'
 import { stepMachine } from '../machines/step.js'
 import { checkedStream, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
@@ -236,4 +236,3 @@ function toolEnv(agent: TurnlogAgent, turn: number, step: number, signal: AbortS
   }
 }
 
-export type { Failure, LogEvent }

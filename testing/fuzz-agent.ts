@@ -98,11 +98,12 @@ export interface FuzzRun {
 }
 
 type Response = ScriptedEntry
-type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
-type StoppingPlan = 'none' | 'steer' | 'throw'
+export type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
+export type StoppingPlan = 'none' | 'steer' | 'throw'
 type SummaryPlan = 'short' | 'long' | 'empty' | 'error' | 'throw' | 'cancel'
 
-interface Scenario {
+/** One generated scenario: model responses, hook plans, tool outcomes, the pool cap. */
+export interface Scenario {
   responses: Response[]
   preStep: PreStepPlan[]
   stopping: StoppingPlan[]
@@ -121,14 +122,15 @@ const DEFAULT_SIZES = [100, 1500, 4000, 12_000] as const
 
 const FUZZ_TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
 
-function arbToolCall(names: readonly string[]) {
+export function arbToolCall(names: readonly string[]) {
   return fc.record({
     name: fc.constantFrom(...names),
     args: fc.oneof(fc.constant<unknown>({ n: 1 }), fc.record({ n: fc.integer({ min: 0, max: 9 }) }), fc.constant<unknown>({ wrong: true })),
   })
 }
 
-function arbResponse(toolNames: readonly string[], overflow = false): fc.Arbitrary<Response> {
+/** A scripted model response of any shape the fuzzer covers. */
+export function arbResponse(toolNames: readonly string[], overflow = false): fc.Arbitrary<Response> {
   const text = fc.string({ minLength: 1, maxLength: 12 })
   const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
   const extra = overflow
@@ -316,7 +318,8 @@ function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>
   )
 }
 
-function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}): fc.Arbitrary<Scenario> {
+/** The scenario generator (the same record without plugins, so fixed seeds keep their scenarios). */
+export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}): fc.Arbitrary<Scenario> {
   const base = {
     responses: fc.array(arbResponse(toolNames, opts.overflow === true), { minLength: 1, maxLength: 12 }),
     preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
@@ -420,9 +423,6 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
     ...userHooks,
     'agent/request-error': [recordDecision, ...(userRequestError === undefined ? [] : Array.isArray(userRequestError) ? userRequestError : [userRequestError as HookMap['agent/request-error']])],
   }
-  let pre = 0
-  let stop = 0
-  let hookMsg = 0
   const agent = createAgent({
     model,
     tools: [...(opts.tools ?? []), ...own],
@@ -448,24 +448,45 @@ function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
     run.postOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
     return next()
   })
-  agent.on('agent/pre-step', async (p, next) => {
-    await schedule()
-    const plan = sc.preStep[pre++ % sc.preStep.length]!
-    if (plan === 'reject') return { kind: 'reject' }
-    if (plan === 'throw') throw new Error('fuzz pre-step throws')
-    if (plan === 'empty') return { kind: 'enter', messages: [] }
-    if (plan === 'hook-message') {
-      return next({ ...p, messages: [...p.messages, { id: `h${++hookMsg}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
-    }
-    return next()
-  })
-  agent.on('agent/turn-stopping', async ({ agent: a }) => {
-    await schedule()
-    const plan = sc.stopping[stop++ % sc.stopping.length]!
-    if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
-    if (plan === 'steer' && stop < 4) run.accepted.push(a.steer('more'))
-  })
+  const plans = scenarioHooks(sc, schedule, (id) => run.accepted.push(id))
+  agent.on('agent/pre-step', plans['agent/pre-step'])
+  agent.on('agent/turn-stopping', plans['agent/turn-stopping'])
   return run
+}
+
+/**
+ * The scenario's hook plans: `agent/pre-step` (enter, reject, throw, enter nothing, add a hook
+ * message) and `agent/turn-stopping` (steer at most three times, or throw). `wait` is awaited
+ * first (the scheduler's hand in the fuzzer; nothing in a re-execution); `onSteer` sees each
+ * steered id. The fuzzer and the replay tests build the same hooks from the same scenario.
+ */
+export function scenarioHooks(
+  sc: Pick<Scenario, 'preStep' | 'stopping'>,
+  wait: () => Promise<unknown> = async () => {},
+  onSteer: (id: string) => void = () => {},
+): { 'agent/pre-step': HookMap['agent/pre-step']; 'agent/turn-stopping': HookMap['agent/turn-stopping'] } {
+  let pre = 0
+  let stop = 0
+  let hookMsg = 0
+  return {
+    'agent/pre-step': async (p, next) => {
+      await wait()
+      const plan = sc.preStep[pre++ % sc.preStep.length]!
+      if (plan === 'reject') return { kind: 'reject' }
+      if (plan === 'throw') throw new Error('fuzz pre-step throws')
+      if (plan === 'empty') return { kind: 'enter', messages: [] }
+      if (plan === 'hook-message') {
+        return next({ ...p, messages: [...p.messages, { id: `h${++hookMsg}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
+      }
+      return next()
+    },
+    'agent/turn-stopping': async ({ agent: a }) => {
+      await wait()
+      const plan = sc.stopping[stop++ % sc.stopping.length]!
+      if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
+      if (plan === 'steer' && stop < 4) onSteer(a.steer('more'))
+    },
+  }
 }
 
 /** The checks made once the scenario has run to idle. */

@@ -8,21 +8,16 @@ import fc from 'fast-check'
 import { z } from 'zod'
 import { createAgent, type TurnlogAgent } from '../../agent/agent.js'
 import type { AgentOptions, HookMap, Timers } from '../../agent/types.js'
-import type { CancelCause, LogEvent, StreamChunk } from '../../events/index.js'
-import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
+import type { CancelCause, LogEvent } from '../../events/index.js'
+import { scriptedModel } from '../../models/index.js'
 import { defineTool } from '../../tools/define.js'
 import type { AnyTool } from '../../tools/types.js'
+import {
+  arbScenario as fuzzScenario, scenarioHooks as fuzzScenarioHooks,
+  type PreStepPlan, type Scenario, type StoppingPlan,
+} from '../../testing/fuzz-agent.js'
 
-export type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
-export type StoppingPlan = 'none' | 'steer' | 'throw'
-
-export interface Scenario {
-  responses: ScriptedEntry[]
-  preStep: PreStepPlan[]
-  stopping: StoppingPlan[]
-  toolFails: boolean[]
-  maxParallel: number
-}
+export type { PreStepPlan, Scenario, StoppingPlan }
 
 export type Command =
   | { kind: 'followup' | 'steer' | 'inject'; text: string }
@@ -36,35 +31,9 @@ export type Command =
 export const MAX_STEPS = 8
 export const TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
 
-function arbToolCall() {
-  return fc.record({
-    name: fc.constantFrom(...TOOL_NAMES),
-    args: fc.oneof(fc.constant<unknown>({ n: 1 }), fc.record({ n: fc.integer({ min: 0, max: 9 }) }), fc.constant<unknown>({ wrong: true })),
-  })
-}
-
-function arbResponse(): fc.Arbitrary<ScriptedEntry> {
-  const text = fc.string({ minLength: 1, maxLength: 12 })
-  const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
-  return fc.oneof(
-    { weight: 5, arbitrary: fc.record({ text, chunkSize: fc.integer({ min: 1, max: 4 }) }) },
-    { weight: 1, arbitrary: fc.record({ reasoning: text, text }) },
-    { weight: 4, arbitrary: fc.record({ toolCalls: fc.array(arbToolCall(), { minLength: 1, maxLength: 4 }) }) },
-    { weight: 2, arbitrary: fc.record({ error: fc.record({ code: fc.constantFrom('RATE_LIMIT', 'SERVER', 'QUOTA', 'INVALID_CREDENTIAL') }) }) },
-    { weight: 1, arbitrary: fc.record({ text, maxTokens: fc.constant(true), toolCalls: fc.array(arbToolCall(), { maxLength: 1 }) }) },
-    { weight: 1, arbitrary: fc.constant<ScriptedEntry>(broken) },
-    { weight: 1, arbitrary: fc.record({ text, failAfter: fc.integer({ min: 1, max: 3 }) }) },
-  ) as fc.Arbitrary<ScriptedEntry>
-}
-
+/** The fuzzer's scenario generator (testing/fuzz-agent.ts), with its own tool names. */
 export function arbScenario(): fc.Arbitrary<Scenario> {
-  return fc.record({
-    responses: fc.array(arbResponse(), { minLength: 1, maxLength: 12 }),
-    preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
-    stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
-    toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
-    maxParallel: fc.integer({ min: 1, max: 3 }),
-  })
+  return fuzzScenario(TOOL_NAMES)
 }
 
 export function arbCommandList(max = 14): fc.Arbitrary<Command[]> {
@@ -98,29 +67,11 @@ export function fuzzTools(body?: (fail: boolean) => Promise<unknown>, fails?: ()
   ] as AnyTool[]
 }
 
-/** The scenario's hooks: pre-step and turn-stopping plans. `wait` is the recorded run's scheduler wait. */
+/** The scenario's hooks: the fuzzer's pre-step and turn-stopping plans, plus a wait before each
+ * tool pre-execute. `wait` is the recorded run's scheduler wait (none in a re-execution). */
 export function scenarioHooks(sc: Scenario, wait: () => Promise<void> = async () => {}): Partial<{ [K in keyof HookMap]: HookMap[K] }> {
-  let pre = 0
-  let stop = 0
-  let hookMsg = 0
   return {
-    'agent/pre-step': async (p, next) => {
-      await wait()
-      const plan = sc.preStep[pre++ % sc.preStep.length]!
-      if (plan === 'reject') return { kind: 'reject' }
-      if (plan === 'throw') throw new Error('fuzz pre-step throws')
-      if (plan === 'empty') return { kind: 'enter', messages: [] }
-      if (plan === 'hook-message') {
-        return next({ ...p, messages: [...p.messages, { id: `h${++hookMsg}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
-      }
-      return next()
-    },
-    'agent/turn-stopping': async ({ agent: a }) => {
-      await wait()
-      const plan = sc.stopping[stop++ % sc.stopping.length]!
-      if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
-      if (plan === 'steer' && stop < 4) a.steer('more')
-    },
+    ...fuzzScenarioHooks(sc, wait),
     'tools/pre-execute': async (_p, next) => {
       await wait()
       return next()
