@@ -18,7 +18,7 @@ import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
 import { transcriptReducer } from '../reducers/transcript.js'
-import { toolSpec } from '../tools/define.js'
+import { errorText, toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { HookRegistry } from './hooks.js'
 import { Persistence } from './persistence.js'
@@ -75,6 +75,7 @@ export class TurnlogAgent implements Agent {
   #halted: TurnlogError | null = null
 
   constructor(options: AgentOptions) {
+    assertModel(options)
     this.options = options
     this.timers = { ...realTimers, ...options.timers }
     this.newId = options.ids ?? randomUUID
@@ -512,17 +513,18 @@ export class TurnlogAgent implements Agent {
 
   async #recover(): Promise<void> {
     const c = this.#turn.getSnapshot().context
-    let decision: RequestErrorDecision
+    let retry = false
     try {
-      decision = await this.hooks.waterfall('agent/request-error', {
+      const decision: RequestErrorDecision = await this.hooks.waterfall('agent/request-error', {
         turn: c.turn, step: c.steps, failure: c.failure!, retries: this.retriesInChain,
         signal: this.abort!.signal, agent: this,
       }, () => undefined)
+      // read inside the guard: a decision is user data (its `kind` may be a throwing getter)
+      retry = (decision as { kind?: unknown } | undefined)?.kind === 'retry'
     } catch (err) {
       this.reportError(err, 'agent/request-error')
-      decision = undefined
     }
-    this.#turn.send({ type: 'RECOVERED', retry: (decision as RequestErrorDecision)?.kind === 'retry' })
+    this.#turn.send({ type: 'RECOVERED', retry })
   }
 
   #closeTurn(): void {
@@ -536,7 +538,7 @@ export class TurnlogAgent implements Agent {
 
   /** After a driver defect: close the open step and turn so the log stays valid, then go idle. */
   #emergencyClose(err: unknown): void {
-    const failure: Failure = { code: 'UNKNOWN', message: err instanceof Error ? err.message : String(err) }
+    const failure: Failure = { code: 'UNKNOWN', message: errorText(err) }
     try {
       const l = this.lifecycle
       if (l.openStep !== null && l.openTurn !== null) {
@@ -636,6 +638,23 @@ export class TurnlogAgent implements Agent {
   }
 }
 
+/** `createAgent({})` and friends: a coded error naming the field, not a `TypeError` from deep inside. */
+function assertModel(options: unknown): asserts options is AgentOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TurnlogError('INVALID_OPTION', 'createAgent needs an options object with a model', { field: 'model' })
+  }
+  let stream: unknown
+  try {
+    const model = (options as { model?: unknown }).model
+    stream = typeof model === 'object' && model !== null ? (model as { stream?: unknown }).stream : undefined
+  } catch {
+    stream = undefined
+  }
+  if (typeof stream !== 'function') {
+    throw new TurnlogError('INVALID_OPTION', 'options.model must be a ModelAdapter ({ stream(request, signal) })', { field: 'model' })
+  }
+}
+
 function checkDecision(d: unknown): PreStepDecision {
   if (typeof d === 'object' && d !== null) {
     const k = (d as { kind?: unknown }).kind
@@ -643,11 +662,14 @@ function checkDecision(d: unknown): PreStepDecision {
     if (k === 'enter') {
       const ms = (d as { messages?: unknown }).messages
       if (Array.isArray(ms)) {
+        // The parsed copies are entered, not the hook's objects (which it could still change).
+        const parsed: UserMessage[] = []
         for (const m of ms) {
           const r = UserMessage.safeParse(m)
           if (!r.success) throw new TurnlogError('INVALID_MESSAGE', `pre-step entered an invalid message: ${r.error.issues[0]!.message}`)
+          parsed.push(r.data)
         }
-        return { kind: 'enter', messages: ms as UserMessage[] }
+        return { kind: 'enter', messages: parsed }
       }
     }
   }
@@ -656,5 +678,5 @@ function checkDecision(d: unknown): PreStepDecision {
 
 /** @internal */
 export function hookFailure(hook: string, err: unknown): Failure {
-  return { code: 'HOOK_ERROR', message: `${hook}: ${err instanceof Error ? err.message : String(err)}` }
+  return { code: 'HOOK_ERROR', message: `${hook}: ${errorText(err)}` }
 }

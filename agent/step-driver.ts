@@ -5,10 +5,10 @@
  */
 import { createActor } from 'xstate'
 import type {
-  AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
+  AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolCallBlock, ToolSpec, UserMessage,
 } from '../events/index.js'
 import { stepMachine } from '../machines/step.js'
-import { checkedStream, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
+import { checkedStream, type ModelAdapter, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
 import { runToolCalls } from '../tools/scheduler.js'
 import type { ToolEnv, ToolOutcome } from '../tools/types.js'
 import type { TurnlogAgent } from './agent.js'
@@ -93,7 +93,7 @@ export async function runStep(
         case 'streaming': {
           let stream: AsyncIterable<import('../events/index.js').StreamChunk>
           try {
-            stream = await agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => agent.options.model.stream(p.request, p.signal))
+            stream = await agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => adapterStream(agent.options.model, p.request, p.signal))
           } catch (err) {
             agent.reportError(err, 'llm/stream')
             actor.send({ type: 'HOOK_FAILED', failure: hookFailure('llm/stream', err) })
@@ -202,6 +202,21 @@ function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly Tool
     })
   }
   return request
+}
+
+/**
+ * The adapter's stream, with a synchronous throw from `stream()` (before any iterator exists)
+ * deferred to the first read: it is then the same stream failure as one thrown by the iterator
+ * (retried when transient), not a failure of the `llm/stream` hook that merely called `next()`.
+ */
+function adapterStream(model: ModelAdapter, request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
+  try {
+    return model.stream(request, signal)
+  } catch (error) {
+    return {
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }),
+    }
+  }
 }
 
 function toolEnv(agent: TurnlogAgent, turn: number, step: number, signal: AbortSignal): ToolEnv {

@@ -241,7 +241,13 @@ class ToolRun {
       this.#report(err, 'tools/pre-execute')
       return { kind: 'hook-error', message: errorText(err) }
     }
-    const verdict = checkPreDecision(decision)
+    let verdict: PreVerdict
+    try {
+      verdict = checkPreDecision(decision)
+    } catch (err) {
+      // a decision whose getters throw: the hook's error, not the scheduler's
+      verdict = { kind: 'hook-error', message: `tools/pre-execute returned an unreadable decision: ${errorText(err)}` }
+    }
     if (verdict.kind === 'hook-error') this.#report(new Error(verdict.message), 'tools/pre-execute')
     if (verdict.kind === 'allow' && env.signal.aborted) return { kind: 'cancelled' }
     return verdict
@@ -372,7 +378,8 @@ class ToolRun {
         if (checked.kind === 'block') {
           outcome = errorOutcome('BLOCKED', checked.feedback)
         }
-        contexts = checked.additionalContexts ?? []
+        // copied here, inside the guard: the list is the hook's (its elements may be getters)
+        contexts = Array.from(checked.additionalContexts ?? [])
       }
     } catch (err) {
       // A throwing post-execute listener keeps the outcome.
