@@ -132,9 +132,10 @@ export class TurnlogAgent implements Agent {
       const off = p.install(this)
       if (typeof off === 'function') this.#unsubscribePlugins.push(off)
     }
-    // The transient retry policy listens last, so app and plugin listeners decide first.
+    // The transient retry policy is the innermost agent/request-error listener, asked last: every
+    // app and plugin listener decides first, whether added at creation or later with agent.on.
     if (retry) {
-      this.hooks.on('agent/request-error', retryListener(retry, {
+      this.hooks.onInnermost('agent/request-error', retryListener(retry, {
         timers: this.timers,
         appendRetry: (turn, step, attempt, delayMs, failure) => {
           this.append({ type: 'llm/retry', data: { turn, step, attempt, delayMs, failure } })
@@ -467,6 +468,14 @@ export class TurnlogAgent implements Agent {
   }
 
   async #propose(): Promise<void> {
+    // A store that has not answered yet may refuse the session (SESSION_EXISTS, SESSION_OWNED):
+    // no claim, no hook and no model call before it has. A refusal halts the agent, which cancels
+    // this turn (inbox kept): the turn machine is then closing and nothing is proposed.
+    const opening = this.#persistence?.opening
+    if (opening) {
+      await opening
+      if (!this.#turn.getSnapshot().matches({ running: 'proposing' })) return
+    }
     const c = this.#turn.getSnapshot().context
     const first = c.proposal === 'first'
     const messages = this.claim(c.turn, first && c.retryOf === null)

@@ -223,6 +223,9 @@ export interface HookMap {
    * Waterfall after a failed step's `step/end`: return `{kind:'retry'}` to end the turn `error`
    * and open a fresh retry turn, or `next()` / `undefined` to let the failure stand. A cancel wins
    * over a retry. Throwing leaves the failure terminal and emits `agent/error`.
+   * Order: listeners run in registration order (creation-time `hooks`, plugins, then `agent.on`,
+   * whenever called); the built-in transient retry policy is always the innermost, asked last
+   * (only when every listener before it called `next()`).
    */
   'agent/request-error': (p: RequestErrorPayload, next: Next<RequestErrorPayload, RequestErrorDecision>) => RequestErrorDecision | Promise<RequestErrorDecision>
   /**
