@@ -20,6 +20,7 @@ import { lifecycleReducer } from '../reducers/lifecycle.js'
 import { transcriptReducer } from '../reducers/transcript.js'
 import { errorText, toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
+import { GracePeriod, isAbandoned } from './grace.js'
 import { HookRegistry } from './hooks.js'
 import { Persistence } from './persistence.js'
 import { toUserMessage } from './messages.js'
@@ -29,6 +30,9 @@ import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
   PreStepDecision, RequestErrorDecision, Timers,
 } from './types.js'
+
+/** The default of `AgentOptions.cancelGraceMs`. */
+export const DEFAULT_CANCEL_GRACE_MS = 5000
 
 /** Creates an agent. See `AgentOptions`; nothing runs until the first waking delivery. */
 export function createAgent(options: AgentOptions): Agent {
@@ -54,6 +58,10 @@ export class TurnlogAgent implements Agent {
   #status: AgentStatus = 'idle'
   /** @internal the open turn's cancel signal. */
   abort: AbortController | null = null
+  /** @internal the open turn's cancel grace period (agent/grace.ts). */
+  grace: GracePeriod | null = null
+  /** @internal `options.cancelGraceMs`, checked. */
+  readonly cancelGraceMs: number
   /** @internal the running step (for cancel and snapshot). */
   step: StepRun | null = null
   /** @internal the step machine's actor, reused from step to step. */
@@ -88,6 +96,11 @@ export class TurnlogAgent implements Agent {
       throw new TurnlogError('INVALID_OPTION', 'maxParallelToolCalls must be a positive integer', { field: 'maxParallelToolCalls' })
     }
     this.maxParallelToolCalls = maxPar
+    const grace = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
+    if (typeof grace !== 'number' || !(grace >= 0) || !Number.isFinite(grace)) {
+      throw new TurnlogError('INVALID_OPTION', 'cancelGraceMs must be a finite number >= 0', { field: 'cancelGraceMs' })
+    }
+    this.cancelGraceMs = grace
     const tools = new Map<string, AnyTool>()
     for (const t of options.tools ?? []) {
       if (tools.has(t.name)) throw new TurnlogError('INVALID_OPTION', `two tools are named ${t.name}`, { field: 'tools' })
@@ -323,6 +336,14 @@ export class TurnlogAgent implements Agent {
   // -------------------------------------------------------------------------------------------
   // Internal primitives (used by the step driver and plugins)
 
+  /**
+   * @internal Waits for user code (a hook, a tool body) within the open turn's cancel grace period:
+   * rejects with `Abandoned` when the period after a cancel runs out first (agent/grace.ts).
+   */
+  within<T>(value: Promise<T>, where: string): Promise<T> {
+    return this.grace ? this.grace.within(value, where) : value
+  }
+
   /** @internal Appends one event to the log. */
   append(draft: EventDraft): LogEvent {
     return this.session.append(draft)
@@ -456,6 +477,8 @@ export class TurnlogAgent implements Agent {
     }
     this.#loop = null
     this.abort = null
+    this.grace?.close()
+    this.grace = null
     this.#setStatus('idle')
     this.#settleIdle()
   }
@@ -463,6 +486,8 @@ export class TurnlogAgent implements Agent {
   #openTurn(): void {
     const c = this.#turn.getSnapshot().context
     this.abort = new AbortController()
+    this.grace?.close()
+    this.grace = new GracePeriod(this, this.abort.signal, this.cancelGraceMs)
     this.append({ type: 'turn/start', data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } } : { turn: c.turn } })
     this.#turn.send({ type: 'OPENED' })
   }
@@ -481,12 +506,14 @@ export class TurnlogAgent implements Agent {
     const messages = this.claim(c.turn, first && c.retryOf === null)
     let decision: PreStepDecision
     try {
-      decision = await this.hooks.waterfall('agent/pre-step', {
+      decision = await this.within(this.hooks.waterfall('agent/pre-step', {
         turn: c.turn, step: c.steps + 1, messages, proposal: c.proposal, retry: first && c.retryOf !== null,
         signal: this.abort!.signal, agent: this,
-      }, (p) => ({ kind: 'enter' as const, messages: p.messages }))
+      }, (p) => ({ kind: 'enter' as const, messages: p.messages })), 'agent/pre-step')
       decision = checkDecision(decision)
     } catch (err) {
+      // Abandoned after the cancel's grace period: the machine already closes the turn (aborted).
+      if (isAbandoned(err)) return
       this.reportError(err, 'agent/pre-step')
       this.#turn.send({ type: 'PROPOSE_FAILED', failure: hookFailure('agent/pre-step', err) })
       return
@@ -509,10 +536,15 @@ export class TurnlogAgent implements Agent {
   async #stopping(): Promise<void> {
     const c = this.#turn.getSnapshot().context
     try {
-      await this.hooks.serial('agent/turn-stopping', {
+      await this.within(this.hooks.serial('agent/turn-stopping', {
         turn: c.turn, step: c.steps, outcome: this.lifecycle.lastStepOutcome!, signal: this.abort!.signal, agent: this,
-      })
+      }), 'agent/turn-stopping')
     } catch (err) {
+      if (isAbandoned(err)) {
+        // the turn was cancelled: STOPPED after an abort closes it aborted
+        this.#turn.send({ type: 'STOPPED', nextStepPending: false })
+        return
+      }
       this.reportError(err, 'agent/turn-stopping')
       this.#turn.send({ type: 'STOP_FAILED', failure: hookFailure('agent/turn-stopping', err) })
       return
@@ -524,14 +556,14 @@ export class TurnlogAgent implements Agent {
     const c = this.#turn.getSnapshot().context
     let retry = false
     try {
-      const decision: RequestErrorDecision = await this.hooks.waterfall('agent/request-error', {
+      const decision: RequestErrorDecision = await this.within(this.hooks.waterfall('agent/request-error', {
         turn: c.turn, step: c.steps, failure: c.failure!, retries: this.retriesInChain,
         signal: this.abort!.signal, agent: this,
-      }, () => undefined)
+      }, () => undefined), 'agent/request-error')
       // read inside the guard: a decision is user data (its `kind` may be a throwing getter)
       retry = (decision as { kind?: unknown } | undefined)?.kind === 'retry'
     } catch (err) {
-      this.reportError(err, 'agent/request-error')
+      if (!isAbandoned(err)) this.reportError(err, 'agent/request-error')
     }
     this.#turn.send({ type: 'RECOVERED', retry })
   }
