@@ -172,9 +172,19 @@ export function closersFor(s: CloserState, events: readonly LogEvent[], opts: Cl
   } else if (last?.type === 'compaction/summary') {
     const d = (last as EventOf<'compaction/summary'>).data
     // the surface range (in surface order, not seq order) that the summary's shadowed seqs span
-    const at = d.shadowedSeqs.map((q) => s.surface.seqs.indexOf(q)).filter((i) => i >= 0)
-    if (at.length > 0) {
-      const range = s.surface.seqs.slice(Math.min(...at), Math.max(...at) + 1)
+    // (min and max by a loop: a log's seq list may be too long for Math.min(...list))
+    const where = new Map<number, number>()
+    s.surface.seqs.forEach((q, i) => where.set(q, i))
+    let lo0 = Infinity
+    let hi0 = -1
+    for (const q of d.shadowedSeqs) {
+      const i = where.get(q)
+      if (i === undefined) continue
+      if (i < lo0) lo0 = i
+      if (i > hi0) hi0 = i
+    }
+    if (hi0 >= 0) {
+      const range = s.surface.seqs.slice(lo0, hi0 + 1)
       const lo = range[0]!
       const hi = range[range.length - 1]!
       let id = `${d.compactionId}-summary`
