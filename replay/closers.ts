@@ -144,14 +144,23 @@ export function computeClosers(events: readonly LogEvent[], opts: CloserOptions)
 
 /** As `computeClosers`, from an already folded state. */
 export function closersFor(s: CloserState, events: readonly LogEvent[], opts: CloserOptions): LogEvent[] {
+  return closersAt(s, { length: events.length, time: events.length > 0 ? events[events.length - 1]!.time : 0 }, opts)
+}
+
+/**
+ * As `closersFor`, when the events are not at hand (a streamed repair keeps only the folded state):
+ * `log.length` is the number of events folded, `log.time` the time of the last one.
+ */
+export function closersAt(s: CloserState, log: { length: number; time: number }, opts: CloserOptions): LogEvent[] {
   const out: LogEvent[] = []
-  const time = events.length > 0 ? events[events.length - 1]!.time : 0
+  const time = log.time
+  const count = log.length
   const code = opts.reason === 'interrupted' ? 'INTERRUPTED' : 'FORKED'
   const why = opts.detail ?? (opts.reason === 'interrupted'
     ? 'the session stopped (crash or kill) before this was written; closed by repair'
-    : `the session was forked at seq ${events.length - 1}; closed by fork`)
+    : `the session was forked at seq ${count - 1}; closed by fork`)
   const push = (draft: Omit<LogEvent, 'seq' | 'time'>): void => {
-    const e = { seq: events.length + out.length, time, ...draft } as LogEvent
+    const e = { seq: count + out.length, time, ...draft } as LogEvent
     out.push(e)
   }
   const l = s.lifecycle
@@ -240,7 +249,7 @@ export function closersFor(s: CloserState, events: readonly LogEvent[], opts: Cl
         // Requested but never started: a synthetic pair each, like ABORTED_BEFORE_DISPATCH.
         for (const b of blocks) {
           if (st.called.has(b.id)) continue
-          const callSeq = events.length + out.length
+          const callSeq = count + out.length
           push({ type: 'tool/call', data: { turn, step, callId: b.id, name: b.name, arguments: b.arguments } })
           const text = `Tool '${b.name}' was not started: ${why}.`
           push({

@@ -217,7 +217,7 @@ export class JsonlDecoder {
         cause = err as TurnlogError
       }
     } else {
-      this.#proc!.expectedSeq = this.#validate ? this.#seq : undefined
+      this.#proc!.expectedSeq = this.#seq
       const r = this.#proc!.record(bytes, 0, bytes.length, undefined, 0, 0, line, offset)
       if (r instanceof TurnlogError) cause = r
       else record = r
@@ -277,7 +277,7 @@ export class JsonlDecoder {
       return
     }
     const proc = this.#proc!
-    proc.expectedSeq = this.#validate ? this.#seq : undefined
+    proc.expectedSeq = this.#seq
     const r = proc.record(buf, s, e, undefined, 0, 0, line, off)
     this.#accept(r, buf, s, e, off, line, lastSoFar, out)
   }
@@ -323,7 +323,6 @@ export class JsonlDecoder {
     const suspect = str !== undefined ? regionFlags(str) : SUSPECT_ALL
     const proc = this.#proc!
     const max = this.maxLineBytes
-    const validate = this.#validate
     let b = 0
     let q = 0
     const len = region.length
@@ -334,7 +333,7 @@ export class JsonlDecoder {
       const line = ++this.#line
       const off = base + p + b
       if (nb - b > max) this.#checkSize(nb - b, off, line)
-      proc.expectedSeq = validate ? this.#seq : undefined
+      proc.expectedSeq = this.#seq
       const r = proc.record(region, b, nb, str, q, nq, line, off, suspect)
       if (r instanceof TurnlogError) {
         this.#accept(r, region, b, nb, off, line, endsChunk && nb + 1 === len, out)

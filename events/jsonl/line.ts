@@ -131,6 +131,7 @@ export class LineProcessor {
     }
     // 6. seq
     if (seq !== undefined && raw.seq !== seq) {
+      // (lenient mode returned above: there, seq only names the place)
       return new TurnlogError('BAD_SEQ', `seq ${String(raw.seq)} where seq ${seq} belongs (seqs are contiguous from 0)`, {
         file: this.file, line, offset, seq: raw.seq as number, field: 'seq', expectedSeq: seq, actualSeq: raw.seq as number,
       })
