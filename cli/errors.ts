@@ -8,6 +8,7 @@
  * - 3: an internal error (a bug in turnlog): the stack is printed.
  */
 import { TurnlogError } from '../events/errors.js'
+import { scrubLine } from './escape.js'
 import type { CliIo, Colors } from './io.js'
 
 export const EXIT_OK = 0
@@ -30,15 +31,16 @@ export function reportError(err: unknown, io: CliIo, c: Colors): number {
     if (err.expectedSeq !== undefined && err.actualSeq !== undefined) facts.push(`expected seq ${err.expectedSeq}, got ${err.actualSeq}`)
     if (err.repairable === true) facts.push('repairable (torn tail)')
     lines.push(c.dim(`  ${facts.join(' · ')}`))
-    io.stderr(lines.join('\n') + '\n')
+    // the message may quote log content (an id, a type, a path): control characters escaped
+    io.stderr(lines.map((l) => scrubLine(l, io.color === true)).join('\n') + '\n')
     return EXIT_BAD_INPUT
   }
   if (err instanceof UsageError) {
-    io.stderr(`${c.red(c.bold('error'))} ${err.message}\n`)
+    io.stderr(scrubLine(`${c.red(c.bold('error'))} ${err.message}`, io.color === true) + '\n')
     return EXIT_BAD_INPUT
   }
   const e = err as Error
-  io.stderr(`${c.red(c.bold('internal error'))} ${e?.stack ?? String(err)}\n`)
+  io.stderr(scrubLine(`${c.red(c.bold('internal error'))} ${e?.stack ?? String(err)}`, io.color === true) + '\n')
   return EXIT_INTERNAL
 }
 

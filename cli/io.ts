@@ -3,6 +3,7 @@
  * whether colours and a progress bar are wanted, and the environment. `processIo()` is the real one.
  */
 import pc from 'picocolors'
+import { scrubLine } from './escape.js'
 
 export interface CliIo {
   /** Writes to standard output (text as given: the caller adds newlines). */
@@ -47,4 +48,16 @@ export function colorsFor(io: CliIo): Colors {
 /** Writes lines (each gets a `\n`). */
 export function writeLines(write: (t: string) => void, lines: readonly string[]): void {
   if (lines.length) write(lines.join('\n') + '\n')
+}
+
+/**
+ * Writes human output lines (each gets a `\n`) with every control character escaped except the
+ * colour codes the CLI adds itself (cli/escape.ts). Every command's human output goes through here.
+ */
+export function writeHuman(io: CliIo, lines: readonly string[], to: 'stdout' | 'stderr' = 'stdout'): void {
+  if (!lines.length) return
+  const keep = io.color === true
+  let s = ''
+  for (let i = 0; i < lines.length; i++) s += scrubLine(lines[i]!, keep) + '\n'
+  io[to](s)
 }

@@ -14,6 +14,7 @@ import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { verifyCommand } from './commands/verify.js'
 import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
+import { scrubLine } from './escape.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
 
 export type { CliIo } from './io.js'
@@ -27,8 +28,9 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => io.stdout(s),
-      writeErr: (s) => io.stderr(s),
+      // commander echoes arguments (an unknown option, a bad value): escaped like any human output
+      writeOut: (s) => io.stdout(scrubLine(s, io.color === true)),
+      writeErr: (s) => io.stderr(scrubLine(s, io.color === true)),
     })
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `

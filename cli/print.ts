@@ -3,58 +3,31 @@
  * `transcript` fold, walked top-down), a summary, and the state as of a seq. Pure functions from
  * events and state to lines; colours come in as a picocolors instance (plain when disabled).
  */
-import type { Block, LogEvent, ModelMessage, StepOutcome, TurnEndReason, Usage, UserMessage } from '../events/index.js'
+import type { Block, ModelMessage, StepOutcome, TurnEndReason, Usage, UserMessage } from '../events/index.js'
 import type {
   ReplayState, TopItem, TranscriptCompaction, TranscriptMessage, TranscriptStep, TranscriptTurn, TurnItem, UsageTotals,
 } from '../reducers/index.js'
 import type { LogHeader } from '../events/jsonl.js'
+import { inline, text } from './escape.js'
 import type { Colors } from './io.js'
+import { PrintFold } from './print-fold.js'
+
+export { PrintFold, type LogCounts } from './print-fold.js'
 
 /** Longest tool argument or tool result shown in full; longer ones are cut with a note. */
 export const MAX_INLINE_CHARS = 600
 
 export interface PrintContext {
   c: Colors
-  /** Tool names by call id (from the assistant messages' tool-call blocks). */
-  toolNames: Map<string, string>
+  /** Tool names by call id (from the `tool/call` events). */
+  toolNames: ReadonlyMap<string, string>
   /** The prompt(s) each turn claimed from next-turn, by the turn's `turn/start` seq (shown for turns with no step). */
-  claimed: Map<number, UserMessage[]>
+  claimed: ReadonlyMap<number, UserMessage[]>
 }
 
-/** Facts the transcript alone does not hold, gathered in one pass over the events. */
-export function printContext(events: readonly LogEvent[], c: Colors): PrintContext {
-  const toolNames = new Map<string, string>()
-  const claimed = new Map<number, UserMessage[]>()
-  const lists: Record<string, UserMessage[]> = { 'next-turn': [], 'next-step': [] }
-  let turnSeq: number | null = null
-  for (const e of events) {
-    const d = e.data as Record<string, unknown>
-    switch (e.type) {
-      case 'tool/call':
-        toolNames.set(d.callId as string, d.name as string)
-        break
-      case 'turn/start':
-        turnSeq = e.seq
-        break
-      case 'turn/end':
-        turnSeq = null
-        break
-      case 'agent/inbox/spliced': {
-        const list = lists[d.target as string]
-        if (!list) break
-        const start = d.start as number
-        const removed = list.splice(start, (d.removedCount as number | undefined) ?? 0, ...(d.inserted as UserMessage[]))
-        // a claim: no outcome, removes from next-turn inside a turn
-        if (d.outcome === undefined && removed.length > 0 && d.target === 'next-turn' && turnSeq !== null) {
-          const got = claimed.get(turnSeq) ?? []
-          got.push(...removed)
-          claimed.set(turnSeq, got)
-        }
-        break
-      }
-    }
-  }
-  return { c, toolNames, claimed }
+/** The printer's context from a fold. */
+export function printContext(fold: PrintFold, c: Colors): PrintContext {
+  return { c, toolNames: fold.toolNames, claimed: fold.claimed }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -62,6 +35,11 @@ export function printContext(events: readonly LogEvent[], c: Colors): PrintConte
 
 function clip(s: string, max = MAX_INLINE_CHARS): string {
   return s.length <= max ? s : `${s.slice(0, max)}… (${s.length - max} more chars)`
+}
+
+/** One line of log text, escaped and clipped. */
+function one(s: string, max = MAX_INLINE_CHARS): string {
+  return inline(clip(s, max))
 }
 
 /** Indents every line after the first so multi-line text stays in its column. */
@@ -82,15 +60,15 @@ function failureText(f: { code: string; message: string; status?: number; retryA
   const extra: string[] = []
   if (f.status !== undefined) extra.push(`status ${f.status}`)
   if (f.retryAfterMs !== undefined) extra.push(`retry-after ${f.retryAfterMs} ms`)
-  return `${f.code}${f.message ? `: ${f.message}` : ''}${extra.length ? ` (${extra.join(', ')})` : ''}`
+  return `${inline(f.code)}${f.message ? `: ${one(f.message)}` : ''}${extra.length ? ` (${extra.join(', ')})` : ''}`
 }
 
 export function turnEndText(r: TurnEndReason): string {
   switch (r.kind) {
     case 'aborted':
-      return `aborted (${r.cause.kind === 'hook' ? `hook: ${r.cause.reason}` : r.cause.kind})`
+      return `aborted (${r.cause.kind === 'hook' ? `hook: ${one(r.cause.reason)}` : r.cause.kind})`
     case 'error':
-      return `error ${r.failure.code}`
+      return `error ${inline(r.failure.code)}`
     case 'blocked':
       return 'blocked (agent/pre-step rejected the prompt)'
     default:
@@ -105,13 +83,13 @@ function stepEndText(o: StepOutcome): string {
 function blockLines(b: Block, c: Colors, indent: string): string[] {
   switch (b.type) {
     case 'text':
-      return [hang(b.text, indent)]
+      return [hang(text(b.text), indent)]
     case 'reasoning':
-      return [c.dim(c.italic(`thinking: ${hang(b.text, indent + '          ')}`))]
+      return [c.dim(c.italic(`thinking: ${hang(text(b.text), indent + '          ')}`))]
     case 'image':
-      return [c.dim(`[image ${b.mediaType}, ${b.data.length} base64 chars]`)]
+      return [c.dim(`[image ${one(b.mediaType, 80)}, ${b.data.length} base64 chars]`)]
     case 'tool-call':
-      return [c.cyan(`→ ${b.name}(${clip(b.arguments)})`) + c.dim(`  ${b.id}`)]
+      return [c.cyan(`→ ${one(b.name, 120)}(${one(b.arguments)})`) + c.dim(`  ${one(b.id, 120)}`)]
   }
 }
 
@@ -120,9 +98,9 @@ function sourceLabel(m: UserMessage): string {
     case 'user':
       return 'user'
     case 'hook':
-      return `user (hook ${m.source.name})`
+      return `user (hook ${one(m.source.name, 120)})`
     case 'tool':
-      return `user (tool ${m.source.callId})`
+      return `user (tool ${one(m.source.callId, 120)})`
     case 'compaction':
       return 'summary'
   }
@@ -155,29 +133,48 @@ export function messageLines(m: TranscriptMessage, ctx: PrintContext, indent: st
   if (m.type === 'user/message') {
     const u = msg as UserMessage
     const head = `${indent}${label(sourceLabel(u), u.source.kind === 'compaction' ? c.magenta : c.green)} `
-    const body = u.content.flatMap((b) => blockLines(b, c, pad))
-    out.push(`${head}${body[0] ?? c.dim('(empty)')}${marks(m, c)} ${c.dim(u.id)} ${seq}`)
-    for (const l of body.slice(1)) out.push(pad + l)
+    const body = bodyLines(u.content, c, pad)
+    out.push(`${head}${body[0] ?? c.dim('(empty)')}${marks(m, c)} ${c.dim(one(u.id, 120))} ${seq}`)
+    for (let i = 1; i < body.length; i++) out.push(pad + body[i])
     return out
   }
   if (m.type === 'assistant/message') {
     const head = `${indent}${label('assistant', c.blue)} `
-    const body = msg.content.flatMap((b) => blockLines(b, c, pad))
+    const body = bodyLines(msg.content, c, pad)
     const facts = m.finish ?? ''
     out.push(`${head}${body[0] ?? c.dim('(no content)')}${body.length <= 1 ? marks(m, c) : ''}${body.length <= 1 ? ` ${c.dim(facts)} ${seq}` : ''}`)
-    const rest = body.slice(1)
-    rest.forEach((l, i) => out.push(pad + l + (i === rest.length - 1 ? `${marks(m, c)} ${c.dim(facts)} ${seq}` : '')))
+    for (let i = 1; i < body.length; i++) out.push(pad + body[i] + (i === body.length - 1 ? `${marks(m, c)} ${c.dim(facts)} ${seq}` : ''))
     return out
   }
   // tool/result
   const name = m.callId !== undefined ? ctx.toolNames.get(m.callId) : undefined
   const head = `${indent}${label('tool', c.cyan)} `
-  const who = c.cyan(`${name ?? '?'} ${c.dim(m.callId ?? '')} ← `)
-  const text = msg.content.map((b) => (b.type === 'text' ? b.text : b.type === 'image' ? `[image ${b.mediaType}]` : JSON.stringify(b))).join('\n')
+  const who = c.cyan(`${name !== undefined ? one(name, 120) : '?'} ${c.dim(one(m.callId ?? '', 120))} ← `)
   if (m.error) {
-    out.push(`${head}${who}${c.red(`✗ ${m.error.code}: ${hang(clip(m.error.message), pad)}`)}${marks(m, c)} ${seq}`)
+    out.push(`${head}${who}${c.red(`✗ ${one(m.error.code, 120)}: ${hang(text(clip(m.error.message)), pad)}`)}${marks(m, c)} ${seq}`)
   } else {
-    out.push(`${head}${who}${hang(clip(text), pad)}${marks(m, c)} ${seq}`)
+    const shown: string[] = []
+    let size = 0
+    // only what is shown is joined: a result may hold a million blocks
+    for (let i = 0; i < msg.content.length && size <= MAX_INLINE_CHARS; i++) {
+      const b = msg.content[i]!
+      const t = b.type === 'text' ? b.text : b.type === 'image' ? `[image ${b.mediaType}]` : JSON.stringify(b)
+      shown.push(t)
+      size += t.length + 1
+    }
+    const more = msg.content.length - shown.length
+    const body = shown.join('\n') + (more > 0 ? `\n… (${more} more blocks)` : '')
+    out.push(`${head}${who}${hang(text(clip(body)), pad)}${marks(m, c)} ${seq}`)
+  }
+  return out
+}
+
+/** The lines of a message's blocks (a loop, not flatMap/spread: a message may hold a million blocks). */
+function bodyLines(content: readonly Block[], c: Colors, pad: string): string[] {
+  const out: string[] = []
+  for (let i = 0; i < content.length; i++) {
+    const ls = blockLines(content[i]!, c, pad)
+    for (let k = 0; k < ls.length; k++) out.push(ls[k]!)
   }
   return out
 }
@@ -187,8 +184,23 @@ export function messageLines(m: TranscriptMessage, ctx: PrintContext, indent: st
 
 export function transcriptLines(state: ReplayState, ctx: PrintContext): string[] {
   const out: string[] = []
-  for (const item of state.transcript.items) topItemLines(item, ctx, out)
+  writeTranscript(state, ctx, (lines) => {
+    for (let i = 0; i < lines.length; i++) out.push(lines[i]!)
+  })
   return out
+}
+
+/** The transcript, handed to `write` in pieces (a long log's page is never one array of lines). */
+export function writeTranscript(state: ReplayState, ctx: PrintContext, write: (lines: string[]) => void): void {
+  let out: string[] = []
+  for (const item of state.transcript.items) {
+    topItemLines(item, ctx, out)
+    if (out.length >= 4096) {
+      write(out)
+      out = []
+    }
+  }
+  if (out.length) write(out)
 }
 
 function topItemLines(item: TopItem, ctx: PrintContext, out: string[]): void {
@@ -215,8 +227,7 @@ function turnLines(t: TranscriptTurn, ctx: PrintContext, out: string[]): void {
   if (steps === 0 && claimed.length > 0) {
     // the prompt never entered a step (blocked, aborted before the first step): show what was claimed
     for (const m of claimed) {
-      const text = m.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' ')
-      out.push(`  ${label('prompt', c.dim)} ${c.strikethrough(hang(text, '             '))} ${c.dim(m.id)}`)
+      out.push(`  ${label('prompt', c.dim)} ${c.strikethrough(hang(text(promptText(m)), '             '))} ${c.dim(one(m.id, 120))}`)
     }
   }
   for (const i of t.items) turnItemLines(i, ctx, '  ', out)
@@ -236,14 +247,16 @@ function turnItemLines(item: TurnItem, ctx: PrintContext, indent: string, out: s
     case 'step':
       stepLines(item, ctx, indent, out)
       return
-    case 'message':
-      out.push(...messageLines(item, ctx, indent))
+    case 'message': {
+      const ls = messageLines(item, ctx, indent)
+      for (let i = 0; i < ls.length; i++) out.push(ls[i]!)
       return
+    }
     case 'retry':
-      out.push(`${indent}${c.yellow(`↻ retry ${item.attempt} of step ${item.turn}.${item.step} after ${item.delayMs} ms (${item.failure.code})`)} ${c.dim(`#${item.seq}`)}`)
+      out.push(`${indent}${c.yellow(`↻ retry ${item.attempt} of step ${item.turn}.${item.step} after ${item.delayMs} ms (${one(item.failure.code, 120)})`)} ${c.dim(`#${item.seq}`)}`)
       return
     case 'prune':
-      out.push(`${indent}${c.magenta(`✂ pruned the result of ${item.callId} (seq ${item.shadowedSeq}, ${item.originalChars} chars)`)} ${c.dim(`#${item.seq}`)}`)
+      out.push(`${indent}${c.magenta(`✂ pruned the result of ${one(item.callId, 120)} (seq ${item.shadowedSeq}, ${item.originalChars} chars)`)} ${c.dim(`#${item.seq}`)}`)
       return
     case 'compaction':
       compactionLines(item, ctx, indent, out)
@@ -255,7 +268,10 @@ function stepLines(s: TranscriptStep, ctx: PrintContext, indent: string, out: st
   const { c } = ctx
   out.push(`${indent}${c.bold(`Step ${s.step}`)} ${c.dim(`#${s.seq}`)}`)
   const inner = indent + '  '
-  for (const m of s.messages) out.push(...messageLines(m, ctx, inner))
+  for (const m of s.messages) {
+    const ls = messageLines(m, ctx, inner)
+    for (let i = 0; i < ls.length; i++) out.push(ls[i]!)
+  }
   if (s.end) {
     const o = s.end.outcome
     const paint = o.kind === 'failed' ? c.red : o.kind === 'aborted' || o.kind === 'max-tokens' ? c.yellow : c.dim
@@ -268,14 +284,14 @@ function stepLines(s: TranscriptStep, ctx: PrintContext, indent: string, out: st
 
 function compactionLines(k: TranscriptCompaction, ctx: PrintContext, indent: string, out: string[]): void {
   const { c } = ctx
-  out.push(`${indent}${c.magenta(`⟲ compaction ${k.compactionId}`)} ${c.dim(`#${k.seq}`)}`)
+  out.push(`${indent}${c.magenta(`⟲ compaction ${one(k.compactionId, 120)}`)} ${c.dim(`#${k.seq}`)}`)
   const inner = indent + '  '
   if (k.summary) {
     out.push(`${inner}${c.magenta(`summary of ${k.summary.shadowedSeqs.length} event(s)`)}${k.summary.usage ? c.dim(` · ${formatUsage(k.summary.usage)}`) : ''} ${c.dim(`#${k.summary.seq}`)}`)
   }
   for (const i of k.items) turnItemLines(i, ctx, inner, out)
   if (k.end) {
-    out.push(`${inner}${k.end.error ? c.red(`└ compaction failed: ${k.end.error.code}: ${k.end.error.message}`) : c.magenta('└ compaction done')} ${c.dim(`#${k.end.seq}`)}`)
+    out.push(`${inner}${k.end.error ? c.red(`└ compaction failed: ${one(k.end.error.code, 120)}: ${one(k.end.error.message)}`) : c.magenta('└ compaction done')} ${c.dim(`#${k.end.seq}`)}`)
   } else {
     out.push(`${inner}${c.yellow('… compaction still open')}`)
   }
@@ -284,44 +300,10 @@ function compactionLines(k: TranscriptCompaction, ctx: PrintContext, indent: str
 // ---------------------------------------------------------------------------------------------
 // The summary
 
-export interface LogCounts {
-  events: number
-  turns: number
-  turnsByEnd: Record<string, number>
-  steps: number
-  toolCalls: number
-  toolErrors: number
-  failures: number
-  retries: number
-  compactions: number
-  replaced: number
-}
-
-export function countEvents(events: readonly LogEvent[]): LogCounts {
-  const n: LogCounts = {
-    events: events.length, turns: 0, turnsByEnd: {}, steps: 0, toolCalls: 0, toolErrors: 0, failures: 0, retries: 0,
-    compactions: 0, replaced: 0,
-  }
-  for (const e of events) {
-    const d = e.data as Record<string, any>
-    switch (e.type) {
-      case 'turn/start': n.turns++; break
-      case 'turn/end': n.turnsByEnd[d.reason.kind] = (n.turnsByEnd[d.reason.kind] ?? 0) + 1; break
-      case 'step/start': n.steps++; break
-      case 'step/end': if (d.outcome.kind === 'failed') n.failures++; break
-      case 'tool/call': n.toolCalls++; break
-      case 'tool/result': if (e.surfaceOp === 'append' && d.error) n.toolErrors++; break
-      case 'llm/retry': n.retries++; break
-      case 'compaction/start': n.compactions++; break
-    }
-    if (typeof e.surfaceOp === 'object') n.replaced++
-  }
-  return n
-}
-
-export function summaryLines(events: readonly LogEvent[], state: ReplayState, c: Colors): string[] {
-  const n = countEvents(events)
-  const ends = Object.entries(n.turnsByEnd).map(([k, v]) => `${v} ${k}`).join(', ')
+export function summaryLines(fold: PrintFold, c: Colors): string[] {
+  const n = fold.counts
+  const state = fold.state
+  const ends = Object.entries(n.turnsByEnd).map(([k, v]) => `${v} ${inline(k)}`).join(', ')
   const u = state.usage.total
   const open = state.lifecycle.openTurn !== null ? c.yellow(` · turn ${state.lifecycle.openTurn} still open`) : ''
   return [
@@ -337,56 +319,72 @@ export function summaryLines(events: readonly LogEvent[], state: ReplayState, c:
   ]
 }
 
+/** The title line of `turnlog replay`. */
+export function titleLine(fold: PrintFold, c: Colors, source: { header?: LogHeader; file?: string } = {}): string {
+  const h = source.header
+  return c.dim([
+    h ? `session ${inline(h.id)}` : 'session',
+    `${fold.counts.events} events`,
+    source.file !== undefined ? inline(source.file) : undefined,
+    h?.parent ? `forked from ${inline(h.parent.session)} at seq ${h.parent.seq}` : undefined,
+  ].filter(Boolean).join(' · '))
+}
+
 /** The whole `turnlog replay` page: a title, the transcript, the summary. */
-export function replayLines(
-  events: readonly LogEvent[], state: ReplayState, c: Colors, source: { header?: LogHeader; file?: string } = {},
-): string[] {
-  const title = [
-    source.header ? `session ${source.header.id}` : 'session',
-    `${events.length} events`,
-    source.file,
-    source.header?.parent ? `forked from ${source.header.parent.session} at seq ${source.header.parent.seq}` : undefined,
-  ].filter(Boolean).join(' · ')
-  const ctx = printContext(events, c)
-  return [c.dim(title), '', ...transcriptLines(state, ctx), ...summaryLines(events, state, c)]
+export function replayLines(fold: PrintFold, c: Colors, source: { header?: LogHeader; file?: string } = {}): string[] {
+  return [titleLine(fold, c, source), '', ...transcriptLines(fold.state, printContext(fold, c)), ...summaryLines(fold, c)]
 }
 
 // ---------------------------------------------------------------------------------------------
 // The state as of a seq
 
-function preview(m: UserMessage): string {
-  const text = m.content.map((b) => (b.type === 'text' ? b.text : `[${b.type}]`)).join(' ').replace(/\s+/g, ' ')
-  return clip(text, 80)
+/** A prompt's text on one line (its first blocks only: a message may hold a million). */
+function promptText(m: UserMessage, max = MAX_INLINE_CHARS): string {
+  let t = ''
+  for (let i = 0; i < m.content.length && t.length <= max; i++) {
+    const b = m.content[i]!
+    t += (i > 0 ? ' ' : '') + (b.type === 'text' ? b.text : `[${b.type}]`)
+  }
+  return t
 }
 
-export function stateAtLines(events: readonly LogEvent[], seq: number, state: ReplayState, c: Colors): string[] {
-  const e = events[seq]!
+function preview(m: UserMessage): string {
+  return one(promptText(m, 80).replace(/\s+/g, ' '), 80)
+}
+
+/**
+ * `turnlog replay --at SEQ`: the state as of SEQ, from a fold that stopped right after it
+ * (`fold.last` is the event at SEQ; the rest of the log was not read).
+ */
+export function stateAtLines(fold: PrintFold, seq: number, c: Colors): string[] {
+  const e = fold.last!
+  const state = fold.state
   const l = state.lifecycle
   const where = l.openTurn === null
     ? 'idle (no turn open)'
     : `in turn ${l.openTurn}${l.openTurnCause ? ` (retry of turn ${l.openTurnCause.of})` : ''}, ` +
       (l.openStep === null ? `between steps (last step ${l.lastStep})` : `step ${l.openStep}${l.streaming ? ', streaming' : ''}`)
   const out = [
-    c.bold(`State as of seq ${seq}`) + c.dim(` of ${events.length - 1} · ${e.type}`),
+    c.bold(`State as of seq ${seq}`) + c.dim(` · ${inline(e.type)}`),
     `  position     ${where}`,
     `  turns        ${l.lastTurn} started${l.lastTurnEndReason ? ` · last ended: ${turnEndText(l.lastTurnEndReason)}` : ''}`,
   ]
   if (l.lastStepOutcome) out.push(`  last step    ${stepEndText(l.lastStepOutcome)}`)
   if (l.pendingToolCalls.length) {
     out.push(`  pending tool calls (${l.pendingToolCalls.length})`)
-    for (const p of l.pendingToolCalls) out.push(`    ${c.cyan(`${p.name}(${clip(p.arguments, 120)})`)} ${c.dim(`${p.callId} #${p.seq}`)}`)
+    for (const p of l.pendingToolCalls) out.push(`    ${c.cyan(`${one(p.name, 120)}(${one(p.arguments, 120)})`)} ${c.dim(`${one(p.callId, 120)} #${p.seq}`)}`)
   } else {
     out.push('  pending tool calls  none')
   }
-  if (l.openCompaction !== null) out.push(`  compaction   ${c.magenta(`bracket ${l.openCompaction} open`)}`)
+  if (l.openCompaction !== null) out.push(`  compaction   ${c.magenta(`bracket ${one(l.openCompaction, 120)} open`)}`)
   for (const [name, list] of [['next-turn', state.inbox.nextTurn], ['next-step', state.inbox.nextStep]] as const) {
     out.push(`  inbox ${name.padEnd(9)} ${list.length} pending`)
-    for (const m of list) out.push(`    ${c.dim(m.id)} ${preview(m)}`)
+    for (const m of list) out.push(`    ${c.dim(one(m.id, 120))} ${preview(m)}`)
   }
   out.push(
     `  surface      ${state.surface.seqs.length} seq(s) · ${state.surface.generation} replacement(s)`,
     `  history      ${state.history.messages.length} message(s)`,
-    `  header       ${l.headerSeq !== null ? `seq ${l.headerSeq} (${l.header?.config.model ?? '?'})` : 'none yet'}`,
+    `  header       ${l.headerSeq !== null ? `seq ${l.headerSeq} (${typeof l.header?.config.model === 'string' ? one(l.header.config.model, 120) : '?'})` : 'none yet'}`,
     `  usage        ${state.usage.total.requests} request(s) · ${formatUsage(state.usage.total)}`,
   )
   return out

@@ -14,13 +14,15 @@ export {
   type SessionEvent, type ExtensionEvent, type LogEvent, type EventOf, type EventDraft,
 } from './envelope.js'
 export { EventRegistry, defaultRegistry, type EventTypeSpec } from './registry.js'
-export { findLossy, deepFreeze } from './lossless.js'
+export { findLossy, deepFreeze, MAX_NESTING, type FindLossyOptions } from './lossless.js'
+export { spliceAll, pushAll } from './splice.js'
 export { StreamGrammar } from './grammar.js'
 export { Session, type SessionOptions, type Clock, type EventObserver } from './session.js'
 export { LogChecker } from './invariants/checker.js'
 export type { Violation, CheckerOptions } from './invariants/types.js'
 export {
   LogHeader, JSONL_FORMAT, DEFAULT_MAX_LINE_BYTES, encodeHeader, encodeEvent, crcHex, decodeLine, decodeHeader, JsonlDecoder,
+  RecordDefect,
   type EncodeOptions, type DecodeContext, type JsonlDecoderOptions, type TornTail, type TornReason, type DecodeResult,
   type LineDefectCode,
 } from './jsonl.js'

@@ -6,6 +6,7 @@
  */
 import { assign, setup } from 'xstate'
 import type { InboxTarget, UserMessage } from '../events/index.js'
+import { spliceAll } from '../events/splice.js'
 
 export interface InboxContext {
   nextTurn: readonly UserMessage[]
@@ -63,7 +64,7 @@ export const inboxMachine = setup({
     applySplice: assign(({ context, event }) => {
       if (event.type !== 'SPLICE') return {}
       const list = [...listOf(context, event.target)]
-      list.splice(event.start, event.deleteCount, ...event.inserted)
+      spliceAll(list, event.start, event.deleteCount, event.inserted)
       return event.target === 'next-turn' ? { nextTurn: list } : { nextStep: list }
     }),
     applyClaim: assign(({ context, event }) => ({

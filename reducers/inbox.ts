@@ -5,6 +5,7 @@
  * not need to tell them apart. The messages are the (frozen) objects of the splice events.
  */
 import type { EventOf, LogEvent, UserMessage } from '../events/index.js'
+import { spliceAll } from '../events/splice.js'
 import type { Reducer } from './types.js'
 
 export interface InboxState {
@@ -25,7 +26,7 @@ export const inboxReducer: Reducer<InboxState> = {
     if (d.inserted.length === 0) {
       if (removed > 0) list.splice(d.start, removed)
     } else {
-      list.splice(d.start, removed, ...d.inserted)
+      spliceAll(list, d.start, removed, d.inserted)
     }
   },
 }

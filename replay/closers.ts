@@ -144,14 +144,23 @@ export function computeClosers(events: readonly LogEvent[], opts: CloserOptions)
 
 /** As `computeClosers`, from an already folded state. */
 export function closersFor(s: CloserState, events: readonly LogEvent[], opts: CloserOptions): LogEvent[] {
+  return closersAt(s, { length: events.length, time: events.length > 0 ? events[events.length - 1]!.time : 0 }, opts)
+}
+
+/**
+ * As `closersFor`, when the events are not at hand (a streamed repair keeps only the folded state):
+ * `log.length` is the number of events folded, `log.time` the time of the last one.
+ */
+export function closersAt(s: CloserState, log: { length: number; time: number }, opts: CloserOptions): LogEvent[] {
   const out: LogEvent[] = []
-  const time = events.length > 0 ? events[events.length - 1]!.time : 0
+  const time = log.time
+  const count = log.length
   const code = opts.reason === 'interrupted' ? 'INTERRUPTED' : 'FORKED'
   const why = opts.detail ?? (opts.reason === 'interrupted'
     ? 'the session stopped (crash or kill) before this was written; closed by repair'
-    : `the session was forked at seq ${events.length - 1}; closed by fork`)
+    : `the session was forked at seq ${count - 1}; closed by fork`)
   const push = (draft: Omit<LogEvent, 'seq' | 'time'>): void => {
-    const e = { seq: events.length + out.length, time, ...draft } as LogEvent
+    const e = { seq: count + out.length, time, ...draft } as LogEvent
     out.push(e)
   }
   const l = s.lifecycle
@@ -172,9 +181,19 @@ export function closersFor(s: CloserState, events: readonly LogEvent[], opts: Cl
   } else if (last?.type === 'compaction/summary') {
     const d = (last as EventOf<'compaction/summary'>).data
     // the surface range (in surface order, not seq order) that the summary's shadowed seqs span
-    const at = d.shadowedSeqs.map((q) => s.surface.seqs.indexOf(q)).filter((i) => i >= 0)
-    if (at.length > 0) {
-      const range = s.surface.seqs.slice(Math.min(...at), Math.max(...at) + 1)
+    // (min and max by a loop: a log's seq list may be too long for Math.min(...list))
+    const where = new Map<number, number>()
+    s.surface.seqs.forEach((q, i) => where.set(q, i))
+    let lo0 = Infinity
+    let hi0 = -1
+    for (const q of d.shadowedSeqs) {
+      const i = where.get(q)
+      if (i === undefined) continue
+      if (i < lo0) lo0 = i
+      if (i > hi0) hi0 = i
+    }
+    if (hi0 >= 0) {
+      const range = s.surface.seqs.slice(lo0, hi0 + 1)
       const lo = range[0]!
       const hi = range[range.length - 1]!
       let id = `${d.compactionId}-summary`
@@ -230,7 +249,7 @@ export function closersFor(s: CloserState, events: readonly LogEvent[], opts: Cl
         // Requested but never started: a synthetic pair each, like ABORTED_BEFORE_DISPATCH.
         for (const b of blocks) {
           if (st.called.has(b.id)) continue
-          const callSeq = events.length + out.length
+          const callSeq = count + out.length
           push({ type: 'tool/call', data: { turn, step, callId: b.id, name: b.name, arguments: b.arguments } })
           const text = `Tool '${b.name}' was not started: ${why}.`
           push({

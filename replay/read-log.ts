@@ -1,13 +1,16 @@
 /**
- * readLog / readLogStream: a JSONL log from a path or from bytes, streamed in chunks through
- * `JsonlDecoder` (events/jsonl.ts). Every defect is a `TurnlogError` naming file, line (1-based),
- * byte offset, seq and field. See docs/ARCHITECTURE.md "Decisions: JSONL".
+ * readLog / readLogStream / scanLog: a JSONL log from a path or from bytes, streamed in chunks
+ * through `JsonlDecoder` (events/jsonl.ts). Every defect is a `TurnlogError` naming file, line
+ * (1-based), byte offset, seq and field. See docs/ARCHITECTURE.md "Decisions: JSONL" and
+ * "Decisions: hostile logs".
  */
-import { open, type FileHandle } from 'node:fs/promises'
+import { constants as fsc, type Stats } from 'node:fs'
+import { open, stat, type FileHandle } from 'node:fs/promises'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import { JsonlDecoder, type LogHeader, type TornTail } from '../events/jsonl.js'
 import type { EventRegistry } from '../events/registry.js'
+import { pushAll } from '../events/splice.js'
 
 export interface ReadLogOptions {
   /** Validates events; extend `defaultRegistry` for plugin types. Default `defaultRegistry`. */
@@ -24,6 +27,12 @@ export interface ReadLogOptions {
   file?: string
   /** Stops between chunks; the read rejects with `signal.reason`. */
   signal?: AbortSignal
+  /**
+   * Stop after the event with this seq: nothing after its line is read or checked (`stopped` is
+   * then true in the result, and there is no tail check). `replay --at N` and `fork --at N` read
+   * this way, so their cost does not grow with the rest of the file.
+   */
+  untilSeq?: number
 }
 
 export interface ReadLogResult {
@@ -34,17 +43,31 @@ export interface ReadLogResult {
   file?: string
   /** With `tolerateTornTail` only: the torn last line, not part of `events`. */
   torn?: TornTail
-  /** Size of the input in bytes. */
+  /** Size of the input in bytes (the bytes read, when `untilSeq` stopped the read). */
   bytes: number
+  /** True when `untilSeq` stopped the read before the end of the input. */
+  stopped?: boolean
 }
 
-/** What `readLogStream` returns when it is done (the generator's return value). */
+/** What `readLogStream` and `scanLog` return when they are done. */
 export interface ReadLogSummary {
   header: LogHeader
   eventCount: number
   file?: string
   torn?: TornTail
   bytes: number
+  /** True when `untilSeq` stopped the read before the end of the input. */
+  stopped?: boolean
+}
+
+/** `scanLog`'s options: `readLog`'s, and the lenient record-level mode. */
+export interface ScanLogOptions extends ReadLogOptions {
+  /**
+   * False: hand out every record as parsed, unvalidated (bytes still checked: crc, UTF-8, JSON,
+   * tail). A record refused for its nesting depth comes as a `RecordDefect`. What `verify` reads
+   * with. Default true.
+   */
+  validate?: boolean
 }
 
 const DEFAULT_CHUNK = 4 * 1024 * 1024
@@ -54,16 +77,60 @@ const DEFAULT_CHUNK = 4 * 1024 * 1024
  * 200 MB log is never one string), checks every crc on the raw bytes, validates every event.
  */
 export async function readLog(source: string | Uint8Array, opts: ReadLogOptions = {}): Promise<ReadLogResult> {
-  const file = typeof source === 'string' ? source : opts.file
-  const dec = new JsonlDecoder({ registry: opts.registry, file, maxLineBytes: opts.maxLineBytes })
   const events: LogEvent[] = []
-  let total = 0
-  for await (const chunk of chunks(source, opts, file, (t) => (total = t))) dec.push(chunk, events)
-  const r = dec.end({ tolerateTornTail: opts.tolerateTornTail })
-  const out: ReadLogResult = { header: r.header, events, bytes: total }
+  const r = await scanLog(source, opts, (batch) => pushAll(events, batch))
+  const out: ReadLogResult = { header: r.header, events, bytes: r.bytes }
   if (typeof source === 'string') out.file = source
   if (r.torn) out.torn = r.torn
+  if (r.stopped) out.stopped = true
   return out
+}
+
+/**
+ * The streaming core of every reader: calls `onBatch(events, header)` once per chunk with the
+ * events decoded from it (a fresh array each time; the caller may keep it or drop it), and
+ * resolves to the summary. Memory stays bounded by one chunk plus what the caller keeps.
+ * `onBatch` may return a promise (it is awaited before the next chunk is read).
+ */
+export async function scanLog(
+  source: string | Uint8Array,
+  opts: ScanLogOptions,
+  onBatch: (events: LogEvent[], header: LogHeader) => void | Promise<void>,
+): Promise<ReadLogSummary> {
+  const file = typeof source === 'string' ? source : opts.file
+  const dec = decoderFor(file, opts)
+  let total = 0
+  for await (const chunk of chunks(source, opts, file, (t) => (total = t))) {
+    const out: LogEvent[] = []
+    let failure: unknown
+    try {
+      dec.push(chunk, out)
+    } catch (err) {
+      failure = err
+    }
+    // the events before a defect are handed out first, then the defect is thrown
+    if (out.length) await onBatch(out, dec.header!)
+    if (failure !== undefined) throw failure
+    if (dec.stopped) break
+  }
+  const r = dec.end({ tolerateTornTail: opts.tolerateTornTail })
+  const summary: ReadLogSummary = { header: r.header, eventCount: dec.eventCount, bytes: r.stopped ? dec.bytes : total }
+  if (file !== undefined) summary.file = file
+  if (r.torn) summary.torn = r.torn
+  if (r.stopped) summary.stopped = true
+  return summary
+}
+
+function decoderFor(file: string | undefined, opts: ScanLogOptions): JsonlDecoder {
+  const until = opts.untilSeq
+  if (until !== undefined && !(Number.isSafeInteger(until) && until >= 0)) {
+    throw new TurnlogError('INVALID_OPTION', 'untilSeq must be a non-negative integer', { field: 'untilSeq' })
+  }
+  return new JsonlDecoder({
+    registry: opts.registry, file, maxLineBytes: opts.maxLineBytes,
+    ...(opts.validate === false ? { validate: false } : {}),
+    ...(until !== undefined ? { maxEvents: until + 1 } : {}),
+  })
 }
 
 /**
@@ -77,7 +144,7 @@ export async function* readLogStream(
   opts: ReadLogOptions = {},
 ): AsyncGenerator<LogHeader | LogEvent, ReadLogSummary, undefined> {
   const file = typeof source === 'string' ? source : opts.file
-  const dec = new JsonlDecoder({ registry: opts.registry, file, maxLineBytes: opts.maxLineBytes })
+  const dec = decoderFor(file, opts)
   let headerSent = false
   let total = 0
   let out: LogEvent[] = []
@@ -99,18 +166,70 @@ export async function* readLogStream(
     }
     // the events before a defect are yielded first, then the defect is thrown
     if (failure !== undefined) throw failure
+    if (dec.stopped) break
   }
   const r = dec.end({ tolerateTornTail: opts.tolerateTornTail })
   if (!headerSent) yield r.header
-  const summary: ReadLogSummary = { header: r.header, eventCount: dec.eventCount, bytes: total }
+  const summary: ReadLogSummary = { header: r.header, eventCount: dec.eventCount, bytes: r.stopped ? dec.bytes : total }
   if (file !== undefined) summary.file = file
   if (r.torn) summary.torn = r.torn
+  if (r.stopped) summary.stopped = true
   return summary
 }
 
 /** True for the first item of `readLogStream` (the header), false for events. */
 export function isLogHeader(item: LogHeader | LogEvent): item is LogHeader {
   return (item as { type?: unknown }).type === 'session' && !('seq' in item)
+}
+
+/** What a path that is not a regular file is, for the error. */
+function kindOf(st: Stats): string {
+  if (st.isDirectory()) return 'a directory'
+  if (st.isFIFO()) return 'a FIFO (named pipe)'
+  if (st.isCharacterDevice()) return 'a character device'
+  if (st.isBlockDevice()) return 'a block device'
+  if (st.isSocket()) return 'a socket'
+  return 'not a regular file'
+}
+
+/**
+ * Opens a log path for reading without ever blocking: only a regular file is a log. A FIFO would
+ * block `open` until a writer appears (tying up a libuv thread, and the command for good), a
+ * device can stream forever, a directory has no bytes. So: `stat` first (following symlinks) and
+ * refuse anything but a regular file before opening it; then open with `O_NONBLOCK` (a FIFO or
+ * device swapped in between the `stat` and the `open` still cannot block the open; regular files
+ * ignore the flag) and check the opened descriptor with `fstat`, which is the answer that counts
+ * (no race: it describes what we will read). Throws `IO_ERROR` naming the path and what it is.
+ */
+export async function openLogFile(path: string, file: string | undefined = path): Promise<{ fh: FileHandle; size: number }> {
+  let st: Stats
+  try {
+    st = await stat(path)
+  } catch (err) {
+    throw ioError(err, file, 'cannot open the log')
+  }
+  if (!st.isFile()) throw notRegular(st, file)
+  let fh: FileHandle
+  try {
+    fh = await open(path, fsc.O_RDONLY | (fsc.O_NONBLOCK ?? 0) | (fsc.O_NOCTTY ?? 0))
+  } catch (err) {
+    throw ioError(err, file, 'cannot open the log')
+  }
+  try {
+    const st2 = await fh.stat()
+    if (!st2.isFile()) throw notRegular(st2, file)
+    return { fh, size: st2.size }
+  } catch (err) {
+    await fh.close().catch(() => {})
+    throw ioError(err, file, 'cannot stat the log')
+  }
+}
+
+function notRegular(st: Stats, file: string | undefined): TurnlogError {
+  const kind = kindOf(st)
+  return new TurnlogError('IO_ERROR', `the log is ${kind}, not a regular file`, {
+    file, info: { errno: st.isDirectory() ? 'EISDIR' : 'ENOTREG', kind },
+  })
 }
 
 async function* chunks(
@@ -137,21 +256,8 @@ async function* chunks(
     }
     return
   }
-  let fh: FileHandle
+  const { fh, size: total } = await openLogFile(source, file)
   try {
-    fh = await open(source, 'r')
-  } catch (err) {
-    throw ioError(err, file, 'cannot open the log')
-  }
-  try {
-    let total: number
-    try {
-      const st = await fh.stat()
-      if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' })
-      total = st.size
-    } catch (err) {
-      throw ioError(err, file, 'cannot stat the log')
-    }
     setTotal(total)
     // read the bytes that exist at open: a concurrent append does not move the goal posts
     let pos = 0

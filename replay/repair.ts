@@ -11,18 +11,22 @@
  * - Whatever the kept records leave open gets the synthetic closers of `closers.ts`
  *   (reason `interrupted`), timed at the last event.
  *
- * `repair` itself writes nothing: `writeRepaired` (what `turnlog repair LOG -o OUT` runs) writes the
- * repaired log to a new file and the torn bytes beside it, never touching the original.
+ * `repair` and `repairEvents` work in memory and write nothing; `writeRepaired` writes a result.
+ * `repairFile` (what `turnlog repair LOG -o OUT` runs) does the same while the log streams: each
+ * record is checked (`Repairer`), folded into the closers' state and written to OUT's temp file,
+ * so memory stays bounded by the folded state, not the log. The original is never touched.
  */
-import { rm, writeFile } from 'node:fs/promises'
+import { rm } from 'node:fs/promises'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
-import type { CheckerOptions } from '../events/invariants/types.js'
-import type { LogHeader } from '../events/jsonl.js'
-import type { EventRegistry } from '../events/registry.js'
-import { computeClosers } from './closers.js'
-import { readLog } from './read-log.js'
-import { verify } from './verify.js'
+import type { CheckerOptions, Violation } from '../events/invariants/types.js'
+import { encodeEvent, encodeHeader, type LogHeader } from '../events/jsonl.js'
+import { findLossy } from '../events/lossless.js'
+import { defaultRegistry, type EventRegistry } from '../events/registry.js'
+import { AtomicFile, exists, fileExists } from './atomic-file.js'
+import { CloserState, closersAt } from './closers.js'
+import { readLog, scanLog } from './read-log.js'
+import { Verifier } from './verify.js'
 import { writeLog, type WriteLogResult } from './write-log.js'
 
 export interface RepairOptions extends CheckerOptions {
@@ -63,6 +67,55 @@ export async function repair(source: string | Uint8Array, opts: RepairOptions = 
 }
 
 /**
+ * The repair check, one event at a time: every event is verified (schema and L invariants) and
+ * folded into the closers' state; the first event that breaks anything throws `INVARIANT`
+ * (`repairable: false`). `finish()` computes the closers and checks them the same way (a closer
+ * bug throws a plain Error: a repair never hands out a log that does not verify).
+ */
+export class Repairer {
+  readonly #verifier: Verifier
+  readonly #closer = new CloserState()
+  #count = 0
+  #lastTime = 0
+
+  constructor(readonly header: LogHeader, readonly opts: RepairOptions = {}) {
+    this.#verifier = new Verifier({ ...checkerOpts(opts), maxViolations: 5, ...(opts.registry ? { registry: opts.registry } : {}) })
+  }
+
+  get eventCount(): number {
+    return this.#count
+  }
+
+  push(e: LogEvent): void {
+    this.#verifier.push(e)
+    if (!this.#verifier.ok) {
+      const vs = this.#verifier.result().violations
+      const first = vs[0]!
+      throw new TurnlogError('INVARIANT', `the log is corrupt before its tail, not repairable: ${first.message}`, {
+        seq: first.seq, invariant: first.invariant, repairable: false, sessionId: this.header.id,
+        ...(this.opts.file !== undefined ? { file: this.opts.file } : {}),
+        info: { violations: vs.slice(0, 5) },
+      })
+    }
+    this.#closer.apply(e)
+    this.#count++
+    this.#lastTime = e.time
+  }
+
+  /** The closers for everything pushed (checked). */
+  finish(): LogEvent[] {
+    const closers = closersAt(this.#closer, { length: this.#count, time: this.#lastTime }, { reason: 'interrupted' })
+    for (const c of closers) this.#verifier.push(c)
+    if (!this.#verifier.ok) {
+      // A bug in the closers: never hand out a log that does not verify.
+      const first: Violation = this.#verifier.result().violations[0]!
+      throw new Error(`repair produced an invalid log: ${first.invariant} at seq ${first.seq}: ${first.message}`)
+    }
+    return closers
+  }
+}
+
+/**
  * Closes an in-memory log (already read: complete records only). Refuses a log that breaks an
  * L invariant with `INVARIANT` (`repairable: false`).
  */
@@ -70,26 +123,11 @@ export function repairEvents(
   log: { header: LogHeader; events: readonly LogEvent[] },
   opts: RepairOptions & { quarantined?: RepairResult['quarantined'] } = {},
 ): RepairResult {
-  const checker = checkerOpts(opts)
-  const events = [...log.events]
-  const v = verify(events, checker)
-  if (!v.ok) {
-    const first = v.violations[0]!
-    throw new TurnlogError('INVARIANT', `the log is corrupt before its tail, not repairable: ${first.message}`, {
-      seq: first.seq, invariant: first.invariant, repairable: false, sessionId: log.header.id,
-      ...(opts.file !== undefined ? { file: opts.file } : {}),
-      info: { violations: v.violations.slice(0, 5) },
-    })
-  }
-  const closers = computeClosers(events, { reason: 'interrupted' })
-  const repaired = [...events, ...closers]
-  const after = verify(repaired, checker)
-  if (!after.ok) {
-    // A bug in the closers: never hand out a log that does not verify.
-    const first = after.violations[0]!
-    throw new Error(`repair produced an invalid log: ${first.invariant} at seq ${first.seq}: ${first.message}`)
-  }
-  return { log: { header: log.header, events: repaired }, quarantined: opts.quarantined ?? null, closers, keptEventCount: events.length }
+  const r = new Repairer(log.header, opts)
+  for (let i = 0; i < log.events.length; i++) r.push(log.events[i]!)
+  const closers = r.finish()
+  const repaired = log.events.concat(closers)
+  return { log: { header: log.header, events: repaired }, quarantined: opts.quarantined ?? null, closers, keptEventCount: log.events.length }
 }
 
 function checkerOpts(o: CheckerOptions): CheckerOptions {
@@ -105,37 +143,132 @@ export interface WriteRepairedResult extends WriteLogResult {
 }
 
 /**
- * Writes a repair result: the log to `out` (`writeLog`: temp file, fsync, link; `FILE_EXISTS` unless
- * `overwrite`), then the torn bytes to `out + '.quarantine'` (refused if it exists, unless
- * `overwrite`). The original log is never touched.
+ * Writes a repair result: the torn bytes to `out + '.quarantine'` first (refused if it exists,
+ * unless `overwrite`), then the log to `out` (`writeLog`: temp file, fsync, link; `FILE_EXISTS`
+ * unless `overwrite`); a refused `out` removes the new quarantine. Both are new files moved into
+ * place: an existing file (or what a symlink there points to) is never written into.
  */
 export async function writeRepaired(
   out: string,
   result: RepairResult,
   opts: { overwrite?: boolean; checksums?: boolean; registry?: EventRegistry } = {},
 ): Promise<WriteRepairedResult> {
-  // The quarantine first (refused if it exists), so a refused OUT leaves nothing half-written.
-  let quarantineFile: string | null = null
-  if (result.quarantined) {
-    quarantineFile = `${out}.quarantine`
-    try {
-      await writeFile(quarantineFile, result.quarantined.bytes, { flag: opts.overwrite ? 'w' : 'wx' })
-    } catch (err) {
-      const code = (err as { code?: unknown })?.code
-      if (code === 'EEXIST') {
-        throw new TurnlogError('FILE_EXISTS', 'the quarantine file already exists', { file: quarantineFile })
-      }
-      throw new TurnlogError('IO_ERROR', `cannot write the quarantine file: ${(err as Error).message}`, {
-        file: quarantineFile, ...(typeof code === 'string' ? { info: { errno: code } } : {}),
-      }, { cause: err })
-    }
-  }
+  const quarantineFile = result.quarantined ? `${out}.quarantine` : null
+  if (quarantineFile !== null) await writeQuarantine(quarantineFile, result.quarantined!.bytes, opts.overwrite === true)
   let written: WriteLogResult
   try {
     written = await writeLog(out, result.log, opts)
   } catch (err) {
-    if (quarantineFile !== null) await rm(quarantineFile, { force: true }).catch(() => {})
+    if (quarantineFile !== null) await removeQuietly(quarantineFile)
     throw err
   }
   return { ...written, quarantineFile }
+}
+
+async function writeQuarantine(file: string, bytes: Uint8Array, overwrite: boolean): Promise<void> {
+  if (!overwrite && (await exists(file))) {
+    throw new TurnlogError('FILE_EXISTS', 'the quarantine file already exists', { file })
+  }
+  const q = await AtomicFile.create(file)
+  try {
+    await q.write(bytes)
+    await q.commit({ overwrite })
+  } catch (err) {
+    if (TurnlogError.is(err, 'FILE_EXISTS')) throw new TurnlogError('FILE_EXISTS', 'the quarantine file already exists', { file })
+    throw err
+  } finally {
+    await q.discard()
+  }
+}
+
+async function removeQuietly(file: string): Promise<void> {
+  await rm(file, { force: true }).catch(() => {})
+}
+
+export interface RepairFileOptions extends RepairOptions {
+  /** Replace OUT (and OUT.quarantine) if they exist. Default false: `FILE_EXISTS`. */
+  overwrite?: boolean
+  /** Called after each chunk read (bytes read, total). */
+  onProgress?: (bytesRead: number, totalBytes: number) => void
+}
+
+export interface RepairFileResult {
+  header: LogHeader
+  /** Events kept from the input. */
+  keptEventCount: number
+  closers: LogEvent[]
+  quarantined: { offset: number; bytes: Uint8Array } | null
+  quarantineFile: string | null
+  /** Events written to OUT. */
+  eventCount: number
+  bytes: number
+}
+
+const FLUSH_AT = 1 << 20
+
+/**
+ * Repairs the log at `source` into the new file `out` while it streams (see the file comment):
+ * the same checks, closers and refusals as `repair` + `writeRepaired`, with memory bounded by the
+ * checker's and the closers' folded state. OUT is written with checksums.
+ */
+export async function repairFile(source: string, out: string, opts: RepairFileOptions = {}): Promise<RepairFileResult> {
+  const registry = opts.registry ?? defaultRegistry
+  if (!opts.overwrite && (await exists(out))) throw fileExists(out)
+  const f = await AtomicFile.create(out)
+  try {
+    let repairer: Repairer | undefined
+    let pending = ''
+    const flush = async (): Promise<void> => {
+      if (pending === '') return
+      const b = Buffer.from(pending, 'utf8')
+      pending = ''
+      await f.write(b)
+    }
+    const start = (header: LogHeader): Repairer => {
+      const { checksums: _drop, ...rest } = header
+      void _drop
+      pending += encodeHeader({ ...rest, checksums: 'crc32' }) + '\n'
+      return new Repairer(header, { ...opts, file: source })
+    }
+    const add = (r: Repairer, e: LogEvent): void => {
+      r.push(e)
+      pending += encodeEvent(e, { checksums: true }) + '\n'
+    }
+    const summary = await scanLog(source, {
+      tolerateTornTail: true, registry, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
+    }, async (batch, header) => {
+      repairer ??= start(header)
+      for (let i = 0; i < batch.length; i++) add(repairer, batch[i]!)
+      if (pending.length >= FLUSH_AT) await flush()
+    })
+    const torn = summary.torn
+    const header = torn?.header ?? summary.header
+    repairer ??= start(header)
+    let quarantined: RepairFileResult['quarantined'] = null
+    if (torn) {
+      if (torn.record) add(repairer, torn.record)
+      else quarantined = { offset: torn.offset, bytes: torn.bytes }
+    }
+    const kept = repairer.eventCount
+    const closers = repairer.finish()
+    for (const c of closers) {
+      // closers are built here, not read: hold them to the schema like writeLog would
+      registry.validate(c, { file: out })
+      const lossy = findLossy(c.data)
+      if (lossy) throw new TurnlogError('NOT_LOSSLESS', `${lossy.path}: ${lossy.why}`, { file: out, seq: c.seq, field: lossy.path })
+      pending += encodeEvent(c, { checksums: true }) + '\n'
+    }
+    await flush()
+    const quarantineFile = quarantined ? `${out}.quarantine` : null
+    if (quarantineFile !== null) await writeQuarantine(quarantineFile, quarantined!.bytes, opts.overwrite === true)
+    try {
+      await f.commit({ overwrite: opts.overwrite === true })
+    } catch (err) {
+      if (quarantineFile !== null) await removeQuietly(quarantineFile)
+      throw err
+    }
+    return { header, keptEventCount: kept, closers, quarantined, quarantineFile, eventCount: kept + closers.length, bytes: f.bytes }
+  } finally {
+    await f.discard()
+  }
 }

@@ -1,13 +1,12 @@
 /** `turnlog demo [--store PATH]`: run the scripted session, print its replay, optionally write its log. */
 import { resolve } from 'node:path'
 import { TurnlogError } from '../../events/errors.js'
-import { replay } from '../../replay/replay.js'
 import { verify } from '../../replay/verify.js'
 import { writeLog } from '../../replay/write-log.js'
 import { runDemoSession } from '../demo-session.js'
 import { EXIT_INTERNAL, EXIT_OK } from '../errors.js'
-import { colorsFor, writeLines, type CliIo } from '../io.js'
-import { replayLines } from '../print.js'
+import { colorsFor, writeHuman, type CliIo } from '../io.js'
+import { PrintFold, replayLines } from '../print.js'
 
 export interface DemoCommandOptions {
   store?: string
@@ -23,7 +22,7 @@ export async function demoCommand(opts: DemoCommandOptions, io: CliIo): Promise<
     c.dim(`  a prompt rejected by an agent/pre-step listener, and a RATE_LIMIT failure retried. Prompts:`),
     ...prompts.map((p, i) => c.dim(`  ${i + 1}. ${p}`)),
     '',
-    ...replayLines(events, replay(events), c, { header }),
+    ...replayLines(PrintFold.of(events), c, { header }),
   ]
   const v = verify(events)
   lines.push('')
@@ -49,6 +48,6 @@ export async function demoCommand(opts: DemoCommandOptions, io: CliIo): Promise<
   } else {
     lines.push(c.dim('write the log with --store PATH, then: npx turnlog replay PATH · npx turnlog verify PATH'))
   }
-  writeLines(io.stdout, lines)
+  writeHuman(io, lines)
   return v.ok ? EXIT_OK : EXIT_INTERNAL
 }

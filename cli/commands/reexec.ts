@@ -12,7 +12,8 @@ import { pathToFileURL } from 'node:url'
 import { TurnlogError } from '../../events/errors.js'
 import { reexecute, type ReexecuteOptions } from '../../replay/reexecute.js'
 import { EXIT_OK, EXIT_VIOLATIONS } from '../errors.js'
-import { colorsFor, writeLines, type CliIo } from '../io.js'
+import { inline, text } from '../escape.js'
+import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog } from '../load.js'
 
 export interface ReexecCommandOptions {
@@ -43,15 +44,15 @@ export async function reexecCommand(logArg: string, opts: ReexecCommandOptions, 
   const r = await reexecute(log, options)
   const c = colorsFor(io)
   if (r.ok) {
-    io.stdout(`${c.green('OK')} ${logArg}: re-executed ${r.eventCount} events, identical to the recording\n`)
+    writeHuman(io, [`${c.green('OK')} ${inline(logArg)}: re-executed ${r.eventCount} events, identical to the recording`])
     return EXIT_OK
   }
   const d = r.divergence
-  writeLines(io.stdout, [
-    `${c.red('DIVERGED')} ${logArg} at seq ${d.seq} (${d.kind})`,
-    ...d.diff.split('\n').map((l, i) => (i === 0 ? `  ${l}` : l)),
-    c.dim(`  expected: ${d.expected ? JSON.stringify(d.expected) : '(nothing)'}`),
-    c.dim(`  actual:   ${d.actual ? JSON.stringify(d.actual) : '(nothing)'}`),
+  writeHuman(io, [
+    `${c.red('DIVERGED')} ${inline(logArg)} at seq ${d.seq} (${d.kind})`,
+    ...text(d.diff).split('\n').map((l, i) => (i === 0 ? `  ${l}` : l)),
+    c.dim(`  expected: ${d.expected ? inline(JSON.stringify(d.expected)) : '(nothing)'}`),
+    c.dim(`  actual:   ${d.actual ? inline(JSON.stringify(d.actual)) : '(nothing)'}`),
   ])
   return EXIT_VIOLATIONS
 }

@@ -1,13 +1,18 @@
 /**
  * `turnlog repair LOG -o OUT [--force]`: repairs a torn or unclosed log into OUT (never touching
  * LOG) and writes the torn bytes to OUT.quarantine. Prints what was kept, quarantined and closed.
- * Exit 0; 2 when LOG is corrupt before its tail (not repairable) or OUT exists.
+ * Exit 0; 2 when LOG is corrupt before its tail (not repairable), OUT exists (without --force), or
+ * OUT or OUT.quarantine would be LOG or LOG's quarantine (cli/outputs.ts). The log streams
+ * (`repairFile`): memory follows the checker's folded state, not the log.
  */
 import { resolve } from 'node:path'
-import { repair, writeRepaired } from '../../replay/repair.js'
+import { TurnlogError } from '../../events/errors.js'
+import { repairFile } from '../../replay/repair.js'
+import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
-import { colorsFor, writeLines, type CliIo } from '../io.js'
-import { resolveLogPath } from '../load.js'
+import { colorsFor, writeHuman, type CliIo } from '../io.js'
+import { progressBar, resolveLogPath } from '../load.js'
+import { assertNotInputs } from '../outputs.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -19,28 +24,48 @@ export async function repairCommand(logArg: string, opts: RepairCommandOptions, 
   const path = resolveLogPath(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
   if (out === path) throw new UsageError('OUT must differ from LOG: repair never rewrites a log in place')
-  const result = await repair(path)
-  const written = await writeRepaired(out, result, { overwrite: opts.force === true })
+  assertNotInputs([path], [out, `${out}.quarantine`])
+  const bar = await progressBar(path, io)
+  let result
+  try {
+    result = await repairFile(path, out, {
+      overwrite: opts.force === true,
+      ...(bar ? { onProgress: (done: number, total: number) => bar.update(done, { total }) } : {}),
+    })
+  } catch (err) {
+    throw withForceHint(err)
+  } finally {
+    bar?.stop()
+  }
   const c = colorsFor(io)
-  const lines = [`${c.green('repaired')} ${logArg} → ${opts.output}: kept ${result.keptEventCount} event${result.keptEventCount === 1 ? '' : 's'}`]
+  const outName = inline(opts.output)
+  const lines = [`${c.green('repaired')} ${inline(logArg)} → ${outName}: kept ${result.keptEventCount} event${result.keptEventCount === 1 ? '' : 's'}`]
   if (result.quarantined) {
-    lines.push(`  torn tail: ${result.quarantined.bytes.length} byte${result.quarantined.bytes.length === 1 ? '' : 's'} at byte offset ${result.quarantined.offset} → ${opts.output}.quarantine`)
+    lines.push(`  torn tail: ${result.quarantined.bytes.length} byte${result.quarantined.bytes.length === 1 ? '' : 's'} at byte offset ${result.quarantined.offset} → ${outName}.quarantine`)
   } else lines.push('  no torn tail')
   if (result.closers.length) {
     lines.push(`  ${result.closers.length} synthetic closer${result.closers.length === 1 ? '' : 's'}:`)
     for (const e of result.closers) lines.push(`    seq ${e.seq} ${e.type}${describe(e)}`)
   } else lines.push('  nothing was open')
-  lines.push(c.dim(`  ${written.eventCount} events written`))
-  writeLines(io.stdout, lines)
+  lines.push(c.dim(`  ${result.eventCount} events written`))
+  writeHuman(io, lines)
   return EXIT_OK
+}
+
+/** `FILE_EXISTS` from the library names `{ overwrite: true }`; on the command line the flag is `--force`. */
+export function withForceHint(err: unknown): unknown {
+  if (!TurnlogError.is(err, 'FILE_EXISTS')) return err
+  return new TurnlogError('FILE_EXISTS', 'the output file exists: pass --force to replace it', {
+    ...(err.file !== undefined ? { file: err.file } : {}), field: '-o',
+  }, { cause: err })
 }
 
 function describe(e: { type: string; data: unknown }): string {
   const d = e.data as Record<string, any>
   if (e.type === 'turn/end') return ` ${d.reason.kind}`
-  if (e.type === 'step/end') return ` ${d.outcome.kind}${d.outcome.failure ? ` ${d.outcome.failure.code}` : ''}`
-  if (e.type === 'tool/result') return ` ${d.callId}${d.error ? ` ${d.error.code}` : ''}`
-  if (e.type === 'tool/call') return ` ${d.callId}`
+  if (e.type === 'step/end') return ` ${d.outcome.kind}${d.outcome.failure ? ` ${inline(d.outcome.failure.code)}` : ''}`
+  if (e.type === 'tool/result') return ` ${inline(d.callId)}${d.error ? ` ${inline(d.error.code)}` : ''}`
+  if (e.type === 'tool/call') return ` ${inline(d.callId)}`
   if (e.type === 'assistant/message' && d.interrupted) return ' interrupted'
   return ''
 }

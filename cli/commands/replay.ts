@@ -1,9 +1,14 @@
-/** `turnlog replay LOG [--at SEQ] [--json]`: the transcript and summary, or the state as of SEQ. */
-import { replay, stateAt } from '../../replay/replay.js'
+/**
+ * `turnlog replay LOG [--at SEQ] [--json]`: the transcript and summary, or the state as of SEQ.
+ * The log streams through the fold (cli/print-fold.ts): the events are not kept, and with `--at`
+ * nothing after SEQ is read.
+ */
+import { TurnlogError } from '../../events/errors.js'
+import { freezeState } from '../../reducers/projection.js'
 import { EXIT_OK, parseCount } from '../errors.js'
-import { colorsFor, writeLines, type CliIo } from '../io.js'
-import { loadLog } from '../load.js'
-import { replayLines, stateAtLines } from '../print.js'
+import { colorsFor, writeHuman, type CliIo } from '../io.js'
+import { streamLog } from '../load.js'
+import { PrintFold, printContext, stateAtLines, summaryLines, titleLine, writeTranscript } from '../print.js'
 
 export interface ReplayCommandOptions {
   at?: string
@@ -12,17 +17,27 @@ export interface ReplayCommandOptions {
 
 export async function replayCommand(logArg: string, opts: ReplayCommandOptions, io: CliIo): Promise<number> {
   const at = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
-  const log = await loadLog(logArg, io)
-  const state = at === undefined ? replay(log.events) : stateAt(log.events, at)
+  const fold = new PrintFold()
+  const log = await streamLog(logArg, io, at !== undefined ? { untilSeq: at } : {}, (batch) => {
+    for (let i = 0; i < batch.length; i++) fold.apply(batch[i]!)
+  })
+  if (at !== undefined && fold.counts.events <= at) {
+    const n = fold.counts.events
+    throw new TurnlogError('INVALID_ARGUMENT', `seq ${at} is out of range: ${n === 0 ? 'the log is empty' : `the log has seqs 0..${n - 1}`}`, {
+      file: log.file, seq: at, field: '--at', info: { length: n },
+    })
+  }
   if (opts.json) {
-    io.stdout(JSON.stringify(state, null, 2) + '\n')
+    io.stdout(JSON.stringify(freezeState(fold.state), null, 2) + '\n')
     return EXIT_OK
   }
   const c = colorsFor(io)
   if (at !== undefined) {
-    writeLines(io.stdout, stateAtLines(log.events, at, state, c))
+    writeHuman(io, stateAtLines(fold, at, c))
     return EXIT_OK
   }
-  writeLines(io.stdout, replayLines(log.events, state, c, { header: log.header, file: logArg }))
+  writeHuman(io, [titleLine(fold, c, { header: log.header, file: logArg }), ''])
+  writeTranscript(fold.state, printContext(fold, c), (lines) => writeHuman(io, lines))
+  writeHuman(io, summaryLines(fold, c))
   return EXIT_OK
 }

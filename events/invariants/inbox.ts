@@ -5,6 +5,7 @@
 import type { SessionEvent } from '../envelope.js'
 import type { TurnState } from './structure.js'
 import type { Emit } from './types.js'
+import { spliceAll } from '../splice.js'
 
 type Target = 'next-turn' | 'next-step'
 
@@ -65,7 +66,7 @@ export class InboxState {
     const d = e.data
     const list = this.#lists[d.target]
     const start = Math.min(d.start, list.length)
-    const gone = list.splice(start, d.removedCount ?? 0, ...d.inserted.map((m) => m.id))
+    const gone = spliceAll(list, start, d.removedCount ?? 0, d.inserted.map((m) => m.id))
     const isClaim = d.outcome === undefined && (d.removedCount ?? 0) > 0
     for (const id of gone) {
       this.#pending.delete(id)

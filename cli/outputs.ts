@@ -1,0 +1,77 @@
+/**
+ * `-o OUT` never changes an input's bytes (issue "Logs from anywhere" 4; DEVELOPERS.md: never
+ * rewrite a user's log in place). Paths are compared as files, not strings: OUT and OUT.quarantine
+ * (the files a command writes) must not be LOG, nor LOG's own quarantine file, whether they name
+ * them directly, through a symlink (of the file or of a directory on the way), a hard link, `..`,
+ * or another spelling. A file that exists is compared by device and inode (what `stat` says after
+ * following links); a file that does not exist yet, by the real path of its directory plus its
+ * name. `--force` then replaces only files that are not inputs, and always by renaming a new file
+ * over the name (atomic-file.ts), never by writing into an existing inode.
+ *
+ * What is left: a race with another process that swaps files between this check and the write
+ * (the write itself cannot reach an input's inode; only the name OUT could be re-pointed).
+ */
+import { realpathSync, statSync, type Stats } from 'node:fs'
+import { basename, dirname, join, resolve } from 'node:path'
+import { TurnlogError } from '../events/errors.js'
+
+interface Identity {
+  /** Real path (the directory's real path plus the name when the file does not exist). */
+  real: string
+  /** Device and inode when the file exists. */
+  node?: { dev: number; ino: number }
+}
+
+function identify(path: string): Identity {
+  let st: Stats | undefined
+  try {
+    st = statSync(path)
+  } catch {
+    st = undefined
+  }
+  let real: string
+  try {
+    real = realpathSync(path)
+  } catch {
+    // missing (or a dangling symlink): the real directory plus the name
+    let dir: string
+    try {
+      dir = realpathSync(dirname(path))
+    } catch {
+      dir = resolve(dirname(path))
+    }
+    real = join(dir, basename(path))
+  }
+  return st ? { real, node: { dev: st.dev, ino: st.ino } } : { real }
+}
+
+function same(a: Identity, b: Identity): boolean {
+  if (a.node && b.node) return a.node.dev === b.node.dev && a.node.ino === b.node.ino
+  return a.real === b.real
+}
+
+/**
+ * Throws `INVALID_ARGUMENT` (field `-o`) when any of `outputs` is one of `inputs` or an input's
+ * quarantine file (`<input>.quarantine`).
+ */
+export function assertNotInputs(inputs: readonly string[], outputs: readonly string[]): void {
+  const protectedFiles: { path: string; what: string; id: Identity }[] = []
+  for (const i of inputs) {
+    protectedFiles.push({ path: i, what: 'LOG', id: identify(i) })
+    const q = `${i}.quarantine`
+    protectedFiles.push({ path: q, what: "LOG's quarantine file", id: identify(q) })
+    // the quarantine of LOG's real file too (LOG may be a symlink)
+    const real = identify(i).real
+    if (real !== i) protectedFiles.push({ path: `${real}.quarantine`, what: "LOG's quarantine file", id: identify(`${real}.quarantine`) })
+  }
+  for (const o of outputs) {
+    const oid = identify(o)
+    for (const p of protectedFiles) {
+      if (same(oid, p.id)) {
+        throw new TurnlogError('INVALID_ARGUMENT', `refusing to write ${o}: it is ${p.what} (${p.path}); a log is never rewritten in place, pick another OUT`, {
+          file: o, field: '-o', info: { input: p.path },
+        })
+      }
+    }
+  }
+}
