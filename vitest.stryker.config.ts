@@ -1,0 +1,18 @@
+/**
+ * The vitest configuration of `npm run mutate` (stryker.config.mjs): the suite's own config, the
+ * fast-check run cap as a setup file (TURNLOG_FC_RUNS), and the test folders that judge the
+ * mutated code. `TURNLOG_MUTATE_TESTS` (comma-separated globs) narrows the tests for a per-file run,
+ * e.g. `TURNLOG_MUTATE_TESTS='test/machines/**' npm run mutate -- --mutate machines/step.ts`.
+ */
+import { defineConfig, mergeConfig } from 'vitest/config'
+import base from './vitest.config.js'
+
+const folders = ['machines', 'reducers', 'events', 'tools', 'agent']
+const include = process.env.TURNLOG_MUTATE_TESTS
+  ? process.env.TURNLOG_MUTATE_TESTS.split(',').map((g) => g.trim()).filter(Boolean)
+  : folders.map((f) => `test/${f}/**/*.test.ts`)
+
+export default mergeConfig(
+  { ...base, test: { ...base.test, include: [] } },
+  defineConfig({ test: { include, setupFiles: ['test/machines/fast-check-runs.setup.ts'] } }),
+)
