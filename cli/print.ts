@@ -103,6 +103,8 @@ function sourceLabel(m: UserMessage): string {
       return `user (tool ${one(m.source.callId, 120)})`
     case 'compaction':
       return 'summary'
+    case 'resume':
+      return `user (re-sent by resume, was ${m.source.of})`
   }
 }
 
@@ -220,7 +222,7 @@ function topItemLines(item: TopItem, ctx: PrintContext, out: string[]): void {
 
 function turnLines(t: TranscriptTurn, ctx: PrintContext, out: string[]): void {
   const { c } = ctx
-  const cause = t.cause ? c.yellow(` (retry of turn ${t.cause.of})`) : ''
+  const cause = t.cause ? c.yellow(` (${t.cause.kind} of turn ${t.cause.of})`) : ''
   out.push(c.bold(`Turn ${t.turn}`) + cause + ' ' + c.dim(`#${t.seq}`))
   const steps = t.items.filter((i) => i.kind === 'step').length
   const claimed = ctx.claimed.get(t.seq) ?? []
@@ -362,7 +364,7 @@ export function stateAtLines(fold: PrintFold, seq: number, c: Colors): string[] 
   const l = state.lifecycle
   const where = l.openTurn === null
     ? 'idle (no turn open)'
-    : `in turn ${l.openTurn}${l.openTurnCause ? ` (retry of turn ${l.openTurnCause.of})` : ''}, ` +
+    : `in turn ${l.openTurn}${l.openTurnCause ? ` (${l.openTurnCause.kind} of turn ${l.openTurnCause.of})` : ''}, ` +
       (l.openStep === null ? `between steps (last step ${l.lastStep})` : `step ${l.openStep}${l.streaming ? ', streaming' : ''}`)
   const out = [
     c.bold(`State as of seq ${seq}`) + c.dim(` · ${inline(e.type)}`),

@@ -42,6 +42,7 @@ import type { ModelAdapter, ModelRequest } from '../models/types.js'
 import { charTokenizer, estimateMessage, type Tokenizer } from '../compaction/meter.js'
 import { SUMMARY_PREFIX } from '../compaction/summarise.js'
 import type { AnyTool, ExecutePayload, ToolContext } from '../tools/types.js'
+import { computeClosers } from './closers.js'
 import { diffLines } from './diff.js'
 import { readLog } from './read-log.js'
 
@@ -74,6 +75,8 @@ export interface ReexecuteOptions {
   config?: Partial<RequestConfig>
   maxParallelToolCalls?: number
   maxStepsPerTurn?: number
+  /** As the recorded agent's (L13). */
+  maxResumeRuns?: number
   retry?: AgentOptions['retry']
   checkRequests?: AgentOptions['checkRequests']
   /** Compare `time` too (default true: the clock serves the recorded times). */
@@ -243,6 +246,57 @@ class Reexecution {
     for (let i = 0; i < events.length; i++) if (events[i]!.type === 'session/end-seed') seed = i
     this.start = seed + 1
     this.#index()
+    this.#findSwitches()
+  }
+
+  /** Fills `#switches` (see there). */
+  #findSwitches(): void {
+    const ev = this.rec
+    // a process created on a non-empty log logs `request/header {reason: 'resume'}` at its first request
+    let resumeHeaderDue = this.start > 0
+    let lastTurnEnd = this.start - 1
+    let turnStart = -1
+    for (let i = this.start; i < ev.length; i++) {
+      const e = ev[i]!
+      if (e.type === 'turn/start') turnStart = i
+      else if (e.type === 'request/header') {
+        if ((e as EventOf<'request/header'>).data.reason === 'resume' && !resumeHeaderDue) {
+          // a clean restart: the new process took over when the last turn had ended
+          const b = lastTurnEnd + 1
+          if (b > (this.#switches.at(-1)?.end ?? this.start)) this.#switches.push({ k: b, end: b })
+        }
+        resumeHeaderDue = false
+      } else if (e.type === 'turn/end') {
+        lastTurnEnd = i
+        if ((e as EventOf<'turn/end'>).data.reason.kind === 'interrupted' && turnStart >= this.start) {
+          const k = this.#closersStart(turnStart, i)
+          if (k !== null) {
+            this.#switches.push({ k, end: i + 1 })
+            resumeHeaderDue = true
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Where repair's closers that end with the `turn/end {interrupted}` at `end` begin: the smallest
+   * `k` for which the closers of `rec[0..k)` are exactly `rec[k..end]`, or null when none is (the
+   * closers were not repair's: the log diverges there). The smallest: a process cannot write what
+   * only repair writes (an interrupted message without a cancel, a TOOL_OUTCOME_UNKNOWN result);
+   * where a closer equals what the process would have written (a step's natural `step/end`), the
+   * process dies just before it, which changes nothing in the log.
+   */
+  #closersStart(turnStart: number, end: number): number | null {
+    const closerTypes = new Set(['turn/end', 'compaction/end', 'step/end', 'tool/result', 'tool/call', 'assistant/message', 'user/message'])
+    let lo = end
+    while (lo - 1 > turnStart && closerTypes.has(this.rec[lo - 1]!.type)) lo--
+    const recorded = (k: number) => this.rec.slice(k, end + 1)
+    for (let k = lo; k <= end; k++) {
+      const prefix = this.rec.slice(0, k)
+      if (isDeepStrictEqual(computeClosers(prefix, { reason: 'interrupted' }), recorded(k))) return k
+    }
+    return null
   }
 
   #index(): void {
@@ -325,14 +379,30 @@ class Reexecution {
     const p = this.opts.plugins
     this.plugins = (typeof p === 'function' ? p() : p) ?? []
     const result = new Promise<ReexecuteResult>((resolve) => (this.#finish = resolve))
+    try {
+      this.#createAgent(this.rec.slice(0, this.start))
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    this.schedule()
+    return result
+  }
+
+  /**
+   * Creates the agent of one process of the recording on `prefix` (the first at `start`; after a
+   * crash or a restart, the next one on the log as it then stood, like `resumeAgent`). Its
+   * model, tools, hooks and timers belong to this generation: once the next process takes over,
+   * whatever the old agent still waits on never settles (a dead process).
+   */
+  #createAgent(prefix: readonly LogEvent[]): void {
+    const gen = ++this.#gen
     const firstHeader = this.rec.find((e) => e.type === 'request/header') as EventOf<'request/header'> | undefined
     const config = this.opts.config ?? firstHeader?.data.config ?? { model: 'model' }
     const system = this.opts.system ?? firstHeader?.data.system ?? ''
-    const prefix = this.rec.slice(0, this.start)
-    try {
+    {
       this.agent = createAgent({
-        model: this.#model(config.model ?? 'model', this.opts.contextWindow),
-        tools: (this.opts.tools ?? []).map((t) => this.#tool(t)),
+        model: this.#model(config.model ?? 'model', this.opts.contextWindow, gen),
+        tools: (this.opts.tools ?? []).map((t) => this.#tool(t, gen)),
         system,
         config,
         ...(prefix.length > 0 ? { prefix } : {}),
@@ -340,18 +410,51 @@ class Reexecution {
         ...(this.opts.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: this.opts.maxStepsPerTurn } : {}),
         ...(this.opts.retry !== undefined ? { retry: this.opts.retry } : {}),
         ...(this.opts.checkRequests !== undefined ? { checkRequests: this.opts.checkRequests } : {}),
+        ...(this.opts.maxResumeRuns !== undefined ? { maxResumeRuns: this.opts.maxResumeRuns } : {}),
         ...(this.plugins.length ? { plugins: this.plugins } : {}),
         clock: () => this.#time(),
         ids: () => this.#id(),
-        timers: this.#timers(),
-        hooks: this.#hooks(),
+        timers: this.#timers(gen),
+        hooks: this.#hooks(gen),
       }) as TurnlogAgent
-    } catch (err) {
-      return Promise.reject(err)
     }
-    this.agent.subscribe((e) => this.#onAppend(e))
-    this.schedule()
-    return result
+    this.agent.subscribe((e) => {
+      if (gen === this.#gen) this.#onAppend(e)
+    })
+    // A resume turn (lifecycle §8) follows the boundary after only splices: armed like resumeAgent does.
+    let i = prefix.length
+    while (this.rec[i]?.type === 'agent/inbox/spliced') i++
+    const t = this.rec[i]
+    const cause = t?.type === 'turn/start' ? (t as EventOf<'turn/start'>).data.cause : undefined
+    if (i > this.start && cause?.kind === 'resume') this.agent.armResume(cause.of)
+  }
+
+  /** The generation of the agent now running (one per process of the recording). */
+  #gen = 0
+
+  /**
+   * The process boundaries of the recording, in log order: a crash (repair's closers `k..end`,
+   * served as recorded, then the next process on `0..end`) or a clean restart (`k == end`: a
+   * `request/header {reason: 'resume'}` that the running agent would not log).
+   */
+  readonly #switches: Array<{ k: number; end: number }> = []
+  #switchAt = 0
+
+  /** The agent reached a process boundary: it dies there; the next process resumes the log. */
+  #switchProcess(sw: { k: number; end: number }): void {
+    this.#switchAt++
+    this.opts.trace?.(`process boundary at seq ${sw.k}: closers ${sw.k}..${sw.end - 1}, resumed on ${sw.end} events`)
+    this.agent.session.close()
+    this.gates.length = 0
+    this.streams.length = 0
+    this.bodies.clear()
+    this.preDone.clear()
+    this.cancelled.clear()
+    this.#pendingTimers.clear()
+    this.#lastTimer = null
+    this.#silentEnd = null
+    this.maintaining = false
+    this.#createAgent(this.rec.slice(0, sw.end))
   }
 
   // ------------------------------------------------------------------ comparison
@@ -367,6 +470,8 @@ class Reexecution {
       this.#diverge({ seq: e.seq, expected, actual: e, kind: 'mismatch' })
       return
     }
+    // the last event this process wrote before it died: it appends nothing more
+    if (this.#switches[this.#switchAt]?.k === e.seq + 1) this.agent.session.close()
     this.schedule()
   }
 
@@ -432,6 +537,11 @@ class Reexecution {
   /** One scheduling decision; true when it did something (then the pump runs again). */
   #tick(): boolean {
     if (this.done) return false
+    const sw = this.#switches[this.#switchAt]
+    if (sw !== undefined && this.len === sw.k) {
+      this.#switchProcess(sw)
+      return true
+    }
     const before = this.gates.filter((g) => g.kind === 'before' && this.#mayPass(g))
     const next = this.rec[this.len]
     this.opts.trace?.(`tick len=${this.len} next=${next?.type ?? 'END'} status=${this.agent.status} ${this.#describeWaiting()}`)
@@ -492,7 +602,7 @@ class Reexecution {
       }
       // A turn that opens from idle with no waking send right before it: a wake latched during a
       // maintenance that logged nothing (a declined manual compaction), or an `agent.wake()`.
-      if (next.type === 'turn/start' && (next as EventOf<'turn/start'>).data.cause === undefined && !this.maintaining &&
+      if (next.type === 'turn/start' && (next as EventOf<'turn/start'>).data.cause?.kind !== 'retry' && !this.maintaining &&
         this.agent.status === 'idle' && this.gates.length === 0 && this.agent.wake()) return true
       return did
     }
@@ -821,19 +931,36 @@ class Reexecution {
       if (b && !b.settled && this.#settle(b)) return true
     }
     if (next.type === 'tool/call') {
-      // a call waits for a pool slot: settle a running body that cannot commit yet (the last one)
+      // A call waits for a pool slot: one running body must settle first. Settling the body whose
+      // result commits next makes that result follow at once (its post-execute gate is released
+      // eagerly), so it is the one only when the recording commits it next, after the calls that
+      // start now; otherwise a body that cannot commit yet (the last one) settles, which logs nothing.
       const running = [...this.bodies.values()].filter((b) => !b.settled && b.result && !isAbortedWhileRunning(b.result))
       running.sort((x, y) => y.index - x.index)
+      const due = this.#resultAfterCalls(next.seq)
+      const head = due === null ? undefined : running.find((b) => b.key === due)
+      if (head && this.#settle(head)) return true
       for (const b of running) if (this.#settle(b)) return true
     }
     return false
   }
 
-  #model(name: string, contextWindow?: number): ModelAdapter {
+  /** The call key of the first `tool/result` after the run of `tool/call`s starting at `seq`, or null. */
+  #resultAfterCalls(seq: number): string | null {
+    let i = seq
+    while (this.rec[i]?.type === 'tool/call') i++
+    const r = this.rec[i]
+    if (r?.type !== 'tool/result' || r.surfaceOp !== 'append') return null
+    const d = (r as EventOf<'tool/result'>).data
+    return key3(d.turn, d.step, d.callId)
+  }
+
+  #model(name: string, contextWindow: number | undefined, gen: number): ModelAdapter {
     const self = this
     return {
       info: { name, ...(contextWindow !== undefined ? { contextWindow } : {}) },
       stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
+        if (gen !== self.#gen) return (async function* () { await NEVER })()
         if (request.purpose === 'compaction') return self.#summary(signal)
         const l = self.agent.lifecycle
         const rec = l.openTurn !== null && l.openStep !== null ? self.steps.get(key2(l.openTurn, l.openStep)) ?? null : null
@@ -950,12 +1077,12 @@ class Reexecution {
     return 'x'.repeat(lo)
   }
 
-  #tool(t: AnyTool): AnyTool {
+  #tool(t: AnyTool, gen: number): AnyTool {
     const { output: _output, ...rest } = t
     void _output
     return {
       ...rest,
-      execute: (_args: unknown, ctx: ToolContext) => this.#body(ctx),
+      execute: (_args: unknown, ctx: ToolContext) => (gen === this.#gen ? this.#body(ctx) : NEVER),
     } as AnyTool
   }
 
@@ -1014,9 +1141,9 @@ class Reexecution {
     return true
   }
 
-  #timers(): Timers {
+  #timers(gen: number): Timers {
     return {
-      sleep: (_ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
+      sleep: (_ms: number, signal: AbortSignal) => gen !== this.#gen ? NEVER : new Promise<void>((resolve) => {
         if (signal.aborted) return resolve()
         const g: Gate = { kind: 'sleep', release: resolve }
         signal.addEventListener('abort', () => {
@@ -1041,7 +1168,7 @@ class Reexecution {
 
   // ------------------------------------------------------------------ hooks
 
-  #hooks(): AgentOptions['hooks'] {
+  #hooks(gen: number): AgentOptions['hooks'] {
     const h = this.opts.hooks
     const user = (typeof h === 'function' ? h() : h) ?? {}
     const out: Record<string, unknown[]> = {}
@@ -1054,25 +1181,26 @@ class Reexecution {
       out[name] = Array.isArray(v) ? [...v] : [v]
     }
     for (const name of WATERFALLS) {
-      out[name] = [this.#gatedWaterfall(name), ...list(name)]
+      out[name] = [this.#gatedWaterfall(name, gen), ...list(name)]
     }
     const stopping = list('agent/turn-stopping') as Array<(p: unknown) => unknown>
     out['agent/turn-stopping'] = [async (p: unknown) => {
-      await this.#gate('before', 'agent/turn-stopping')
+      await this.#gate('before', 'agent/turn-stopping', undefined, gen)
       let error: { e: unknown } | null = null
       try {
         for (const fn of stopping) await fn(p)
       } catch (e) {
         error = { e }
       }
-      await this.#gate('after', 'agent/turn-stopping')
+      await this.#gate('after', 'agent/turn-stopping', undefined, gen)
       if (error) throw error.e
     }]
     out['tools/execute'] = [(p: ExecutePayload, next: (p?: ExecutePayload) => Promise<unknown>) => this.#execute(p, next)]
     return out as AgentOptions['hooks']
   }
 
-  #gate(kind: 'before' | 'after', hook: GatedHook, callKey?: string): Promise<void> {
+  #gate(kind: 'before' | 'after', hook: GatedHook, callKey: string | undefined, gen: number): Promise<void> {
+    if (gen !== this.#gen) return NEVER // a dead process's hook: it never resumes
     if (this.done && !this.divergence) return Promise.resolve()
     return new Promise<void>((resolve) => {
       this.gates.push({ kind, hook, ...(callKey !== undefined ? { callKey } : {}), release: resolve })
@@ -1080,11 +1208,11 @@ class Reexecution {
     })
   }
 
-  #gatedWaterfall(name: (typeof WATERFALLS)[number]) {
+  #gatedWaterfall(name: (typeof WATERFALLS)[number], gen: number) {
     return async (p: unknown, next: (p?: unknown) => Promise<unknown>): Promise<unknown> => {
       const call = (p as { call?: { id: string }; turn?: number; step?: number }).call
       const k = call ? key3((p as { turn: number }).turn, (p as { step: number }).step, call.id) : undefined
-      await this.#gate('before', name, k)
+      await this.#gate('before', name, k, gen)
       let value: unknown
       let error: { e: unknown } | null = null
       try {
@@ -1092,7 +1220,7 @@ class Reexecution {
       } catch (e) {
         error = { e }
       }
-      await this.#gate('after', name, k)
+      await this.#gate('after', name, k, gen)
       if (name === 'tools/pre-execute' && k !== undefined) this.preDone.add(k)
       if (error) throw error.e
       return value
@@ -1145,6 +1273,9 @@ class Reexecution {
     return `reexec-${n}-${k}`
   }
 }
+
+/** What a dead process waits on. */
+const NEVER: Promise<never> = new Promise<never>(() => {})
 
 function isAbortedBeforeBody(r: EventOf<'tool/result'>): boolean {
   return r.data.error?.code === 'ABORTED' && r.data.error.message.includes('before its body started')
