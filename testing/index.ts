@@ -1,3 +1,5 @@
 /** turnlog/testing: arbitraries and fuzzers for property tests, also for users' CI. */
 export * from './arbitraries/index.js'
-export { fuzzAgent, checkR6, type FuzzAgentOptions, type FuzzCommand, type FuzzRun, type OverflowDecision } from './fuzz-agent.js'
+export { fuzzAgent } from './fuzz/fuzz-agent.js'
+export { checkR6 } from './fuzz/r6.js'
+export type { FuzzAgentOptions, FuzzCommand, FuzzRun, OverflowDecision } from './fuzz/types.js'

@@ -8,7 +8,7 @@
 import { SingleBar } from 'cli-progress'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { fuzzAgent } from '../../testing/fuzz-agent.js'
+import { fuzzAgent } from '../../testing/fuzz/fuzz-agent.js'
 import type { AgentOptions } from '../../agent/types.js'
 import type { AnyTool } from '../../tools/types.js'
 import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
