@@ -2,4 +2,6 @@
 export * from './arbitraries/index.js'
 export { fuzzAgent } from './fuzz/fuzz-agent.js'
 export { checkR6 } from './fuzz/r6.js'
-export type { FuzzAgentOptions, FuzzCommand, FuzzRun, OverflowDecision } from './fuzz/types.js'
+export { FuzzFailure, FuzzViolation } from './fuzz/failure.js'
+export { formatCensus, type FuzzCensus } from './fuzz/census.js'
+export type { FuzzAgentOptions, FuzzCommand, FuzzReport, FuzzRun, OverflowDecision } from './fuzz/types.js'

@@ -67,10 +67,14 @@ class Cancel implements Cmd {
   constructor(readonly cause: CancelCause, readonly keepInbox: boolean) {}
   check = () => true
   async run(_m: object, r: Run) {
-    const turn = r.agent.lifecycle.openTurn
     const running = r.agent.status === 'running'
-    r.agent.cancel(this.cause, { keepInbox: this.keepInbox })
-    if (running && turn !== null) r.cancels.push({ turn, cause: this.cause, at: r.agent.events.length })
+    // run.ts records every cancel (this one as from a command) for R5
+    r.canceller = 'command'
+    try {
+      r.agent.cancel(this.cause, { keepInbox: this.keepInbox })
+    } finally {
+      r.canceller = 'hook'
+    }
     if (!this.keepInbox && running && (r.agent.inbox.nextTurn.length || r.agent.inbox.nextStep.length)) {
       throw failed('cancel without keepInbox must clear both lists', r)
     }
@@ -83,13 +87,15 @@ class UserCommand implements Cmd {
   constructor(readonly cmd: FuzzCommand) {}
   check = () => true
   async run(_m: object, r: Run) {
+    r.progress.tick()
     await this.cmd.run(r.agent, { plugins: r.plugins, defer: (w) => { r.deferred.push(w) } })
     checkInboxFollowsLog(r)
   }
   toString = () => this.cmd.toString()
 }
 
-export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = []) {
+/** The command lists; `replayPath` (from a failure's path) replays exactly the commands of a shrunk run. */
+export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = [], replayPath?: string) {
   const text = fc.string({ maxLength: 8 })
   const cause = fc.oneof(
     fc.constant<CancelCause>({ kind: 'user' }),
@@ -104,6 +110,6 @@ export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzC
       fc.tuple(cause, fc.boolean()).map(([c, k]) => new Cancel(c, k)),
       ...extra.map((a) => a.map((c) => new UserCommand(c))),
     ],
-    { maxCommands: max },
+    { maxCommands: max, ...(replayPath !== undefined ? { replayPath } : {}) },
   )
 }

@@ -8,13 +8,18 @@ import type { CancelCause } from '../../events/index.js'
 import { historyReducer } from '../../reducers/history.js'
 import { inboxReducer } from '../../reducers/inbox.js'
 import { verify } from '../../replay/verify.js'
+import { FuzzViolation } from './failure.js'
 import { checkR6 } from './r6.js'
 import { r6Enabled, type Run } from './run.js'
 import type { FuzzAgentOptions } from './types.js'
 
-export const failed = (msg: string, run: Run) => {
-  const err = new Error(`${msg}\nlog:\n${run.agent.events.map((e) => JSON.stringify(e)).join('\n')}`)
-  return err
+/**
+ * The violation to throw: `msg` starting with an invariant id (`R5: …`) names it; otherwise
+ * `invariant` does (default `API`: an inbox or cancel call broke its documented contract).
+ */
+export const failed = (msg: string, run: Run, invariant = 'API'): FuzzViolation => {
+  const m = /^([RLP]\d+): ([\s\S]*)$/.exec(msg)
+  return m ? new FuzzViolation(m[1]!, m[2]!, [...run.agent.events]) : new FuzzViolation(invariant, msg, [...run.agent.events])
 }
 
 /** Memory follows the log: the inbox machine's lists equal the inbox folded from the log. */
@@ -23,7 +28,7 @@ export function checkInboxFollowsLog(run: Run): void {
   for (const e of run.agent.events) inboxReducer.apply(s, e)
   const live = { nextTurn: [...run.agent.inbox.nextTurn], nextStep: [...run.agent.inbox.nextStep] }
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(s)), JSON.parse(JSON.stringify(live)))) {
-    throw failed(`inbox in memory differs from the inbox folded from the log`, run)
+    throw failed(`inbox in memory differs from the inbox folded from the log`, run, 'MEMORY')
   }
 }
 
@@ -31,10 +36,10 @@ export function checkInboxFollowsLog(run: Run): void {
 export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions = {}): void {
   const events = run.agent.events
   const v = verify(events, { maxStepsPerTurn: maxSteps, maxRetries: 5 })
-  if (!v.ok) throw failed(`log invariants: ${v.violations.slice(0, 3).map((x) => `${x.invariant}@${x.seq} ${x.message}`).join('; ')}`, run)
+  if (!v.ok) throw failed(`log invariants: ${v.violations.slice(0, 3).map((x) => `${x.invariant}@${x.seq} ${x.message}`).join('; ')}`, run, v.violations[0]!.invariant)
   // No driver defect and no refused append.
   const defects = run.errors.filter((e) => e.where === 'driver')
-  if (defects.length) throw failed(`driver defect: ${String((defects[0]!.error as Error)?.stack ?? defects[0]!.error)}`, run)
+  if (defects.length) throw failed(`driver defect: ${String((defects[0]!.error as Error)?.stack ?? defects[0]!.error)}`, run, 'DRIVER')
   // R1: status alternates, running first; every turn/start while running; idle after the last turn/end.
   run.statuses.forEach((st, i) => {
     if (st.status !== (i % 2 === 0 ? 'running' : 'idle')) throw failed(`R1: status trace ${run.statuses.map((x) => x.status)}`, run)
@@ -64,7 +69,7 @@ export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions =
       if (t === 'compaction/start') { open = true; break }
       if (t === 'compaction/end') break
     }
-    if (!open) throw failed(`a summary request at seq ${at} outside a compaction bracket`, run)
+    if (!open) throw failed(`a summary request at seq ${at} outside a compaction bracket`, run, 'COMPACTION')
   }
   // R6 (with a compaction plugin).
   if (r6Enabled(run, opts)) {

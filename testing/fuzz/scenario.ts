@@ -10,6 +10,7 @@ import type { HookMap } from '../../agent/types.js'
 import type { StreamChunk } from '../../events/index.js'
 import type { AgentPlugin } from '../../agent/types.js'
 import type { ScriptedEntry } from '../../models/index.js'
+import type { GeneratedCall } from './args.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
@@ -33,15 +34,28 @@ export interface Scenario {
 /** The fuzzer's own tool names (and one the registry does not know). */
 export const FUZZ_TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
 
-export function arbToolCall(names: readonly string[]) {
-  return fc.record({
-    name: fc.constantFrom(...names),
+/** Calls of each user tool, generated from its schema (`args.ts`), by tool name. */
+export type UserCalls = Readonly<Record<string, fc.Arbitrary<GeneratedCall>>>
+
+/**
+ * A tool call: to one of `names` with the fuzzer's own small arguments (`{n}`, or `{wrong: true}`),
+ * or, for a tool in `userCalls`, arguments from its schema. Without `userCalls` the arbitrary is the
+ * original one, so the replay tests' fixed seeds keep their scenarios.
+ */
+export function arbToolCall(names: readonly string[], userCalls: UserCalls = {}): fc.Arbitrary<GeneratedCall> {
+  const own = names.filter((n) => !(n in userCalls))
+  const legacy = fc.record({
+    name: fc.constantFrom(...own),
     args: fc.oneof(fc.constant<unknown>({ n: 1 }), fc.record({ n: fc.integer({ min: 0, max: 9 }) }), fc.constant<unknown>({ wrong: true })),
   })
+  const user = Object.values(userCalls)
+  if (user.length === 0) return legacy
+  // every user tool as likely as all the fuzzer's own together: their bodies are what is under test
+  return fc.oneof({ weight: 1, arbitrary: legacy }, ...user.map((arbitrary) => ({ weight: 1, arbitrary })))
 }
 
 /** A scripted model response of any shape the fuzzer covers. */
-export function arbResponse(toolNames: readonly string[], overflow = false): fc.Arbitrary<Response> {
+export function arbResponse(toolNames: readonly string[], overflow = false, userCalls: UserCalls = {}): fc.Arbitrary<Response> {
   const text = fc.string({ minLength: 1, maxLength: 12 })
   const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
   const extra = overflow
@@ -55,18 +69,18 @@ export function arbResponse(toolNames: readonly string[], overflow = false): fc.
     ...extra,
     { weight: 5, arbitrary: fc.record({ text, chunkSize: fc.integer({ min: 1, max: 4 }) }) },
     { weight: 1, arbitrary: fc.record({ reasoning: text, text }) },
-    { weight: 4, arbitrary: fc.record({ toolCalls: fc.array(arbToolCall(toolNames), { minLength: 1, maxLength: 4 }) }) },
+    { weight: 4, arbitrary: fc.record({ toolCalls: fc.array(arbToolCall(toolNames, userCalls), { minLength: 1, maxLength: 4 }) }) },
     { weight: 2, arbitrary: fc.record({ error: fc.record({ code: fc.constantFrom('RATE_LIMIT', 'SERVER', 'QUOTA', 'INVALID_CREDENTIAL') }) }) },
-    { weight: 1, arbitrary: fc.record({ text, maxTokens: fc.constant(true), toolCalls: fc.array(arbToolCall(toolNames), { maxLength: 1 }) }) },
+    { weight: 1, arbitrary: fc.record({ text, maxTokens: fc.constant(true), toolCalls: fc.array(arbToolCall(toolNames, userCalls), { maxLength: 1 }) }) },
     { weight: 1, arbitrary: fc.constant<Response>(broken) },
     { weight: 1, arbitrary: fc.record({ text, failAfter: fc.integer({ min: 1, max: 3 }) }) },
   )
 }
 
 /** The scenario generator (the same record without plugins, so fixed seeds keep their scenarios). */
-export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}): fc.Arbitrary<Scenario> {
+export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}, userCalls: UserCalls = {}): fc.Arbitrary<Scenario> {
   const base = {
-    responses: fc.array(arbResponse(toolNames, opts.overflow === true), { minLength: 1, maxLength: 12 }),
+    responses: fc.array(arbResponse(toolNames, opts.overflow === true, userCalls), { minLength: 1, maxLength: 12 }),
     preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
     stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),

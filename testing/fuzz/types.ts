@@ -4,15 +4,33 @@ import type { Agent, AgentOptions, AgentPlugin } from '../../agent/types.js'
 import type { LogEvent } from '../../events/index.js'
 import type { ModelRequest } from '../../models/index.js'
 import type { AnyTool } from '../../tools/types.js'
+import type { FuzzCensus } from './census.js'
 
 export interface FuzzAgentOptions {
-  /** Your tools; the fuzzer adds its own (`fuzz_parallel`, `fuzz_exclusive`, `fuzz_throw`) unless `ownToolsOnly`. */
-  tools?: readonly AnyTool[]
-  /** Your hooks, registered before the fuzzer's own. */
-  hooks?: AgentOptions['hooks']
+  /**
+   * Your tools, or a factory called for every run (and once more up front, for the names and
+   * schemas the arguments are generated from): use a factory when a tool keeps state, so no run
+   * (and no shrinking step) sees another's. Calls get arguments generated from each tool's zod
+   * schema, valid four times out of five, deliberately invalid otherwise. The fuzzer adds its own
+   * tools (`fuzz_parallel`, `fuzz_exclusive`, `fuzz_throw`) unless `ownToolsOnly`.
+   */
+  tools?: readonly AnyTool[] | (() => readonly AnyTool[])
+  /** Your hooks (as `createAgent({ hooks })`), registered before the fuzzer's own; or a factory
+   * called for every run, for hooks that keep state. */
+  hooks?: AgentOptions['hooks'] | (() => AgentOptions['hooks'])
   ownToolsOnly?: boolean
+  /** Runs (default 100). */
   numRuns?: number
+  /** The fast-check seed (default random; every report names it). */
   seed?: number
+  /** With `seed`: replays exactly the run a failure names (`FuzzFailure.path`), and stops at its failure. */
+  path?: string
+  /**
+   * A run with no progress (no event logged, no scheduled task released, no tool body or hook
+   * started or settled) for this long fails `STUCK`, naming what was pending. Default 5,000 ms.
+   * Raise it when your tools or hooks legitimately wait longer (real I/O).
+   */
+  stuckAfterMs?: number
   /** Commands per scenario (default 1..12). */
   maxCommands?: number
   maxStepsPerTurn?: number
@@ -41,6 +59,14 @@ export interface FuzzAgentOptions {
   commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
   /** An extra check after each run (after the final followup); throw to fail the run. */
   check?: (run: FuzzRun) => void
+}
+
+/** What `fuzzAgent` resolves to when every run held every invariant. */
+export interface FuzzReport {
+  numRuns: number
+  seed: number
+  /** What the runs exercised: turn ends, step outcomes, tool results, bodies per tool, contained errors, cancels. */
+  census: FuzzCensus
 }
 
 /** A user command: `run` gets the agent and may hand back work the run must wait for (`defer`). */
