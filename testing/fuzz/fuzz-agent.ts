@@ -147,7 +147,7 @@ function stuckViolation(run: Run, ms: number, how: 'timer' | 'quick'): FuzzViola
     // a snapshot that throws tells nothing more
   }
   const what = pending.length ? `pending: ${pending.join('; ')}` : 'nothing the fuzzer tracks is pending'
-  const since = how === 'timer' ? `no progress for ${ms} ms` : 'no progress while the hang seen before is pending again'
+  const since = how === 'timer' ? `no progress for ${ms} ms` : 'no progress (quiet while a call that hung in an earlier run is pending again)'
   return new FuzzViolation('STUCK', `${since}; ${what}${where}`, [...a.events], pending)
 }
 

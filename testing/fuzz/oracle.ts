@@ -39,7 +39,12 @@ export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions =
   if (!v.ok) throw failed(`log invariants: ${v.violations.slice(0, 3).map((x) => `${x.invariant}@${x.seq} ${x.message}`).join('; ')}`, run, v.violations[0]!.invariant)
   // No driver defect and no refused append.
   const defects = run.errors.filter((e) => e.where === 'driver')
-  if (defects.length) throw failed(`driver defect: ${String((defects[0]!.error as Error)?.stack ?? defects[0]!.error)}`, run, 'DRIVER')
+  if (defects.length) {
+    const err = defects[0]!.error as { invariant?: unknown; stack?: unknown } | undefined
+    // an append the checker refused breaks a named L invariant: report that one
+    const inv = typeof err?.invariant === 'string' ? err.invariant : 'DRIVER'
+    throw failed(`${inv === 'DRIVER' ? 'driver defect' : 'the agent\'s append was refused (driver report)'}: ${String(err?.stack ?? err)}`, run, inv)
+  }
   // R1: status alternates, running first; every turn/start while running; idle after the last turn/end.
   run.statuses.forEach((st, i) => {
     if (st.status !== (i % 2 === 0 ? 'running' : 'idle')) throw failed(`R1: status trace ${run.statuses.map((x) => x.status)}`, run)
