@@ -18,8 +18,9 @@ import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
 import { transcriptReducer } from '../reducers/transcript.js'
-import { toolSpec } from '../tools/define.js'
+import { errorText, toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
+import { GracePeriod, isAbandoned } from './grace.js'
 import { HookRegistry } from './hooks.js'
 import { Persistence } from './persistence.js'
 import { toUserMessage } from './messages.js'
@@ -29,6 +30,9 @@ import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
   PreStepDecision, RequestErrorDecision, Timers,
 } from './types.js'
+
+/** The default of `AgentOptions.cancelGraceMs`. */
+export const DEFAULT_CANCEL_GRACE_MS = 5000
 
 /** Creates an agent. See `AgentOptions`; nothing runs until the first waking delivery. */
 export function createAgent(options: AgentOptions): Agent {
@@ -54,6 +58,10 @@ export class TurnlogAgent implements Agent {
   #status: AgentStatus = 'idle'
   /** @internal the open turn's cancel signal. */
   abort: AbortController | null = null
+  /** @internal the open turn's cancel grace period (agent/grace.ts). */
+  grace: GracePeriod | null = null
+  /** @internal `options.cancelGraceMs`, checked. */
+  readonly cancelGraceMs: number
   /** @internal the running step (for cancel and snapshot). */
   step: StepRun | null = null
   /** @internal the step machine's actor, reused from step to step. */
@@ -75,6 +83,7 @@ export class TurnlogAgent implements Agent {
   #halted: TurnlogError | null = null
 
   constructor(options: AgentOptions) {
+    assertModel(options)
     this.options = options
     this.timers = { ...realTimers, ...options.timers }
     this.newId = options.ids ?? randomUUID
@@ -87,6 +96,11 @@ export class TurnlogAgent implements Agent {
       throw new TurnlogError('INVALID_OPTION', 'maxParallelToolCalls must be a positive integer', { field: 'maxParallelToolCalls' })
     }
     this.maxParallelToolCalls = maxPar
+    const grace = options.cancelGraceMs ?? DEFAULT_CANCEL_GRACE_MS
+    if (typeof grace !== 'number' || !(grace >= 0) || !Number.isFinite(grace)) {
+      throw new TurnlogError('INVALID_OPTION', 'cancelGraceMs must be a finite number >= 0', { field: 'cancelGraceMs' })
+    }
+    this.cancelGraceMs = grace
     const tools = new Map<string, AnyTool>()
     for (const t of options.tools ?? []) {
       if (tools.has(t.name)) throw new TurnlogError('INVALID_OPTION', `two tools are named ${t.name}`, { field: 'tools' })
@@ -131,9 +145,10 @@ export class TurnlogAgent implements Agent {
       const off = p.install(this)
       if (typeof off === 'function') this.#unsubscribePlugins.push(off)
     }
-    // The transient retry policy listens last, so app and plugin listeners decide first.
+    // The transient retry policy is the innermost agent/request-error listener, asked last: every
+    // app and plugin listener decides first, whether added at creation or later with agent.on.
     if (retry) {
-      this.hooks.on('agent/request-error', retryListener(retry, {
+      this.hooks.onInnermost('agent/request-error', retryListener(retry, {
         timers: this.timers,
         appendRetry: (turn, step, attempt, delayMs, failure) => {
           this.append({ type: 'llm/retry', data: { turn, step, attempt, delayMs, failure } })
@@ -321,6 +336,14 @@ export class TurnlogAgent implements Agent {
   // -------------------------------------------------------------------------------------------
   // Internal primitives (used by the step driver and plugins)
 
+  /**
+   * @internal Waits for user code (a hook, a tool body) within the open turn's cancel grace period:
+   * rejects with `Abandoned` when the period after a cancel runs out first (agent/grace.ts).
+   */
+  within<T>(value: Promise<T>, where: string): Promise<T> {
+    return this.grace ? this.grace.within(value, where) : value
+  }
+
   /** @internal Appends one event to the log. */
   append(draft: EventDraft): LogEvent {
     return this.session.append(draft)
@@ -454,6 +477,8 @@ export class TurnlogAgent implements Agent {
     }
     this.#loop = null
     this.abort = null
+    this.grace?.close()
+    this.grace = null
     this.#setStatus('idle')
     this.#settleIdle()
   }
@@ -461,22 +486,34 @@ export class TurnlogAgent implements Agent {
   #openTurn(): void {
     const c = this.#turn.getSnapshot().context
     this.abort = new AbortController()
+    this.grace?.close()
+    this.grace = new GracePeriod(this, this.abort.signal, this.cancelGraceMs)
     this.append({ type: 'turn/start', data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } } : { turn: c.turn } })
     this.#turn.send({ type: 'OPENED' })
   }
 
   async #propose(): Promise<void> {
+    // A store that has not answered yet may refuse the session (SESSION_EXISTS, SESSION_OWNED):
+    // no claim, no hook and no model call before it has. A refusal halts the agent, which cancels
+    // this turn (inbox kept): the turn machine is then closing and nothing is proposed.
+    const opening = this.#persistence?.opening
+    if (opening) {
+      await opening
+      if (!this.#turn.getSnapshot().matches({ running: 'proposing' })) return
+    }
     const c = this.#turn.getSnapshot().context
     const first = c.proposal === 'first'
     const messages = this.claim(c.turn, first && c.retryOf === null)
     let decision: PreStepDecision
     try {
-      decision = await this.hooks.waterfall('agent/pre-step', {
+      decision = await this.within(this.hooks.waterfall('agent/pre-step', {
         turn: c.turn, step: c.steps + 1, messages, proposal: c.proposal, retry: first && c.retryOf !== null,
         signal: this.abort!.signal, agent: this,
-      }, (p) => ({ kind: 'enter' as const, messages: p.messages }))
+      }, (p) => ({ kind: 'enter' as const, messages: p.messages })), 'agent/pre-step')
       decision = checkDecision(decision)
     } catch (err) {
+      // Abandoned after the cancel's grace period: the machine already closes the turn (aborted).
+      if (isAbandoned(err)) return
       this.reportError(err, 'agent/pre-step')
       this.#turn.send({ type: 'PROPOSE_FAILED', failure: hookFailure('agent/pre-step', err) })
       return
@@ -499,10 +536,15 @@ export class TurnlogAgent implements Agent {
   async #stopping(): Promise<void> {
     const c = this.#turn.getSnapshot().context
     try {
-      await this.hooks.serial('agent/turn-stopping', {
+      await this.within(this.hooks.serial('agent/turn-stopping', {
         turn: c.turn, step: c.steps, outcome: this.lifecycle.lastStepOutcome!, signal: this.abort!.signal, agent: this,
-      })
+      }), 'agent/turn-stopping')
     } catch (err) {
+      if (isAbandoned(err)) {
+        // the turn was cancelled: STOPPED after an abort closes it aborted
+        this.#turn.send({ type: 'STOPPED', nextStepPending: false })
+        return
+      }
       this.reportError(err, 'agent/turn-stopping')
       this.#turn.send({ type: 'STOP_FAILED', failure: hookFailure('agent/turn-stopping', err) })
       return
@@ -512,17 +554,18 @@ export class TurnlogAgent implements Agent {
 
   async #recover(): Promise<void> {
     const c = this.#turn.getSnapshot().context
-    let decision: RequestErrorDecision
+    let retry = false
     try {
-      decision = await this.hooks.waterfall('agent/request-error', {
+      const decision: RequestErrorDecision = await this.within(this.hooks.waterfall('agent/request-error', {
         turn: c.turn, step: c.steps, failure: c.failure!, retries: this.retriesInChain,
         signal: this.abort!.signal, agent: this,
-      }, () => undefined)
+      }, () => undefined), 'agent/request-error')
+      // read inside the guard: a decision is user data (its `kind` may be a throwing getter)
+      retry = (decision as { kind?: unknown } | undefined)?.kind === 'retry'
     } catch (err) {
-      this.reportError(err, 'agent/request-error')
-      decision = undefined
+      if (!isAbandoned(err)) this.reportError(err, 'agent/request-error')
     }
-    this.#turn.send({ type: 'RECOVERED', retry: (decision as RequestErrorDecision)?.kind === 'retry' })
+    this.#turn.send({ type: 'RECOVERED', retry })
   }
 
   #closeTurn(): void {
@@ -536,7 +579,7 @@ export class TurnlogAgent implements Agent {
 
   /** After a driver defect: close the open step and turn so the log stays valid, then go idle. */
   #emergencyClose(err: unknown): void {
-    const failure: Failure = { code: 'UNKNOWN', message: err instanceof Error ? err.message : String(err) }
+    const failure: Failure = { code: 'UNKNOWN', message: errorText(err) }
     try {
       const l = this.lifecycle
       if (l.openStep !== null && l.openTurn !== null) {
@@ -636,6 +679,23 @@ export class TurnlogAgent implements Agent {
   }
 }
 
+/** `createAgent({})` and friends: a coded error naming the field, not a `TypeError` from deep inside. */
+function assertModel(options: unknown): asserts options is AgentOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new TurnlogError('INVALID_OPTION', 'createAgent needs an options object with a model', { field: 'model' })
+  }
+  let stream: unknown
+  try {
+    const model = (options as { model?: unknown }).model
+    stream = typeof model === 'object' && model !== null ? (model as { stream?: unknown }).stream : undefined
+  } catch {
+    stream = undefined
+  }
+  if (typeof stream !== 'function') {
+    throw new TurnlogError('INVALID_OPTION', 'options.model must be a ModelAdapter ({ stream(request, signal) })', { field: 'model' })
+  }
+}
+
 function checkDecision(d: unknown): PreStepDecision {
   if (typeof d === 'object' && d !== null) {
     const k = (d as { kind?: unknown }).kind
@@ -643,11 +703,14 @@ function checkDecision(d: unknown): PreStepDecision {
     if (k === 'enter') {
       const ms = (d as { messages?: unknown }).messages
       if (Array.isArray(ms)) {
+        // The parsed copies are entered, not the hook's objects (which it could still change).
+        const parsed: UserMessage[] = []
         for (const m of ms) {
           const r = UserMessage.safeParse(m)
           if (!r.success) throw new TurnlogError('INVALID_MESSAGE', `pre-step entered an invalid message: ${r.error.issues[0]!.message}`)
+          parsed.push(r.data)
         }
-        return { kind: 'enter', messages: ms as UserMessage[] }
+        return { kind: 'enter', messages: parsed }
       }
     }
   }
@@ -656,5 +719,5 @@ function checkDecision(d: unknown): PreStepDecision {
 
 /** @internal */
 export function hookFailure(hook: string, err: unknown): Failure {
-  return { code: 'HOOK_ERROR', message: `${hook}: ${err instanceof Error ? err.message : String(err)}` }
+  return { code: 'HOOK_ERROR', message: `${hook}: ${errorText(err)}` }
 }

@@ -13,6 +13,24 @@ export type EmitListener<P> = (payload: P) => void
 
 export class HookRegistry {
   readonly #listeners = new Map<string, Array<(...args: never[]) => unknown>>()
+  /**
+   * Per hook, listeners that always run after (inside) every listener added with `on`, whenever
+   * that was: the built-in retry policy sits here, so each user listener decides first.
+   */
+  readonly #innermost = new Map<string, Array<(...args: never[]) => unknown>>()
+
+  /** Adds a listener inside every `on` listener, now and later (the built-in policies). */
+  onInnermost(name: string, fn: (...args: never[]) => unknown): void {
+    this.#innermost.set(name, [...(this.#innermost.get(name) ?? []), fn])
+  }
+
+  /** The dispatch order: `on` listeners in registration order, then the innermost ones. */
+  #list(name: string): Array<(...args: never[]) => unknown> | undefined {
+    const inner = this.#innermost.get(name)
+    const outer = this.#listeners.get(name)
+    if (!inner) return outer
+    return outer ? [...outer, ...inner] : inner
+  }
 
   /** Adds a listener; returns a disposer that removes exactly this registration. */
   on(name: string, fn: (...args: never[]) => unknown): () => void {
@@ -32,12 +50,12 @@ export class HookRegistry {
   }
 
   count(name: string): number {
-    return this.#listeners.get(name)?.length ?? 0
+    return this.#list(name)?.length ?? 0
   }
 
   /** Runs the waterfall; a throwing listener rejects the returned promise (the caller decides what that means). */
   async waterfall<P, R>(name: string, payload: P, innermost: (payload: P) => R | Promise<R>): Promise<R> {
-    const list = (this.#listeners.get(name) ?? []) as unknown as WaterfallListener<P, R>[]
+    const list = (this.#list(name) ?? []) as unknown as WaterfallListener<P, R>[]
     if (list.length === 0) return innermost(payload)
     const call = async (i: number, p: P): Promise<R> => {
       if (i >= list.length) return innermost(p)
@@ -53,13 +71,13 @@ export class HookRegistry {
 
   /** Runs every listener in order, awaiting each; the first throw rejects. */
   async serial<P>(name: string, payload: P): Promise<void> {
-    const list = (this.#listeners.get(name) ?? []) as unknown as SerialListener<P>[]
+    const list = (this.#list(name) ?? []) as unknown as SerialListener<P>[]
     for (const fn of list) await fn(payload)
   }
 
   /** Calls every listener synchronously; throws are handed to `onError`. */
   emit<P>(name: string, payload: P, onError: (err: unknown, name: string) => void): void {
-    const list = this.#listeners.get(name)
+    const list = this.#list(name)
     if (!list) return
     for (const fn of list as unknown as EmitListener<P>[]) {
       try {

@@ -52,13 +52,25 @@ export class Persistence {
   /** The last append in flight (close waits for it). */
   #last: Promise<unknown> = Promise.resolve()
   #closed = false
+  #answered = false
 
   constructor(host: PersistenceHost, opts: PersistenceOptions) {
     this.#host = host
     const prefix = host.session.length
     this.#durable = prefix
     host.session.addFold((e) => this.#onEvent(e))
-    this.#opening = this.#open(opts, prefix)
+    this.#opening = this.#open(opts, prefix).finally(() => {
+      this.#answered = true
+    })
+  }
+
+  /**
+   * Until the store has answered (opened the session, or refused it): the promise of that answer
+   * (it never rejects; a refusal halts the agent). Then null. The driver awaits it before the
+   * first hook of a turn, so no hook and no model call runs on a session the agent cannot own.
+   */
+  get opening(): Promise<void> | null {
+    return this.#answered ? null : this.#opening
   }
 
   /** The error that stopped persistence, or null. */

@@ -5,14 +5,15 @@
  */
 import { createActor } from 'xstate'
 import type {
-  AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, ToolCallBlock, ToolSpec, UserMessage,
+  AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolCallBlock, ToolSpec, UserMessage,
 } from '../events/index.js'
 import { stepMachine } from '../machines/step.js'
-import { checkedStream, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
+import { checkedStream, type ModelAdapter, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
 import { runToolCalls } from '../tools/scheduler.js'
 import type { ToolEnv, ToolOutcome } from '../tools/types.js'
 import type { TurnlogAgent } from './agent.js'
 import { hookFailure } from './agent.js'
+import { isAbandoned } from './grace.js'
 import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
 import { TurnlogError } from '../events/index.js'
 
@@ -55,11 +56,15 @@ export async function runStep(
         }
         case 'assembling': {
           try {
-            const r = await agent.hooks.waterfall('system-prompt/assemble', { turn, step, system: agent.options.system ?? '', tools: agent.toolSpecs }, (p) => ({ system: p.system, tools: p.tools }))
+            const r = await agent.within(agent.hooks.waterfall('system-prompt/assemble', { turn, step, system: agent.options.system ?? '', tools: agent.toolSpecs, signal }, (p) => ({ system: p.system, tools: p.tools })), 'system-prompt/assemble')
             system = r.system
             tools = r.tools
             if (typeof system !== 'string' || !Array.isArray(tools)) throw new TypeError('system-prompt/assemble must return { system: string, tools: ToolSpec[] }')
           } catch (err) {
+            if (isAbandoned(err)) {
+              actor.send({ type: 'HOOK_FAILED', failure: hookFailure('system-prompt/assemble', err) }) // aborted: to aborting
+              break
+            }
             agent.reportError(err, 'system-prompt/assemble')
             actor.send({ type: 'HOOK_FAILED', failure: hookFailure('system-prompt/assemble', err) })
             break
@@ -70,9 +75,9 @@ export async function runStep(
         case 'requesting': {
           let config: RequestConfig
           try {
-            config = await agent.hooks.waterfall('agent/request', { turn, step, config: { ...agent.baseConfig }, system, tools }, (p) => p.config)
+            config = await agent.within(agent.hooks.waterfall('agent/request', { turn, step, config: { ...agent.baseConfig }, system, tools, signal }, (p) => p.config), 'agent/request')
           } catch (err) {
-            agent.reportError(err, 'agent/request')
+            if (!isAbandoned(err)) agent.reportError(err, 'agent/request')
             actor.send({ type: 'HOOK_FAILED', failure: hookFailure('agent/request', err) })
             break
           }
@@ -93,9 +98,9 @@ export async function runStep(
         case 'streaming': {
           let stream: AsyncIterable<import('../events/index.js').StreamChunk>
           try {
-            stream = await agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => agent.options.model.stream(p.request, p.signal))
+            stream = await agent.within(agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => adapterStream(agent.options.model, p.request, p.signal)), 'llm/stream')
           } catch (err) {
-            agent.reportError(err, 'llm/stream')
+            if (!isAbandoned(err)) agent.reportError(err, 'llm/stream')
             actor.send({ type: 'HOOK_FAILED', failure: hookFailure('llm/stream', err) })
             break
           }
@@ -204,6 +209,21 @@ function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly Tool
   return request
 }
 
+/**
+ * The adapter's stream, with a synchronous throw from `stream()` (before any iterator exists)
+ * deferred to the first read: it is then the same stream failure as one thrown by the iterator
+ * (retried when transient), not a failure of the `llm/stream` hook that merely called `next()`.
+ */
+function adapterStream(model: ModelAdapter, request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
+  try {
+    return model.stream(request, signal)
+  } catch (error) {
+    return {
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }),
+    }
+  }
+}
+
 function toolEnv(agent: TurnlogAgent, turn: number, step: number, signal: AbortSignal): ToolEnv {
   return {
     turn,
@@ -227,6 +247,8 @@ function toolEnv(agent: TurnlogAgent, turn: number, step: number, signal: AbortS
     queueContext: (message) => {
       agent.splice('next-step', agent.inbox.nextStep.length, 0, [message])
     },
+    within: (value, where) => agent.within(value, where),
+    isAbandoned,
     preExecute: (p, innermost) => agent.hooks.waterfall('tools/pre-execute', p, innermost),
     execute: (p, innermost) => agent.hooks.waterfall('tools/execute', p, innermost),
     postExecute: (p, innermost) => agent.hooks.waterfall('tools/post-execute', p, innermost),

@@ -142,6 +142,17 @@ export interface AgentOptions {
   /** Message ids. Default `crypto.randomUUID`. */
   ids?: () => string
   timers?: Partial<Timers>
+  /**
+   * How long after a cancel (or `dispose()`) the driver still waits for user code that has not
+   * settled: a hook (`agent/pre-step`, `system-prompt/assemble`, `agent/request`, `llm/stream`,
+   * `agent/request-error`, `agent/turn-stopping`, `tools/pre-execute`, `tools/execute`,
+   * `tools/post-execute`) or a tool body that ignores its signal. Every hook and tool gets the
+   * turn's `AbortSignal`; what is still pending when this period (measured with `timers`) runs out
+   * is abandoned: the step and turn end `aborted`, an abandoned call gets its `tool/result`
+   * `ABORTED`, `agent/error` reports `ABANDONED`, and a late settlement is ignored (reported as
+   * `LATE_SETTLEMENT`). So `cancel()` → `whenIdle()` and `dispose()` always return. Default 5000.
+   */
+  cancelGraceMs?: number
   /** Listeners registered at creation, same as `agent.on`. */
   hooks?: Partial<{ [K in keyof HookMap]: HookMap[K] | readonly HookMap[K][] }>
   /**
@@ -174,10 +185,11 @@ export interface PreStepPayload {
 }
 export type PreStepDecision = { kind: 'enter'; messages: readonly UserMessage[] } | { kind: 'reject'; reason?: string }
 
-export interface AssemblePayload { turn: number; step: number; system: string; tools: readonly ToolSpec[] }
+/** `signal`: the turn's cancel signal (every hook gets it; see `AgentOptions.cancelGraceMs`). */
+export interface AssemblePayload { turn: number; step: number; system: string; tools: readonly ToolSpec[]; signal: AbortSignal }
 export interface AssembleResult { system: string; tools: readonly ToolSpec[] }
 
-export interface RequestPayload { turn: number; step: number; config: RequestConfig; system: string; tools: readonly ToolSpec[] }
+export interface RequestPayload { turn: number; step: number; config: RequestConfig; system: string; tools: readonly ToolSpec[]; signal: AbortSignal }
 
 export interface StreamPayload { turn: number; step: number; request: ModelRequest; signal: AbortSignal }
 
@@ -223,6 +235,9 @@ export interface HookMap {
    * Waterfall after a failed step's `step/end`: return `{kind:'retry'}` to end the turn `error`
    * and open a fresh retry turn, or `next()` / `undefined` to let the failure stand. A cancel wins
    * over a retry. Throwing leaves the failure terminal and emits `agent/error`.
+   * Order: listeners run in registration order (creation-time `hooks`, plugins, then `agent.on`,
+   * whenever called); the built-in transient retry policy is always the innermost, asked last
+   * (only when every listener before it called `next()`).
    */
   'agent/request-error': (p: RequestErrorPayload, next: Next<RequestErrorPayload, RequestErrorDecision>) => RequestErrorDecision | Promise<RequestErrorDecision>
   /**

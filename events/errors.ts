@@ -45,6 +45,10 @@ export const ERROR_CODES = [
   'AGENT_DISPOSED',
   'INVALID_OPTION',
   'INVALID_ARGUMENT',
+  /** a hook or tool that had not settled when the cancel grace period ran out (it is ignored from then on) */
+  'ABANDONED',
+  /** an abandoned hook or tool settled after all: its answer is ignored */
+  'LATE_SETTLEMENT',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

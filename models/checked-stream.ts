@@ -29,7 +29,7 @@
  */
 import { StreamChunk, StreamGrammar, findLossy, type AssistantMessage, type Failure, type SuccessFinishReason, type Usage } from '../events/index.js'
 import { MessageAssembler, type PartialMessage } from './assembler.js'
-import { failureFromError } from './errors.js'
+import { describe, failureFromError } from './errors.js'
 import type { ModelAdapter, ModelRequest, StreamFn } from './types.js'
 
 export type StreamOutcome =
@@ -89,8 +89,15 @@ export async function* checkedStream(
         reject(e)
         return
       }
-      // An abandoned read may still reject later: the handlers here absorb it.
-      Promise.resolve(pending).then(resolve, reject)
+      // An abandoned read may still reject later: the handlers here absorb it. The result is the
+      // adapter's object: `done` and `value` are read once, here, inside the guard (a getter may throw).
+      Promise.resolve(pending).then((res) => {
+        try {
+          resolve(res.done ? { done: true, value: undefined } : { done: false, value: res.value })
+        } catch (e) {
+          reject(e)
+        }
+      }, reject)
     })
 
   try {
@@ -125,7 +132,14 @@ export async function* checkedStream(
         yield grammarFailure(`chunk after finish: ${describeChunk(r.value)}`)
         return
       }
-      const parsed = StreamChunk.safeParse(r.value)
+      let parsed: ReturnType<typeof StreamChunk.safeParse>
+      try {
+        parsed = StreamChunk.safeParse(r.value)
+      } catch (e) {
+        // zod reads the chunk's getters unguarded: a chunk that throws when read is not a chunk
+        yield grammarFailure(`unreadable chunk: ${describe(e)}`)
+        return
+      }
       if (!parsed.success) {
         const issue = parsed.error.issues[0]
         yield grammarFailure(`invalid chunk ${describeChunk(r.value)}${issue ? `: ${issue.message}` : ''}`)

@@ -22,7 +22,11 @@ export class ModelError extends Error {
   }
 
   static is(e: unknown): e is ModelError {
-    return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true
+    try {
+      return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true
+    } catch {
+      return false // a proxy whose trap throws is no ModelError
+    }
   }
 }
 
@@ -49,21 +53,31 @@ const TIMEOUT_CODES = new Set([
   'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
 ])
 
+/** Reads one member of a thrown value: user data, so a throwing getter (or proxy trap) reads as absent. */
 function prop(e: unknown, key: string): unknown {
-  return typeof e === 'object' && e !== null ? (e as Record<string, unknown>)[key] : undefined
+  try {
+    return typeof e === 'object' && e !== null ? (e as Record<string, unknown>)[key] : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Describes any thrown value or abort reason in one line. */
 export function describe(e: unknown): string {
-  if (e instanceof Error) return e.message || e.name
-  if (typeof e === 'string') return e
   try {
-    const s = JSON.stringify(e)
-    if (typeof s === 'string') return s
+    if (e instanceof Error) return e.message || e.name
+    if (typeof e === 'string') return e
+    try {
+      const s = JSON.stringify(e)
+      if (typeof s === 'string') return s
+    } catch {
+      // fall through
+    }
+    return String(e)
   } catch {
-    // fall through
+    // a throwing getter, toString or proxy trap: still one line, never a crash
+    return 'unprintable error'
   }
-  return String(e)
 }
 
 function classify(e: unknown): FailureCode {
@@ -101,10 +115,20 @@ function classify(e: unknown): FailureCode {
 export function failureFromError(e: unknown, signal?: AbortSignal): Failure {
   if (signal?.aborted) return { code: 'ABORTED', message: `aborted: ${describe(signal.reason)}` }
   if (ModelError.is(e)) {
-    const parsed = Failure.safeParse(e.failure)
-    if (parsed.success) return parsed.data
+    try {
+      const parsed = Failure.safeParse(prop(e, 'failure'))
+      if (parsed.success) return parsed.data
+    } catch {
+      // zod reads getters unguarded: a failure whose members throw is classified below
+    }
   }
-  const failure: Failure = { code: classify(e), message: describe(e) }
+  let code: FailureCode
+  try {
+    code = classify(e)
+  } catch {
+    code = 'UNKNOWN'
+  }
+  const failure: Failure = { code, message: describe(e) }
   const status = prop(e, 'status') ?? prop(e, 'statusCode')
   if (typeof status === 'number' && Number.isInteger(status)) failure.status = status
   const retryAfterMs = prop(e, 'retryAfterMs')

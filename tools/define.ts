@@ -152,6 +152,16 @@ const RichOutput = z.array(Block)
  * `INVALID_TOOL_OUTPUT` too.
  */
 export function outputToOutcome(tool: AnyTool, value: unknown): ToolOutcome {
+  // The output is user data: a getter (`get content()`, a block's `get text()`) or a proxy trap
+  // may throw anywhere in the conversion. That is the tool's invalid output, never a crash.
+  try {
+    return convertOutput(tool, value)
+  } catch (err) {
+    return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be read: ${errorText(err)}`)
+  }
+}
+
+function convertOutput(tool: AnyTool, value: unknown): ToolOutcome {
   let out = value
   if (tool.output !== undefined) {
     try {

@@ -233,15 +233,23 @@ class ToolRun {
     if (env.signal.aborted) return { kind: 'cancelled' }
     let decision: PreExecuteDecision
     try {
-      decision = await env.preExecute(
-        { call: rec.call, args: rec.prepared!.args, tool: rec.prepared!.tool, turn: env.turn, step: env.step },
+      decision = await this.#within(env.preExecute(
+        { call: rec.call, args: rec.prepared!.args, tool: rec.prepared!.tool, turn: env.turn, step: env.step, signal: env.signal },
         () => ({ kind: 'allow' }),
-      )
+      ), 'tools/pre-execute')
     } catch (err) {
+      // abandoned after the cancel's grace period: no body runs (R5), the call ends ABORTED
+      if (this.#abandoned(err)) return { kind: 'cancelled' }
       this.#report(err, 'tools/pre-execute')
       return { kind: 'hook-error', message: errorText(err) }
     }
-    const verdict = checkPreDecision(decision)
+    let verdict: PreVerdict
+    try {
+      verdict = checkPreDecision(decision)
+    } catch (err) {
+      // a decision whose getters throw: the hook's error, not the scheduler's
+      verdict = { kind: 'hook-error', message: `tools/pre-execute returned an unreadable decision: ${errorText(err)}` }
+    }
     if (verdict.kind === 'hook-error') this.#report(new Error(verdict.message), 'tools/pre-execute')
     if (verdict.kind === 'allow' && env.signal.aborted) return { kind: 'cancelled' }
     return verdict
@@ -307,13 +315,17 @@ class ToolRun {
       } catch (err) {
         result = Promise.reject(err)
       }
-      result.then(
+      this.#within(result, 'tools/execute').then(
         (value) => {
           if (!done) finish(outputToOutcome(tool, value))
         },
         (err: unknown) => {
           if (done) return
-          if (env.signal.aborted) finish(errorOutcome('ABORTED', `Tool '${name}' was aborted: the turn was cancelled while it ran.`))
+          if (this.#abandoned(err)) {
+            // the body (or a tools/execute listener) ignored the cancel for the whole grace period
+            finish(errorOutcome('ABORTED', `Tool '${name}' was abandoned: it did not stop within the cancel grace period.`))
+            controller.abort(env.signal.reason)
+          } else if (env.signal.aborted) finish(errorOutcome('ABORTED', `Tool '${name}' was aborted: the turn was cancelled while it ran.`))
           else if (bodyThrew !== null && (bodyThrew as { error: unknown }).error === err) {
             finish(errorOutcome('TOOL_ERROR', `Tool '${name}' failed: ${errorText(err)}`))
           } else {
@@ -364,7 +376,10 @@ class ToolRun {
     let outcome = rec.outcome!
     let contexts: readonly UserMessage[] = []
     try {
-      const d = await env.postExecute({ call: rec.call, outcome, turn: env.turn, step: env.step }, () => ({ kind: 'accept' }))
+      const d = await this.#within(
+        env.postExecute({ call: rec.call, outcome, turn: env.turn, step: env.step, signal: env.signal }, () => ({ kind: 'accept' })),
+        'tools/post-execute',
+      )
       const checked = checkPostDecision(d)
       if (typeof checked === 'string') {
         this.#report(new Error(checked), 'tools/post-execute')
@@ -372,11 +387,19 @@ class ToolRun {
         if (checked.kind === 'block') {
           outcome = errorOutcome('BLOCKED', checked.feedback)
         }
-        contexts = checked.additionalContexts ?? []
+        // copied here, inside the guard: the list is the hook's (its elements may be getters)
+        contexts = Array.from(checked.additionalContexts ?? [])
       }
     } catch (err) {
-      // A throwing post-execute listener keeps the outcome.
-      this.#report(err, 'tools/post-execute')
+      if (this.#abandoned(err)) {
+        // Abandoned: the hook never decided, and it might have blocked (redacted) this outcome, so
+        // the outcome is not committed; the call ends ABORTED.
+        outcome = errorOutcome('ABORTED', `Tool '${rec.call.name}' was aborted: tools/post-execute did not settle within the cancel grace period.`)
+        contexts = []
+      } else {
+        // A throwing post-execute listener keeps the outcome.
+        this.#report(err, 'tools/post-execute')
+      }
     }
     if (this.#failure) return
     rec.commitTried = true
@@ -442,6 +465,15 @@ class ToolRun {
       }
     }
     if (unclosed) throw err
+  }
+
+  /** User code, awaited within the agent's cancel grace period (when the env provides one). */
+  #within<T>(value: Promise<T>, where: string): Promise<T> {
+    return this.#env.within ? this.#env.within(value, where) : value
+  }
+
+  #abandoned(err: unknown): boolean {
+    return this.#env.isAbandoned?.(err) === true
   }
 
   #report(err: unknown, where: string): void {

@@ -49,9 +49,10 @@ export interface ToolOutcome {
   error?: { code: string; message: string }
 }
 
-export interface PreExecutePayload { call: ToolCallBlock; args: unknown; tool: AnyTool | undefined; turn: number; step: number }
+/** `signal` in the tool hooks: the turn's cancel signal (for `tools/execute`, the call's own, which also aborts on its timeout). */
+export interface PreExecutePayload { call: ToolCallBlock; args: unknown; tool: AnyTool | undefined; turn: number; step: number; signal: AbortSignal }
 export interface ExecutePayload { call: ToolCallBlock; args: unknown; tool: AnyTool; signal: AbortSignal; turn: number; step: number }
-export interface PostExecutePayload { call: ToolCallBlock; outcome: ToolOutcome; turn: number; step: number }
+export interface PostExecutePayload { call: ToolCallBlock; outcome: ToolOutcome; turn: number; step: number; signal: AbortSignal }
 
 /** The driver's side of the seam. Every method is provided by the agent. */
 export interface ToolEnv {
@@ -73,6 +74,14 @@ export interface ToolEnv {
   postExecute(p: PostExecutePayload, innermost: () => PostExecuteDecision): Promise<PostExecuteDecision>
   /** Reports a non-fatal problem (a throwing hook) as a live `agent/error`. */
   reportError(error: unknown, where: string): void
+  /**
+   * Waits for user code (a hook's result, a body's promise) within the cancel grace period: rejects
+   * with the agent's `Abandoned` when the period after the turn's abort ran out first. Absent: waits
+   * as long as it takes.
+   */
+  within?<T>(value: Promise<T>, where: string): Promise<T>
+  /** Tells whether a rejection of `within` is an abandonment. */
+  isAbandoned?(error: unknown): boolean
   /** Timers, injectable so tests don't sleep. */
   setTimeout(fn: () => void, ms: number): unknown
   clearTimeout(handle: unknown): void

@@ -123,10 +123,14 @@ describe('agent persistence', () => {
       name: 'slow',
       description: 'slow',
       parameters: z.object({}),
+      // Runs until the turn is cancelled. It used to sleep 30 ms of real time and then return: on a
+      // loaded machine the test's poll below (or the failing fsync) came after those 30 ms, the turn
+      // had completed, and 'second' ran a whole turn before the fsync failure was seen (two
+      // completed turns). Now only the halt's cancel can end the body: no timing decides the log.
       execute: async (_a, { signal }) => {
         calls++
-        await new Promise((r) => setTimeout(r, 30))
-        return signal.aborted ? 'late' : 'ok'
+        await new Promise((r) => (signal.aborted ? r(undefined) : signal.addEventListener('abort', r, { once: true })))
+        return 'late'
       },
     })
     const { agent, errors } = make(store, 's', [
@@ -189,6 +193,33 @@ describe('agent persistence', () => {
     expect(e.message).toMatch(/resumeAgent/)
     await b.agent.dispose()
     expect(await readFile(store.path('s'))).toEqual(before)
+  })
+
+  it('issue 9 item 9: createAgent on a session holding events makes no model call and runs no hook (SESSION_EXISTS first; the prompt stays pending)', async () => {
+    for (const store of [memoryStore(), jsonlStore(await tmp())]) {
+      const a = make(store, 's', [{ text: 'a' }])
+      a.agent.followup('hi')
+      await a.agent.whenIdle()
+      await a.agent.dispose()
+      let modelCalls = 0
+      let preSteps = 0
+      const b = make(store, 's', (() => {
+        modelCalls++
+        return { text: 'b' }
+      }) as never, { hooks: { 'agent/pre-step': (p, next) => (preSteps++, next()) } })
+      const id = b.agent.followup('hello') // accepted before the store answered
+      await b.agent.whenIdle()
+      expect(modelCalls).toBe(0)
+      expect(preSteps).toBe(0)
+      await expectCode(b.agent.flush(), 'SESSION_EXISTS')
+      expect(b.errors.map((e) => (e.error as TurnlogError).code)).toContain('SESSION_EXISTS')
+      expect(b.agent.inbox.nextTurn.map((m) => m.id)).toEqual([id])
+      expect(b.agent.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: unknown }).reason)).toEqual([
+        { kind: 'aborted', cause: { kind: 'hook', reason: 'persistence failed: SESSION_EXISTS' } },
+      ])
+      expect(verify(b.agent.events).violations).toEqual([])
+      await b.agent.dispose()
+    }
   })
 
   it('an existing empty session (created with its header) is used; without a store flush() resolves at once', async () => {

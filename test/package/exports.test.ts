@@ -1,0 +1,28 @@
+/**
+ * package.json "exports" (api.md "Package"): an export that names a missing file is a defect
+ * (ERR_MODULE_NOT_FOUND for a consumer). Every export's `default` and `types` must map to a source
+ * module of this repository (`./dist/X.js` and `./dist/X.d.ts` are built from `X.ts`).
+ */
+import { existsSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+const root = fileURLToPath(new URL('../../', import.meta.url))
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { exports: Record<string, { types: string; default: string }> }
+
+function source(distPath: string): string {
+  const m = /^\.\/dist\/(.+?)(\.d\.ts|\.js)$/.exec(distPath)
+  if (!m) throw new Error(`not a dist path: ${distPath}`)
+  return `${root}${m[1]}.ts`
+}
+
+describe('package exports', () => {
+  it('every subpath export names a module that exists (no ./stores/sqlite; ./stores/postgres only with its source)', () => {
+    const missing: string[] = []
+    for (const [sub, target] of Object.entries(pkg.exports)) {
+      for (const file of [target.default, target.types]) if (!existsSync(source(file))) missing.push(`${sub} -> ${file}`)
+    }
+    expect(missing).toEqual([])
+    expect(Object.keys(pkg.exports)).not.toContain('./stores/sqlite')
+  })
+})
