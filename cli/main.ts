@@ -7,13 +7,13 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
 import { demoCommand } from './commands/demo.js'
-import { fuzzCommand } from './commands/fuzz.js'
+import { fuzzCommand, type FuzzCommandOptions } from './commands/fuzz.js'
 import { forkCommand } from './commands/fork.js'
 import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { verifyCommand } from './commands/verify.js'
-import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
+import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
 import { scrubLine } from './escape.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
 
@@ -86,9 +86,13 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .description('fuzz the agent (scheduled model-based runs) with your tools and hooks; check every invariant')
     .option('--runs <N>', 'number of runs (default 200)')
     .option('--seed <S>', 'fast-check seed (default: random; printed)')
-    .option('--hooks <MODULE>', 'a JS module exporting hooks (as createAgent({ hooks }))')
-    .option('--tools <MODULE>', 'a JS module exporting tools (defineTool results)')
-    .action(async (opts: { runs?: string; seed?: string; hooks?: string; tools?: string }) => done(await fuzzCommand(opts, io)))
+    .option('--path <P>', 'with --seed: replay exactly the failing run a report printed')
+    .option('--hooks <MODULE>', 'a JS module exporting hooks (as createAgent({ hooks }), or a function returning them)')
+    .option('--tools <MODULE>', 'a JS module exporting tools (defineTool results, or a function returning them)')
+    .option('--out <FILE>', 'on failure, write the failing run\'s log to FILE (JSONL)')
+    .option('--stuck-after <MS>', 'a run with no progress for MS milliseconds fails STUCK (default 5000)')
+    .option('--json', 'print one JSON object (report with census, or the failure)')
+    .action(async (opts: FuzzCommandOptions) => done(await fuzzCommand(opts, io)))
 
   return p
 }
@@ -122,16 +126,25 @@ function isMain(): boolean {
 }
 
 if (isMain()) {
+  // A command whose work never settles must not exit 0 when the event loop drains (a hung fuzz
+  // did): the exit code is internal error until the command returns its own.
+  let settled = false
   // `turnlog replay big.jsonl | head`: a closed pipe ends the output quietly
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0)
+    if (err.code === 'EPIPE') process.exit(settled ? process.exitCode ?? 0 : 0)
     throw err
+  })
+  process.exitCode = EXIT_INTERNAL
+  process.on('beforeExit', () => {
+    if (!settled) process.stderr.write('internal error: the command stopped without finishing (work it waited on never settled)\n')
   })
   run(process.argv.slice(2)).then(
     (code) => {
+      settled = true
       process.exitCode = code
     },
     (err: unknown) => {
+      settled = true
       process.stderr.write(`internal error ${(err as Error)?.stack ?? String(err)}\n`)
       process.exitCode = 3
     },

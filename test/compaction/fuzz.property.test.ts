@@ -1,5 +1,5 @@
 /**
- * Compaction under the agent fuzzer: `fuzzAgent` (testing/fuzz-agent.ts: inbox operations, model
+ * Compaction under the agent fuzzer: `fuzzAgent` (testing/fuzz/: inbox operations, model
  * behaviours, hook decisions, tool outcomes, cancels, fc.scheduler interleavings; every L invariant
  * through `verify`, L14 and L15 among them; R1–R5, R7, R8; R3 for every turn request; summary
  * requests only inside a bracket; R6 from the log and from the `agent/request-error` decisions)

@@ -1,5 +1,5 @@
 /**
- * Agent runs generated like `fuzzAgent`'s (testing/fuzz-agent.ts): scripted model behaviours,
+ * Agent runs generated like `fuzzAgent`'s (testing/fuzz/): scripted model behaviours,
  * hook plans, tool outcomes, inbox commands and cancels, interleaved by `fc.scheduler`. Each run
  * records its log and keeps what a re-execution needs: the same tools (names, schemas,
  * classifiers) and the same hook logic (built again without the scheduler's waits).
@@ -15,7 +15,7 @@ import type { AnyTool } from '../../tools/types.js'
 import {
   arbScenario as fuzzScenario, scenarioHooks as fuzzScenarioHooks,
   type PreStepPlan, type Scenario, type StoppingPlan,
-} from '../../testing/fuzz-agent.js'
+} from '../../testing/fuzz/scenario.js'
 
 export type { PreStepPlan, Scenario, StoppingPlan }
 
@@ -31,7 +31,7 @@ export type Command =
 export const MAX_STEPS = 8
 export const TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
 
-/** The fuzzer's scenario generator (testing/fuzz-agent.ts), with its own tool names. */
+/** The fuzzer's scenario generator (testing/fuzz/), with its own tool names. */
 export function arbScenario(): fc.Arbitrary<Scenario> {
   return fuzzScenario(TOOL_NAMES)
 }

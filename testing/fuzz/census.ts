@@ -1,0 +1,83 @@
+/**
+ * The census: what the passing runs exercised, so a fuzz that passed by never reaching the user's
+ * code (every call `INVALID_ARGS`, every hook error swallowed) is visible. Counted from each run's
+ * log and from the run's recorders; returned as `report.census` and printed by `turnlog fuzz`.
+ */
+import type { LogEvent } from '../../events/index.js'
+
+/** Counts over the passing runs (a failing run and the runs that shrink it are not counted). */
+export interface FuzzCensus {
+  /** Runs counted. */
+  runs: number
+  /** `turn/end` reasons: completed, blocked, aborted, error, max-tokens, step-limit. */
+  turnEnds: Record<string, number>
+  /** `step/end` outcomes: tools, stop, failed, aborted, max-tokens, concluded. */
+  stepOutcomes: Record<string, number>
+  /** `tool/result`s: `ok`, or the error class (`INVALID_ARGS`, `TOOL_ERROR`, `ABORTED`, …). */
+  toolResults: Record<string, number>
+  /** Tool bodies that started, per tool (yours and the fuzzer's `fuzz_*`). */
+  bodies: Record<string, number>
+  /** Errors the agent contained and reported on `agent/error`, by where (`agent/pre-step`, `tools/execute`, …). */
+  hookErrors: Record<string, number>
+  /** Cancels by who asked and the cause kind: `command user`, `hook hook`, `plugin user`… */
+  cancels: Record<string, number>
+  /** The other shapes a fuzzer must reach: `llm/retry`, `retry turn`, `interrupted` (a cut-off assistant message). */
+  other: Record<string, number>
+  /** The hostile parts of the scenario mix that actually happened (a hang released by a cancel, …). */
+  hostile: Record<string, number>
+}
+
+export function newCensus(): FuzzCensus {
+  return { runs: 0, turnEnds: {}, stepOutcomes: {}, toolResults: {}, bodies: {}, hookErrors: {}, cancels: {}, other: {}, hostile: {} }
+}
+
+export const bump = (m: Record<string, number>, k: string, n = 1): void => {
+  m[k] = (m[k] ?? 0) + n
+}
+
+/** What one run adds: its log, the bodies it started, the contained errors, the cancels. */
+export interface RunTally {
+  events: readonly LogEvent[]
+  bodies: Record<string, number>
+  errors: ReadonlyArray<{ where: string }>
+  cancels: ReadonlyArray<{ source: string; cause: { kind: string } }>
+  hostile: Record<string, number>
+}
+
+export function countRun(c: FuzzCensus, r: RunTally): void {
+  c.runs++
+  for (const e of r.events) {
+    const d = e.data as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+    switch (e.type) {
+      case 'turn/end': bump(c.turnEnds, String(d.reason?.kind)); break
+      case 'step/end': bump(c.stepOutcomes, String(d.outcome?.kind)); break
+      case 'tool/result': bump(c.toolResults, d.error ? String(d.error.code) : 'ok'); break
+      case 'llm/retry': bump(c.other, 'llm/retry'); break
+      case 'turn/start': if (d.cause) bump(c.other, 'retry turn'); break
+      case 'assistant/message': if (d.interrupted) bump(c.other, 'interrupted'); break
+    }
+  }
+  for (const [k, n] of Object.entries(r.bodies)) bump(c.bodies, k, n)
+  for (const e of r.errors) if (e.where !== 'driver') bump(c.hookErrors, e.where)
+  for (const x of r.cancels) bump(c.cancels, `${x.source} ${x.cause.kind}`)
+  for (const [k, n] of Object.entries(r.hostile)) bump(c.hostile, k, n)
+}
+
+/** The census as aligned text lines (`turnlog fuzz` prints them). */
+export function formatCensus(c: FuzzCensus): string[] {
+  const row = (label: string, m: Record<string, number>) => {
+    const parts = Object.entries(m).sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`)
+    return `  ${label.padEnd(14)} ${parts.length ? parts.join(' · ') : '—'}`
+  }
+  return [
+    `census (${c.runs} runs):`,
+    row('turn ends', c.turnEnds),
+    row('step outcomes', c.stepOutcomes),
+    row('tool results', c.toolResults),
+    row('bodies run', c.bodies),
+    row('hook errors', c.hookErrors),
+    row('cancels', c.cancels),
+    row('other', c.other),
+    ...(Object.keys(c.hostile).length ? [row('hostile', c.hostile)] : []),
+  ]
+}

@@ -1,0 +1,188 @@
+/**
+ * One run of the fuzzer: the agent built for a scenario (scripted model, the fuzzer's and the
+ * user's tools, the scenario's hooks, fake clock and ids, instant timers), wired to the scheduler
+ * and to the recorders the oracle reads (statuses, requests, cancels, errors, bodies, hook order),
+ * with every user tool body and hook listener tracked for stuck detection.
+ */
+import type fc from 'fast-check'
+import { createAgent, TurnlogAgent } from '../../agent/agent.js'
+import type { AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers } from '../../agent/types.js'
+import type { CancelCause } from '../../events/index.js'
+import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
+import type { AnyTool } from '../../tools/types.js'
+import { scenarioHooks, type Response, type Scenario, type SummaryPlan } from './scenario.js'
+import { PendingCalls, Progress } from './stuck.js'
+import { fuzzTools, newBodies, type Bodies } from './tools.js'
+import type { FuzzAgentOptions, OverflowDecision } from './types.js'
+import { hooksOf, toolsOf, trackHooks, trackOwn, trackTool, type Hooks } from './wrap.js'
+
+/** With overflow or plugins, past this many turn requests the model answers text, so every run
+ * ends: an overflow → compaction → retry → success → overflow … cycle never goes idle. */
+const MAX_TURN_REQUESTS = 80
+const DEFAULT_SIZES = [100, 1500, 4000, 12_000] as const
+
+export interface Run {
+  agent: TurnlogAgent
+  plugins: readonly AgentPlugin[]
+  decisions: OverflowDecision[]
+  summaryRequests: Array<{ request: ModelRequest; at: number }>
+  deferred: Array<Promise<unknown>>
+  statuses: Array<{ status: string; at: number }>
+  requests: Array<{ request: ModelRequest; at: number; turn: number | null }>
+  /** Every `agent.cancel` while a turn was open, whoever called it (R5 takes the first per turn). */
+  cancels: Array<{ turn: number; cause: CancelCause; at: number; source: string }>
+  /** Who is calling `cancel` now: `command` inside a Cancel command, else a hook or plugin. */
+  canceller: string
+  errors: Array<{ where: string; error: unknown }>
+  bodies: Bodies
+  maxParallel: number
+  preOrder: Array<{ turn: number; step: number; callId: string }>
+  postOrder: Array<{ turn: number; step: number; callId: string }>
+  accepted: string[]
+  /** Tool bodies started per tool name (census). */
+  bodyCount: Record<string, number>
+  /** Hostile scenario shapes that happened (census). */
+  hostile: Record<string, number>
+  progress: Progress
+  pending: PendingCalls
+  scheduler: fc.Scheduler
+}
+
+function summaryResponse(plan: SummaryPlan, run: Run): Response {
+  switch (plan) {
+    case 'short': return { text: 'sum', usage: { inputTokens: 500, outputTokens: 3 } }
+    case 'long': return { text: 's'.repeat(20_000) }
+    case 'empty': return { reasoning: 'r', text: ' ' }
+    case 'error': return { error: { code: 'SERVER' } }
+    case 'throw': return { throw: new Error('summariser down') }
+    case 'cancel': {
+      run.agent.cancel({ kind: 'user' })
+      return { text: 'sum' }
+    }
+  }
+}
+
+function pluginsOf(sc: Scenario, opts: FuzzAgentOptions): readonly AgentPlugin[] {
+  const p = opts.plugins
+  if (!p) return []
+  if (sc.plugins) return sc.plugins
+  if (typeof p === 'function') return p()
+  return p as readonly AgentPlugin[]
+}
+
+export function r6Enabled(run: Run, opts: FuzzAgentOptions): boolean {
+  return opts.r6 === undefined ? run.plugins.some((p) => p.name === 'compaction') : opts.r6 !== false
+}
+
+const instant: Timers = {
+  sleep: async () => {},
+  random: () => 0.5,
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+}
+
+/** Builds the agent for one scenario, wired to the scheduler and the recorders. */
+export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions): Run {
+  const run = {} as Run
+  run.progress = new Progress()
+  run.pending = new PendingCalls(run.progress)
+  run.scheduler = s
+  const schedule = () => s.schedule(Promise.resolve(), 'settle').then(() => run.progress.tick())
+  run.statuses = []
+  run.requests = []
+  run.cancels = []
+  run.canceller = 'hook'
+  run.errors = []
+  run.accepted = []
+  run.bodies = newBodies()
+  run.bodyCount = {}
+  run.hostile = {}
+  run.maxParallel = sc.maxParallel
+  run.preOrder = []
+  run.postOrder = []
+  run.decisions = []
+  run.summaryRequests = []
+  run.deferred = []
+  run.plugins = pluginsOf(sc, opts)
+  const toolPlan = { toolFails: sc.toolFails, i: 0 }
+  const sizes = opts.largeOutputs ? (opts.largeOutputs === true ? DEFAULT_SIZES : opts.largeOutputs) : null
+  const eventsLen = () => run.agent?.events.length ?? 0
+  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes)
+  const onBody = (name: string, ctx: { turn: number }) => {
+    run.bodyCount[name] = (run.bodyCount[name] ?? 0) + 1
+    // the fuzzer's own bodies record themselves (with R4's bookkeeping)
+    if (!name.startsWith('fuzz_')) run.bodies.started.push({ turn: ctx.turn, at: eventsLen() })
+  }
+  const tools: AnyTool[] = [...toolsOf(opts), ...own].map((t) => trackTool(t, run.pending, onBody))
+  const bounded = opts.overflow === true || run.plugins.length > 0
+  let turnRequests = 0
+  let summaryRequests = 0
+  const inner = scriptedModel(
+    (req, i) => {
+      if (req.purpose === 'compaction' && sc.summaries) return summaryResponse(sc.summaries[summaryRequests++ % sc.summaries.length]!, run)
+      if (!bounded) return sc.responses[i % sc.responses.length]!
+      return turnRequests >= MAX_TURN_REQUESTS ? { text: 'enough' } : sc.responses[turnRequests++ % sc.responses.length]!
+    },
+    { beforeChunk: () => schedule(), info: { name: 'fuzz' } },
+  )
+  const model: ModelAdapter = {
+    info: inner.info,
+    stream(request, signal) {
+      const at = run.agent.events.length
+      if (request.purpose === 'compaction') run.summaryRequests.push({ request, at })
+      else run.requests.push({ request, at, turn: run.agent.lifecycle.openTurn })
+      return inner.stream(request, signal)
+    },
+  }
+  // Outermost agent/request-error listener (options.hooks come before plugins): what the listeners inside decided.
+  const recordDecision: HookMap['agent/request-error'] = async (p, next) => {
+    const from = run.agent.events.length
+    const decision: RequestErrorDecision = await next()
+    run.decisions.push({ code: p.failure.code, from, to: run.agent.events.length, retry: decision?.kind === 'retry', aborted: p.signal.aborted })
+    return decision
+  }
+  const userHooks: Hooks = trackHooks(hooksOf(opts), run.pending)
+  const userRequestError = userHooks['agent/request-error']
+  const hooks: AgentOptions['hooks'] = run.plugins.length === 0 ? userHooks : {
+    ...userHooks,
+    'agent/request-error': [recordDecision, ...(userRequestError === undefined ? [] : Array.isArray(userRequestError) ? userRequestError : [userRequestError as HookMap['agent/request-error']])],
+  }
+  const agent = createAgent({
+    model,
+    tools,
+    system: 'fuzz',
+    clock: (() => { let t = 0; return () => t++ })(),
+    ids: (() => { let n = 0; return () => `f${++n}` })(),
+    timers: instant,
+    checkRequests: 'full',
+    maxStepsPerTurn: opts.maxStepsPerTurn ?? 8,
+    maxParallelToolCalls: sc.maxParallel,
+    hooks,
+    ...(run.plugins.length > 0 ? { plugins: run.plugins } : {}),
+  }) as TurnlogAgent
+  run.agent = agent
+  // Every cancel, from a command, a user hook or a plugin, is what R5 is about (a hook may cancel:
+  // the docs suggest it). Recorded before the call: the first cause per turn is the one that counts.
+  const cancel = agent.cancel.bind(agent)
+  agent.cancel = (cause: CancelCause = { kind: 'user' }, o?: { keepInbox?: boolean }) => {
+    const turn = agent.lifecycle.openTurn
+    if (agent.status === 'running' && turn !== null) run.cancels.push({ turn, cause, at: agent.events.length, source: run.canceller })
+    cancel(cause, o)
+  }
+  agent.subscribe(() => run.progress.tick())
+  agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
+  agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error }))
+  agent.on('tools/pre-execute', trackOwn('tools/pre-execute', async (p, next) => {
+    run.preOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
+    await schedule()
+    return next()
+  }, run.pending))
+  agent.on('tools/post-execute', async (p, next) => {
+    run.postOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
+    return next()
+  })
+  const plans = scenarioHooks(sc, schedule, (id) => run.accepted.push(id))
+  agent.on('agent/pre-step', trackOwn('agent/pre-step', plans['agent/pre-step'], run.pending))
+  agent.on('agent/turn-stopping', trackOwn('agent/turn-stopping', plans['agent/turn-stopping'], run.pending))
+  return run
+}

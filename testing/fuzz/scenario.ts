@@ -1,0 +1,130 @@
+/**
+ * Scenario generation: what the model answers (text, reasoning, tool calls with generated
+ * arguments, transient and terminal errors, overflows, max-tokens, grammar violations, broken
+ * streams), what the scenario's hooks decide (pre-step, turn-stopping), which fuzzer tool bodies
+ * fail, the pool cap, and (with plugins) the answers to summary calls. Pure arbitraries: the run
+ * (`run.ts`) turns a scenario into a model, tools and hooks.
+ */
+import fc from 'fast-check'
+import type { HookMap } from '../../agent/types.js'
+import type { StreamChunk } from '../../events/index.js'
+import type { AgentPlugin } from '../../agent/types.js'
+import type { ScriptedEntry } from '../../models/index.js'
+import type { GeneratedCall } from './args.js'
+import type { FuzzAgentOptions } from './types.js'
+
+export type Response = ScriptedEntry
+export type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
+export type StoppingPlan = 'none' | 'steer' | 'throw'
+export type SummaryPlan = 'short' | 'long' | 'empty' | 'error' | 'throw' | 'cancel'
+
+/** One generated scenario: model responses, hook plans, tool outcomes, the pool cap. */
+export interface Scenario {
+  responses: Response[]
+  preStep: PreStepPlan[]
+  stopping: StoppingPlan[]
+  toolFails: boolean[]
+  maxParallel: number
+  /** Only with plugins: answers to summary calls. */
+  summaries?: SummaryPlan[]
+  /** Only with an arbitrary of plugins. */
+  plugins?: readonly AgentPlugin[]
+}
+
+/** The fuzzer's own tool names (and one the registry does not know). */
+export const FUZZ_TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
+
+/** Calls of each user tool, generated from its schema (`args.ts`), by tool name. */
+export type UserCalls = Readonly<Record<string, fc.Arbitrary<GeneratedCall>>>
+
+/**
+ * A tool call: to one of `names` with the fuzzer's own small arguments (`{n}`, or `{wrong: true}`),
+ * or, for a tool in `userCalls`, arguments from its schema. Without `userCalls` the arbitrary is the
+ * original one, so the replay tests' fixed seeds keep their scenarios.
+ */
+export function arbToolCall(names: readonly string[], userCalls: UserCalls = {}): fc.Arbitrary<GeneratedCall> {
+  const own = names.filter((n) => !(n in userCalls))
+  const legacy = fc.record({
+    name: fc.constantFrom(...own),
+    args: fc.oneof(fc.constant<unknown>({ n: 1 }), fc.record({ n: fc.integer({ min: 0, max: 9 }) }), fc.constant<unknown>({ wrong: true })),
+  })
+  const user = Object.values(userCalls)
+  if (user.length === 0) return legacy
+  // every user tool as likely as all the fuzzer's own together: their bodies are what is under test
+  return fc.oneof({ weight: 1, arbitrary: legacy }, ...user.map((arbitrary) => ({ weight: 1, arbitrary })))
+}
+
+/** A scripted model response of any shape the fuzzer covers. */
+export function arbResponse(toolNames: readonly string[], overflow = false, userCalls: UserCalls = {}): fc.Arbitrary<Response> {
+  const text = fc.string({ minLength: 1, maxLength: 12 })
+  const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
+  const extra = overflow
+    ? [
+      { weight: 3, arbitrary: fc.constant<Response>({ error: { code: 'CONTEXT_WINDOW_EXCEEDED' } }) },
+      { weight: 1, arbitrary: fc.constant<Response>({ throw: { code: 'CONTEXT_WINDOW_EXCEEDED', status: 413 } }) },
+      { weight: 1, arbitrary: fc.record({ text, usage: fc.record({ inputTokens: fc.nat(3000), outputTokens: fc.nat(50) }) }) as fc.Arbitrary<Response> },
+    ]
+    : []
+  return fc.oneof(
+    ...extra,
+    { weight: 5, arbitrary: fc.record({ text, chunkSize: fc.integer({ min: 1, max: 4 }) }) },
+    { weight: 1, arbitrary: fc.record({ reasoning: text, text }) },
+    { weight: 4, arbitrary: fc.record({ toolCalls: fc.array(arbToolCall(toolNames, userCalls), { minLength: 1, maxLength: 4 }) }) },
+    { weight: 2, arbitrary: fc.record({ error: fc.record({ code: fc.constantFrom('RATE_LIMIT', 'SERVER', 'QUOTA', 'INVALID_CREDENTIAL') }) }) },
+    { weight: 1, arbitrary: fc.record({ text, maxTokens: fc.constant(true), toolCalls: fc.array(arbToolCall(toolNames, userCalls), { maxLength: 1 }) }) },
+    { weight: 1, arbitrary: fc.constant<Response>(broken) },
+    { weight: 1, arbitrary: fc.record({ text, failAfter: fc.integer({ min: 1, max: 3 }) }) },
+  )
+}
+
+/** The scenario generator (the same record without plugins, so fixed seeds keep their scenarios). */
+export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}, userCalls: UserCalls = {}): fc.Arbitrary<Scenario> {
+  const base = {
+    responses: fc.array(arbResponse(toolNames, opts.overflow === true, userCalls), { minLength: 1, maxLength: 12 }),
+    preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
+    stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
+    toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
+    maxParallel: fc.integer({ min: 1, max: 3 }),
+  }
+  // Without plugins the record is exactly the original one, so fixed seeds give the same scenarios.
+  if (!opts.plugins) return fc.record(base)
+  const summaries = fc.array(fc.constantFrom<SummaryPlan>('short', 'short', 'short', 'long', 'empty', 'error', 'throw', 'cancel'), { minLength: 1, maxLength: 5 })
+  const p = opts.plugins
+  if (p instanceof fc.Arbitrary) return fc.record({ ...base, summaries, plugins: p })
+  return fc.record({ ...base, summaries })
+}
+
+/**
+ * The scenario's hook plans: `agent/pre-step` (enter, reject, throw, enter nothing, add a hook
+ * message) and `agent/turn-stopping` (steer at most three times, or throw). `wait` is awaited
+ * first (the scheduler's hand in the fuzzer; nothing in a re-execution); `onSteer` sees each
+ * steered id. The fuzzer and the replay tests build the same hooks from the same scenario.
+ */
+export function scenarioHooks(
+  sc: Pick<Scenario, 'preStep' | 'stopping'>,
+  wait: () => Promise<unknown> = async () => {},
+  onSteer: (id: string) => void = () => {},
+): { 'agent/pre-step': HookMap['agent/pre-step']; 'agent/turn-stopping': HookMap['agent/turn-stopping'] } {
+  let pre = 0
+  let stop = 0
+  let hookMsg = 0
+  return {
+    'agent/pre-step': async (p, next) => {
+      await wait()
+      const plan = sc.preStep[pre++ % sc.preStep.length]!
+      if (plan === 'reject') return { kind: 'reject' }
+      if (plan === 'throw') throw new Error('fuzz pre-step throws')
+      if (plan === 'empty') return { kind: 'enter', messages: [] }
+      if (plan === 'hook-message') {
+        return next({ ...p, messages: [...p.messages, { id: `h${++hookMsg}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
+      }
+      return next()
+    },
+    'agent/turn-stopping': async ({ agent: a }) => {
+      await wait()
+      const plan = sc.stopping[stop++ % sc.stopping.length]!
+      if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
+      if (plan === 'steer' && stop < 4) onSteer(a.steer('more'))
+    },
+  }
+}

@@ -1,0 +1,101 @@
+/** The public option and result types of `fuzzAgent`. */
+import type fc from 'fast-check'
+import type { Agent, AgentOptions, AgentPlugin } from '../../agent/types.js'
+import type { LogEvent } from '../../events/index.js'
+import type { ModelRequest } from '../../models/index.js'
+import type { AnyTool } from '../../tools/types.js'
+import type { FuzzCensus } from './census.js'
+
+export interface FuzzAgentOptions {
+  /**
+   * Your tools, or a factory called for every run (and once more up front, for the names and
+   * schemas the arguments are generated from): use a factory when a tool keeps state, so no run
+   * (and no shrinking step) sees another's. Calls get arguments generated from each tool's zod
+   * schema, valid four times out of five, deliberately invalid otherwise. The fuzzer adds its own
+   * tools (`fuzz_parallel`, `fuzz_exclusive`, `fuzz_throw`) unless `ownToolsOnly`.
+   */
+  tools?: readonly AnyTool[] | (() => readonly AnyTool[])
+  /** Your hooks (as `createAgent({ hooks })`), registered before the fuzzer's own; or a factory
+   * called for every run, for hooks that keep state. */
+  hooks?: AgentOptions['hooks'] | (() => AgentOptions['hooks'])
+  ownToolsOnly?: boolean
+  /** Runs (default 100). */
+  numRuns?: number
+  /** The fast-check seed (default random; every report names it). */
+  seed?: number
+  /** With `seed`: replays exactly the run a failure names (`FuzzFailure.path`), and stops at its failure. */
+  path?: string
+  /**
+   * A run with no progress (no event logged, no scheduled task released, no tool body or hook
+   * started or settled) for this long fails `STUCK`, naming what was pending. Default 5,000 ms.
+   * Raise it when your tools or hooks legitimately wait longer (real I/O).
+   */
+  stuckAfterMs?: number
+  /** Commands per scenario (default 1..12). */
+  maxCommands?: number
+  maxStepsPerTurn?: number
+  /** Called after each run that passed, with the run's log (for coverage statistics). */
+  onRun?: (events: readonly LogEvent[]) => void
+  /**
+   * Plugins passed to `createAgent`: a list (each instance is installed on every run's agent), a
+   * factory called per run, or an arbitrary (fast-check generates the plugins per run, e.g. over a
+   * plugin's options; the plugins are reported with a failing scenario).
+   */
+  plugins?: readonly AgentPlugin[] | (() => readonly AgentPlugin[]) | fc.Arbitrary<readonly AgentPlugin[]>
+  /** Adds `CONTEXT_WINDOW_EXCEEDED` failures (in band, and thrown with status 413) and text responses
+   * with `usage` to the generated model responses. */
+  overflow?: boolean
+  /** The fuzzer's tools return text of these sizes (picked by the call's `n`) instead of `{ok: true}`;
+   * `true` = 100, 1,500, 4,000 and 12,000 characters. */
+  largeOutputs?: boolean | readonly number[]
+  /**
+   * R6 checks (`checkR6`): an overflow retry only when a replacement was logged during the
+   * `agent/request-error` listeners and the turn was not cancelled, a retry turn after an overflow
+   * only after a replacement in the failed turn, and at most `maxOverflowRetries` (when given) per
+   * failure chain. Default: on when a plugin named `compaction` is installed.
+   */
+  r6?: boolean | { maxOverflowRetries?: number }
+  /** Extra commands, mixed into the generated ones (e.g. a plugin's manual operation). */
+  commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
+  /** An extra check after each run (after the final followup); throw to fail the run. */
+  check?: (run: FuzzRun) => void
+}
+
+/** What `fuzzAgent` resolves to when every run held every invariant. */
+export interface FuzzReport {
+  numRuns: number
+  seed: number
+  /** What the runs exercised: turn ends, step outcomes, tool results, bodies per tool, contained errors, cancels. */
+  census: FuzzCensus
+}
+
+/** A user command: `run` gets the agent and may hand back work the run must wait for (`defer`). */
+export interface FuzzCommand {
+  run(agent: Agent, ctx: { plugins: readonly AgentPlugin[]; defer(work: Promise<unknown>): void }): void | Promise<void>
+  toString(): string
+}
+
+/** An `agent/request-error` decision as the outermost listener saw it. */
+export interface OverflowDecision {
+  /** The failure code. */
+  code: string
+  /** Log length when the listeners started, and when they returned. */
+  from: number
+  to: number
+  retry: boolean
+  /** The turn's signal was aborted when they returned. */
+  aborted: boolean
+}
+
+/** What `check` gets after a run. */
+export interface FuzzRun {
+  agent: Agent
+  events: readonly LogEvent[]
+  plugins: readonly AgentPlugin[]
+  /** Every `agent/request-error` decision, in order (recorded when R6 is checked). */
+  decisions: readonly OverflowDecision[]
+  /** Log length at each `agent/status` idle. */
+  idleAt: readonly number[]
+  /** Model requests with purpose `compaction`, with the log length when each was made. */
+  summaryRequests: ReadonlyArray<{ request: ModelRequest; at: number }>
+}
