@@ -86,10 +86,12 @@ export class PgWriter implements LogWriter {
     readonly header: LogHeader,
     readonly token: number,
     length: number,
+    /** The lease length this writer extends to with each append and heartbeat. */
+    readonly leaseMs: number = store.leaseMs,
   ) {
     this.#length = length
     this.#durableLength = length
-    this.#heartbeat = store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(store.leaseMs / 3)))
+    this.#heartbeat = store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3)))
   }
 
   get length(): number {
@@ -180,7 +182,7 @@ export class PgWriter implements LogWriter {
       }
     }
     text += ']'
-    const params = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.store.leaseMs)]
+    const params = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
     for (let attempt = 0; ; attempt++) {
       try {
         await this.store.pool.query('SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)', params)
@@ -238,7 +240,7 @@ export class PgWriter implements LogWriter {
       const r = await this.store.pool.query(
         `UPDATE turnlog_sessions SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
          WHERE id = $1 AND token = $2 AND lease_until > clock_timestamp() RETURNING 1`,
-        [this.sessionId, this.token, Math.round(this.store.leaseMs)],
+        [this.sessionId, this.token, Math.round(this.leaseMs)],
       )
       if (r.rowCount === 0 && !this.#released && !this.#closed) {
         this.#stop(new TurnlogError('LEASE_LOST', 'the lease expired or was taken over (heartbeat)', {
