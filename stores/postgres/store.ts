@@ -181,8 +181,8 @@ export class PostgresStore implements LogStore {
   }
 
   /** A writer for a lease already taken (by a worker's claim): token, length, header text. @internal */
-  adopt(id: string, token: number, length: number, headerText: string, leaseMs = this.leaseMs): PgWriter {
-    return new PgWriter(this, id, this.parseHeader(id, headerText), token, length, leaseMs)
+  adopt(id: string, token: number, length: number, headerText: string, leaseMs = this.leaseMs, heartbeat = true): PgWriter {
+    return new PgWriter(this, id, this.parseHeader(id, headerText), token, length, leaseMs, heartbeat)
   }
 
   async list(): Promise<string[]> {

@@ -43,6 +43,9 @@ export interface WorkerOptions {
   leaseMs?: number
   /** Fallback polling period (claims, inbox checks). Default min(1000, leaseMs / 2). */
   pollMs?: number
+  /** How long an idle session is kept (waiting for more input) before it is handed back. Default
+   * min(1000, leaseMs / 2); 0 hands back at once. */
+  lingerMs?: number
   /** Shown as the lease owner. Default `host:pid:random`. */
   workerId?: string
   /** Errors of sessions and of the worker's own queries (they never throw out of the worker). */
@@ -70,6 +73,7 @@ class WorkerPool implements Workers {
   readonly concurrency: number
   readonly leaseMs: number
   readonly pollMs: number
+  readonly lingerMs: number
   readonly stats = { claimed: 0, handedBack: 0, abandoned: 0, moved: 0 }
   readonly runs = new Map<string, SessionRun>()
   /** Sessions that failed here: not claimed again by this process before the time. */
@@ -78,6 +82,8 @@ class WorkerPool implements Workers {
   #claiming: Promise<void> | null = null
   #claimAgain = false
   #timer: NodeJS.Timeout | null = null
+  #beatTimer: NodeJS.Timeout | null = null
+  #beating = false
   #listener: pg.Client | pg.PoolClient | null = null
   #listenerRetry: NodeJS.Timeout | null = null
   #stopped: Promise<void> | null = null
@@ -90,8 +96,10 @@ class WorkerPool implements Workers {
     this.concurrency = intOption(opts.concurrency, 8, 'concurrency')
     this.leaseMs = intOption(opts.leaseMs, 10_000, 'leaseMs')
     this.pollMs = intOption(opts.pollMs, Math.max(20, Math.min(1000, Math.floor(this.leaseMs / 2))), 'pollMs')
+    this.lingerMs = opts.lingerMs === 0 ? 0 : intOption(opts.lingerMs, Math.min(1000, Math.floor(this.leaseMs / 2)), 'lingerMs')
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.#timer = setInterval(() => this.#tick(), this.pollMs)
+    this.#beatTimer = setInterval(() => void this.#beat(), Math.max(10, Math.floor(this.leaseMs / 3)))
     void this.#listen()
     this.claimSoon()
   }
@@ -112,6 +120,35 @@ class WorkerPool implements Workers {
     if (this.stopping) return
     this.claimSoon()
     void this.#checkInboxes()
+  }
+
+  /**
+   * One statement extends the lease of every session served here (on the LISTEN connection, so
+   * a pool busy with appends cannot delay it); a session it does not extend lost its lease: its
+   * writer stops (`LEASE_LOST`) before it could append.
+   */
+  async #beat(): Promise<void> {
+    if (this.#beating) return
+    const live = [...this.runs.values()].filter((r) => r.writer.live)
+    if (live.length === 0) return
+    this.#beating = true
+    try {
+      const q = this.#listener ?? this.store.pool
+      const r = await q.query(
+        `UPDATE turnlog_sessions s SET lease_until = clock_timestamp() + $1 * interval '1 millisecond'
+         FROM unnest($2::text[], $3::bigint[]) AS h(id, token)
+         WHERE s.id = h.id AND s.token = h.token AND s.lease_owner IS NOT NULL AND s.lease_until > clock_timestamp()
+         RETURNING s.id`,
+        [this.leaseMs, live.map((x) => x.id), live.map((x) => x.writer.token)],
+      )
+      const kept = new Set((r.rows as Array<{ id: string }>).map((x) => x.id))
+      for (const run of live) if (!kept.has(run.id)) run.writer.leaseLost()
+    } catch (err) {
+      // a broken connection: the next beat, or the append's own check, decides
+      this.report(err)
+    } finally {
+      this.#beating = false
+    }
   }
 
   /** One query for every session served here: which have input waiting. */
@@ -166,7 +203,7 @@ class WorkerPool implements Workers {
       this.stats.claimed++
       let writer: PgWriter
       try {
-        writer = this.store.adopt(row.id, Number(row.token), row.length, row.header, this.leaseMs)
+        writer = this.store.adopt(row.id, Number(row.token), row.length, row.header, this.leaseMs, false)
       } catch (err) {
         this.report(err, row.id)
         this.backoff.set(row.id, Date.now() + this.leaseMs)
@@ -240,12 +277,14 @@ class WorkerPool implements Workers {
       this.stopping = true
       this.#stopped = (async () => {
         if (this.#timer) clearInterval(this.#timer)
+        for (const r of this.runs.values()) r.wake()
         if (this.#listenerRetry) clearTimeout(this.#listenerRetry)
+        await this.#claiming?.catch(() => {})
+        await Promise.all([...this.runs.values()].map((r) => r.done))
+        if (this.#beatTimer) clearInterval(this.#beatTimer)
         const l = this.#listener
         this.#listener = null
         if (l) endClient(l)
-        await this.#claiming?.catch(() => {})
-        await Promise.all([...this.runs.values()].map((r) => r.done))
       })()
     }
     return this.#stopped
@@ -266,6 +305,7 @@ class SessionRun {
   #chain: Promise<unknown> = Promise.resolve()
   #newInput = false
   #closing = false
+  #wakeIdle: (() => void) | null = null
   failed = false
 
   constructor(readonly pool: WorkerPool, readonly id: string, readonly writer: PgWriter) {}
@@ -298,6 +338,9 @@ class SessionRun {
           this.failed = true
           break
         }
+        // linger: more input soon is served by this agent instead of a fresh resume elsewhere
+        if (!this.#newInput && !pool.stopping && pool.lingerMs > 0) await this.#idle(pool.lingerMs)
+        if (this.#newInput && !pool.stopping) continue
         const outcome = await this.#serial(async () => {
           if (this.#newInput) return 'again'
           if (pool.stopping) {
@@ -331,6 +374,26 @@ class SessionRun {
       await this.agent?.dispose().catch((err: unknown) => pool.report(err, id))
       await writer.close()
     }
+  }
+
+  /** Resolves after `ms`, or earlier on new input or stop. */
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms)
+      function done() {
+        clearTimeout(t)
+        resolve()
+      }
+      this.#wakeIdle = () => {
+        this.#wakeIdle = null
+        done()
+      }
+    })
+  }
+
+  /** Ends a linger early (stop, new input). */
+  wake(): void {
+    this.#wakeIdle?.()
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -371,6 +434,7 @@ class SessionRun {
           agent.send({ id: row.message_id, content: m.content, ...(m.source ? { source: m.source } : {}) }, target, row.wake !== false)
           this.#newInput = true
           this.pool.stats.moved++
+          this.wake()
         } catch (err) {
           // refused by the agent (halted, or a message it cannot take): the row stays unmoved
           this.pool.report(err, this.id)

@@ -88,10 +88,12 @@ export class PgWriter implements LogWriter {
     length: number,
     /** The lease length this writer extends to with each append and heartbeat. */
     readonly leaseMs: number = store.leaseMs,
+    /** False when the owner heartbeats the lease itself (workers: one batched statement for all). */
+    heartbeat = true,
   ) {
     this.#length = length
     this.#durableLength = length
-    this.#heartbeat = store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3)))
+    this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
   get length(): number {
@@ -230,7 +232,20 @@ export class PgWriter implements LogWriter {
   #stop(err: unknown): void {
     if (this.#failed) return
     this.#failed = TurnlogError.is(err) ? err : pgError(err, this.sessionId, 'append failed')
-    this.store.timers.clear(this.#heartbeat)
+    if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
+  }
+
+  /** The owner's heartbeat found the lease gone: the handle stops (`LEASE_LOST`). @internal (workers) */
+  leaseLost(): void {
+    if (this.#released || this.#closed) return
+    this.#stop(new TurnlogError('LEASE_LOST', 'the lease expired or was taken over (heartbeat)', {
+      sessionId: this.sessionId, info: { token: this.token },
+    }))
+  }
+
+  /** True while the handle may still append (the owner's heartbeat covers it). @internal */
+  get live(): boolean {
+    return !this.#failed && !this.#closed && !this.#released
   }
 
   /** Extends the lease; finding it lost stops the handle (`LEASE_LOST`). */
@@ -272,7 +287,7 @@ export class PgWriter implements LogWriter {
     }
     if (r.rowCount === 0) return false
     this.#released = true
-    this.store.timers.clear(this.#heartbeat)
+    if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
     return true
   }
 
@@ -286,7 +301,7 @@ export class PgWriter implements LogWriter {
       this.#closed = true
       this.#closing = (async () => {
         await this.#running?.catch(() => {})
-        this.store.timers.clear(this.#heartbeat)
+        if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
         if (this.#released) return
         this.#released = true
         const sql = this.#failed
