@@ -73,6 +73,8 @@ export class TurnlogAgent implements Agent {
   readonly #persistence: Persistence | null = null
   /** Set when persistence failed: no new turn, no new input. */
   #halted: TurnlogError | null = null
+  /** The interrupted turn the next turn opened from idle re-runs (lifecycle §8; `armResume`). */
+  #resumeOf: number | null = null
 
   constructor(options: AgentOptions) {
     this.options = options
@@ -101,7 +103,7 @@ export class TurnlogAgent implements Agent {
       id: this.sessionId,
       clock: options.clock,
       prefix: options.prefix,
-      check: { maxStepsPerTurn: maxSteps, maxRetries: retry?.maxRetries ?? 5 },
+      check: { maxStepsPerTurn: maxSteps, maxRetries: retry?.maxRetries ?? 5, maxResumeRuns: options.maxResumeRuns ?? 3 },
       onObserverError: (error) => this.reportError(error, 'subscribe'),
     })
     // One pass over an inherited prefix: the live projections and the pending inbox it left.
@@ -149,7 +151,8 @@ export class TurnlogAgent implements Agent {
     historyReducer.apply(this.historyState, e)
     lifecycleReducer.apply(this.lifecycle, e)
     if (e.type === 'llm/retry') this.retriesInChain = (e.data as { attempt: number }).attempt
-    else if (e.type === 'turn/start' && (e.data as { cause?: unknown }).cause === undefined) this.retriesInChain = 0
+    // a failure chain is linked by retry causes only (L16)
+    else if (e.type === 'turn/start' && (e.data as { cause?: { kind: string } }).cause?.kind !== 'retry') this.retriesInChain = 0
   }
 
   // -------------------------------------------------------------------------------------------
@@ -227,9 +230,19 @@ export class TurnlogAgent implements Agent {
    */
   wake(): boolean {
     this.#assertUsable()
-    if (this.#status !== 'idle' || !this.#turn.getSnapshot().matches('idle') || this.#list('next-turn').length === 0) return false
+    if (this.#status !== 'idle' || !this.#turn.getSnapshot().matches('idle')) return false
+    if (this.#list('next-turn').length === 0 && this.#resumeOf === null) return false
     this.#wake()
     return true
+  }
+
+  /**
+   * @internal Resume (replay/resume.ts, lifecycle §8): the next turn this agent opens from idle,
+   * whatever wakes it, is `turn/start {cause: {kind: 'resume', of}}`, and its first proposal owes a
+   * request; `wake()` opens it even with nothing queued. Call before the first turn only.
+   */
+  armResume(of: number): void {
+    this.#resumeOf = of
   }
 
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void {
@@ -409,7 +422,9 @@ export class TurnlogAgent implements Agent {
     const ts = this.#turn.getSnapshot()
     if (ts.matches('idle') && this.#status === 'idle') {
       this.#setStatus('running')
-      this.#turn.send({ type: 'WAKE' })
+      const resumeOf = this.#resumeOf
+      this.#resumeOf = null
+      this.#turn.send(resumeOf !== null ? { type: 'WAKE', resumeOf } : { type: 'WAKE' })
       this.#loop = this.#runLoop()
       return
     }
@@ -461,18 +476,26 @@ export class TurnlogAgent implements Agent {
   #openTurn(): void {
     const c = this.#turn.getSnapshot().context
     this.abort = new AbortController()
-    this.append({ type: 'turn/start', data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } } : { turn: c.turn } })
+    this.append({
+      type: 'turn/start',
+      data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } }
+        : c.resumeOf !== null ? { turn: c.turn, cause: { kind: 'resume', of: c.resumeOf } }
+        : { turn: c.turn },
+    })
     this.#turn.send({ type: 'OPENED' })
   }
 
   async #propose(): Promise<void> {
     const c = this.#turn.getSnapshot().context
     const first = c.proposal === 'first'
-    const messages = this.claim(c.turn, first && c.retryOf === null)
+    // a retry or resume turn re-requests: its first proposal claims next-step input only
+    const owed = first && (c.retryOf !== null || c.resumeOf !== null)
+    const messages = this.claim(c.turn, first && !owed)
     let decision: PreStepDecision
     try {
       decision = await this.hooks.waterfall('agent/pre-step', {
         turn: c.turn, step: c.steps + 1, messages, proposal: c.proposal, retry: first && c.retryOf !== null,
+        resume: first && c.resumeOf !== null,
         signal: this.abort!.signal, agent: this,
       }, (p) => ({ kind: 'enter' as const, messages: p.messages }))
       decision = checkDecision(decision)

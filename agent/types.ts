@@ -131,6 +131,11 @@ export interface AgentOptions {
   prefix?: readonly LogEvent[]
   maxParallelToolCalls?: number
   maxStepsPerTurn?: number
+  /**
+   * The longest chain of resume turns (lifecycle §8) the log may hold (L13, checked on append).
+   * `resumeAgent` re-runs an interrupted turn only while the chain is shorter. Default 3.
+   */
+  maxResumeRuns?: number
   /** The built-in transient retry policy, or `false` to turn it off. */
   retry?: RetryOptions | false
   plugins?: readonly AgentPlugin[]
@@ -169,6 +174,12 @@ export interface PreStepPayload {
   proposal: ProposalKind
   /** True in the first proposal of a retry turn (a request is owed even with no messages). */
   retry: boolean
+  /**
+   * True in the first proposal of a resume turn (`turn/start {cause: {kind: 'resume'}}`, lifecycle
+   * §8): the interrupted turn's input is re-requested; a request is owed even with no messages.
+   * A listener may reject it like any proposal.
+   */
+  resume: boolean
   signal: AbortSignal
   agent: Agent
 }

@@ -125,6 +125,8 @@ function sourceLabel(m: UserMessage): string {
       return `user (tool ${m.source.callId})`
     case 'compaction':
       return 'summary'
+    case 'resume':
+      return `user (re-sent by resume, was ${m.source.of})`
   }
 }
 
@@ -208,7 +210,7 @@ function topItemLines(item: TopItem, ctx: PrintContext, out: string[]): void {
 
 function turnLines(t: TranscriptTurn, ctx: PrintContext, out: string[]): void {
   const { c } = ctx
-  const cause = t.cause ? c.yellow(` (retry of turn ${t.cause.of})`) : ''
+  const cause = t.cause ? c.yellow(` (${t.cause.kind} of turn ${t.cause.of})`) : ''
   out.push(c.bold(`Turn ${t.turn}`) + cause + ' ' + c.dim(`#${t.seq}`))
   const steps = t.items.filter((i) => i.kind === 'step').length
   const claimed = ctx.claimed.get(t.seq) ?? []
@@ -364,7 +366,7 @@ export function stateAtLines(events: readonly LogEvent[], seq: number, state: Re
   const l = state.lifecycle
   const where = l.openTurn === null
     ? 'idle (no turn open)'
-    : `in turn ${l.openTurn}${l.openTurnCause ? ` (retry of turn ${l.openTurnCause.of})` : ''}, ` +
+    : `in turn ${l.openTurn}${l.openTurnCause ? ` (${l.openTurnCause.kind} of turn ${l.openTurnCause.of})` : ''}, ` +
       (l.openStep === null ? `between steps (last step ${l.lastStep})` : `step ${l.openStep}${l.streaming ? ', streaming' : ''}`)
   const out = [
     c.bold(`State as of seq ${seq}`) + c.dim(` of ${events.length - 1} · ${e.type}`),

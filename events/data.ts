@@ -8,6 +8,11 @@ const stepNo = z.number().int().positive()
 const seqNo = z.number().int().nonnegative()
 
 export const RetryCause = z.strictObject({ kind: z.literal('retry'), of: turnNo })
+/** A turn that re-runs the `interrupted` turn `of` after a resume (lifecycle.md §8). */
+export const ResumeCause = z.strictObject({ kind: z.literal('resume'), of: turnNo })
+/** Why a turn opened other than by a waking delivery: a retry (§4.6) or a resume (§8). */
+export const TurnCause = z.discriminatedUnion('kind', [RetryCause, ResumeCause])
+export type TurnCause = z.infer<typeof TurnCause>
 
 export const CancelCause = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('user') }),
@@ -58,7 +63,7 @@ export const RequestConfig = z.looseObject({
 export type RequestConfig = z.infer<typeof RequestConfig>
 
 export const EVENT_DATA = {
-  'turn/start': z.strictObject({ turn: turnNo, cause: RetryCause.optional() }),
+  'turn/start': z.strictObject({ turn: turnNo, cause: TurnCause.optional() }),
   'turn/end': z.strictObject({ turn: turnNo, reason: TurnEndReason }),
   'step/start': z.strictObject({ turn: turnNo, step: stepNo }),
   'step/end': z.strictObject({ turn: turnNo, step: stepNo, outcome: StepOutcome }),

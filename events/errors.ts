@@ -49,6 +49,8 @@ export const ERROR_CODES = [
   'AGENT_DISPOSED',
   'INVALID_OPTION',
   'INVALID_ARGUMENT',
+  /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (lifecycle §8) */
+  'RESUME_LIMIT',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

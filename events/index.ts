@@ -6,7 +6,7 @@ export {
 } from './messages.js'
 export { StreamChunk, FinishChunk, type SuccessFinishReason } from './chunks.js'
 export {
-  EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, InboxTarget, ToolSpec, RequestConfig,
+  EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, ResumeCause, TurnCause, InboxTarget, ToolSpec, RequestConfig,
   type EventDataMap, type CoreEventType,
 } from './data.js'
 export {

@@ -24,6 +24,8 @@ export const MessageSource = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('hook'), name: z.string() }),
   z.strictObject({ kind: z.literal('tool'), callId: z.string() }),
   z.strictObject({ kind: z.literal('compaction') }),
+  /** A message a crashed turn had claimed, re-inserted by resume under a new id (lifecycle.md §8). */
+  z.strictObject({ kind: z.literal('resume'), of: z.string().min(1) }),
 ])
 export type MessageSource = z.infer<typeof MessageSource>
 

@@ -20,6 +20,8 @@ export interface TurnContext {
   proposal: ProposalKind
   /** Set when this turn retries `retryOf` (its first proposal owes a request). */
   retryOf: number | null
+  /** Set when this turn re-runs the interrupted turn `resumeOf` (lifecycle §8; its first proposal owes a request). */
+  resumeOf: number | null
   /** `max-tokens` is sticky for the rest of the turn. */
   maxTokens: boolean
   /** The first cancel cause wins. */
@@ -32,7 +34,7 @@ export interface TurnContext {
 }
 
 export type TurnEvent =
-  | { type: 'WAKE' }
+  | { type: 'WAKE'; resumeOf?: number }
   | { type: 'OPENED' }
   | { type: 'PROPOSED'; decision: 'enter' | 'enter-empty' | 'reject' }
   | { type: 'PROPOSE_FAILED'; failure: Failure }
@@ -61,7 +63,7 @@ export const turnMachine = setup({
       event.type === 'PROPOSED' &&
       event.decision === 'enter-empty' &&
       context.proposal !== 'after-tools' &&
-      !(context.proposal === 'first' && context.retryOf !== null),
+      !(context.proposal === 'first' && (context.retryOf !== null || context.resumeOf !== null)),
     stepFailedByHook: ({ event }) =>
       event.type === 'STEP_DONE' && event.outcome.kind === 'failed' && event.outcome.failure.code === 'HOOK_ERROR',
     stepFailed: ({ event }) => event.type === 'STEP_DONE' && event.outcome.kind === 'failed',
@@ -74,12 +76,14 @@ export const turnMachine = setup({
     moreWork: ({ event }) => event.type === 'CLOSED' && (event.nextTurnPending || event.latched),
   },
   actions: {
-    openTurn: assign(({ context }) => ({
+    openTurn: assign(({ context, event }) => ({
       turn: context.lastTurn + 1,
       lastTurn: context.lastTurn + 1,
       steps: 0,
       proposal: 'first' as const,
       retryOf: context.retryRequested ? context.turn : null,
+      // only the wake from idle of a resumed agent carries it (agent.ts #wake)
+      resumeOf: event.type === 'WAKE' ? event.resumeOf ?? null : null,
       maxTokens: false,
       abortCause: null,
       failure: null,
@@ -129,6 +133,7 @@ export const turnMachine = setup({
     maxStepsPerTurn: input.maxStepsPerTurn ?? 64,
     proposal: 'first',
     retryOf: null,
+    resumeOf: null,
     maxTokens: false,
     abortCause: null,
     failure: null,

@@ -9,7 +9,7 @@ import type {
 } from '../events/index.js'
 import type { Reducer } from './types.js'
 
-/** `{kind: 'retry', of}`: the cause of a turn opened to retry a failed one. */
+/** `{kind: 'retry' | 'resume', of}`: why a turn opened (a retry of a failed one, or a re-run after a resume). */
 export type RetryCause = NonNullable<EventDataMap['turn/start']['cause']>
 
 export interface PendingToolCall {
@@ -28,7 +28,7 @@ export interface LifecycleState {
   openTurn: number | null
   /** Seq of the open turn's `turn/start`, or null. */
   openTurnSeq: number | null
-  /** `{kind: 'retry', of}` when the open turn retries a failed one. */
+  /** `{kind: 'retry', of}` when the open turn retries a failed one, `{kind: 'resume', of}` when it re-runs an interrupted one. */
   openTurnCause: RetryCause | null
   /** The open step's number, or null. */
   openStep: number | null

@@ -96,6 +96,7 @@ function checkerOpts(o: CheckerOptions): CheckerOptions {
   return {
     ...(o.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: o.maxStepsPerTurn } : {}),
     ...(o.maxRetries !== undefined ? { maxRetries: o.maxRetries } : {}),
+    ...(o.maxResumeRuns !== undefined ? { maxResumeRuns: o.maxResumeRuns } : {}),
   }
 }
 

@@ -7,10 +7,19 @@
  * 2. Creates the agent with `prefix` = the repaired log. The agent rebuilds the inbox from the
  *    durable splices (pending followups and injects survive), continues the turn numbering, and
  *    logs `request/header {reason: 'resume'}` at its first request.
- * 3. Runs pending work: when next-turn holds prompts, the agent is woken so they run in order;
- *    `await agent.whenIdle()` waits for them. Pending next-step items alone do not open a turn
- *    (lifecycle §3.8: injected context never wakes); they join the next turn.
- *    Waking is `agent.wake()`: the first pending prompt's turn opens at once; nothing is re-sent.
+ * 3. Owes the interrupted turn its answer (lifecycle §8, `resume-plan.ts`): re-inserts the
+ *    messages it claimed but never entered (one splice at the head of next-turn, source `resume`),
+ *    and arms a resume turn (`turn/start {cause: {kind: 'resume', of}}`) when its input is still
+ *    unanswered; `maxResumeRuns` bounds a poison turn (`agent/error` `RESUME_LIMIT`);
+ *    `rerunInterrupted: false` opts out.
+ * 4. Runs pending work (unless `autoStart: false`): `agent.wake()` opens the resume turn, or the
+ *    first pending prompt's turn, at once; the rest run in order; `await agent.whenIdle()` waits
+ *    for them. Pending next-step items alone do not open a turn (lifecycle §3.8); they join the
+ *    next turn. Nothing is re-sent.
+ *
+ * Hooks: listeners given as `hooks` (and plugins) are installed before anything runs. A listener
+ * added with `agent.on` after `resumeAgent` resolved misses the turn it already started: pass
+ * `autoStart: false`, add the listeners, then call `agent.wake()`.
  */
 import { createAgent } from '../agent/agent.js'
 import type { Agent, AgentOptions } from '../agent/types.js'
@@ -19,6 +28,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
 import { repairSession } from './repair-session.js'
+import { applyResumePlan, planResume } from './resume-plan.js'
 
 export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
   /**
@@ -29,15 +39,36 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
    * result), `{header, events}`, or the events alone.
    */
   log?: string | Uint8Array | { header?: LogHeader; events: readonly LogEvent[] } | readonly LogEvent[]
-  /** Run pending next-turn prompts at once (default true). */
+  /**
+   * Start the owed work at once (default true): the resume turn, or the pending prompts. With
+   * `false`, `resumeAgent` resolves with the agent idle (the re-insertion splice already logged),
+   * so the app can attach listeners with `agent.on` first, then call `agent.wake()`.
+   */
+  autoStart?: boolean
+  /** @deprecated the former name of `autoStart` (still honoured when `autoStart` is not given). */
   runPending?: boolean
+  /**
+   * Re-run the turn a crash interrupted (default true, lifecycle §8): re-insert the messages it
+   * claimed but never entered, and open a resume turn when its input is unanswered. `false`: the
+   * claimed messages stay unanswered (the behaviour before §8).
+   */
+  rerunInterrupted?: boolean
   /** Called with the repair result before the agent is created (closers, quarantined bytes). */
   onRepaired?: (r: RepairResult) => void
 }
 
 /** Repairs the log, creates the agent on it, and starts its pending followups. */
 export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
-  const { log, runPending, onRepaired, ...agentOptions } = opts
+  const { log, runPending, autoStart, rerunInterrupted, onRepaired, ...agentOptions } = opts
+  const start = autoStart ?? runPending ?? true
+  const owe = (agent: Agent): Agent => {
+    applyResumePlan(agent, planResume(agent.events, {
+      ...(rerunInterrupted !== undefined ? { rerunInterrupted } : {}),
+      ...(agentOptions.maxResumeRuns !== undefined ? { maxResumeRuns: agentOptions.maxResumeRuns } : {}),
+    }))
+    if (start) agent.wake()
+    return agent
+  }
   if (log === undefined) {
     // a store: repair under the session's write lock, then hand that handle to the agent
     if (!agentOptions.store || agentOptions.sessionId === undefined) {
@@ -48,9 +79,7 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
       log: { header: r.header, events: r.events }, closers: r.closers, keptEventCount: r.keptEventCount,
       quarantined: r.quarantined ? { offset: r.quarantined.offset, bytes: new Uint8Array(0) } : null,
     })
-    const agent = createAgent({ ...agentOptions, storeWriter: r.writer!, prefix: r.events })
-    if (runPending ?? true) wakePending(agent)
-    return agent
+    return owe(createAgent({ ...agentOptions, storeWriter: r.writer!, prefix: r.events }))
   }
   let repaired: RepairResult
   if (typeof log === 'string' || log instanceof Uint8Array) {
@@ -67,22 +96,21 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   // without a store the resumed agent logs in memory (pass { store, sessionId } to persist)
   const { store: _store, ...rest } = agentOptions
   void _store
-  const agent = createAgent({ ...rest, sessionId, prefix: repaired.log.events })
-  if (runPending ?? true) wakePending(agent)
-  return agent
+  return owe(createAgent({ ...rest, sessionId, prefix: repaired.log.events }))
 }
 
-function checker(o: Omit<AgentOptions, 'prefix'>): { maxStepsPerTurn?: number; maxRetries?: number } {
+function checker(o: Omit<AgentOptions, 'prefix'>): { maxStepsPerTurn?: number; maxRetries?: number; maxResumeRuns?: number } {
   const maxRetries = o.retry === false ? undefined : o.retry?.maxRetries
   return {
     ...(o.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: o.maxStepsPerTurn } : {}),
     ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(o.maxResumeRuns !== undefined ? { maxResumeRuns: o.maxResumeRuns } : {}),
   }
 }
 
 /**
- * Wakes an idle agent whose next-turn list holds prompts (from a resumed log): the pending
- * followups run in order, each in its own turn. Returns true when it opened a turn.
+ * Wakes an idle resumed agent: opens the armed resume turn, or the first pending prompt's turn
+ * (the rest run in order). Returns true when it opened a turn. Same as `agent.wake()`.
  */
 export function wakePending(agent: Agent): boolean {
   return agent.wake()

@@ -34,7 +34,7 @@ export class LogChecker {
   readonly #compaction = new CompactionState()
 
   constructor(opts: CheckerOptions = {}) {
-    this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5)
+    this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
     this.#content = new StepContent(this.#turns)
     this.#inbox = new InboxState(this.#turns)
   }

@@ -1,6 +1,9 @@
 /**
  * L11, inbox conservation. The two lists are tracked by message id; every id inserted by a splice
- * is pending, claimed or canceled, never claimed twice, never pending again once claimed.
+ * is pending, claimed or canceled, never claimed twice, never pending again once claimed. A
+ * `user/message` whose id a splice inserted must have been claimed in the open turn: one for a
+ * pending, a canceled, or an earlier turn's claimed message is a violation. (The checker cannot
+ * require every claimed message to appear: `agent/pre-step` may enter other messages, §3.2.)
  */
 import type { SessionEvent } from '../envelope.js'
 import type { TurnState } from './structure.js'
@@ -12,8 +15,10 @@ export class InboxState {
   readonly #lists: Record<Target, string[]> = { 'next-turn': [], 'next-step': [] }
   /** Ids pending in either list. */
   readonly #pending = new Set<string>()
-  /** Ids ever claimed. */
-  readonly #claimed = new Set<string>()
+  /** Ids ever claimed, with the turn that claimed them. */
+  readonly #claimed = new Map<string, number | null>()
+  /** Ids whose last removal was a cancel (`outcome: 'canceled'`) and that were not inserted again. */
+  readonly #canceled = new Set<string>()
   /** Ids of every `user/message` in the log, replacements included. */
   readonly #userMessages = new Set<string>()
 
@@ -29,6 +34,10 @@ export class InboxState {
       const id = e.data.message.id
       if (this.#userMessages.has(id)) emit('L11', `user/message id ${id} appears a second time in the log`)
       if (this.#pending.has(id)) emit('L11', `user/message id ${id} is still pending in the inbox`)
+      else if (this.#canceled.has(id)) emit('L11', `user/message id ${id} was canceled from the inbox, never claimed`)
+      else if (this.#claimed.has(id) && this.#claimed.get(id) !== this.turns.openTurn) {
+        emit('L11', `user/message id ${id} was claimed in turn ${this.#claimed.get(id)}, not in the open turn ${this.turns.openTurn ?? '(none)'}`)
+      }
       return
     }
     if (e.type !== 'agent/inbox/spliced') return
@@ -69,8 +78,12 @@ export class InboxState {
     const isClaim = d.outcome === undefined && (d.removedCount ?? 0) > 0
     for (const id of gone) {
       this.#pending.delete(id)
-      if (isClaim) this.#claimed.add(id)
+      if (isClaim) this.#claimed.set(id, this.turns.openTurn)
+      else this.#canceled.add(id)
     }
-    for (const m of d.inserted) this.#pending.add(m.id)
+    for (const m of d.inserted) {
+      this.#pending.add(m.id)
+      this.#canceled.delete(m.id)
+    }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Turn and step structure: L2 (turns), L3 (steps), L4 (where content events stand), L12 (turn end
- * reasons against step outcomes), L13 (retry turns), L16 (retry attempts).
+ * reasons against step outcomes), L13 (retry and resume turns), L16 (retry attempts).
  *
  * The other rule groups read this state (the open turn and step) in their own `check` and `apply`;
  * the checker applies this group last, so every group sees the state before the event.
@@ -32,12 +32,20 @@ export class TurnState {
   retried = false
   /** The last `llm/retry.attempt` of the current failure chain (0: none yet). */
   chainAttempt = 0
-  /** Set only while the previous core event is a `turn/end`: what it closed (for L13). */
+  /**
+   * Set while the previous core events are a `turn/end` and then only inbox splices: what it closed
+   * (for L13).
+   */
   prevTurnEnd: { turn: number; reason: string; lastFailed: boolean } | null = null
+  /** An inbox splice stands between `prevTurnEnd` and now (a retry turn may not follow one). */
+  splicedSinceEnd = false
+  /** How many resume turns the last started turn ends a chain of (0: it is not a resume turn). */
+  resumeChain = 0
 
   constructor(
     readonly maxStepsPerTurn: number,
     readonly maxRetries: number,
+    readonly maxResumeRuns: number = 3,
   ) {}
 
   check(e: SessionEvent, emit: Emit): void {
@@ -46,15 +54,7 @@ export class TurnState {
         const d = e.data
         if (this.openTurn !== null) emit('L2', `turn/start ${d.turn} while turn ${this.openTurn} is open`)
         if (d.turn !== this.lastTurn + 1) emit('L2', `turn/start ${d.turn}: the next turn is ${this.lastTurn + 1}`)
-        if (d.cause) {
-          const of = d.cause.of
-          const p = this.prevTurnEnd
-          if (p === null) emit('L13', `retry turn ${d.turn} (of ${of}) does not directly follow a turn/end`)
-          else if (of !== p.turn || of !== d.turn - 1) {
-            emit('L13', `retry turn ${d.turn} says it retries turn ${of}, but directly follows the end of turn ${p.turn}`)
-          } else if (p.reason !== 'error') emit('L13', `retry of turn ${of}, which ended ${p.reason}, not error`)
-          else if (!p.lastFailed) emit('L13', `retry of turn ${of}, whose last step did not end failed`)
-        }
+        if (d.cause) this.#checkCause(d.turn, d.cause, emit)
         return
       }
       case 'turn/end': {
@@ -121,6 +121,39 @@ export class TurnState {
     }
   }
 
+  /**
+   * L13. A retry turn directly follows the `turn/end {error}` of the turn it retries, whose last
+   * step failed. A resume turn follows the `turn/end {interrupted}` of the turn it re-runs, with
+   * only inbox splices between (resume's re-insertion), and a chain of resume turns is at most
+   * `maxResumeRuns` long.
+   */
+  #checkCause(turn: number, cause: { kind: 'retry' | 'resume'; of: number }, emit: Emit): void {
+    const { kind, of } = cause
+    const p = this.prevTurnEnd
+    if (p === null) {
+      emit('L13', `${kind} turn ${turn} (of ${of}) does not follow a turn/end` +
+        (kind === 'resume' ? ' with only inbox splices between' : ' directly'))
+      return
+    }
+    if (kind === 'retry' && this.splicedSinceEnd) {
+      emit('L13', `retry turn ${turn} (of ${of}) does not directly follow a turn/end: an inbox splice stands between`)
+      return
+    }
+    if (of !== p.turn || of !== turn - 1) {
+      emit('L13', `${kind} turn ${turn} says it ${kind === 'retry' ? 'retries' : 're-runs'} turn ${of}, but follows the end of turn ${p.turn}`)
+      return
+    }
+    if (kind === 'retry') {
+      if (p.reason !== 'error') emit('L13', `retry of turn ${of}, which ended ${p.reason}, not error`)
+      else if (!p.lastFailed) emit('L13', `retry of turn ${of}, whose last step did not end failed`)
+      return
+    }
+    if (p.reason !== 'interrupted') emit('L13', `resume of turn ${of}, which ended ${p.reason}, not interrupted`)
+    else if (this.resumeChain + 1 > this.maxResumeRuns) {
+      emit('L13', `resume turn ${turn} is resume run ${this.resumeChain + 1} of one chain; at most ${this.maxResumeRuns} (maxResumeRuns)`)
+    }
+  }
+
   #requireStep(what: string, turn: number, step: number, emit: Emit): void {
     if (this.openStep === null) emit('L4', `${what} ${turn}.${step} outside an open step`)
     else if (turn !== this.openTurn || step !== this.openStep) {
@@ -152,6 +185,11 @@ export class TurnState {
   }
 
   apply(e: SessionEvent): void {
+    if (e.type === 'agent/inbox/spliced') {
+      // resume re-inserts claimed messages between the interrupted turn/end and the resume turn
+      this.splicedSinceEnd = true
+      return
+    }
     this.prevTurnEnd = null
     switch (e.type) {
       case 'turn/start':
@@ -163,7 +201,9 @@ export class TurnState {
         this.lastOutcome = null
         this.hadMaxTokensStep = false
         this.retried = false
-        if (!e.data.cause) this.chainAttempt = 0
+        // a failure chain is linked by retry causes only (L16); a resume turn starts a new one
+        if (e.data.cause?.kind !== 'retry') this.chainAttempt = 0
+        this.resumeChain = e.data.cause?.kind === 'resume' ? this.resumeChain + 1 : 0
         break
       case 'turn/end':
         this.prevTurnEnd = {
@@ -171,6 +211,7 @@ export class TurnState {
           reason: e.data.reason.kind,
           lastFailed: this.openStep === null && this.lastOutcome === 'failed',
         }
+        this.splicedSinceEnd = false
         this.openTurn = null
         this.openStep = null
         break

@@ -14,6 +14,8 @@ export interface CheckerOptions {
   maxStepsPerTurn?: number
   /** The retry policy's maximum; `llm/retry.attempt` never exceeds it (L16). Default 5. */
   maxRetries?: number
+  /** The resume bound: a chain of resume turns is at most this long (L13, lifecycle.md §8). Default 3. */
+  maxResumeRuns?: number
 }
 
 /** The L invariant ids, in order. */

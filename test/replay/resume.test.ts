@@ -39,7 +39,7 @@ async function crashedLog(): Promise<readonly LogEvent[]> {
 const prompts = (events: readonly LogEvent[]) => events.filter((e) => e.type === 'user/message').map((e) => ((e.data as any).message.content[0].text as string))
 
 describe('resumeAgent (issue "Resume", P5)', () => {
-  it('P5 L11: pending followups and injects survive a crash; turn numbering continues; the first request logs request/header resume', async () => {
+  it('P5 L11 (§8): pending followups and injects survive a crash; the interrupted prompt is re-run by a resume turn; turn numbering continues; the first request logs request/header resume', async () => {
     const crashed = await crashedLog()
     expect(replay(crashed).lifecycle.openTurn).toBe(1)
     let repaired: RepairResult | null = null
@@ -52,13 +52,28 @@ describe('resumeAgent (issue "Resume", P5)', () => {
     expect(repaired!.closers.map((e) => e.type)).toEqual(['assistant/message', 'step/end', 'turn/end'])
     await agent.whenIdle()
     const after = agent.events.slice(crashed.length)
-    expect(after.filter((e) => e.type === 'turn/start').map((e) => (e.data as any).turn)).toEqual([2, 3])
-    // the inject joins the next turn, then the prompts run in their order
+    const starts = after.filter((e) => e.type === 'turn/start').map((e) => e.data)
+    // 'first' was entered and never answered (only repair's interrupted message): turn 2 re-runs it
+    expect(starts).toEqual([{ turn: 2, cause: { kind: 'resume', of: 1 } }, { turn: 3 }, { turn: 4 }])
+    // the resume turn claims next-step input only (the inject), then the prompts run in their order
     expect(prompts(after)).toEqual(['some context', 'second', 'third'])
     expect(after.find((e) => e.type === 'request/header')?.data).toMatchObject({ reason: 'resume' })
+    expect(after.filter((e) => e.type === 'turn/end').map((e) => (e.data as any).reason.kind)).toEqual(['interrupted', 'completed', 'completed', 'completed']) // repair's closer first
     expect(verify(agent.events).ok).toBe(true)
     expect(agent.inbox.nextTurn).toEqual([])
     expect(agent.sessionId).toBe(HEADER.id)
+  })
+
+  it('P5 L11 (§8 opt-out): rerunInterrupted: false runs only the pending prompts (the behaviour before §8)', async () => {
+    const crashed = await crashedLog()
+    const agent = (await resumeAgent({
+      log: { header: HEADER, events: crashed }, model: scriptedModel(() => ({ text: 'ok' })), system: 'sys', rerunInterrupted: false,
+    })) as TurnlogAgent
+    await agent.whenIdle()
+    const after = agent.events.slice(crashed.length)
+    expect(after.filter((e) => e.type === 'turn/start').map((e) => e.data)).toEqual([{ turn: 2 }, { turn: 3 }])
+    expect(prompts(after)).toEqual(['some context', 'second', 'third'])
+    expect(verify(agent.events).ok).toBe(true)
   })
 
   it('runPending: false leaves the prompts pending until the next waking delivery', async () => {
@@ -115,6 +130,8 @@ describe('resumeAgent from a store (repair under the write lock)', () => {
       expect(events.slice(0, crashed.length)).toEqual(crashed)
       expect(events[crashed.length + 2]?.data).toMatchObject({ reason: { kind: 'interrupted' } })
       expect(prompts(events.slice(crashed.length))).toEqual(['some context', 'second', 'third'])
+      // §8: the interrupted turn 1 is re-run by turn 2 before the pending prompts
+      expect(events.find((e) => e.type === 'turn/start' && (e.data as any).turn === 2)?.data).toEqual({ turn: 2, cause: { kind: 'resume', of: 1 } })
       expect(verify(events).ok).toBe(true)
     } finally {
       cleanup()

@@ -30,6 +30,7 @@ export function checkerOptionsFor(opts: ValidLogOptions = {}): Required<CheckerO
   return {
     maxStepsPerTurn: opts.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
     maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
+    maxResumeRuns: 3,
   }
 }
 
