@@ -7,7 +7,8 @@
  *   no holder, or a lease that expired (its holder died or stalled): `FOR UPDATE SKIP LOCKED`
  *   (two workers never wait on, or both take, one session), bumping each token.
  * - **Serve**: the session is repaired and resumed under the new lease (`resumeAgent`: closers
- *   for what the last holder left open, pending prompts run), then sent messages are moved into
+ *   for what the last holder left open; lifecycle §8: the interrupted turn is re-run, so a message
+ *   a dead worker had accepted gets its answer; pending prompts run), then sent messages are moved into
  *   the agent in send order (`agent.send` with the message's id; the append that logs the splice
  *   marks them moved in the same transaction). The writer heartbeats the lease.
  * - **Hand back**: when the agent is idle, everything is durable and no sent input waits, the
@@ -319,12 +320,14 @@ class SessionRun {
     const { pool, id, writer } = this
     try {
       const options = await pool.opts.agent(id)
-      const agent = await resumeAgent({ ...options, store: leasedStore(pool.store, writer), sessionId: id })
+      // autoStart false: the error listener is in place before the resume turn (lifecycle §8) opens
+      const agent = await resumeAgent({ ...options, store: leasedStore(pool.store, writer), sessionId: id, autoStart: false })
       this.agent = agent
       agent.on('agent/error', (e) => {
         if (e?.where === 'store') this.failed = true
         pool.report(e?.error, id)
       })
+      agent.wake()
       for (;;) {
         this.#newInput = false
         await this.pull()
