@@ -36,6 +36,10 @@ export const ERROR_CODES = [
   'SESSION_NOT_FOUND',
   'SESSION_EXISTS',
   'INVALID_SESSION_ID',
+  /** a postgres writer's lease was taken over or expired: it never appends again (fencing) */
+  'LEASE_LOST',
+  /** a sent message (postgres `send`) was already moved into the log: refused, never duplicated */
+  'INPUT_MOVED',
   /** the agent stopped because its store failed (the cause is the store's coded error) */
   'PERSISTENCE_FAILED',
   // agent API

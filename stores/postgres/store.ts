@@ -1,0 +1,318 @@
+/**
+ * `postgresStore({ connectionString } | { pool })`: the store contract on PostgreSQL, for sessions
+ * shared by many processes and machines (api.md "Stores" → "Across machines"). See schema.ts for
+ * the tables and docs/ARCHITECTURE.md "Decisions: PostgreSQL store and workers".
+ *
+ * - `open(id, 'write')` takes the session's **lease**: it succeeds when nobody holds it or the
+ *   holder's lease expired (server clock), and bumps the fencing `token`. The writer extends the
+ *   lease with every append and a heartbeat every `leaseMs / 3`; `close()` releases it.
+ * - Every append is one call of `turnlog_append` (one statement): token, expiry and expected seq
+ *   are checked under the session row's lock in the same transaction as the multi-row INSERT.
+ *   A writer whose lease was taken over or ran out gets `LEASE_LOST` and stops for good.
+ * - `send(sessionId, message, { target })`: durable input from any process without the lease.
+ */
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import pg from 'pg'
+import type { LogEvent } from '../../events/envelope.js'
+import { TurnlogError } from '../../events/errors.js'
+import { LogHeader } from '../../events/jsonl.js'
+import { UserMessage } from '../../events/messages.js'
+import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
+import { assertSessionId } from '../ids.js'
+import { makeHeader } from '../memory.js'
+import type { HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
+import { pgError } from './errors.js'
+import { MIGRATE_LOCK, MIGRATION } from './schema.js'
+import { PgReader, PgWriter } from './writer.js'
+
+export interface PostgresStoreOptions {
+  /** A `postgres://` URL; the store makes (and `close()` ends) its own pool. */
+  connectionString?: string
+  /** Your pool instead (the store never ends it). */
+  pool?: pg.Pool
+  registry?: EventRegistry
+  /** Epoch ms for headers. Default `Date.now`. */
+  clock?: () => number
+  /** Lease length of `open(id, 'write')` (heartbeat every third of it). Default 30 000 ms. */
+  leaseMs?: number
+  /** Who holds the leases this store takes (shown by `turnlog sessions`). Default `host:pid:random`. */
+  owner?: string
+  /**
+   * An append whose connection broke (terminated backend, server restart) has an unknown outcome:
+   * the writer, still holding its lease, reads back the session's length and either finds the
+   * batch committed or sends it again. It tries this many times, `retryDelayMs` apart (doubling),
+   * then stops with `IO_ERROR`. Default 6 attempts from 100 ms.
+   */
+  retryAttempts?: number
+  retryDelayMs?: number
+  /** Test seam: the writer's heartbeat scheduler. */
+  setInterval?: (fn: () => void, ms: number) => { unref?(): void } | unknown
+  clearInterval?: (t: unknown) => void
+}
+
+/** `send` options. */
+export interface SendOptions {
+  /** Which inbox list the message joins: `'next-turn'` (a turn of its own, default) or `'next-step'`. */
+  target?: 'next-turn' | 'next-step'
+  /** Whether it wakes the agent (default true: `next-step` + wake is `steer`, without it `inject`). */
+  wake?: boolean
+}
+
+/** One row of `sessions()` (and `turnlog sessions`). */
+export interface SessionRow {
+  id: string
+  events: number
+  /** `running`: a live lease; `expired`: a lease ran out (its holder died or stalled); `waiting`:
+   * sent input and no holder; `idle`: nothing owed. */
+  status: 'running' | 'expired' | 'waiting' | 'idle'
+  pending: number
+  leaseOwner: string | null
+  leaseUntil: string | null
+  token: number
+  lastActivity: string
+  createdAt: string
+}
+
+export type MessageLike = string | { id?: string; content: unknown; source?: unknown }
+
+export function postgresStore(opts: PostgresStoreOptions): PostgresStore {
+  return new PostgresStore(opts)
+}
+
+export class PostgresStore implements LogStore {
+  readonly kind = 'postgres'
+  /** @internal */ readonly pool: pg.Pool
+  /** @internal */ readonly registry: EventRegistry
+  /** @internal */ readonly clock: () => number
+  readonly leaseMs: number
+  readonly owner: string
+  /** @internal */ readonly retryAttempts: number
+  /** @internal */ readonly retryDelayMs: number
+  /** @internal */ readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
+  readonly #ownsPool: boolean
+  /** The connection string, when given (workers open their LISTEN connection with it). */
+  readonly connectionString: string | undefined
+
+  constructor(opts: PostgresStoreOptions) {
+    if (typeof opts !== 'object' || opts === null || (!opts.pool && typeof opts.connectionString !== 'string')) {
+      throw new TurnlogError('INVALID_ARGUMENT', 'postgresStore needs { connectionString } or { pool }', { field: 'connectionString' })
+    }
+    this.#ownsPool = !opts.pool
+    this.connectionString = opts.connectionString
+    this.pool = opts.pool ?? new pg.Pool({ connectionString: opts.connectionString, max: 10 })
+    // an idle client whose backend is terminated emits 'error' on the pool: without a listener
+    // that would crash the process; the pool drops the client and the next query reconnects
+    this.pool.on('error', () => {})
+    this.registry = opts.registry ?? defaultRegistry
+    this.clock = opts.clock ?? Date.now
+    this.leaseMs = positive(opts.leaseMs, 30_000, 'leaseMs')
+    this.owner = opts.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    this.retryAttempts = positive(opts.retryAttempts, 6, 'retryAttempts')
+    this.retryDelayMs = positive(opts.retryDelayMs, 100, 'retryDelayMs')
+    this.timers = {
+      set: opts.setInterval ?? ((fn, ms) => {
+        const t = setInterval(fn, ms)
+        t.unref()
+        return t
+      }),
+      clear: (opts.clearInterval ?? ((t: unknown) => clearInterval(t as NodeJS.Timeout))) as (t: unknown) => void,
+    }
+  }
+
+  /** Creates the tables and functions (idempotent; safe from several processes at once). */
+  async migrate(): Promise<void> {
+    const c = await this.#connect()
+    try {
+      await c.query('BEGIN')
+      await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK])
+      await c.query(MIGRATION)
+      await c.query('COMMIT')
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {})
+      throw pgError(err, undefined, 'migrate failed')
+    } finally {
+      c.release()
+    }
+  }
+
+  async create(id: string, init: HeaderInit = {}): Promise<LogHeader> {
+    assertSessionId(id)
+    const header = makeHeader(id, init, this.clock)
+    const r = await this.query(
+      'INSERT INTO turnlog_sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id',
+      [id, JSON.stringify(header)], id, 'create failed',
+    )
+    if (r.rowCount === 0) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id })
+    return header
+  }
+
+  open(id: string, mode: 'read'): Promise<LogReader>
+  open(id: string, mode: 'write', opts?: OpenWriteOptions): Promise<LogWriter>
+  open(id: string, mode: OpenMode, opts?: OpenWriteOptions): Promise<LogReader | LogWriter>
+  async open(id: string, mode: OpenMode, _opts?: OpenWriteOptions): Promise<LogReader | LogWriter> {
+    assertSessionId(id)
+    if (mode === 'read') {
+      const r = await this.query('SELECT header::text AS header, length FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
+      const row = r.rows[0] as { header: string; length: number } | undefined
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      return new PgReader(this, id, this.parseHeader(id, row.header), row.length)
+    }
+    if (mode !== 'write') {
+      throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
+    }
+    const r = await this.query(
+      `UPDATE turnlog_sessions SET token = token + 1, lease_owner = $2,
+         lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+       WHERE id = $1 AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= clock_timestamp())
+       RETURNING token, length, header::text AS header`,
+      [id, this.owner, this.leaseMs], id, 'open failed',
+    )
+    const row = r.rows[0] as { token: string; length: number; header: string } | undefined
+    if (!row) {
+      const seen = await this.query('SELECT lease_owner, lease_until, token FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
+      const s = seen.rows[0] as { lease_owner: string | null; lease_until: Date | null; token: string } | undefined
+      if (!s) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      throw new TurnlogError('SESSION_OWNED', `the session is leased by ${s.lease_owner ?? '?'} (token ${s.token})`, {
+        sessionId: id, info: { owner: s.lease_owner, token: Number(s.token), leaseUntil: s.lease_until?.toISOString() ?? null },
+      })
+    }
+    return this.adopt(id, Number(row.token), row.length, row.header)
+  }
+
+  /** A writer for a lease already taken (by a worker's claim): token, length, header text. @internal */
+  adopt(id: string, token: number, length: number, headerText: string, leaseMs = this.leaseMs, heartbeat = true): PgWriter {
+    return new PgWriter(this, id, this.parseHeader(id, headerText), token, length, leaseMs, heartbeat)
+  }
+
+  async list(): Promise<string[]> {
+    const r = await this.query('SELECT id FROM turnlog_sessions ORDER BY id COLLATE "C"', [], undefined, 'list failed')
+    return (r.rows as Array<{ id: string }>).map((x) => x.id)
+  }
+
+  async has(id: string): Promise<boolean> {
+    assertSessionId(id)
+    const r = await this.query('SELECT 1 FROM turnlog_sessions WHERE id = $1', [id], id, 'has failed')
+    return (r.rowCount ?? 0) > 0
+  }
+
+  /**
+   * Durable input from any process, without the lease: resolves once the message is committed,
+   * with the id its logged message will carry. Creates the session if it does not exist. The
+   * session's lease holder (a worker) moves it into the log as an ordinary inbox splice, exactly
+   * once, in send order; a NOTIFY wakes the workers early. Sending the same message id again is a
+   * no-op that resolves with the id (so a retried HTTP request does not duplicate input).
+   * `INVALID_MESSAGE` for a message the agent would refuse.
+   */
+  async send(sessionId: string, message: MessageLike, opts: SendOptions = {}): Promise<string> {
+    assertSessionId(sessionId)
+    const target = opts.target ?? 'next-turn'
+    if (target !== 'next-turn' && target !== 'next-step') {
+      throw new TurnlogError('INVALID_ARGUMENT', `target must be 'next-turn' or 'next-step', got ${String(target)}`, { sessionId, field: 'target' })
+    }
+    const wake = opts.wake ?? true
+    const m = toMessage(message, sessionId)
+    const header = makeHeader(sessionId, {}, this.clock)
+    await this.query('SELECT turnlog_send($1, $2, $3, $4, $5, $6)', [
+      sessionId, JSON.stringify(header), m.id, target, wake === true, JSON.stringify(m),
+    ], sessionId, 'send failed')
+    return m.id
+  }
+
+  /** One row per session, for `turnlog sessions`. */
+  async sessions(): Promise<SessionRow[]> {
+    const r = await this.query(
+      `SELECT id, length, pending, lease_owner, lease_until, token, last_activity, created_at,
+              (lease_owner IS NOT NULL AND lease_until > clock_timestamp()) AS live
+       FROM turnlog_sessions ORDER BY id COLLATE "C"`, [], undefined, 'sessions failed',
+    )
+    return (r.rows as Array<Record<string, unknown>>).map((x) => ({
+      id: String(x.id),
+      events: Number(x.length),
+      status: x.live ? 'running' : x.lease_owner ? 'expired' : Number(x.pending) > 0 ? 'waiting' : 'idle',
+      pending: Number(x.pending),
+      leaseOwner: (x.lease_owner as string | null) ?? null,
+      leaseUntil: x.lease_until instanceof Date ? x.lease_until.toISOString() : null,
+      token: Number(x.token),
+      lastActivity: (x.last_activity as Date).toISOString(),
+      createdAt: (x.created_at as Date).toISOString(),
+    }))
+  }
+
+  /** Ends the pool when the store made it. */
+  async close(): Promise<void> {
+    if (this.#ownsPool) await this.pool.end().catch(() => {})
+  }
+
+  /** A parameterised query with a coded error. @internal */
+  async query(sql: string, params: unknown[], sessionId: string | undefined, what: string): Promise<pg.QueryResult> {
+    try {
+      return await this.pool.query(sql, params)
+    } catch (err) {
+      throw pgError(err, sessionId, what)
+    }
+  }
+
+  async #connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect()
+    } catch (err) {
+      throw pgError(err, undefined, 'cannot connect')
+    }
+  }
+
+  /** @internal */
+  parseHeader(id: string, text: string): LogHeader {
+    let raw: unknown
+    try {
+      raw = JSON.parse(text)
+    } catch {
+      throw new TurnlogError('INVALID_HEADER', 'the stored header is not JSON', { sessionId: id, field: 'header' })
+    }
+    const r = LogHeader.safeParse(raw)
+    if (!r.success) {
+      const issue = r.error.issues[0]!
+      throw new TurnlogError('INVALID_HEADER', issue.message, { sessionId: id, field: issue.path.join('.') || 'header' })
+    }
+    return r.data
+  }
+
+  /** Decodes and validates one stored event (a database is not trusted more than a file). @internal */
+  decodeEvent(id: string, text: string, seq: number): LogEvent {
+    let raw: unknown
+    try {
+      raw = JSON.parse(text)
+    } catch {
+      throw new TurnlogError('MALFORMED_LINE', 'a stored event is not JSON', { sessionId: id, seq })
+    }
+    const e = this.registry.validate(raw, { sessionId: id, seq })
+    if (e.seq !== seq) {
+      throw new TurnlogError('BAD_SEQ', `the event stored at seq ${seq} says seq ${String(e.seq)}`, { sessionId: id, seq, field: 'seq' })
+    }
+    return e
+  }
+}
+
+function toMessage(input: MessageLike, sessionId: string): UserMessage {
+  if (typeof input === 'string') {
+    return { id: randomUUID(), role: 'user', content: [{ type: 'text', text: input }], source: { kind: 'user' } }
+  }
+  if (typeof input !== 'object' || input === null) {
+    throw new TurnlogError('INVALID_MESSAGE', 'a message is a string or { content: Block[], id?, source? }', { sessionId, field: 'message' })
+  }
+  const candidate = { id: input.id ?? randomUUID(), role: 'user', content: input.content, source: input.source ?? { kind: 'user' } }
+  const r = UserMessage.safeParse(candidate)
+  if (!r.success) {
+    const issue = r.error.issues[0]!
+    throw new TurnlogError('INVALID_MESSAGE', issue.message, { sessionId, field: ['message', ...issue.path.map(String)].join('.') })
+  }
+  return r.data
+}
+
+function positive(v: unknown, dflt: number, field: string): number {
+  if (v === undefined) return dflt
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+    throw new TurnlogError('INVALID_OPTION', `${field} must be a positive number`, { field })
+  }
+  return v
+}

@@ -1,0 +1,328 @@
+/**
+ * The postgres store's read and write handles. A writer holds the session's lease (token): every
+ * group-committed batch is one `turnlog_append` call, which checks the token, the lease's expiry
+ * and the expected seq under the session row's lock and inserts the batch with one multi-row
+ * INSERT. See schema.ts and docs/ARCHITECTURE.md "Decisions: PostgreSQL store and workers".
+ */
+import type { LogEvent } from '../../events/envelope.js'
+import { TurnlogError } from '../../events/errors.js'
+import type { LogHeader } from '../../events/jsonl.js'
+import { checkBatch } from '../batch.js'
+import type { AppendOptions, AppendResult, LogReader, LogWriter } from '../types.js'
+import { isConnectionError, pgError } from './errors.js'
+import type { PostgresStore } from './store.js'
+
+const PAGE = 2000
+
+function checkFrom(fromSeq: unknown, sessionId: string): number {
+  if (fromSeq === undefined) return 0
+  if (typeof fromSeq !== 'number' || !Number.isSafeInteger(fromSeq) || fromSeq < 0) {
+    throw new TurnlogError('INVALID_ARGUMENT', 'events(fromSeq): fromSeq must be a non-negative integer', { sessionId, field: 'fromSeq' })
+  }
+  return fromSeq
+}
+
+/** Streams events [from, to) in pages, validating each and checking that seqs run without a gap. */
+async function* readEvents(store: PostgresStore, id: string, from: number, to: number): AsyncGenerator<LogEvent> {
+  let next = from
+  while (next < to) {
+    const r = await store.query(
+      'SELECT seq, event::text AS e FROM turnlog_events WHERE session_id = $1 AND seq >= $2 AND seq < $3 ORDER BY seq LIMIT $4',
+      [id, next, to, PAGE], id, 'read failed',
+    )
+    const rows = r.rows as Array<{ seq: number; e: string }>
+    if (rows.length === 0) break
+    for (const row of rows) {
+      if (row.seq !== next) {
+        throw new TurnlogError('BAD_SEQ', `the stored log jumps from seq ${next - 1} to ${row.seq}`, { sessionId: id, seq: row.seq, expectedSeq: next })
+      }
+      yield store.decodeEvent(id, row.e, row.seq)
+      next++
+    }
+  }
+  if (next < to) throw new TurnlogError('BAD_SEQ', `the stored log ends at seq ${next - 1}, its length says ${to}`, { sessionId: id, expectedSeq: next })
+}
+
+export class PgReader implements LogReader {
+  readonly mode = 'read' as const
+  constructor(readonly store: PostgresStore, readonly sessionId: string, readonly header: LogHeader, readonly length: number) {}
+  events(fromSeq?: number): AsyncIterable<LogEvent> {
+    return readEvents(this.store, this.sessionId, checkFrom(fromSeq, this.sessionId), this.length)
+  }
+  async close(): Promise<void> {}
+}
+
+interface Pending {
+  events: readonly LogEvent[]
+  result: AppendResult
+  resolve: (r: AppendResult) => void
+  reject: (e: unknown) => void
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+export class PgWriter implements LogWriter {
+  readonly mode = 'write' as const
+  #length: number
+  #durableLength: number
+  #queue: Pending[] = []
+  #running: Promise<void> | null = null
+  #failed: TurnlogError | null = null
+  #closed = false
+  #closing: Promise<void> | null = null
+  /** True once the lease was handed back (or released): nothing more may be written. */
+  #released = false
+  readonly #heartbeat: unknown
+  /** Ids of sent messages (turnlog_inbox) whose splice this writer will log: marked moved with it. */
+  readonly #moves = new Set<string>()
+  /** Number of `turnlog_append` calls that committed (tests and the bench read it). */
+  batches = 0
+  /** Appends whose connection broke and were resolved by reading back (tests read it). */
+  retries = 0
+
+  constructor(
+    readonly store: PostgresStore,
+    readonly sessionId: string,
+    readonly header: LogHeader,
+    readonly token: number,
+    length: number,
+    /** The lease length this writer extends to with each append and heartbeat. */
+    readonly leaseMs: number = store.leaseMs,
+    /** False when the owner heartbeats the lease itself (workers: one batched statement for all). */
+    heartbeat = true,
+  ) {
+    this.#length = length
+    this.#durableLength = length
+    this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
+  }
+
+  get length(): number {
+    return this.#length
+  }
+  get durableLength(): number {
+    return this.#durableLength
+  }
+  get failed(): TurnlogError | null {
+    return this.#failed
+  }
+
+  events(fromSeq?: number): AsyncIterable<LogEvent> {
+    return readEvents(this.store, this.sessionId, checkFrom(fromSeq, this.sessionId), this.#durableLength)
+  }
+
+  /**
+   * Registers the id of a sent message this writer's owner is about to splice into the log: the
+   * append that carries that splice marks the message moved, in the same transaction (and is
+   * refused with `INPUT_MOVED` if it was moved already). @internal (workers)
+   */
+  expectMove(messageId: string): void {
+    this.#moves.add(messageId)
+  }
+
+  append(events: readonly LogEvent[], opts: AppendOptions): Promise<AppendResult> {
+    try {
+      if (this.#failed) throw this.#failed
+      if (this.#closed || this.#released) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
+      checkBatch(this.sessionId, events, opts?.expectedSeq, this.#length, this.store.registry, opts?.trusted === true)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    const firstSeq = this.#length
+    this.#length += events.length
+    if (events.length === 0) return this.#barrier().then(() => ({ firstSeq, length: firstSeq }))
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#queue.push({ events, result: { firstSeq, length: this.#length }, resolve, reject })
+      // one batch per microtask: appends made in the same tick share one statement
+      if (!this.#running) this.#running = Promise.resolve().then(() => this.#drain())
+    })
+  }
+
+  #barrier(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.#failed) return reject(this.#failed)
+      if (!this.#running) return resolve()
+      this.#running.then(() => (this.#failed ? reject(this.#failed) : resolve()))
+    })
+  }
+
+  /** Group commit: while one statement runs, new appends queue for the next one. */
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue
+      this.#queue = []
+      try {
+        await this.#commit(batch)
+      } catch (err) {
+        this.#stop(err)
+        for (const p of [...batch, ...this.#queue.splice(0)]) p.reject(this.#failed)
+        break
+      }
+      this.batches++
+      for (const p of batch) p.resolve(p.result)
+    }
+    this.#running = null
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    const expected = this.#durableLength
+    let text = '['
+    let n = 0
+    const moves: string[] = []
+    const moveSeqs: number[] = []
+    for (const p of batch) {
+      for (const e of p.events) {
+        text += (n++ ? ',' : '') + JSON.stringify(e)
+        if (this.#moves.size > 0 && e.type === 'agent/inbox/spliced') {
+          const inserted = (e.data as { inserted?: Array<{ id?: unknown }> }).inserted ?? []
+          for (const m of inserted) {
+            if (typeof m.id === 'string' && this.#moves.has(m.id)) {
+              moves.push(m.id)
+              moveSeqs.push(e.seq)
+            }
+          }
+        }
+      }
+    }
+    text += ']'
+    const params = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.store.pool.query('SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)', params)
+        break
+      } catch (err) {
+        if (!isConnectionError(err)) throw pgError(err, this.sessionId, 'append failed')
+        // the connection broke: the batch may or may not have committed. We still hold the token
+        // (nobody else can have written), so the session's length tells which.
+        const outcome = await this.#readBack(expected, n, attempt, err)
+        if (outcome === 'committed') break
+      }
+    }
+    for (const id of moves) this.#moves.delete(id)
+    this.#durableLength = expected + n
+  }
+
+  /** After a broken connection: 'committed', or 'retry' (send it again); throws when lost. */
+  async #readBack(expected: number, n: number, attempt: number, cause: unknown): Promise<'committed' | 'retry'> {
+    for (let a = attempt; a < this.store.retryAttempts; a++) {
+      await sleep(this.store.retryDelayMs * 2 ** a)
+      let row: { length: number; token: string } | undefined
+      try {
+        const r = await this.store.pool.query('SELECT length, token FROM turnlog_sessions WHERE id = $1', [this.sessionId])
+        row = r.rows[0] as typeof row
+      } catch (err) {
+        if (isConnectionError(err)) continue
+        throw pgError(err, this.sessionId, 'append failed')
+      }
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', 'the session is gone', { sessionId: this.sessionId })
+      this.retries++
+      if (Number(row.token) !== this.token) {
+        throw new TurnlogError('LEASE_LOST', `the lease was taken over (token ${row.token}) while this writer's connection was down`, {
+          sessionId: this.sessionId, info: { token: this.token, current: Number(row.token) },
+        })
+      }
+      if (row.length === expected + n) return 'committed'
+      if (row.length === expected) return 'retry'
+      throw new TurnlogError('SEQ_CONFLICT', `after a broken connection the log has ${row.length} events, expected ${expected} or ${expected + n}`, {
+        sessionId: this.sessionId, expectedSeq: expected, actualSeq: row.length,
+      })
+    }
+    throw pgError(cause, this.sessionId, `append failed: the connection stayed down for ${this.store.retryAttempts} attempts`)
+  }
+
+  #stop(err: unknown): void {
+    if (this.#failed) return
+    this.#failed = TurnlogError.is(err) ? err : pgError(err, this.sessionId, 'append failed')
+    if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
+  }
+
+  /** The owner's heartbeat found the lease gone: the handle stops (`LEASE_LOST`). @internal (workers) */
+  leaseLost(): void {
+    if (this.#released || this.#closed) return
+    this.#stop(new TurnlogError('LEASE_LOST', 'the lease expired or was taken over (heartbeat)', {
+      sessionId: this.sessionId, info: { token: this.token },
+    }))
+  }
+
+  /** True while the handle may still append (the owner's heartbeat covers it). @internal */
+  get live(): boolean {
+    return !this.#failed && !this.#closed && !this.#released
+  }
+
+  /** Extends the lease; finding it lost stops the handle (`LEASE_LOST`). */
+  async #beat(): Promise<void> {
+    if (this.#failed || this.#closed || this.#released) return
+    try {
+      const r = await this.store.pool.query(
+        `UPDATE turnlog_sessions SET lease_until = clock_timestamp() + $3 * interval '1 millisecond'
+         WHERE id = $1 AND token = $2 AND lease_until > clock_timestamp() RETURNING 1`,
+        [this.sessionId, this.token, Math.round(this.leaseMs)],
+      )
+      if (r.rowCount === 0 && !this.#released && !this.#closed) {
+        this.#stop(new TurnlogError('LEASE_LOST', 'the lease expired or was taken over (heartbeat)', {
+          sessionId: this.sessionId, info: { token: this.token },
+        }))
+      }
+    } catch {
+      // a broken connection: the next beat (or the append's own check) decides
+    }
+  }
+
+  /**
+   * Hands the session back when nothing sent is waiting (`pending = 0`): releases the lease and
+   * closes the handle; returns false (and keeps everything) when input is waiting or the lease
+   * is gone. Waits for every accepted append first. @internal (workers)
+   */
+  async handBack(): Promise<boolean> {
+    await this.#running?.catch(() => {})
+    if (this.#failed || this.#closed || this.#released) return false
+    let r
+    try {
+      r = await this.store.pool.query(
+        `UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND token = $2 AND pending = 0 AND lease_until > clock_timestamp() RETURNING 1`,
+        [this.sessionId, this.token],
+      )
+    } catch {
+      return false
+    }
+    if (r.rowCount === 0) return false
+    this.#released = true
+    if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
+    return true
+  }
+
+  /**
+   * Waits for the appends in flight, then gives up the lease: released when the handle is healthy;
+   * when it failed (other than a lost lease) the lease is expired at once instead, so a worker
+   * takes the session over, repairs and resumes it. Never throws.
+   */
+  close(): Promise<void> {
+    if (!this.#closing) {
+      this.#closed = true
+      this.#closing = (async () => {
+        await this.#running?.catch(() => {})
+        if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
+        if (this.#released) return
+        this.#released = true
+        const sql = this.#failed
+          ? `UPDATE turnlog_sessions SET lease_until = clock_timestamp() WHERE id = $1 AND token = $2 AND lease_owner IS NOT NULL`
+          : `UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND token = $2`
+        if (this.#failed?.code === 'LEASE_LOST') return
+        await this.store.pool.query(sql, [this.sessionId, this.token]).catch(() => {})
+      })()
+    }
+    return this.#closing
+  }
+
+  /** Stops using the lease without releasing it (a worker abandoning a session it cannot finish:
+   * it expires and another worker resumes the session). @internal */
+  async abandon(): Promise<void> {
+    this.#stop(new TurnlogError('LEASE_LOST', 'the session was abandoned by its worker', { sessionId: this.sessionId }))
+    this.#closed = true
+    await this.#running?.catch(() => {})
+    await this.store.pool.query(
+      `UPDATE turnlog_sessions SET lease_until = clock_timestamp() WHERE id = $1 AND token = $2 AND lease_owner IS NOT NULL`,
+      [this.sessionId, this.token],
+    ).catch(() => {})
+  }
+}

@@ -1,0 +1,70 @@
+// A worker process for the postgres fault tests: runWorkers on a scripted model with tools, random
+// delays (so SIGKILL lands mid-stream, mid-tool, mid-commit, mid-resume). Prints phase markers:
+//   READY | claim <sid> | stream <sid> | tool <sid> | error <sid> <code>
+// A message whose text starts with "slow" makes its tool take `slowMs`. SIGTERM: stop() and exit 0.
+// argv: LIB URL SEED WORKER-ID LEASE-MS [SLOW-MS]
+import { pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { z } from 'zod'
+
+const [lib, url, seedArg, workerId, leaseArg, slowArg] = process.argv.slice(2)
+const load = (p) => import(pathToFileURL(join(lib, p)).href)
+const { postgresStore, runWorkers } = await load('stores/postgres/index.js')
+const { scriptedModel } = await load('models/index.js')
+const { defineTool } = await load('tools/index.js')
+
+let s = Number(seedArg) >>> 0
+const rand = () => {
+  s = (s + 0x6d2b79f5) >>> 0
+  let t = s
+  t = Math.imul(t ^ (t >>> 15), t | 1)
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+const say = (line) => process.stdout.write(line + '\n')
+const slowMs = Number(slowArg ?? 0)
+
+function agentFor(sid) {
+  say(`claim ${sid}`)
+  const echo = defineTool({
+    name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }),
+    isConcurrencySafe: () => true,
+    execute: async ({ text }) => {
+      say(`tool ${sid}`)
+      await sleep(text.startsWith('slow') ? slowMs : Math.floor(rand() * 15))
+      return text
+    },
+  })
+  const model = scriptedModel((request) => {
+    say(`stream ${sid}`)
+    const last = request.messages[request.messages.length - 1]
+    if (last?.role === 'tool') return { text: `answer to ${last.callId}`, delayMs: Math.floor(rand() * 4), chunkSize: 4 }
+    const lastUser = [...request.messages].reverse().find((m) => m.role === 'user')
+    const text = lastUser?.content?.[0]?.text ?? ''
+    if (text.startsWith('slow') || rand() < 0.5) {
+      return { toolCalls: [{ name: 'echo', args: { text } }], delayMs: Math.floor(rand() * 4), chunkSize: 6 }
+    }
+    return { text: `plain answer with a few words`, delayMs: Math.floor(rand() * 4), chunkSize: 5 }
+  }, { info: { name: 'scripted' } })
+  return { model, tools: [echo], system: 'postgres fault test' }
+}
+
+const store = postgresStore({ connectionString: url, owner: workerId })
+const workers = runWorkers({
+  store, concurrency: 40, leaseMs: Number(leaseArg), pollMs: 100, workerId, agent: agentFor,
+  onError: (e, sid) => say(`error ${sid ?? '-'} ${e?.code ?? String(e?.message ?? e).slice(0, 80).replace(/\s+/g, '_')}`),
+})
+process.on('SIGTERM', async () => {
+  await workers.stop()
+  await store.close()
+  say('STOPPED')
+  process.exit(0)
+})
+if (process.env.TURNLOG_LAG) {
+  const { monitorEventLoopDelay } = await import('node:perf_hooks')
+  const h = monitorEventLoopDelay({ resolution: 10 })
+  h.enable()
+  setInterval(() => { say(`lag ${Math.round(h.max / 1e6)} waiting ${store.pool.waitingCount} total ${store.pool.totalCount}`); h.reset() }, 1000).unref()
+}
+say('READY')
