@@ -13,7 +13,7 @@ import { openaiCompatibleModel } from '../../models/openai.js'
 import { verify } from '../../replay/verify.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
 import { STREAMS_DIR, sseEvents, startFixtureServer, type FixtureServer } from './fixture-server.js'
-import { grammarError, request, runChecked } from './helpers.js'
+import { grammarError, request, runChecked, summarise } from './helpers.js'
 
 interface Expected {
   text: string
@@ -31,19 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close()
 })
-
-/** What the assembled message says, in the fixture table's terms. */
-export function summarise(message: AssistantMessage): Omit<Expected, 'usage' | 'finish'> {
-  let text = ''
-  let reasoning = ''
-  const toolCalls: Expected['toolCalls'] = []
-  for (const b of message.content) {
-    if (b.type === 'text') text += b.text
-    else if (b.type === 'reasoning') reasoning += b.text
-    else if (b.type === 'tool-call') toolCalls.push({ id: b.id, name: b.name, arguments: b.arguments })
-  }
-  return { text, reasoning, toolCalls }
-}
 
 describe('openaiCompatibleModel on recorded streams', () => {
   for (const [file, want] of Object.entries(EXPECTED)) {
