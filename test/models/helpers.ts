@@ -1,5 +1,5 @@
 /** Shared helpers for the model-seam tests. */
-import { StreamGrammar, type StreamChunk } from '../../events/index.js'
+import { StreamGrammar, type AssistantMessage, type StreamChunk } from '../../events/index.js'
 import { checkedStream, type CheckedItem, type StreamOutcome } from '../../models/checked-stream.js'
 import type { ModelAdapter, ModelRequest, StreamFn } from '../../models/types.js'
 
@@ -53,4 +53,17 @@ export async function collect(it: AsyncIterable<StreamChunk>): Promise<StreamChu
   const out: StreamChunk[] = []
   for await (const c of it) out.push(c)
   return out
+}
+
+/** What the assembled message says, in the fixture table's terms. */
+export function summarise(message: AssistantMessage): { text: string; reasoning: string; toolCalls: { id: string; name: string; arguments: string }[] } {
+  let text = ''
+  let reasoning = ''
+  const toolCalls: { id: string; name: string; arguments: string }[] = []
+  for (const b of message.content) {
+    if (b.type === 'text') text += b.text
+    else if (b.type === 'reasoning') reasoning += b.text
+    else if (b.type === 'tool-call') toolCalls.push({ id: b.id, name: b.name, arguments: b.arguments })
+  }
+  return { text, reasoning, toolCalls }
 }

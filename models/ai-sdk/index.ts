@@ -1,0 +1,100 @@
+/**
+ * `turnlog/models/ai-sdk`: any Vercel AI SDK language model (specification V2 or V3, e.g.
+ * `createAnthropic()('claude-…')`, `createOpenAICompatible({...})('…')`) as a `ModelAdapter`.
+ *
+ * `@ai-sdk/provider` is an optional peer dependency used for types only: this module loads no AI
+ * SDK code itself; the provider package the user passes a model from does the HTTP work.
+ *
+ * - Request: the system prompt, the history (text, images as files, reasoning, tool calls with
+ *   parsed arguments, tool results as text or error-text), function tools (JSON Schema), and the
+ *   config members `maxTokens`, `temperature`, `topP`, `topK`, `seed`, `presencePenalty`,
+ *   `frequencyPenalty`, `stop`, `toolChoice`; `providerOptions` and `headers` from the options.
+ * - Stream: see stream.ts (parts → chunk grammar, usage buckets, finish reasons).
+ * - Errors: see errors.ts (`APICallError` status → failure code, `Retry-After` → retryAfterMs).
+ * - Abort: the signal is the call's `abortSignal`, so it reaches the provider's `fetch`; a consumer
+ *   that stops reading (the driver after a cancel) cancels the part stream, which the provider
+ *   passes down to the response body: the connection closes.
+ */
+import type { LanguageModelV2, LanguageModelV3, LanguageModelV3CallOptions } from '@ai-sdk/provider'
+import type { StreamChunk } from '../../events/index.js'
+import { ModelError } from '../errors.js'
+import type { ModelAdapter, ModelInfo, ModelRequest } from '../types.js'
+import { aiSdkFailure } from './errors.js'
+import { callOptions } from './prompt.js'
+import { PartTranslator, StreamPartError } from './stream.js'
+
+export { usageFromAiSdk } from './stream.js'
+
+/** Options of `fromAiSdk`. */
+export interface FromAiSdkOptions {
+  /** Passed through on every call (provider-specific knobs, e.g. `{ anthropic: { thinking } }`). */
+  providerOptions?: LanguageModelV3CallOptions['providerOptions']
+  /** Extra HTTP headers on every call. */
+  headers?: Record<string, string>
+  /** Static facts for the token meter and display; `name` defaults to the model id. */
+  info?: ModelInfo
+  /** Injectable clock for `Retry-After` HTTP dates. */
+  now?: () => number
+}
+
+/** Any AI SDK language model the adapter accepts. */
+export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3
+
+/**
+ * Wraps an AI SDK language model as a `ModelAdapter`. Throws `INVALID_ARGUMENT`-style `TypeError`
+ * at once for anything that is not a V2 or V3 language model (a model id string, a V1 model).
+ */
+export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}): ModelAdapter {
+  const spec = (model as { specificationVersion?: unknown } | null)?.specificationVersion
+  if ((spec !== 'v2' && spec !== 'v3') || typeof (model as { doStream?: unknown }).doStream !== 'function') {
+    throw new TypeError(`fromAiSdk: expected an AI SDK language model (specification v2 or v3), got ${spec === undefined ? typeof model : `specification ${String(spec)}`}`)
+  }
+  const now = opts.now ?? Date.now
+  const extra: Partial<LanguageModelV3CallOptions> = {}
+  if (opts.providerOptions !== undefined) extra.providerOptions = opts.providerOptions
+  if (opts.headers !== undefined) extra.headers = opts.headers
+
+  async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<StreamChunk> {
+    let result: { stream: ReadableStream<unknown> }
+    try {
+      // the V2 and V3 call options agree on every member turnlog sends
+      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra))) as { stream: ReadableStream<unknown> }
+    } catch (e) {
+      throw wrap(e, signal, now)
+    }
+    const reader = result.stream.getReader()
+    const t = new PartTranslator()
+    try {
+      while (!t.finished) {
+        let r: { done: boolean; value?: unknown }
+        try {
+          r = await reader.read()
+        } catch (e) {
+          throw wrap(e, signal, now)
+        }
+        if (r.done) break
+        const out: StreamChunk[] = []
+        try {
+          t.onPart(r.value, out)
+        } catch (e) {
+          if (e instanceof StreamPartError) throw wrap(e.payload, signal, now)
+          throw e
+        }
+        for (const c of out) yield c
+      }
+      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')
+      if (!t.finished) throw new ModelError({ code: 'TRANSPORT', message: 'the stream ended before the response finished' })
+    } finally {
+      // a consumer that stopped early (cancel) closes the provider's response body
+      reader.cancel().catch(() => {})
+    }
+  }
+
+  return { stream, info: { name: model.modelId, ...opts.info } }
+}
+
+function wrap(e: unknown, signal: AbortSignal, now: () => number): unknown {
+  if (signal.aborted) return e
+  if (ModelError.is(e)) return e
+  return new ModelError(aiSdkFailure(e, signal, now), { cause: e })
+}

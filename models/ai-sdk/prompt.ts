@@ -1,0 +1,112 @@
+/**
+ * The request side of `fromAiSdk`: a frozen `ModelRequest` → AI SDK call options (the prompt,
+ * function tools and the sampling settings both specification versions share).
+ */
+import type { LanguageModelV3CallOptions, LanguageModelV3Message } from '@ai-sdk/provider'
+import type { Block, ModelMessage } from '../../events/index.js'
+import type { ModelRequest } from '../types.js'
+
+/** A tool call's arguments as the prompt wants them: parsed JSON; an unparsable string as `{}`. */
+function parseArguments(raw: string): unknown {
+  if (raw.trim() === '') return {}
+  try {
+    return JSON.parse(raw) as unknown
+  } catch {
+    // the model wrote broken JSON; the tool already answered with an error, the call must still
+    // be well-formed for the provider
+    return {}
+  }
+}
+
+function text(blocks: readonly Block[]): string {
+  const parts: string[] = []
+  for (const b of blocks) {
+    if (b.type === 'text') parts.push(b.text)
+    else if (b.type === 'image') parts.push(`[image: ${b.mediaType}]`)
+  }
+  return parts.join('\n')
+}
+
+/** One history message in the AI SDK prompt format; tool names come from the calls seen so far. */
+function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): LanguageModelV3Message {
+  switch (m.role) {
+    case 'user': {
+      const content: Extract<LanguageModelV3Message, { role: 'user' }>['content'] = []
+      for (const b of m.content) {
+        if (b.type === 'text') content.push({ type: 'text', text: b.text })
+        else if (b.type === 'image') content.push({ type: 'file', mediaType: b.mediaType, data: b.data })
+      }
+      return { role: 'user', content }
+    }
+    case 'assistant': {
+      const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = []
+      for (const b of m.content) {
+        if (b.type === 'text') content.push({ type: 'text', text: b.text })
+        else if (b.type === 'reasoning') content.push({ type: 'reasoning', text: b.text })
+        else if (b.type === 'tool-call') {
+          toolNames.set(b.id, b.name)
+          content.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: parseArguments(b.arguments) })
+        }
+      }
+      return { role: 'assistant', content }
+    }
+    case 'tool':
+      return {
+        role: 'tool',
+        content: [{
+          type: 'tool-result',
+          toolCallId: m.callId,
+          toolName: toolNames.get(m.callId) ?? '',
+          output: m.isError === true ? { type: 'error-text', value: text(m.content) } : { type: 'text', value: text(m.content) },
+        }],
+      }
+  }
+}
+
+/** Known camelCase config members and their call-option names. Other members are not sent. */
+function settings(config: Record<string, unknown>): Partial<LanguageModelV3CallOptions> {
+  const out: Partial<LanguageModelV3CallOptions> = {}
+  const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
+  if (num(config.maxTokens) !== undefined) out.maxOutputTokens = num(config.maxTokens)
+  if (num(config.temperature) !== undefined) out.temperature = num(config.temperature)
+  if (num(config.topP) !== undefined) out.topP = num(config.topP)
+  if (num(config.topK) !== undefined) out.topK = num(config.topK)
+  if (num(config.seed) !== undefined) out.seed = num(config.seed)
+  if (num(config.presencePenalty) !== undefined) out.presencePenalty = num(config.presencePenalty)
+  if (num(config.frequencyPenalty) !== undefined) out.frequencyPenalty = num(config.frequencyPenalty)
+  const stop = config.stop
+  if (typeof stop === 'string') out.stopSequences = [stop]
+  else if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) out.stopSequences = stop as string[]
+  const choice = config.toolChoice
+  if (choice === 'auto' || choice === 'none' || choice === 'required') out.toolChoice = { type: choice }
+  else if (typeof choice === 'object' && choice !== null && typeof (choice as { name?: unknown }).name === 'string') {
+    out.toolChoice = { type: 'tool', toolName: (choice as { name: string }).name }
+  }
+  return out
+}
+
+/**
+ * The call options for a request. The shape is common to specification V2 and V3 for everything
+ * turnlog sends (V2 ignores nothing it needs), so one builder serves both.
+ */
+export function callOptions(request: ModelRequest, signal: AbortSignal, extra: Partial<LanguageModelV3CallOptions> = {}): LanguageModelV3CallOptions {
+  const toolNames = new Map<string, string>()
+  const prompt: LanguageModelV3Message[] = []
+  if (request.system !== '') prompt.push({ role: 'system', content: request.system })
+  for (const m of request.messages) prompt.push(toPromptMessage(m, toolNames))
+  const options: LanguageModelV3CallOptions = {
+    ...extra,
+    ...settings(request.config as Record<string, unknown>),
+    prompt,
+    abortSignal: signal,
+  }
+  if (request.tools.length > 0) {
+    options.tools = request.tools.map((t) => ({
+      type: 'function' as const,
+      name: t.name,
+      description: t.description,
+      inputSchema: t.parameters as Extract<NonNullable<LanguageModelV3CallOptions['tools']>[number], { type: 'function' }>['inputSchema'],
+    }))
+  }
+  return options
+}

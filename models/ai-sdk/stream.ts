@@ -1,0 +1,215 @@
+/**
+ * AI SDK stream parts (specification V2 and V3) → chunks in the chunk grammar.
+ *
+ * - `text-start/-delta/-end` and `reasoning-start/-delta/-end` → text and reasoning blocks; a
+ *   delta whose start never came opens its block (lenient to loose providers).
+ * - `tool-input-start {id, toolName}` opens a tool-call block (the first delta carries the name),
+ *   `tool-input-delta` streams its arguments; the block ends at the `tool-call` part with the same
+ *   id (which, when no input streamed, supplies the whole input) or, failing that, at `finish`.
+ *   A `tool-call` without streamed input is a whole block. Provider-executed tools (server-side
+ *   web search and the like) are not turnlog's to run: their parts are skipped.
+ * - `finish` → every open block ends, then `usage`, then `finish`: `stop` → stop (tool-calls when
+ *   calls streamed), `tool-calls` → tool-calls, `length` → max-tokens, `content-filter` → stop when the
+ *   model wrote its refusal out as text and the raw reason is `stop` or `refusal` (OpenAI's
+ *   `refusal` deltas: the refusal is the model's answer and is logged as the message), else an
+ *   in-band error finish `CONTENT_FILTER` naming the raw reason (Anthropic's text-less `refusal`,
+ *   a filter that cut the output; not among the retried codes), `error` → an
+ *   in-band error finish `SERVER`, `other`/`unknown` → stop/tool-calls.
+ * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
+ * - `stream-start`, `response-metadata`, `raw`, `source`, `file`, `tool-result`, approvals: ignored.
+ */
+import type { StreamChunk, Usage } from '../../events/index.js'
+
+type Kind = 'text' | 'reasoning' | 'tool-call'
+
+function count(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/**
+ * AI SDK usage → disjoint buckets. V3: `inputTokens.noCache` (else total − cacheRead − cacheWrite),
+ * `cacheRead`, `cacheWrite`; `outputTokens.text` (else total − reasoning) and `reasoning`. When
+ * reasoning exceeds the output total the provider counted the total without it (xAI through
+ * openai-compatible): the total is then the visible output. V2: `inputTokens` − `cachedInputTokens`,
+ * `outputTokens` − `reasoningTokens` under the same rule.
+ */
+export function usageFromAiSdk(u: unknown): Usage | undefined {
+  if (!isObject(u)) return undefined
+  if (isObject(u.inputTokens) || isObject(u.outputTokens)) {
+    const input = isObject(u.inputTokens) ? u.inputTokens : {}
+    const output = isObject(u.outputTokens) ? u.outputTokens : {}
+    const cacheRead = count(input.cacheRead) ?? 0
+    const cacheWrite = count(input.cacheWrite) ?? 0
+    const inTotal = count(input.total)
+    const noCache = count(input.noCache) ?? (inTotal === undefined ? undefined : Math.max(0, inTotal - cacheRead - cacheWrite))
+    const outTotal = count(output.total)
+    const reasoning = count(output.reasoning) ?? 0
+    const text = outTotal !== undefined && reasoning > outTotal ? outTotal : count(output.text) ?? (outTotal === undefined ? undefined : outTotal - reasoning)
+    if (noCache === undefined && text === undefined && cacheRead === 0 && reasoning === 0) return undefined
+    const usage: Usage = { inputTokens: noCache ?? 0, outputTokens: text ?? 0 }
+    if (cacheRead > 0) usage.cacheReadTokens = cacheRead
+    if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite
+    if (reasoning > 0) usage.reasoningTokens = reasoning
+    return usage
+  }
+  const inTotal = count(u.inputTokens)
+  const outTotal = count(u.outputTokens)
+  if (inTotal === undefined && outTotal === undefined) return undefined
+  const cached = Math.min(count(u.cachedInputTokens) ?? 0, inTotal ?? 0)
+  const reasoning = count(u.reasoningTokens) ?? 0
+  const usage: Usage = {
+    inputTokens: (inTotal ?? 0) - cached,
+    outputTokens: reasoning > (outTotal ?? 0) ? (outTotal ?? 0) : (outTotal ?? 0) - reasoning,
+  }
+  if (cached > 0) usage.cacheReadTokens = cached
+  if (reasoning > 0) usage.reasoningTokens = reasoning
+  return usage
+}
+
+/** Turns stream parts into chunks; O(1) state per block. */
+export class PartTranslator {
+  #next = 0
+  /** `${kind}:${id}` → block index, for blocks still open */
+  readonly #open = new Map<string, number>()
+  /** tool-call id → streamed argument length, for open tool-call blocks */
+  readonly #streamed = new Map<string, number>()
+  readonly #skipped = new Set<string>()
+  #calls = 0
+  /** whether visible text streamed (a written-out refusal) */
+  #text = false
+  finished = false
+
+  #start(kind: Kind, id: string, out: StreamChunk[]): number {
+    const index = this.#next++
+    this.#open.set(`${kind}:${id}`, index)
+    out.push({ type: 'block-start', index, blockType: kind })
+    return index
+  }
+
+  #end(kind: Kind, id: string, out: StreamChunk[]): void {
+    const index = this.#open.get(`${kind}:${id}`)
+    if (index === undefined) return
+    this.#open.delete(`${kind}:${id}`)
+    out.push({ type: 'block-end', index })
+  }
+
+  /** Chunks for one part. Throws the `error` part's payload (the caller maps it). */
+  onPart(part: unknown, out: StreamChunk[]): void {
+    if (!isObject(part) || typeof part.type !== 'string') return
+    const id = typeof part.id === 'string' ? part.id : ''
+    switch (part.type) {
+      case 'text-start':
+      case 'reasoning-start': {
+        const kind = part.type === 'text-start' ? 'text' : 'reasoning'
+        if (!this.#open.has(`${kind}:${id}`)) this.#start(kind, id, out)
+        return
+      }
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const kind = part.type === 'text-delta' ? 'text' : 'reasoning'
+        // V2 and V3 name the member `delta`; very early V2 builds used `textDelta`
+        const text = typeof part.delta === 'string' ? part.delta : typeof part.textDelta === 'string' ? part.textDelta : ''
+        if (text === '') return
+        const index = this.#open.get(`${kind}:${id}`) ?? this.#start(kind, id, out)
+        if (kind === 'text') this.#text = true
+        out.push(kind === 'text' ? { type: 'text-delta', index, text } : { type: 'reasoning-delta', index, text })
+        return
+      }
+      case 'text-end':
+        return this.#end('text', id, out)
+      case 'reasoning-end':
+        return this.#end('reasoning', id, out)
+      case 'tool-input-start': {
+        if (part.providerExecuted === true) {
+          this.#skipped.add(id)
+          return
+        }
+        if (this.#open.has(`tool-call:${id}`)) return
+        const index = this.#start('tool-call', id, out)
+        this.#streamed.set(id, 0)
+        this.#calls++
+        const name = typeof part.toolName === 'string' ? part.toolName : ''
+        out.push({ type: 'tool-call-delta', index, id, name, argumentsDelta: '' })
+        return
+      }
+      case 'tool-input-delta': {
+        const index = this.#open.get(`tool-call:${id}`)
+        const delta = typeof part.delta === 'string' ? part.delta : ''
+        if (index === undefined || delta === '') return
+        this.#streamed.set(id, (this.#streamed.get(id) ?? 0) + delta.length)
+        out.push({ type: 'tool-call-delta', index, id, argumentsDelta: delta })
+        return
+      }
+      case 'tool-input-end':
+        return // the block ends at its tool-call part (which may still supply the input)
+      case 'tool-call': {
+        const callId = typeof part.toolCallId === 'string' ? part.toolCallId : ''
+        if (part.providerExecuted === true || this.#skipped.has(callId)) return
+        const input = typeof part.input === 'string' ? part.input : typeof part.args === 'string' ? part.args : ''
+        let index = this.#open.get(`tool-call:${callId}`)
+        if (index === undefined) {
+          index = this.#start('tool-call', callId, out)
+          this.#calls++
+          const name = typeof part.toolName === 'string' ? part.toolName : ''
+          out.push({ type: 'tool-call-delta', index, id: callId, name, argumentsDelta: input })
+        } else if ((this.#streamed.get(callId) ?? 0) === 0 && input !== '') {
+          out.push({ type: 'tool-call-delta', index, id: callId, argumentsDelta: input })
+        }
+        this.#streamed.delete(callId)
+        this.#end('tool-call', callId, out)
+        return
+      }
+      case 'finish':
+        this.#finish(part, out)
+        return
+      case 'error':
+        throw new StreamPartError(part.error)
+      default:
+        return
+    }
+  }
+
+  #finish(part: Record<string, unknown>, out: StreamChunk[]): void {
+    for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push({ type: 'block-end', index })
+    this.#open.clear()
+    const usage = usageFromAiSdk(part.usage)
+    if (usage !== undefined) out.push({ type: 'usage', usage })
+    const fr = part.finishReason
+    const reason = typeof fr === 'string' ? fr : isObject(fr) && typeof fr.unified === 'string' ? fr.unified : 'other'
+    const raw = isObject(fr) && typeof fr.raw === 'string' ? fr.raw : reason
+    switch (reason) {
+      case 'length':
+        out.push({ type: 'finish', reason: 'max-tokens' })
+        break
+      case 'tool-calls':
+        out.push({ type: 'finish', reason: 'tool-calls' })
+        break
+      case 'content-filter':
+        // a refusal the model wrote out (OpenAI's `refusal` deltas arrive as text and the SDK
+        // reports content-filter over a raw `stop`) is the model's answer: log it as one
+        if (this.#text && (raw === 'stop' || raw === 'refusal')) {
+          out.push({ type: 'finish', reason: 'stop' })
+          break
+        }
+        out.push({ type: 'finish', reason: 'error', failure: { code: 'CONTENT_FILTER', message: `the provider stopped the response (${raw})` } })
+        break
+      case 'error':
+        out.push({ type: 'finish', reason: 'error', failure: { code: 'SERVER', message: `the provider reported an error (${raw})` } })
+        break
+      default:
+        out.push({ type: 'finish', reason: this.#calls > 0 ? 'tool-calls' : 'stop' })
+    }
+    this.finished = true
+  }
+}
+
+/** An `error` stream part, carried to the adapter, which maps its payload to a failure. */
+export class StreamPartError extends Error {
+  constructor(readonly payload: unknown) {
+    super('error part')
+  }
+}

@@ -1,0 +1,337 @@
+/**
+ * The log → spans mapping, as an incremental fold: `push(event)` returns the span actions that
+ * event causes (start a span, end a span). Pure and deterministic: the same events give the same
+ * actions, and every time comes from the log (`event.time`), never from a clock. The live plugin
+ * and the after-the-fact export both drive this fold, so they produce the same spans; a
+ * re-executed session (same events, served clock) gives the same spans again.
+ *
+ * Spans (OpenTelemetry GenAI semantic conventions):
+ * - a turn → `invoke_agent` (or `invoke_agent {agentName}`), INTERNAL, `turn/start` → `turn/end`;
+ *   error status when the turn ended `error` (`error.type` = the failure code).
+ * - a step's model call → `chat {model}`, CLIENT, child of its turn, from `step/start` to its
+ *   `assistant/message` (or to `step/end` when no message came: a failure or an abort): request
+ *   model and settings from the last `request/header`, finish reasons, usage, time to first chunk
+ *   (seconds from the request being frozen, i.e. the last event of the step before its first
+ *   chunk, to that chunk).
+ * - a tool call → `execute_tool {name}`, INTERNAL, child of its turn (a sibling of the chat span
+ *   that asked for it), `tool/call` → its `tool/result`; error status for an error result.
+ * Every span carries `gen_ai.conversation.id` (the session id) and `turnlog.seq.start/end`.
+ *
+ * Usage: turnlog's buckets are disjoint; the conventions count cache reads and writes inside
+ * `gen_ai.usage.input_tokens` and reasoning inside `gen_ai.usage.output_tokens`, so those are the
+ * sums, with `cache_read.input_tokens`, `cache_creation.input_tokens` and
+ * `reasoning.output_tokens` as the details.
+ *
+ * Content (off by default; `includeContent: true`): the chat span's `gen_ai.system_instructions`
+ * and `gen_ai.output.messages`, the turn's `gen_ai.input.messages` (the user messages that entered
+ * it), the tool span's arguments and result. The full model-visible history is not copied onto
+ * spans: it is in the log.
+ *
+ * Spans still open when the log ends (a torn or live log) stay open: `openSpans()` lists them.
+ */
+import type { LogEvent } from '../events/index.js'
+import { ATTR, type SemconvMode } from './attributes.js'
+
+export type AttrValue = string | number | boolean | string[]
+export type Attributes = Record<string, AttrValue>
+
+/** A span in the mapping's terms (no OpenTelemetry types): `key` is unique within the session. */
+export interface SpanStart {
+  key: string
+  parentKey?: string
+  name: string
+  kind: 'internal' | 'client'
+  startTime: number
+  attributes: Attributes
+}
+export interface SpanEnd {
+  key: string
+  endTime: number
+  attributes: Attributes
+  status: { code: 'ok' | 'error' | 'unset'; message?: string }
+}
+export type SpanAction = ({ op: 'start' } & SpanStart) | ({ op: 'end' } & SpanEnd)
+
+export interface SpanFoldOptions {
+  /** The session id (`gen_ai.conversation.id`). */
+  sessionId: string
+  /** `gen_ai.provider.name` / `gen_ai.system` (e.g. `openai`, `anthropic`). Default `_OTHER`. */
+  provider?: string
+  /** `gen_ai.agent.name`; also names the turn span `invoke_agent {agentName}`. */
+  agentName?: string
+  /** Record message content on spans. Default false. */
+  includeContent?: boolean
+  /** Attribute generation (see attributes.ts). Default: from `OTEL_SEMCONV_STABILITY_OPT_IN`. */
+  semconv?: SemconvMode
+}
+
+type D = Record<string, any>
+
+interface OpenChat {
+  key: string
+  startSeq: number
+  startTime: number
+  turn: number
+  step: number
+  /** whether the span's start action went out (it waits for the request: the model is known then) */
+  started: boolean
+  lastTime: number
+  firstChunkTime?: number
+  requestTime: number
+}
+
+const FINISH: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_calls', 'max-tokens': 'length' }
+
+/** Usage → the convention's attributes (inclusive totals plus details). */
+export function usageAttributes(u: D | undefined): Attributes {
+  if (u === undefined || u === null || typeof u !== 'object') return {}
+  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
+  const out: Attributes = {
+    [ATTR.inputTokens]: n(u.inputTokens) + n(u.cacheReadTokens) + n(u.cacheWriteTokens),
+    [ATTR.outputTokens]: n(u.outputTokens) + n(u.reasoningTokens),
+  }
+  if (n(u.cacheReadTokens) > 0) out[ATTR.cacheRead] = n(u.cacheReadTokens)
+  if (n(u.cacheWriteTokens) > 0) out[ATTR.cacheCreation] = n(u.cacheWriteTokens)
+  if (n(u.reasoningTokens) > 0) out[ATTR.reasoning] = n(u.reasoningTokens)
+  return out
+}
+
+/** The incremental fold (see the module comment). Feed events in seq order. */
+export class SpanFold {
+  readonly #opts: Required<Omit<SpanFoldOptions, 'agentName'>> & { agentName?: string }
+  #turn: { key: string; startSeq: number; turn: number; inputs: unknown[] } | undefined
+  #chat: OpenChat | undefined
+  readonly #tools = new Map<string, { key: string; startSeq: number }>()
+  #header: D | undefined
+  #lastSeq = -1
+  readonly #open = new Set<string>()
+
+  constructor(opts: SpanFoldOptions) {
+    this.#opts = {
+      sessionId: opts.sessionId,
+      provider: opts.provider ?? '_OTHER',
+      includeContent: opts.includeContent ?? false,
+      semconv: opts.semconv ?? 'default',
+      ...(opts.agentName !== undefined ? { agentName: opts.agentName } : {}),
+    }
+  }
+
+  /** Keys of spans started and not yet ended. */
+  openSpans(): string[] {
+    return [...this.#open]
+  }
+
+  #common(): Attributes {
+    const a: Attributes = { [ATTR.conversation]: this.#opts.sessionId }
+    a[this.#opts.semconv === 'latest' ? ATTR.provider : ATTR.systemOld] = this.#opts.provider
+    return a
+  }
+
+  #start(out: SpanAction[], s: SpanStart): void {
+    this.#open.add(s.key)
+    out.push({ op: 'start', ...s })
+  }
+
+  #end(out: SpanAction[], e: SpanEnd): void {
+    if (!this.#open.delete(e.key)) return
+    out.push({ op: 'end', ...e })
+  }
+
+  push(event: LogEvent): SpanAction[] {
+    const out: SpanAction[] = []
+    const d = (event.data ?? {}) as D
+    const seq = event.seq
+    const time = event.time
+    this.#lastSeq = seq
+    if (this.#chat !== undefined && event.type !== 'assistant/chunk' && this.#chat.firstChunkTime === undefined) {
+      this.#chat.requestTime = time
+    }
+    switch (event.type) {
+      case 'request/header':
+        this.#header = d
+        this.#startChat(out)
+        break
+      case 'turn/start': {
+        const key = `turn-${d.turn}`
+        this.#turn = { key, startSeq: seq, turn: d.turn, inputs: [] }
+        const attributes: Attributes = { ...this.#common(), [ATTR.operation]: 'invoke_agent', [ATTR.turn]: d.turn }
+        if (this.#opts.agentName !== undefined) attributes[ATTR.agentName] = this.#opts.agentName
+        if (d.cause?.kind === 'retry') attributes[ATTR.retryOf] = d.cause.of
+        this.#start(out, {
+          key,
+          name: this.#opts.agentName !== undefined ? `invoke_agent ${this.#opts.agentName}` : 'invoke_agent',
+          kind: 'internal',
+          startTime: time,
+          attributes,
+        })
+        break
+      }
+      case 'step/start':
+        this.#chat = {
+          key: `turn-${d.turn}.step-${d.step}`, startSeq: seq, startTime: time, turn: d.turn, step: d.step,
+          started: false, lastTime: time, requestTime: time,
+        }
+        break
+      case 'user/message':
+        if (this.#turn !== undefined && this.#opts.includeContent) this.#turn.inputs.push(d.message)
+        break
+      case 'assistant/chunk':
+        this.#startChat(out)
+        if (this.#chat !== undefined && this.#chat.firstChunkTime === undefined) this.#chat.firstChunkTime = time
+        break
+      case 'assistant/message':
+        if (this.#chat !== undefined) this.#endChat(out, seq, time, d, undefined)
+        break
+      case 'step/end':
+        if (this.#chat !== undefined) this.#endChat(out, seq, time, undefined, d.outcome)
+        break
+      case 'tool/call': {
+        const key = `tool-${d.callId}`
+        this.#tools.set(d.callId, { key, startSeq: seq })
+        const attributes: Attributes = {
+          ...this.#common(),
+          [ATTR.operation]: 'execute_tool',
+          [ATTR.toolName]: d.name,
+          [ATTR.toolCallId]: d.callId,
+          [ATTR.toolType]: 'function',
+          [ATTR.turn]: d.turn,
+          [ATTR.step]: d.step,
+        }
+        if (this.#opts.includeContent && typeof d.arguments === 'string') attributes[ATTR.toolArguments] = d.arguments
+        this.#start(out, { key, parentKey: this.#turn?.key, name: `execute_tool ${d.name}`, kind: 'internal', startTime: time, attributes })
+        break
+      }
+      case 'tool/result': {
+        const open = this.#tools.get(d.callId)
+        if (open === undefined) break // a compaction replacement of an old result, not a call ending
+        this.#tools.delete(d.callId)
+        const attributes: Attributes = { [ATTR.seqStart]: open.startSeq, [ATTR.seqEnd]: seq }
+        if (this.#opts.includeContent) attributes[ATTR.toolResult] = JSON.stringify(d.message?.content ?? [])
+        const err = d.error as D | undefined
+        if (err !== undefined) attributes[ATTR.errorType] = String(err.code)
+        this.#end(out, {
+          key: open.key,
+          endTime: time,
+          attributes,
+          status: err !== undefined ? { code: 'error', message: String(err.message ?? err.code) } : { code: 'unset' },
+        })
+        break
+      }
+      case 'turn/end': {
+        const turn = this.#turn
+        if (turn === undefined) break
+        // anything the turn still holds open ends with it (defensive: the L invariants close them first)
+        for (const [callId, t] of this.#tools) {
+          this.#end(out, { key: t.key, endTime: time, attributes: { [ATTR.seqStart]: t.startSeq, [ATTR.seqEnd]: seq }, status: { code: 'unset' } })
+          this.#tools.delete(callId)
+        }
+        if (this.#chat !== undefined) this.#endChat(out, seq, time, undefined, undefined)
+        const reason = d.reason as D
+        const attributes: Attributes = { [ATTR.seqStart]: turn.startSeq, [ATTR.seqEnd]: seq, [ATTR.turnEnd]: String(reason?.kind) }
+        if (this.#opts.includeContent && turn.inputs.length > 0) attributes[ATTR.inputMessages] = JSON.stringify(turn.inputs)
+        let status: SpanEnd['status'] = { code: 'unset' }
+        if (reason?.kind === 'error') {
+          attributes[ATTR.errorType] = String(reason.failure?.code)
+          status = { code: 'error', message: String(reason.failure?.message ?? '') }
+        }
+        this.#end(out, { key: turn.key, endTime: time, attributes, status })
+        this.#turn = undefined
+        break
+      }
+      default:
+        break
+    }
+    return out
+  }
+
+  /**
+   * Starts the open step's chat span once its request is made (a `request/header` in the step, or
+   * its first chunk, message or end): only then is the request's model known. The span still
+   * starts at `step/start`'s time.
+   */
+  #startChat(out: SpanAction[]): void {
+    const chat = this.#chat
+    if (chat === undefined || chat.started) return
+    chat.started = true
+    const config = (this.#header?.config ?? {}) as D
+    const model = typeof config.model === 'string' ? config.model : 'model'
+    const attributes: Attributes = {
+      ...this.#common(),
+      [ATTR.operation]: 'chat',
+      [ATTR.requestModel]: model,
+      [ATTR.turn]: chat.turn,
+      [ATTR.step]: chat.step,
+    }
+    if (typeof config.temperature === 'number') attributes[ATTR.temperature] = config.temperature
+    if (typeof config.maxTokens === 'number') attributes[ATTR.maxTokens] = config.maxTokens
+    if (typeof config.topP === 'number') attributes[ATTR.topP] = config.topP
+    this.#start(out, { key: chat.key, parentKey: this.#turn?.key, name: `chat ${model}`, kind: 'client', startTime: chat.startTime, attributes })
+  }
+
+  #endChat(out: SpanAction[], seq: number, time: number, message: D | undefined, outcome: D | undefined): void {
+    this.#startChat(out)
+    const chat = this.#chat!
+    this.#chat = undefined
+    const attributes: Attributes = { [ATTR.seqStart]: chat.startSeq, [ATTR.seqEnd]: seq }
+    if (chat.firstChunkTime !== undefined) attributes[ATTR.timeToFirstChunk] = Math.max(0, chat.firstChunkTime - chat.requestTime) / 1000
+    let status: SpanEnd['status'] = { code: 'unset' }
+    if (message !== undefined) {
+      attributes[ATTR.finishReasons] = [message.interrupted === true ? 'cancelled' : FINISH[message.finish] ?? String(message.finish)]
+      Object.assign(attributes, usageAttributes(message.usage))
+      if (this.#opts.includeContent) {
+        attributes[ATTR.outputMessages] = JSON.stringify([message.message])
+        if (typeof this.#header?.system === 'string' && this.#header.system !== '') {
+          attributes[ATTR.systemInstructions] = JSON.stringify([{ type: 'text', content: this.#header.system }])
+        }
+      }
+    } else if (outcome !== undefined) {
+      attributes[ATTR.stepOutcome] = String(outcome.kind)
+      if (outcome.kind === 'failed') {
+        attributes[ATTR.finishReasons] = ['error']
+        attributes[ATTR.errorType] = String(outcome.failure?.code)
+        status = { code: 'error', message: String(outcome.failure?.message ?? '') }
+      } else if (outcome.kind === 'aborted') {
+        attributes[ATTR.finishReasons] = ['cancelled']
+      }
+    }
+    this.#end(out, { key: chat.key, endTime: time, attributes, status })
+  }
+
+  /** The seq of the last event pushed (-1 before any). */
+  get lastSeq(): number {
+    return this.#lastSeq
+  }
+}
+
+/** A finished (or still open) span: start and end merged. */
+export interface SpanRecord extends SpanStart {
+  endTime?: number
+  status: SpanEnd['status']
+}
+
+/**
+ * The pure mapping over a whole log: every span, in start order, with end attributes merged in.
+ * Spans still open at the end of the log have no `endTime`.
+ */
+export function logToSpans(events: Iterable<LogEvent>, opts: SpanFoldOptions): SpanRecord[] {
+  const fold = new SpanFold(opts)
+  const spans: SpanRecord[] = []
+  const byKey = new Map<string, SpanRecord>()
+  for (const e of events) {
+    for (const a of fold.push(e)) {
+      if (a.op === 'start') {
+        const { op: _op, ...s } = a
+        const rec: SpanRecord = { ...s, attributes: { ...s.attributes }, status: { code: 'unset' } }
+        spans.push(rec)
+        byKey.set(rec.key, rec)
+      } else {
+        const rec = byKey.get(a.key)
+        if (rec === undefined) continue
+        rec.endTime = a.endTime
+        Object.assign(rec.attributes, a.attributes)
+        rec.status = a.status
+      }
+    }
+  }
+  return spans
+}

@@ -1,0 +1,21 @@
+/**
+ * `turnlog/otel`: spans from the log, following the OpenTelemetry GenAI semantic conventions
+ * (api.md "Observability"). `@opentelemetry/api` is an optional peer dependency of this subpath;
+ * `turnlog` itself never loads it.
+ *
+ * - `otelPlugin(tracer, opts?)`: live spans from an agent (`plugins: [otelPlugin(tracer)]`).
+ * - `exportSpans(log, tracer, opts?)`: the same spans from a recorded log.
+ * - `logToSpans(events, opts)`: the pure mapping (plain records, no OpenTelemetry types).
+ * - `toOtlpJson(events, opts)`: an OTLP/JSON export request (what `turnlog export --format
+ *   otlp-json` writes).
+ * Content is off by default (`includeContent: true`); newer attribute names with
+ * `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` (or `semconv: 'latest'`).
+ */
+export { exportSpans, otelPlugin, type OtelOptions } from './tracer.js'
+export {
+  logToSpans, SpanFold, usageAttributes,
+  type SpanFoldOptions, type SpanRecord, type SpanAction, type SpanStart, type SpanEnd, type Attributes, type AttrValue,
+} from './fold.js'
+export { toOtlpJson } from './otlp-json.js'
+export { renderSpanTree } from './tree.js'
+export { ATTR, semconvFromEnv, type SemconvMode } from './attributes.js'

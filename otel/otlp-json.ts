@@ -1,0 +1,69 @@
+/**
+ * Spans of a log as an OTLP/JSON `ExportTraceServiceRequest` (the body an OTLP/HTTP JSON exporter
+ * posts to `/v1/traces`), with no OpenTelemetry package: the CLI's `turnlog export --format
+ * otlp-json` uses it, and a collector or backend can ingest the file as is.
+ *
+ * Ids are derived from the session id and the span's key (SHA-256), so the same log always gives
+ * the same file; each turn is its own trace. Spans still open at the end of the log (a live or
+ * torn log) have no end and are left out.
+ */
+import { createHash } from 'node:crypto'
+import type { LogEvent } from '../events/index.js'
+import type { AttrValue } from './fold.js'
+import { logToSpans, type SpanFoldOptions, type SpanRecord } from './fold.js'
+
+type OtlpValue =
+  | { stringValue: string }
+  | { intValue: string }
+  | { doubleValue: number }
+  | { boolValue: boolean }
+  | { arrayValue: { values: OtlpValue[] } }
+
+function value(v: AttrValue): OtlpValue {
+  if (typeof v === 'string') return { stringValue: v }
+  if (typeof v === 'boolean') return { boolValue: v }
+  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v }
+  return { arrayValue: { values: v.map((s) => ({ stringValue: s })) } }
+}
+
+function hexId(sessionId: string, key: string, bytes: number): string {
+  return createHash('sha256').update(`${sessionId}\u0000${key}`).digest('hex').slice(0, bytes * 2)
+}
+
+const nanos = (ms: number): string => (BigInt(Math.round(ms)) * 1_000_000n).toString()
+
+/** The OTLP/JSON request for a log's spans (see the module comment). */
+export function toOtlpJson(
+  events: Iterable<LogEvent>,
+  opts: SpanFoldOptions & { serviceName?: string; scopeVersion?: string },
+): { resourceSpans: unknown[] } {
+  const records = logToSpans(events, opts)
+  const byKey = new Map<string, SpanRecord>(records.map((r) => [r.key, r]))
+  const rootOf = (r: SpanRecord): SpanRecord => {
+    let cur = r
+    while (cur.parentKey !== undefined && byKey.has(cur.parentKey)) cur = byKey.get(cur.parentKey)!
+    return cur
+  }
+  const spans = records
+    .filter((r) => r.endTime !== undefined)
+    .map((r) => {
+      const span: Record<string, unknown> = {
+        traceId: hexId(opts.sessionId, `trace:${rootOf(r).key}`, 16),
+        spanId: hexId(opts.sessionId, r.key, 8),
+        name: r.name,
+        kind: r.kind === 'client' ? 3 : 1, // SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL
+        startTimeUnixNano: nanos(r.startTime),
+        endTimeUnixNano: nanos(r.endTime!),
+        attributes: Object.entries(r.attributes).map(([key, v]) => ({ key, value: value(v) })),
+        status: r.status.code === 'error' ? { code: 2, ...(r.status.message ? { message: r.status.message } : {}) } : { code: 0 },
+      }
+      if (r.parentKey !== undefined && byKey.has(r.parentKey)) span.parentSpanId = hexId(opts.sessionId, r.parentKey, 8)
+      return span
+    })
+  return {
+    resourceSpans: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: opts.serviceName ?? 'turnlog' } }] },
+      scopeSpans: [{ scope: { name: 'turnlog', ...(opts.scopeVersion ? { version: opts.scopeVersion } : {}) }, spans }],
+    }],
+  }
+}

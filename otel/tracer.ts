@@ -1,0 +1,104 @@
+/**
+ * Driving the span fold into an OpenTelemetry `Tracer`: after the fact (`exportSpans`) and live
+ * (`otelPlugin`). Both feed the same fold (fold.ts), so they give the same spans: same names,
+ * kinds, parents, start and end times (from the log) and attributes. Span and trace ids are the
+ * tracer's own (random with the SDK's default generator).
+ */
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api'
+import type { AgentPlugin } from '../agent/types.js'
+import type { LogEvent } from '../events/index.js'
+import { semconvFromEnv } from './attributes.js'
+import { SpanFold, type SpanAction, type SpanFoldOptions } from './fold.js'
+
+/** Options of `exportSpans` and `otelPlugin`: the fold's options plus the root context. */
+export interface OtelOptions extends Omit<SpanFoldOptions, 'sessionId'> {
+  /** The context turn spans are children of. Default: a root context (each turn its own trace). */
+  parentContext?: Context
+  /**
+   * `gen_ai.conversation.id`; default: the session id (the agent's, or the log's). Set it when
+   * re-executing a recorded session (the re-execution runs under a fresh session id) to get the
+   * recorded session's spans.
+   */
+  conversationId?: string
+}
+
+/** Applies fold actions to a tracer, holding the open OpenTelemetry spans by key. */
+class TracerSink {
+  readonly #spans = new Map<string, Span>()
+  constructor(readonly tracer: Tracer, readonly root: Context) {}
+
+  apply(actions: readonly SpanAction[]): void {
+    for (const a of actions) {
+      if (a.op === 'start') {
+        const parent = a.parentKey !== undefined ? this.#spans.get(a.parentKey) : undefined
+        const ctx = parent !== undefined ? trace.setSpan(this.root, parent) : this.root
+        const span = this.tracer.startSpan(
+          a.name,
+          { kind: a.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, startTime: a.startTime, attributes: a.attributes },
+          ctx,
+        )
+        this.#spans.set(a.key, span)
+      } else {
+        const span = this.#spans.get(a.key)
+        if (span === undefined) continue
+        this.#spans.delete(a.key)
+        span.setAttributes(a.attributes)
+        if (a.status.code === 'error') span.setStatus({ code: SpanStatusCode.ERROR, ...(a.status.message !== undefined ? { message: a.status.message } : {}) })
+        span.end(a.endTime)
+      }
+    }
+  }
+}
+
+function foldOptions(sessionId: string, opts: OtelOptions): SpanFoldOptions {
+  const { parentContext: _p, conversationId, ...rest } = opts
+  return { ...rest, sessionId: conversationId ?? sessionId, semconv: opts.semconv ?? semconvFromEnv() }
+}
+
+/**
+ * Exports a recorded session's spans through `tracer` (after the fact; times from the log).
+ * `log` is the session's events with its id (`readLog` gives `{ header: { id }, events }`), or
+ * `{ sessionId, events }`. Spans still open at the end of the log (a live or torn log) are not
+ * ended, so a span processor never exports them. Returns the number of spans started.
+ */
+export function exportSpans(
+  log: { sessionId: string; events: Iterable<LogEvent> } | { header: { id: string }; events: Iterable<LogEvent> },
+  tracer: Tracer,
+  opts: OtelOptions = {},
+): number {
+  const sessionId = 'sessionId' in log ? log.sessionId : log.header.id
+  const fold = new SpanFold(foldOptions(sessionId, opts))
+  const sink = new TracerSink(tracer, opts.parentContext ?? ROOT_CONTEXT)
+  let started = 0
+  for (const e of log.events) {
+    const actions = fold.push(e)
+    started += actions.filter((a) => a.op === 'start').length
+    sink.apply(actions)
+  }
+  return started
+}
+
+/**
+ * A plugin that emits the spans live, as the agent appends events: a span starts when its first
+ * event is committed and ends with its last, with the log's times, so the live spans equal what
+ * `exportSpans` later gives for the same log. Events already in the log when the plugin is
+ * installed (a resumed or forked prefix) are folded silently (their spans were the earlier run's).
+ * A tracer that throws is reported as `agent/error` (where `otel`) and never stops the agent.
+ */
+export function otelPlugin(tracer: Tracer, opts: OtelOptions = {}): AgentPlugin {
+  return {
+    name: 'otel',
+    install(agent) {
+      const fold = new SpanFold(foldOptions(agent.sessionId, opts))
+      for (const e of agent.events) fold.push(e)
+      const sink = new TracerSink(tracer, opts.parentContext ?? ROOT_CONTEXT)
+      return agent.subscribe((event) => {
+        try {
+          sink.apply(fold.push(event))
+        } catch (e) {
+          agent.reportError(e, 'otel')
+        }
+      })
+    },
+  }
+}
