@@ -12,8 +12,7 @@
  * - the envelope and the data are checked by zod's compiled validators (`registry.isValid`: no
  *   output copy); a refused event goes through `registry.validate`, which builds the error.
  */
-import { isUtf8 } from 'node:buffer'
-import { crc32 } from 'node:zlib'
+import { crc32, isUtf8 } from './bytes.js'
 import { z } from 'zod'
 import type { LogEvent } from './envelope.js'
 import { TurnlogError, type ErrorCode, type ErrorDetails } from './errors.js'
