@@ -12,6 +12,7 @@ import { forkCommand } from './commands/fork.js'
 import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
+import { reportCommand } from './commands/report.js'
 import { verifyCommand } from './commands/verify.js'
 import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
@@ -73,6 +74,16 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
     .option('--ignore-time', 'do not compare event times')
     .action(async (log: string, opts: { tools?: string; ignoreTime?: boolean }) => done(await reexecCommand(log, opts, io)))
+
+  p.command('report')
+    .description('write one self-contained HTML file: timeline, state at any seq, transcript, tokens, verify marks')
+    .argument('<LOG>', 'a JSONL log')
+    .option('-o, --output <OUT>', 'the HTML file to write')
+    .option('--at <SEQ>', 'the seq selected when the page opens (default: the last)')
+    .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
+    .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
+    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string }) =>
+      done(await reportCommand(log, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')
