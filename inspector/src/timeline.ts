@@ -4,7 +4,7 @@
  * idle gaps, verify violations). Wheel zooms around the pointer, drag pans, a click on a bar or a
  * mark selects its seq. Text is drawn with fillText (never parsed). Only what is on screen is drawn.
  */
-import type { Bar, Mark, Timeline } from './model.js'
+import type { Bar, Mark, Timeline } from '../../replay/timeline.js'
 import { oneLine } from './dom.js'
 
 const ROW_H = 22

@@ -7,7 +7,7 @@
 import type { ModelMessage } from '../../events/index.js'
 import type { TopItem, TranscriptMessage, TranscriptState, TurnItem } from '../../reducers/transcript.js'
 import { oneLine } from './dom.js'
-import { str } from './model.js'
+import { str } from '../../replay/timeline.js'
 
 export interface Line { seq: number; depth: number; kind: string; text: string }
 

@@ -1,15 +1,15 @@
 /**
- * The timeline's shapes, read from the log in one pass: turns, steps, model streams, tool calls
+ * The timeline of a session (the inspector page and `turnlog export --format chrome-trace`). Its shapes, read from the log in one pass: turns, steps, model streams, tool calls
  * (with the pool's lanes), compaction brackets and point marks (retries, cancels, repairs, prunes,
  * failures, verify violations). Positions only: every number about the session's *state* (history,
- * inbox, pending calls, usage) comes from the project's reducers (`stateAt`), see state.ts.
+ * inbox, pending calls, usage) comes from the project's reducers (`stateAt`): inspector/src/cursor.ts.
  *
  * Time axis: x is the event's time with idle gaps compressed (a gap longer than `GAP_CAP_MS` takes
  * `GAP_CAP_MS` of axis and is marked with its real length). Logs written faster than the clock
  * ticks (all events within a few ms) read better by seq, so `axis: 'seq'` is offered too.
  */
-import type { LogEvent } from '../../events/envelope.js'
-import type { Violation } from '../../events/invariants/types.js'
+import type { LogEvent } from '../events/envelope.js'
+import type { Violation } from '../events/invariants/types.js'
 
 export const GAP_CAP_MS = 1500
 
