@@ -9,5 +9,5 @@ export * from './models/index.js'
 export * from './reducers/index.js'
 export * from './stores/index.js'
 export * from './tools/index.js'
-// api.md "Embedding an agent" shows resumeAgent beside createAgent: it is the way back into a session.
-export { resumeAgent, type ResumeOptions } from './replay/resume.js'
+// resumeAgent lives in `turnlog/replay` (issue "See a session", item 7): it reads and repairs logs
+// from files, and the root export stays free of Node built-ins so it bundles for browsers.

@@ -4,7 +4,6 @@
  * back to the machines, which decide. Every durable fact is appended to the session log first;
  * memory follows the log.
  */
-import { randomUUID } from 'node:crypto'
 import { createActor, type Actor } from 'xstate'
 import {
   Session, TurnlogError, UserMessage,
@@ -88,7 +87,7 @@ export class TurnlogAgent implements Agent {
     assertModel(options)
     this.options = options
     this.timers = { ...realTimers, ...options.timers }
-    this.newId = options.ids ?? randomUUID
+    this.newId = options.ids ?? (() => globalThis.crypto.randomUUID())
     const maxSteps = options.maxStepsPerTurn ?? 64
     if (!Number.isInteger(maxSteps) || maxSteps < 1) {
       throw new TurnlogError('INVALID_OPTION', 'maxStepsPerTurn must be a positive integer', { field: 'maxStepsPerTurn' })
@@ -112,7 +111,7 @@ export class TurnlogAgent implements Agent {
     this.toolSpecs = [...tools.values()].map(toolSpec)
     this.baseConfig = { model: options.model.info?.name ?? 'model', ...options.config } as RequestConfig
     const retry = options.retry === false ? null : resolveRetry(options.retry)
-    this.sessionId = options.sessionId ?? randomUUID()
+    this.sessionId = options.sessionId ?? globalThis.crypto.randomUUID()
     this.session = new Session({
       id: this.sessionId,
       clock: options.clock,

@@ -2,7 +2,7 @@
  * Building the frozen model request and checking "model-visible means logged" (R3): every request
  * the driver sends must equal what the log rebuilds at that seq.
  */
-import { isDeepStrictEqual } from 'node:util'
+import { deepEqual as isDeepStrictEqual } from '../events/deep-equal.js'
 import type { EventDataMap, LogEvent, ModelMessage } from '../events/index.js'
 import type { ModelRequest } from '../models/index.js'
 import { historyReducer } from '../reducers/history.js'

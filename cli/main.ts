@@ -12,6 +12,9 @@ import { forkCommand } from './commands/fork.js'
 import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
+import { reportCommand } from './commands/report.js'
+import { inspectCommand } from './commands/inspect.js'
+import { exportCommand } from './commands/export.js'
 import { verifyCommand } from './commands/verify.js'
 import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
 import { scrubLine } from './escape.js'
@@ -74,7 +77,33 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .argument('<LOG>', 'a JSONL log')
     .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
     .option('--ignore-time', 'do not compare event times')
-    .action(async (log: string, opts: { tools?: string; ignoreTime?: boolean }) => done(await reexecCommand(log, opts, io)))
+    .option('--report <OUT>', 'also write the inspector page (HTML) with the first divergence side by side')
+    .action(async (log: string, opts: { tools?: string; ignoreTime?: boolean; report?: string }) => done(await reexecCommand(log, opts, io)))
+
+  p.command('report')
+    .description('write one self-contained HTML file: timeline, state at any seq, transcript, tokens, verify marks')
+    .argument('<LOG>', 'a JSONL log')
+    .option('-o, --output <OUT>', 'the HTML file to write')
+    .option('--at <SEQ>', 'the seq selected when the page opens (default: the last)')
+    .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
+    .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
+    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string }) =>
+      done(await reportCommand(log, opts, io)))
+
+  p.command('inspect')
+    .description('serve the report page on 127.0.0.1 and follow LOG as it is written (live tail over SSE)')
+    .argument('<LOG>', 'a JSONL log')
+    .option('--port <N>', 'the port (default 7357; 0: any free port)')
+    .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
+    .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
+    .action(async (log: string, opts: { port?: string; maxSteps?: string; maxRetries?: string }) => done(await inspectCommand(log, opts, io)))
+
+  p.command('export')
+    .description('export the session as spans: chrome-trace (Perfetto, chrome://tracing)')
+    .argument('<LOG>', 'a JSONL log')
+    .option('--format <FORMAT>', 'the output format (chrome-trace)')
+    .option('-o, --output <OUT>', 'write to OUT (default: standard output)')
+    .action(async (log: string, opts: { format?: string; output?: string }) => done(await exportCommand(log, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

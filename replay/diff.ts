@@ -1,5 +1,5 @@
 /** A readable structural diff of two JSON values (for re-execution divergences). */
-import { isDeepStrictEqual } from 'node:util'
+import { deepEqual as isDeepStrictEqual } from '../events/deep-equal.js'
 
 /** One line per differing path: `  data.reason.kind: "completed" → "blocked"`. At most `max` lines. */
 export function diffLines(expected: unknown, actual: unknown, max = 20): string[] {

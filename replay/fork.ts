@@ -11,7 +11,6 @@
  * The header names the parent (`parent: {session, seq}`) and `inheritedEventCount` = `seq + 1`,
  * the number of events copied verbatim from the parent.
  */
-import { randomUUID } from 'node:crypto'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { CheckerOptions } from '../events/invariants/types.js'
@@ -91,7 +90,7 @@ export function fork(
   const header: LogHeader = {
     type: 'session',
     format: JSONL_FORMAT,
-    id: opts.sessionId ?? randomUUID(),
+    id: opts.sessionId ?? globalThis.crypto.randomUUID(),
     createdAt: opts.createdAt ?? Date.now(),
     parent: { session: parentHeader?.id ?? 'unknown', seq },
     inheritedEventCount: seq + 1,

@@ -29,7 +29,7 @@
  * or issued. So the interleaving of the recording is reproduced without timing. See
  * docs/ARCHITECTURE.md "Decisions: replay engine".
  */
-import { isDeepStrictEqual } from 'node:util'
+import { deepEqual as isDeepStrictEqual } from '../events/deep-equal.js'
 import { createAgent, TurnlogAgent } from '../agent/agent.js'
 import type { AgentOptions, HookMap, Timers } from '../agent/types.js'
 import type {

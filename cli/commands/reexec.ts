@@ -15,10 +15,13 @@ import { EXIT_OK, EXIT_VIOLATIONS } from '../errors.js'
 import { inline, text } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog } from '../load.js'
+import { writeReexecReport } from './report.js'
 
 export interface ReexecCommandOptions {
   tools?: string
   ignoreTime?: boolean
+  /** Also write the inspector page with the first divergence side by side. */
+  report?: string
 }
 
 const PASSED = ['hooks', 'system', 'config', 'maxParallelToolCalls', 'maxStepsPerTurn', 'retry'] as const
@@ -42,6 +45,7 @@ export async function reexecCommand(logArg: string, opts: ReexecCommandOptions, 
     for (const k of PASSED) if (mod[k] !== undefined) (options as Record<string, unknown>)[k] = mod[k]
   }
   const r = await reexecute(log, options)
+  if (opts.report !== undefined) await writeReexecReport(opts.report, logArg, log, r.ok ? null : r.divergence, io)
   const c = colorsFor(io)
   if (r.ok) {
     writeHuman(io, [`${c.green('OK')} ${inline(logArg)}: re-executed ${r.eventCount} events, identical to the recording`])

@@ -2,7 +2,7 @@
  * The record checksum of the JSONL format (events.md "JSONL"): CRC-32 (IEEE, Node's `zlib.crc32`)
  * of the record's bytes without its `,"crc":"xxxxxxxx"` member, read from the raw line bytes.
  */
-import { crc32 } from 'node:zlib'
+import { crc32 } from '../bytes.js'
 
 /** `,"crc":"` */
 const CRC_PREFIX = [0x2c, 0x22, 0x63, 0x72, 0x63, 0x22, 0x3a, 0x22]

@@ -2,7 +2,7 @@
  * The push decoder: byte chunks in, validated events out, every defect a coded error naming file,
  * line, seq and field (docs/ARCHITECTURE.md "Decisions: JSONL").
  */
-import { isUtf8 } from 'node:buffer'
+import { isUtf8 } from '../bytes.js'
 import type { LogEvent } from '../envelope.js'
 import { TurnlogError } from '../errors.js'
 import { defaultRegistry, type EventRegistry } from '../registry.js'

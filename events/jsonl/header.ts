@@ -1,5 +1,5 @@
 /** The JSONL header line (events.md "JSONL"): its schema, encoder and decoder. */
-import { isUtf8 } from 'node:buffer'
+import { isUtf8 } from '../bytes.js'
 import { z } from 'zod'
 import { TurnlogError, type ErrorCode, type ErrorDetails } from '../errors.js'
 import { MAX_NESTING, nestingOverflow } from './depth.js'

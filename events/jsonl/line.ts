@@ -3,7 +3,7 @@
  * and `JsonlDecoder` (and so by every reader: `readLog`, the stores, the CLI's verify), so every
  * reader gives the same answer for the same bytes.
  */
-import { isUtf8 } from 'node:buffer'
+import { isUtf8 } from '../bytes.js'
 import type { LogEvent } from '../envelope.js'
 import { TurnlogError } from '../errors.js'
 import { findLossy } from '../lossless.js'

@@ -1,0 +1,46 @@
+/**
+ * `turnlog inspect LOG [--port N]`: serves the report page on 127.0.0.1 and follows LOG as it grows
+ * (a JSONL file; `postgres://…#id` comes with the PostgreSQL store). Runs until interrupted.
+ */
+import { EXIT_OK, parseCount } from '../errors.js'
+import type { CliIo } from '../io.js'
+import { resolveLogPath } from '../load.js'
+import { startInspector, type Inspector } from '../inspect-server.js'
+import { verifyOptions } from './report.js'
+
+export interface InspectCommandOptions {
+  port?: string
+  maxSteps?: string
+  maxRetries?: string
+  /** Tests: called with the running server instead of waiting for a signal. */
+  onListening?: (i: Inspector) => Promise<void>
+}
+
+export async function inspectCommand(logArg: string, opts: InspectCommandOptions, io: CliIo): Promise<number> {
+  const file = resolveLogPath(logArg, io)
+  const port = opts.port !== undefined ? parseCount(opts.port, '--port') : 7357
+  const inspector = await startInspector({
+    file, label: logArg, port, verifyOptions: verifyOptions(opts),
+    onError: (err) => io.stderr(`inspect: the log stopped decoding: ${(err as Error)?.message ?? String(err)}\n`),
+  })
+  io.stdout(`inspecting ${logArg} at ${inspector.url} (127.0.0.1 only; Ctrl-C to stop)\n`)
+  try {
+    if (opts.onListening) await opts.onListening(inspector)
+    else await untilSignal()
+  } finally {
+    await inspector.close()
+  }
+  return EXIT_OK
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      resolve()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}

@@ -1,0 +1,62 @@
+/**
+ * `turnlog report LOG -o report.html`: one self-contained HTML file (the log embedded, no network
+ * request, opens from file://): timeline, state at any seq, transcript, tokens, verify marks.
+ */
+import { writeFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import type { LogEvent } from '../../events/envelope.js'
+import { TurnlogError } from '../../events/errors.js'
+import { EXIT_OK, parseCount } from '../errors.js'
+import type { CliIo } from '../io.js'
+import { loadLog } from '../load.js'
+import { renderPage } from '../page.js'
+
+export interface ReportCommandOptions {
+  output?: string
+  at?: string
+  maxSteps?: string
+  maxRetries?: string
+}
+
+export async function reportCommand(logArg: string, opts: ReportCommandOptions, io: CliIo): Promise<number> {
+  if (opts.output === undefined || opts.output === '') {
+    throw new TurnlogError('INVALID_ARGUMENT', 'report needs -o OUT (the HTML file to write)', { field: '-o' })
+  }
+  const log = await loadLog(logArg, io)
+  const out = resolve(io.cwd ?? process.cwd(), opts.output)
+  if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
+  const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
+  const html = await renderPage({
+    version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
+    verifyOptions: verifyOptions(opts),
+    ...(select !== undefined ? { select } : {}),
+  })
+  await writeFile(out, html)
+  io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(html.length / 1024)} kB)\n`)
+  return EXIT_OK
+}
+
+export function verifyOptions(opts: { maxSteps?: string; maxRetries?: string }): { maxStepsPerTurn?: number; maxRetries?: number } {
+  const v: { maxStepsPerTurn?: number; maxRetries?: number } = {}
+  if (opts.maxSteps !== undefined) v.maxStepsPerTurn = parseCount(opts.maxSteps, '--max-steps', 1)
+  if (opts.maxRetries !== undefined) v.maxRetries = parseCount(opts.maxRetries, '--max-retries')
+  return v
+}
+
+/** `turnlog reexec … --report OUT`: the recorded log's page with the first divergence (if any)
+ * side by side, selected when the page opens. */
+export async function writeReexecReport(
+  outArg: string, logArg: string, log: { file: string; header: unknown; events: readonly LogEvent[] },
+  divergence: { seq: number; kind: string; diff: string; expected: unknown; actual: unknown } | null, io: CliIo,
+): Promise<void> {
+  const out = resolve(io.cwd ?? process.cwd(), outArg)
+  if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '--report' })
+  const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
+  const html = await renderPage({
+    version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
+    divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
+    ...(select !== undefined ? { select } : {}),
+  })
+  await writeFile(out, html)
+  io.stderr(`wrote ${outArg}\n`)
+}

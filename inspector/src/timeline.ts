@@ -1,0 +1,255 @@
+/**
+ * The timeline on a canvas: rows for turns, steps, model streams, compactions, one lane per
+ * concurrently running tool call, and a row of marks (retries, cancels, failures, repairs, prunes,
+ * idle gaps, verify violations). Wheel zooms around the pointer, drag pans, a click on a bar or a
+ * mark selects its seq. Text is drawn with fillText (never parsed). Only what is on screen is drawn.
+ */
+import type { Bar, Mark, Timeline } from '../../replay/timeline.js'
+import { oneLine } from './dom.js'
+
+const ROW_H = 22
+const LABEL_W = 84
+const COLORS: Record<string, string> = {
+  ok: '#3b82f6', failed: '#dc2626', aborted: '#f59e0b', interrupted: '#a855f7', open: '#94a3b8', error: '#dc2626', warn: '#eab308',
+}
+const KIND_COLORS: Record<string, string> = { turn: '#1e40af', step: '#2563eb', model: '#0891b2', tool: '#059669', compaction: '#7c3aed' }
+const MARK_COLORS: Record<Mark['kind'], string> = {
+  retry: '#f59e0b', cancel: '#ea580c', repair: '#a855f7', prune: '#7c3aed', failure: '#dc2626', violation: '#be123c', steer: '#0ea5e9', resume: '#16a34a', gap: '#64748b',
+}
+
+export interface TimelineView {
+  readonly canvas: HTMLCanvasElement
+  set(tl: Timeline, count: number): void
+  setCursor(seq: number): void
+  draw(): void
+}
+
+export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, axis: () => 'time' | 'seq'): TimelineView {
+  const canvas = document.createElement('canvas')
+  canvas.className = 'timeline'
+  canvas.tabIndex = -1
+  canvas.setAttribute('aria-label', 'timeline: click a bar or a mark to select its seq; wheel zooms, drag pans')
+  let tl: Timeline | null = null
+  let count = 0
+  let cursor = 0
+  let view = { x0: 0, x1: 1 } // visible axis range
+  let fitted = false
+  let rows: string[] = []
+  let hits: Array<{ x0: number; x1: number; y0: number; y1: number; seq: number; bar: Bar | null }> = []
+
+  const pos = (seq: number): number => (axis() === 'seq' || !tl ? seq : tl.tx[seq] ?? 0)
+  const span = (): { lo: number; hi: number } => {
+    if (!tl || count === 0) return { lo: 0, hi: 1 }
+    const hi = pos(count - 1)
+    return { lo: 0, hi: hi > 0 ? hi : 1 }
+  }
+
+  function fit(): void {
+    const { lo, hi } = span()
+    const pad = (hi - lo) * 0.01 + 0.5
+    view = { x0: lo - pad, x1: hi + pad }
+  }
+
+  function px(v: number, w: number): number {
+    return LABEL_W + ((v - view.x0) / (view.x1 - view.x0)) * (w - LABEL_W - 8)
+  }
+
+  function draw(): void {
+    const dpr = window.devicePixelRatio || 1
+    const w = canvas.clientWidth || 800
+    const nRows = rows.length
+    const hgt = 18 + nRows * ROW_H + 4
+    canvas.style.height = `${hgt}px`
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(hgt * dpr)) {
+      canvas.width = Math.round(w * dpr)
+      canvas.height = Math.round(hgt * dpr)
+    }
+    const g = canvas.getContext('2d')!
+    g.setTransform(dpr, 0, 0, dpr, 0, 0)
+    g.clearRect(0, 0, w, hgt)
+    g.font = '11px system-ui, sans-serif'
+    g.textBaseline = 'middle'
+    hits = []
+    // row bands and labels
+    rows.forEach((r, i) => {
+      const y = 18 + i * ROW_H
+      g.fillStyle = i % 2 ? '#f8fafc' : '#f1f5f9'
+      g.fillRect(0, y, w, ROW_H)
+      g.fillStyle = '#475569'
+      g.fillText(r.startsWith('tool') ? `tools ${r === 'tool0' ? '' : `#${Number(r.slice(4)) + 1}`}`.trim() : r, 6, y + ROW_H / 2)
+    })
+    if (!tl) return
+    // axis ticks
+    g.fillStyle = '#64748b'
+    const ticks = 8
+    for (let k = 0; k <= ticks; k++) {
+      const v = view.x0 + ((view.x1 - view.x0) * k) / ticks
+      const x = px(v, w)
+      g.fillRect(x, 12, 1, 4)
+      g.fillText(axis() === 'seq' ? `#${Math.round(v)}` : fmtAxis(v), x + 2, 7)
+    }
+    const rowIndex = new Map(rows.map((r, i) => [r, i]))
+    for (const b of tl.bars) {
+      const ri = rowIndex.get(b.row)
+      if (ri === undefined) continue
+      const a = pos(b.seq)
+      const z = pos(b.endSeq)
+      if (z < view.x0 || a > view.x1) continue
+      let x0 = px(a, w)
+      let x1 = px(z, w)
+      if (x1 - x0 < 3) x1 = x0 + 3
+      x0 = Math.max(x0, LABEL_W - 2)
+      const y = 18 + ri * ROW_H + 3
+      const color = b.status === 'ok' ? KIND_COLORS[b.kind]! : COLORS[b.status] ?? '#64748b'
+      g.fillStyle = color
+      g.globalAlpha = b.status === 'open' ? 0.55 : 0.9
+      g.fillRect(x0, y, x1 - x0, ROW_H - 6)
+      g.globalAlpha = 1
+      if (x1 - x0 > 40) {
+        g.save()
+        g.beginPath()
+        g.rect(x0, y, x1 - x0 - 2, ROW_H - 6)
+        g.clip()
+        g.fillStyle = '#fff'
+        g.fillText(oneLine(b.label, 80), x0 + 4, y + (ROW_H - 6) / 2)
+        g.restore()
+      }
+      hits.push({ x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b })
+    }
+    const mi = rowIndex.get('marks')!
+    const my = 18 + mi * ROW_H + ROW_H / 2
+    for (const m of tl.marks) {
+      const v = pos(m.seq)
+      if (v < view.x0 || v > view.x1) continue
+      const x = px(v, w)
+      g.fillStyle = MARK_COLORS[m.kind]
+      g.beginPath()
+      if (m.kind === 'violation') { g.moveTo(x, my - 7); g.lineTo(x + 6, my + 6); g.lineTo(x - 6, my + 6) } else if (m.kind === 'gap') { g.rect(x - 1, 18, 2, nRows * ROW_H) } else { g.arc(x, my, 5, 0, Math.PI * 2) }
+      g.fill()
+      hits.push({ x0: x - 6, x1: x + 6, y0: my - 8, y1: my + 8, seq: m.seq, bar: null })
+    }
+    // cursor
+    const cx = px(pos(cursor), w)
+    g.fillStyle = '#e11d48'
+    g.fillRect(cx - 1, 14, 2, hgt - 14)
+  }
+
+  function fmtAxis(v: number): string {
+    return v < 1000 ? `${Math.round(v)}ms` : v < 60_000 ? `${(v / 1000).toFixed(1)}s` : `${(v / 60_000).toFixed(1)}m`
+  }
+
+  canvas.addEventListener('wheel', (ev) => {
+    ev.preventDefault()
+    const w = canvas.clientWidth
+    const f = (ev.offsetX - LABEL_W) / (w - LABEL_W - 8)
+    const at = view.x0 + f * (view.x1 - view.x0)
+    const k = ev.deltaY > 0 ? 1.25 : 0.8
+    view = { x0: at - (at - view.x0) * k, x1: at + (view.x1 - at) * k }
+    draw()
+  }, { passive: false })
+  let drag: { x: number; v0: number; v1: number; moved: boolean } | null = null
+  canvas.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, v0: view.x0, v1: view.x1, moved: false } })
+  canvas.addEventListener('pointermove', (ev) => {
+    if (!drag) return
+    const dx = ev.clientX - drag.x
+    if (Math.abs(dx) > 3) drag.moved = true
+    if (!drag.moved) return
+    const per = (drag.v1 - drag.v0) / (canvas.clientWidth - LABEL_W - 8)
+    view = { x0: drag.v0 - dx * per, x1: drag.v1 - dx * per }
+    draw()
+  })
+  canvas.addEventListener('pointerup', (ev) => {
+    const moved = drag?.moved
+    drag = null
+    if (moved) return
+    const r = canvas.getBoundingClientRect()
+    const x = ev.clientX - r.left
+    const y = ev.clientY - r.top
+    // the topmost (last drawn) hit wins; marks are drawn after bars
+    for (let i = hits.length - 1; i >= 0; i--) {
+      const hh = hits[i]!
+      if (x >= hh.x0 && x <= hh.x1 && y >= hh.y0 && y <= hh.y1) return onPick(hh.seq, hh.bar)
+    }
+    if (x > LABEL_W && count > 0) {
+      // a click on the axis moves the cursor to the nearest seq
+      const v = view.x0 + ((x - LABEL_W) / (canvas.clientWidth - LABEL_W - 8)) * (view.x1 - view.x0)
+      let lo = 0
+      let hi = count - 1
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if (pos(mid) < v) lo = mid + 1
+        else hi = mid
+      }
+      onPick(lo, null)
+    }
+  })
+  new ResizeObserver(() => draw()).observe(canvas)
+
+  return {
+    canvas,
+    set(t, n) {
+      const wasAtEnd = !fitted || view.x1 >= span().hi
+      tl = t
+      count = n
+      rows = ['turn', 'step', 'model', 'compaction', ...Array.from({ length: t.lanes }, (_, i) => `tool${i}`), 'marks']
+      if (!fitted || wasAtEnd) fit()
+      fitted = true
+      draw()
+    },
+    setCursor(seq) {
+      cursor = seq
+      // keep the cursor on screen
+      const v = pos(seq)
+      if (v < view.x0 || v > view.x1) {
+        const half = (view.x1 - view.x0) / 2
+        view = { x0: v - half, x1: v + half }
+      }
+      draw()
+    },
+    draw,
+  }
+}
+
+/** Tokens per request (input stacked with output), compaction summaries in violet, compaction ends as lines. */
+export function drawTokens(canvas: HTMLCanvasElement, tl: Timeline, cursor: number): Array<{ x0: number; x1: number; seq: number }> {
+  const dpr = window.devicePixelRatio || 1
+  const w = canvas.clientWidth || 800
+  const hgt = canvas.clientHeight || 90
+  canvas.width = Math.round(w * dpr)
+  canvas.height = Math.round(hgt * dpr)
+  const g = canvas.getContext('2d')!
+  g.setTransform(dpr, 0, 0, dpr, 0, 0)
+  g.clearRect(0, 0, w, hgt)
+  g.font = '11px system-ui, sans-serif'
+  const pts = tl.tokens
+  const hits: Array<{ x0: number; x1: number; seq: number }> = []
+  g.fillStyle = '#475569'
+  g.fillText('tokens / request', 6, 12)
+  if (pts.length === 0) {
+    g.fillText('no requests yet', LABEL_W, hgt / 2)
+    return hits
+  }
+  let max = 1
+  for (const p of pts) max = Math.max(max, p.input + p.output)
+  g.fillText(`max ${max.toLocaleString('en-US')}`, 6, 26)
+  const bw = Math.min(28, (w - LABEL_W - 8) / pts.length)
+  const top = 8
+  const base = hgt - 4
+  let ci = 0
+  pts.forEach((p, i) => {
+    const x = LABEL_W + i * bw
+    const hi = ((p.input) / max) * (base - top)
+    const ho = ((p.output) / max) * (base - top)
+    g.fillStyle = p.compaction ? '#7c3aed' : p.seq <= cursor ? '#3b82f6' : '#bfdbfe'
+    g.fillRect(x, base - hi, Math.max(1, bw - 1), hi)
+    g.fillStyle = p.compaction ? '#c4b5fd' : p.seq <= cursor ? '#0891b2' : '#a5f3fc'
+    g.fillRect(x, base - hi - ho, Math.max(1, bw - 1), ho)
+    hits.push({ x0: x, x1: x + Math.max(2, bw), seq: p.seq })
+    while (ci < tl.compactionSeqs.length && tl.compactionSeqs[ci]! <= p.seq) {
+      g.fillStyle = '#7c3aed'
+      g.fillRect(x - 1, top, 2, base - top)
+      ci++
+    }
+  })
+  return hits
+}

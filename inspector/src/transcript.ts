@@ -1,0 +1,101 @@
+/**
+ * The transcript as `turnlog replay` prints it, one line per item, from the transcript reducer's
+ * state (reducers/transcript.ts): turns, steps, messages (user, assistant text, reasoning, tool
+ * calls with arguments, tool results, errors, replaced/compacted), retries, compactions, prunes.
+ * Every line carries the seq it came from, which links it to the timeline and the scrubber.
+ */
+import type { ModelMessage } from '../../events/index.js'
+import type { TopItem, TranscriptMessage, TranscriptState, TurnItem } from '../../reducers/transcript.js'
+import { oneLine } from './dom.js'
+import { str } from '../../replay/timeline.js'
+
+export interface Line { seq: number; depth: number; kind: string; text: string }
+
+export function transcriptLines(t: TranscriptState): Line[] {
+  const out: Line[] = []
+  for (const item of (t as { items: TopItem[] }).items) top(item, out)
+  return out
+}
+
+function top(item: TopItem, out: Line[]): void {
+  switch (item.kind) {
+    case 'turn': {
+      const cause = item.cause ? ` (retry of turn ${str((item.cause as { turn?: unknown }).turn)}: ${str(item.cause.kind)})` : ''
+      out.push({ seq: item.seq, depth: 0, kind: 'turn', text: `Turn ${item.turn}${cause}` })
+      for (const it of item.items) turnItem(it, out, 1)
+      if (item.end) out.push({ seq: item.end.seq, depth: 0, kind: `end ${item.end.reason.kind}`, text: `turn ${item.turn} ended: ${reason(item.end.reason)}` })
+      break
+    }
+    case 'seed-end':
+      out.push({ seq: item.seq, depth: 0, kind: 'seed', text: '— end of seed (inherited prefix) —' })
+      break
+    default:
+      turnItem(item, out, 0)
+  }
+}
+
+function reason(r: { kind: string }): string {
+  const x = r as { kind: string; failure?: { message?: string }; cause?: { kind?: string } }
+  if (x.failure) return `${x.kind}: ${oneLine(str(x.failure.message))}`
+  if (x.cause) return `${x.kind} (${str(x.cause.kind)})`
+  return x.kind
+}
+
+function turnItem(it: TurnItem, out: Line[], depth: number): void {
+  switch (it.kind) {
+    case 'step': {
+      const u = it.usage ? ` · ${it.usage.inputTokens} in / ${it.usage.outputTokens} out` : ''
+      out.push({ seq: it.seq, depth, kind: 'step', text: `Step ${it.turn}.${it.step}${u}` })
+      for (const m of it.messages) message(m, out, depth + 1)
+      if (it.end && it.end.outcome.kind !== 'tools' && it.end.outcome.kind !== 'stop') {
+        out.push({ seq: it.end.seq, depth: depth + 1, kind: `outcome ${it.end.outcome.kind}`, text: `step ended: ${reason(it.end.outcome)}` })
+      }
+      break
+    }
+    case 'message':
+      message(it, out, depth)
+      break
+    case 'retry':
+      out.push({ seq: it.seq, depth, kind: 'retry', text: `request retry ${it.attempt} after ${it.delayMs} ms: ${oneLine(str(it.failure.message))}` })
+      break
+    case 'prune':
+      out.push({ seq: it.seq, depth, kind: 'prune', text: `pruned tool result ${it.callId} (seq ${it.shadowedSeq}, ${it.originalChars} chars)` })
+      break
+    case 'compaction': {
+      const sum = it.summary ? `: ${oneLine(it.summary.summary, 200)}` : ''
+      out.push({ seq: it.seq, depth, kind: 'compaction', text: `Compaction ${it.compactionId}${sum}` })
+      for (const m of it.items) if (m.kind === 'message') message(m, out, depth + 1)
+      if (it.end?.error) out.push({ seq: it.end.seq, depth: depth + 1, kind: 'error', text: `compaction failed: ${oneLine(str(it.end.error.message))}` })
+      break
+    }
+  }
+}
+
+function message(m: TranscriptMessage, out: Line[], depth: number): void {
+  const role = m.message.role
+  const flags = m.replaced ? ` [${m.replacedAs ?? 'replaced'}]` : m.surfaceOp === 'replace' ? ' [replacement]' : ''
+  const blocks = contentLines(m.message)
+  if (m.type === 'tool/result') {
+    out.push({ seq: m.seq, depth, kind: m.error ? 'tool-error' : 'tool-result', text: `${m.callId ?? '?'} → ${oneLine(blocks.join(' '), 300)}${m.error ? ` (error: ${oneLine(str(m.error.message))})` : ''}${flags}` })
+    return
+  }
+  const msg = m.message as ModelMessage & { content: unknown }
+  const content = Array.isArray(msg.content) ? (msg.content as Array<Record<string, unknown>>) : []
+  if (content.length === 0) out.push({ seq: m.seq, depth, kind: role, text: `(empty)${flags}` })
+  for (const b of content) {
+    const t = String(b.type)
+    if (t === 'tool-call') out.push({ seq: m.seq, depth, kind: 'tool-call', text: `${str(b.name)}(${oneLine(str(b.arguments), 300)}) ${str(b.id)}${flags}` })
+    else if (t === 'reasoning') out.push({ seq: m.seq, depth, kind: 'reasoning', text: oneLine(str(b.text), 300) + flags })
+    else if (t === 'text') out.push({ seq: m.seq, depth, kind: role, text: oneLine(str(b.text), 400) + flags })
+    else out.push({ seq: m.seq, depth, kind: role, text: `[${t}]${flags}` })
+  }
+}
+
+/** The text of a message's blocks (text, reasoning, tool calls), for one-line display. */
+export function contentLines(m: unknown): string[] {
+  const c = (m as { content?: unknown })?.content
+  if (typeof c === 'string') return [c]
+  if (!Array.isArray(c)) return []
+  return c.map((b: Record<string, unknown>) =>
+    b.type === 'tool-call' ? `${str(b.name)}(${str(b.arguments)})` : typeof b.text === 'string' ? b.text : `[${str(b.type)}]`)
+}
