@@ -28,7 +28,7 @@
  * The agent uses this interpreter unless an `inspect` observer is given (then it runs XState's
  * actor, so inspection tools see every transition).
  */
-import { and, or, type AnyStateMachine, type EventObject, type StateValue } from 'xstate'
+import { and, createActor, or, type AnyStateMachine, type EventObject, type StateValue } from 'xstate'
 
 // XState's combinators carry their check function; compare by identity, not by name.
 const AND_CHECK = (and([]) as unknown as { check: unknown }).check
@@ -38,6 +38,7 @@ const OR_CHECK = (or([]) as unknown as { check: unknown }).check
 export interface MachineRunner<TContext, TEvent extends EventObject> {
   send(event: TEvent): void
   getSnapshot(): LeanSnapshot<TContext>
+  stop(): void
 }
 
 export interface LeanSnapshot<TContext> {
@@ -335,5 +336,20 @@ export function createLeanActor<TContext, TEvent extends EventObject>(
       snapshot = new LeanSnapshotImpl(context, atomic)
     },
     getSnapshot: () => snapshot,
+    stop() {},
   }
+}
+
+/**
+ * The runner the agent uses: the lean interpreter, or XState's own actor when an `inspect`
+ * observer is given (inspection tools then see every transition, as with `createActor`).
+ */
+export function runMachine<TContext, TEvent extends EventObject>(
+  machine: AnyStateMachine,
+  input: unknown,
+  inspect?: unknown,
+): MachineRunner<TContext, TEvent> {
+  if (inspect === undefined) return createLeanActor<TContext, TEvent>(machine, input)
+  const actor = createActor(machine, { input, inspect: inspect as never }).start()
+  return actor as unknown as MachineRunner<TContext, TEvent>
 }
