@@ -4,15 +4,15 @@
  * back to the machines, which decide. Every durable fact is appended to the session log first;
  * memory follows the log.
  */
-import { createActor, type Actor } from 'xstate'
+import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import {
   Session, TurnlogError, UserMessage,
   type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig,
   type ToolSpec,
 } from '../events/index.js'
-import { inboxMachine, spliceKeepsIdsUnique, type InboxMachine, type SpliceEvent } from '../machines/inbox.js'
-import type { StepMachine } from '../machines/step.js'
-import { turnMachine, type TurnMachine } from '../machines/turn.js'
+import { inboxMachine, spliceKeepsIdsUnique, type InboxContext, type InboxEvent, type SpliceEvent } from '../machines/inbox.js'
+import type { StepContext, StepEvent } from '../machines/step.js'
+import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
@@ -52,8 +52,8 @@ export class TurnlogAgent implements Agent {
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
-  #turn: Actor<TurnMachine>
-  readonly #inbox: Actor<InboxMachine>
+  #turn: MachineRunner<TurnContext, TurnEvent>
+  readonly #inbox: MachineRunner<InboxContext, InboxEvent>
   #status: AgentStatus = 'idle'
   /** @internal the open turn's cancel signal. */
   abort: AbortController | null = null
@@ -64,7 +64,7 @@ export class TurnlogAgent implements Agent {
   /** @internal the running step (for cancel and snapshot). */
   step: StepRun | null = null
   /** @internal the step machine's actor, reused from step to step. */
-  stepActor: Actor<StepMachine> | null = null
+  stepActor: MachineRunner<StepContext, StepEvent> | null = null
   /** @internal the batch the last pre-step decided to enter. */
   entered: readonly UserMessage[] = []
   /** @internal `llm/retry` events in the current failure chain. */
@@ -132,8 +132,8 @@ export class TurnlogAgent implements Agent {
         field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,
       })
     }
-    this.#turn = createActor(turnMachine, { input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps }, inspect: options.inspect }).start()
-    this.#inbox = createActor(inboxMachine, { input: pending, inspect: options.inspect }).start()
+    this.#turn = runMachine(turnMachine, { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps }, options.inspect)
+    this.#inbox = runMachine(inboxMachine, pending, options.inspect)
     // after every check that can throw, so a refused agent never takes the store's lock
     if (options.store || options.storeWriter) {
       this.#persistence = new Persistence(this, { store: options.store, writer: options.storeWriter })
@@ -628,10 +628,7 @@ export class TurnlogAgent implements Agent {
     this.stepActor?.stop()
     this.stepActor = null
     this.#turn.stop()
-    this.#turn = createActor(turnMachine, {
-      input: { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.options.maxStepsPerTurn ?? 64 },
-      inspect: this.options.inspect,
-    }).start()
+    this.#turn = runMachine(turnMachine, { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.options.maxStepsPerTurn ?? 64 }, this.options.inspect)
   }
 
   // -------------------------------------------------------------------------------------------

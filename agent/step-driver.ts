@@ -3,7 +3,7 @@
  * states. The machine decides the route and the outcome; this file only does what it is told and
  * reports what happened.
  */
-import { createActor } from 'xstate'
+import { runMachine } from '../machines/lean-actor.js'
 import type {
   AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolCallBlock, ToolSpec, UserMessage,
 } from '../events/index.js'
@@ -33,7 +33,7 @@ export async function runStep(
   signal: AbortSignal,
   abortedAlready: boolean,
 ): Promise<StepOutcome> {
-  const actor = (agent.stepActor ??= createActor(stepMachine, { input: {}, inspect: agent.options.inspect }).start())
+  const actor = (agent.stepActor ??= runMachine(stepMachine, {}, agent.options.inspect))
   actor.send({ type: 'BEGIN', turn, step, aborted: abortedAlready || signal.aborted })
   agent.step = { turn, step, abort: () => actor.send({ type: 'ABORT' }), state: () => String(actor.getSnapshot().value) }
 

@@ -32,6 +32,8 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B4'], title: 'jsonl store append+fsync, 8 sessions, vs raw appendFile+fsync', module: './b4-stores.js', export: 'benchStores' },
   // B5: the same scripted tool loop in Vercel AI SDK, OpenAI Agents JS and LangGraph.js, from bench/b5-peers.ts
   { ids: ['B5'], title: 'peers: per-step overhead', module: './b5-peers.js', export: 'benchPeers', optional: true },
+  { ids: ['B6'], title: 'memory per idle agent (10,000 agents)', module: './b6-memory.js', export: 'benchMemory' },
+  { ids: ['B7'], title: 'fuzzAgent scenarios per second', module: './b7-fuzz.js', export: 'benchFuzz' },
 ]
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))

@@ -1,0 +1,355 @@
+/**
+ * A lean interpreter for turnlog's own machines: the same definitions (`turnMachine`,
+ * `stepMachine`, `inboxMachine`), run without XState's general-purpose runtime.
+ *
+ * Why: the agent sends about 10 machine events per step, and XState's actor (snapshots, the
+ * microstep algorithm for every kind of state chart, inspection, the system) was about a third of
+ * a step's cost (benchmark B2/B5). turnlog's machines use a small, fixed subset of statecharts:
+ * compound and atomic states (no parallel, history or final states), `on` transitions with named
+ * guards and `and(...)`, targetless transitions, `always`, entry/exit actions, `reenter`, and
+ * `assign` as the only action. For that subset, XState's semantics are short enough to restate:
+ *
+ * - an event is handled by the deepest active state that has an enabled transition for it,
+ *   searching from the atomic state up to the root (document order of candidates, first enabled
+ *   guard wins); an unhandled event changes nothing;
+ * - a transition with a target exits the states below the transition's domain (innermost first),
+ *   runs its own actions, then enters the target path (outermost first) and the initial children
+ *   below it; `reenter: true` makes a self or descendant target leave and re-enter the source;
+ * - after every transition, eventless (`always`) transitions are taken until none is enabled,
+ *   each seeing the event that started the macrostep;
+ * - `assign` actions run in order, each seeing the context the previous one produced.
+ *
+ * The definition is read from XState's own normalised state nodes (`machine.root`), so the
+ * machine files stay the single definition. `test/machines/lean-actor.property.test.ts` runs random
+ * event sequences through both this interpreter and XState's `createActor` and requires the same
+ * state value and context after every event, for each machine. Anything outside the subset is
+ * refused when the machine is compiled (`UNSUPPORTED_MACHINE`), never mis-run.
+ *
+ * The agent uses this interpreter unless an `inspect` observer is given (then it runs XState's
+ * actor, so inspection tools see every transition).
+ */
+import { and, createActor, or, type AnyStateMachine, type EventObject, type StateValue } from 'xstate'
+
+// XState's combinators carry their check function; compare by identity, not by name.
+const AND_CHECK = (and([]) as unknown as { check: unknown }).check
+const OR_CHECK = (or([]) as unknown as { check: unknown }).check
+
+/** The part of an actor the driver uses. */
+export interface MachineRunner<TContext, TEvent extends EventObject> {
+  send(event: TEvent): void
+  getSnapshot(): LeanSnapshot<TContext>
+  stop(): void
+}
+
+export interface LeanSnapshot<TContext> {
+  readonly value: StateValue
+  readonly context: TContext
+  readonly status: 'active'
+  matches(value: StateValue): boolean
+}
+
+type Args = { context: any; event: EventObject }
+type Guard = (args: Args) => boolean
+type Action = (context: any, event: EventObject) => any
+
+interface Transition {
+  guard: Guard | null
+  actions: Action[]
+  /** The target state nodes; null for a targetless transition. */
+  target: Node | null
+  reenter: boolean
+}
+
+interface Node {
+  key: string
+  id: string
+  parent: Node | null
+  depth: number
+  /** Children, for compound states; the initial child first is `initial`. */
+  initial: Node | null
+  children: Node[]
+  entry: Action[]
+  exit: Action[]
+  on: Map<string, Transition[]>
+  always: Transition[]
+}
+
+/** What `compileMachine` builds once per machine definition. */
+interface Compiled {
+  root: Node
+  /** The initial atomic state after the machine starts (entry actions are run by `start`). */
+  machine: AnyStateMachine
+}
+
+const CACHE = new WeakMap<AnyStateMachine, Compiled>()
+
+function unsupported(message: string): Error {
+  const err = new Error(`lean-actor: ${message}`)
+  ;(err as Error & { code: string }).code = 'UNSUPPORTED_MACHINE'
+  return err
+}
+
+function compileGuard(machine: AnyStateMachine, g: unknown): Guard | null {
+  if (g === undefined || g === null) return null
+  const impl = (machine.implementations as { guards: Record<string, unknown> }).guards
+  if (typeof g === 'string') {
+    const fn = impl[g]
+    if (typeof fn !== 'function') throw unsupported(`unknown guard ${g}`)
+    return compileGuard(machine, fn)
+  }
+  if (typeof g === 'function') {
+    const parts = (g as { guards?: unknown[] }).guards
+    const check = (g as { check?: unknown }).check
+    if (Array.isArray(parts) && check) {
+      const compiled = parts.map((p) => compileGuard(machine, p)!)
+      if (check === AND_CHECK) return (a) => compiled.every((c) => c(a))
+      if (check === OR_CHECK) return (a) => compiled.some((c) => c(a))
+      throw unsupported('a guard combinator other than and/or')
+    }
+    if (check) throw unsupported('a built-in guard other than and/or')
+    return g as Guard
+  }
+  if (typeof g === 'object' && typeof (g as { type?: unknown }).type === 'string' && !('params' in (g as object))) {
+    return compileGuard(machine, (g as { type: string }).type)
+  }
+  throw unsupported('a parameterised guard')
+}
+
+function compileAction(machine: AnyStateMachine, a: unknown): Action {
+  const impl = (machine.implementations as { actions: Record<string, unknown> }).actions
+  let fn: unknown = a
+  if (typeof a === 'string') fn = impl[a]
+  else if (typeof a === 'object' && a !== null && typeof (a as { type?: unknown }).type === 'string' && !('params' in a)) {
+    fn = impl[(a as { type: string }).type]
+  }
+  if (typeof fn !== 'function' || (fn as { type?: unknown }).type !== 'xstate.assign') {
+    throw unsupported(`only assign actions are supported (${typeof a === 'string' ? a : typeof a})`)
+  }
+  const assignment = (fn as unknown as { assignment: unknown }).assignment
+  if (typeof assignment === 'function') {
+    return (context, event) => ({ ...context, ...(assignment as (a: Args) => object)({ context, event }) })
+  }
+  const entries = Object.entries(assignment as Record<string, unknown>)
+  return (context, event) => {
+    const next = { ...context }
+    for (const [k, v] of entries) next[k] = typeof v === 'function' ? (v as (a: Args) => unknown)({ context, event }) : v
+    return next
+  }
+}
+
+interface XNode {
+  key: string
+  id: string
+  type: string
+  parent?: XNode
+  states: Record<string, XNode>
+  entry: unknown[]
+  exit: unknown[]
+  transitions: Map<string, XTransition[]>
+  always?: XTransition[]
+  initial: { target: XNode[] }
+  invoke: unknown[]
+  after: unknown[]
+  history: unknown
+}
+interface XTransition {
+  guard?: unknown
+  actions: unknown[]
+  target?: XNode[]
+  reenter?: boolean
+}
+
+function compile(machine: AnyStateMachine): Compiled {
+  const byX = new Map<XNode, Node>()
+  const build = (x: XNode, parent: Node | null): Node => {
+    if (x.type === 'parallel' || x.type === 'history' || x.type === 'final') throw unsupported(`${x.type} state ${x.id}`)
+    if (x.invoke.length || x.after.length) throw unsupported(`invoke/after in ${x.id}`)
+    const node: Node = {
+      key: x.key, id: x.id, parent, depth: parent ? parent.depth + 1 : 0, initial: null, children: [],
+      entry: x.entry.map((a) => compileAction(machine, a)), exit: x.exit.map((a) => compileAction(machine, a)),
+      on: new Map(), always: [],
+    }
+    byX.set(x, node)
+    for (const child of Object.values(x.states)) node.children.push(build(child, node))
+    return node
+  }
+  const xroot = machine.root as unknown as XNode
+  const root = build(xroot, null)
+  const link = (x: XNode): void => {
+    const node = byX.get(x)!
+    if (x.type === 'compound') {
+      const t = x.initial.target
+      if (t.length !== 1 || t[0]!.parent !== x) throw unsupported(`initial of ${x.id}`)
+      node.initial = byX.get(t[0]!)!
+    }
+    const tr = (d: XTransition): Transition => {
+      if (d.target && d.target.length > 1) throw unsupported(`multiple targets in ${x.id}`)
+      return {
+        guard: compileGuard(machine, d.guard),
+        actions: d.actions.map((a) => compileAction(machine, a)),
+        target: d.target && d.target.length ? byX.get(d.target[0]!)! : null,
+        reenter: d.reenter === true,
+      }
+    }
+    for (const [type, defs] of x.transitions) {
+      if (type === '*' || type.includes('*') || type.startsWith('xstate.')) throw unsupported(`event descriptor ${type}`)
+      node.on.set(type, defs.map(tr))
+    }
+    node.always = (x.always ?? []).map(tr)
+    for (const child of Object.values(x.states)) link(child)
+  }
+  link(xroot)
+  return { root, machine }
+}
+
+function ancestors(n: Node): Node[] {
+  const out: Node[] = []
+  for (let c: Node | null = n; c; c = c.parent) out.push(c)
+  return out
+}
+
+function valueOf(atomic: Node): StateValue {
+  // the path below the root, outermost first
+  const path: string[] = []
+  for (let c: Node | null = atomic; c && c.parent; c = c.parent) path.push(c.key)
+  let v: StateValue = path[0]!
+  for (let i = 1; i < path.length; i++) v = { [path[i]!]: v }
+  return v
+}
+
+function matchesValue(current: StateValue, wanted: StateValue): boolean {
+  if (typeof wanted === 'string') {
+    const parts = wanted.split('.')
+    let cur: StateValue | undefined = current
+    for (const p of parts) {
+      if (typeof cur === 'string') return cur === p && p === parts[parts.length - 1]
+      if (cur === undefined || !(p in cur)) return false
+      cur = (cur as Record<string, StateValue>)[p]
+    }
+    return true
+  }
+  if (typeof current === 'string') return false
+  for (const [k, v] of Object.entries(wanted)) {
+    const c = (current as Record<string, StateValue>)[k]
+    if (c === undefined || !matchesValue(c, v as StateValue)) return false
+  }
+  return true
+}
+
+class LeanSnapshotImpl<TContext> implements LeanSnapshot<TContext> {
+  readonly status = 'active' as const
+  #value: StateValue | undefined
+  constructor(readonly context: TContext, readonly atomic: Node) {}
+  get value(): StateValue {
+    return (this.#value ??= valueOf(this.atomic))
+  }
+  matches(value: StateValue): boolean {
+    return matchesValue(this.value, value)
+  }
+}
+
+/**
+ * Starts `machine` (one of turnlog's machines, or any machine in the subset described above) with
+ * `input`, like `createActor(machine, { input }).start()`.
+ */
+export function createLeanActor<TContext, TEvent extends EventObject>(
+  machine: AnyStateMachine,
+  input: unknown,
+): MachineRunner<TContext, TEvent> {
+  let compiled = CACHE.get(machine)
+  if (!compiled) CACHE.set(machine, (compiled = compile(machine)))
+  const { root } = compiled
+  const initEvent = { type: 'xstate.init', input } as EventObject
+  const ctxConfig = (machine.config as { context?: unknown }).context
+  let context: any = typeof ctxConfig === 'function' ? (ctxConfig as (a: { input: unknown }) => unknown)({ input }) : ctxConfig ?? {}
+  let atomic = root
+  const enterDown = (from: Node, event: EventObject): void => {
+    // from has been entered; descend through initial children, running their entry actions
+    let n = from
+    while (n.initial) {
+      n = n.initial
+      for (const a of n.entry) context = a(context, event)
+    }
+    atomic = n
+  }
+  for (const a of root.entry) context = a(context, initEvent)
+  enterDown(root, initEvent)
+
+  const take = (t: Transition, source: Node, event: EventObject): void => {
+    if (!t.target) {
+      for (const a of t.actions) context = a(context, event)
+      return
+    }
+    const target = t.target
+    // The transition's domain: the innermost compound ancestor of the source that (non-reentering)
+    // contains the target, or that properly contains both for a reentering one.
+    const targetAnc = new Set(ancestors(target))
+    let domain: Node | null = null
+    if (!t.reenter && targetAnc.has(source)) domain = source
+    else {
+      for (let c: Node | null = source.parent; c; c = c.parent) {
+        if (targetAnc.has(c)) {
+          domain = c
+          break
+        }
+      }
+    }
+    if (!domain) domain = root
+    // exit from the atomic state up to (not including) the domain
+    for (let c: Node | null = atomic; c && c !== domain; c = c.parent) for (const a of c.exit) context = a(context, event)
+    for (const a of t.actions) context = a(context, event)
+    // enter from below the domain down to the target, then its initial children
+    const path: Node[] = []
+    for (let c: Node | null = target; c && c !== domain; c = c.parent) path.push(c)
+    for (let i = path.length - 1; i >= 0; i--) for (const a of path[i]!.entry) context = a(context, event)
+    enterDown(target, event)
+  }
+
+  const select = (event: EventObject, eventless: boolean): [Transition, Node] | null => {
+    for (let n: Node | null = atomic; n; n = n.parent) {
+      const list = eventless ? n.always : n.on.get(event.type)
+      if (!list) continue
+      for (const t of list) if (t.guard === null || t.guard({ context, event })) return [t, n]
+    }
+    return null
+  }
+
+  let snapshot: LeanSnapshotImpl<TContext> = new LeanSnapshotImpl(context, atomic)
+  // eventless transitions right after start
+  const settle = (event: EventObject): void => {
+    for (let guard = 0; ; guard++) {
+      if (guard > 1000) throw new Error('lean-actor: eventless transitions did not settle')
+      const hit = select(event, true)
+      if (!hit) return
+      take(hit[0], hit[1], event)
+    }
+  }
+  settle(initEvent)
+  snapshot = new LeanSnapshotImpl(context, atomic)
+
+  return {
+    send(event: TEvent): void {
+      const hit = select(event, false)
+      if (!hit) return
+      take(hit[0], hit[1], event)
+      settle(event)
+      snapshot = new LeanSnapshotImpl(context, atomic)
+    },
+    getSnapshot: () => snapshot,
+    stop() {},
+  }
+}
+
+/**
+ * The runner the agent uses: the lean interpreter, or XState's own actor when an `inspect`
+ * observer is given (inspection tools then see every transition, as with `createActor`).
+ */
+export function runMachine<TContext, TEvent extends EventObject>(
+  machine: AnyStateMachine,
+  input: unknown,
+  inspect?: unknown,
+): MachineRunner<TContext, TEvent> {
+  if (inspect === undefined) return createLeanActor<TContext, TEvent>(machine, input)
+  const actor = createActor(machine, { input, inspect: inspect as never }).start()
+  return actor as unknown as MachineRunner<TContext, TEvent>
+}
