@@ -56,6 +56,14 @@ const inboxEvent: fc.Arbitrary<EventObject> = fc.oneof(
 
 /** Runs the comparison; returns every state value reached (to show the runs were not shallow). */
 function agree(machine: AnyStateMachine, input: unknown, events: fc.Arbitrary<EventObject>, numRuns: number): Set<string> {
+  // One pass with a fixed seed, whose reached states the callers assert (a coverage claim must not
+  // depend on luck), and one with a fresh seed, for agreement only (keeps exploring new sequences).
+  const fixed = check(machine, input, events, numRuns, 20261130)
+  check(machine, input, events, numRuns, undefined)
+  return fixed
+}
+
+function check(machine: AnyStateMachine, input: unknown, events: fc.Arbitrary<EventObject>, numRuns: number, seed: number | undefined): Set<string> {
   const reached = new Set<string>()
   fc.assert(
     // Each step offers a few random candidate events; one that the current state accepts is sent
@@ -81,23 +89,23 @@ function agree(machine: AnyStateMachine, input: unknown, events: fc.Arbitrary<Ev
       }
       x.stop()
     }),
-    { numRuns },
+    { numRuns, ...(seed !== undefined ? { seed } : {}) },
   )
   return reached
 }
 
 describe('lean interpreter = XState (machines/lean-actor.ts)', () => {
   it('turn machine: same value and context after every event (L2, L12, L13, R5)', () => {
-    const reached = agree(turnMachine, { lastTurn: 3, maxStepsPerTurn: 3 }, turnEvent, 400)
+    const reached = agree(turnMachine, { lastTurn: 3, maxStepsPerTurn: 3 }, turnEvent, 250)
     for (const s of ['opening', 'proposing', 'stepping', 'stopping', 'recovering', 'closing']) expect(reached).toContain(JSON.stringify({ running: s }))
     expect(reached).toContain('"maintaining"')
   })
   it('step machine: same value and context after every event (L3, L10, R5)', () => {
-    const reached = agree(stepMachine, { turn: 1, step: 1 }, stepEvent, 400)
+    const reached = agree(stepMachine, { turn: 1, step: 1 }, stepEvent, 250)
     for (const s of ['entering', 'assembling', 'requesting', 'streaming', 'committing', 'runningTools', 'aborting', 'ended']) expect(reached).toContain(JSON.stringify(s))
   })
   it('inbox machine: same value and context after every event, refused splices included (L11)', () => {
-    const reached = agree(inboxMachine, { nextTurn: [], nextStep: [] }, inboxEvent, 400)
+    const reached = agree(inboxMachine, { nextTurn: [], nextStep: [] }, inboxEvent, 250)
     expect(reached).toContain('"latched"')
   })
   it('reaches the deep states (the comparison is not vacuous)', () => {
