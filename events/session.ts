@@ -31,7 +31,9 @@ export class Session {
   readonly #events: LogEvent[] = []
   readonly #clock: Clock
   readonly #registry: EventRegistry
-  readonly #checker: LogChecker | null
+  /** Created on the first append: an idle agent's session holds no checker state (benchmark B6). */
+  #checkerState: LogChecker | null | undefined
+  readonly #checkOptions: CheckerOptions | false
   readonly #folds: EventObserver[] = []
   readonly #observers = new Set<EventObserver>()
   readonly #onObserverError: (error: unknown, event: LogEvent) => void
@@ -42,7 +44,7 @@ export class Session {
     this.id = opts.id
     this.#clock = opts.clock ?? Date.now
     this.#registry = opts.registry ?? defaultRegistry
-    this.#checker = opts.check === false ? null : new LogChecker(opts.check ?? {})
+    this.#checkOptions = opts.check ?? {}
     this.#onObserverError = opts.onObserverError ?? (() => {})
     for (const e of opts.prefix ?? []) {
       if (e.seq !== this.#events.length) {
@@ -53,6 +55,13 @@ export class Session {
       this.#checker?.apply(e)
       this.#events.push(deepFreeze(e))
     }
+  }
+
+  get #checker(): LogChecker | null {
+    if (this.#checkerState === undefined) {
+      this.#checkerState = this.#checkOptions === false ? null : new LogChecker(this.#checkOptions)
+    }
+    return this.#checkerState
   }
 
   /** The log so far. Frozen events; the array itself must not be mutated by callers. */
@@ -97,8 +106,9 @@ export class Session {
     // Drop members a caller spelled as undefined, so the committed event round-trips exactly.
     for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k]
     const event = this.#registry.validate(raw, { sessionId: this.id })
-    if (this.#checker) {
-      const v = this.#checker.check(event)
+    const checker = this.#checker
+    if (checker) {
+      const v = checker.check(event)
       if (v.length > 0) {
         const first = v[0]!
         throw new TurnlogError('INVARIANT', first.message, {
@@ -106,7 +116,7 @@ export class Session {
           info: { violations: v },
         })
       }
-      this.#checker.apply(event)
+      checker.apply(event)
     }
     this.#events.push(deepFreeze(event))
     this.#publish(event)

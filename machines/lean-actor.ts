@@ -58,6 +58,10 @@ interface Transition {
   /** The target state nodes; null for a targetless transition. */
   target: Node | null
   reenter: boolean
+  /** The transition's domain (computed once: the source is the state that owns the transition). */
+  domain: Node | null
+  /** The states entered below the domain down to the target, outermost first. */
+  enterPath: Node[]
 }
 
 interface Node {
@@ -184,12 +188,12 @@ function compile(machine: AnyStateMachine): Compiled {
     }
     const tr = (d: XTransition): Transition => {
       if (d.target && d.target.length > 1) throw unsupported(`multiple targets in ${x.id}`)
-      return {
-        guard: compileGuard(machine, d.guard),
-        actions: d.actions.map((a) => compileAction(machine, a)),
-        target: d.target && d.target.length ? byX.get(d.target[0]!)! : null,
-        reenter: d.reenter === true,
-      }
+      const target = d.target && d.target.length ? byX.get(d.target[0]!)! : null
+      const reenter = d.reenter === true
+      const domain = target ? domainOf(node, target, reenter, root) : null
+      const enterPath: Node[] = []
+      for (let c: Node | null = target; c && c !== domain; c = c.parent) enterPath.unshift(c)
+      return { guard: compileGuard(machine, d.guard), actions: d.actions.map((a) => compileAction(machine, a)), target, reenter, domain, enterPath }
     }
     for (const [type, defs] of x.transitions) {
       if (type === '*' || type.includes('*') || type.startsWith('xstate.')) throw unsupported(`event descriptor ${type}`)
@@ -200,6 +204,18 @@ function compile(machine: AnyStateMachine): Compiled {
   }
   link(xroot)
   return { root, machine }
+}
+
+/**
+ * The domain of a transition from `source` to `target`: `source` itself when it does not reenter
+ * and contains the target (itself included), else the innermost proper ancestor of `source` that
+ * contains the target, else the root.
+ */
+function domainOf(source: Node, target: Node, reenter: boolean, root: Node): Node {
+  const targetAnc = new Set(ancestors(target))
+  if (!reenter && targetAnc.has(source)) return source
+  for (let c: Node | null = source.parent; c; c = c.parent) if (targetAnc.has(c)) return c
+  return root
 }
 
 function ancestors(n: Node): Node[] {
@@ -258,85 +274,85 @@ export function createLeanActor<TContext, TEvent extends EventObject>(
 ): MachineRunner<TContext, TEvent> {
   let compiled = CACHE.get(machine)
   if (!compiled) CACHE.set(machine, (compiled = compile(machine)))
-  const { root } = compiled
-  const initEvent = { type: 'xstate.init', input } as EventObject
-  const ctxConfig = (machine.config as { context?: unknown }).context
-  let context: any = typeof ctxConfig === 'function' ? (ctxConfig as (a: { input: unknown }) => unknown)({ input }) : ctxConfig ?? {}
-  let atomic = root
-  const enterDown = (from: Node, event: EventObject): void => {
-    // from has been entered; descend through initial children, running their entry actions
+  return new LeanActor<TContext, TEvent>(compiled, machine, input)
+}
+
+/**
+ * One running machine: its context and its atomic state, nothing else (an idle agent holds two of
+ * these: benchmark B6). Methods live on the prototype and the snapshot is made on first read after
+ * a change, so a `send` allocates only the contexts its `assign`s produce.
+ */
+class LeanActor<TContext, TEvent extends EventObject> implements MachineRunner<TContext, TEvent> {
+  #context: any
+  #atomic: Node
+  #snapshot: LeanSnapshotImpl<TContext> | null = null
+
+  constructor(compiled: Compiled, machine: AnyStateMachine, input: unknown) {
+    const { root } = compiled
+    const initEvent = { type: 'xstate.init', input } as EventObject
+    const ctxConfig = (machine.config as { context?: unknown }).context
+    this.#context = typeof ctxConfig === 'function' ? (ctxConfig as (a: { input: unknown }) => unknown)({ input }) : ctxConfig ?? {}
+    this.#atomic = root
+    for (const a of root.entry) this.#context = a(this.#context, initEvent)
+    this.#enterDown(root, initEvent)
+    this.#settle(initEvent)
+  }
+
+  send(event: TEvent): void {
+    const hit = this.#select(event, false)
+    if (!hit) return
+    this.#take(hit, event)
+    this.#settle(event)
+    this.#snapshot = null
+  }
+
+  getSnapshot(): LeanSnapshot<TContext> {
+    return (this.#snapshot ??= new LeanSnapshotImpl(this.#context, this.#atomic))
+  }
+
+  stop(): void {}
+
+  /** `from` has been entered: descend through initial children, running their entry actions. */
+  #enterDown(from: Node, event: EventObject): void {
     let n = from
     while (n.initial) {
       n = n.initial
-      for (const a of n.entry) context = a(context, event)
+      for (const a of n.entry) this.#context = a(this.#context, event)
     }
-    atomic = n
+    this.#atomic = n
   }
-  for (const a of root.entry) context = a(context, initEvent)
-  enterDown(root, initEvent)
 
-  const take = (t: Transition, source: Node, event: EventObject): void => {
+  #take(t: Transition, event: EventObject): void {
     if (!t.target) {
-      for (const a of t.actions) context = a(context, event)
+      for (const a of t.actions) this.#context = a(this.#context, event)
       return
     }
-    const target = t.target
-    // The transition's domain: the innermost compound ancestor of the source that (non-reentering)
-    // contains the target, or that properly contains both for a reentering one.
-    const targetAnc = new Set(ancestors(target))
-    let domain: Node | null = null
-    if (!t.reenter && targetAnc.has(source)) domain = source
-    else {
-      for (let c: Node | null = source.parent; c; c = c.parent) {
-        if (targetAnc.has(c)) {
-          domain = c
-          break
-        }
-      }
-    }
-    if (!domain) domain = root
-    // exit from the atomic state up to (not including) the domain
-    for (let c: Node | null = atomic; c && c !== domain; c = c.parent) for (const a of c.exit) context = a(context, event)
-    for (const a of t.actions) context = a(context, event)
-    // enter from below the domain down to the target, then its initial children
-    const path: Node[] = []
-    for (let c: Node | null = target; c && c !== domain; c = c.parent) path.push(c)
-    for (let i = path.length - 1; i >= 0; i--) for (const a of path[i]!.entry) context = a(context, event)
-    enterDown(target, event)
+    // exit from the atomic state up to (not including) the domain, innermost first
+    for (let c: Node | null = this.#atomic; c && c !== t.domain; c = c.parent) for (const a of c.exit) this.#context = a(this.#context, event)
+    for (const a of t.actions) this.#context = a(this.#context, event)
+    // enter from below the domain down to the target (outermost first), then its initial children
+    for (const n of t.enterPath) for (const a of n.entry) this.#context = a(this.#context, event)
+    this.#enterDown(t.target, event)
   }
 
-  const select = (event: EventObject, eventless: boolean): [Transition, Node] | null => {
-    for (let n: Node | null = atomic; n; n = n.parent) {
+  #select(event: EventObject, eventless: boolean): Transition | null {
+    const context = this.#context
+    for (let n: Node | null = this.#atomic; n; n = n.parent) {
       const list = eventless ? n.always : n.on.get(event.type)
       if (!list) continue
-      for (const t of list) if (t.guard === null || t.guard({ context, event })) return [t, n]
+      for (const t of list) if (t.guard === null || t.guard({ context, event })) return t
     }
     return null
   }
 
-  let snapshot: LeanSnapshotImpl<TContext> = new LeanSnapshotImpl(context, atomic)
-  // eventless transitions right after start
-  const settle = (event: EventObject): void => {
-    for (let guard = 0; ; guard++) {
-      if (guard > 1000) throw new Error('lean-actor: eventless transitions did not settle')
-      const hit = select(event, true)
+  /** Eventless transitions until none is enabled, each seeing the macrostep's event. */
+  #settle(event: EventObject): void {
+    for (let n = 0; ; n++) {
+      if (n > 1000) throw new Error('lean-actor: eventless transitions did not settle')
+      const hit = this.#select(event, true)
       if (!hit) return
-      take(hit[0], hit[1], event)
+      this.#take(hit, event)
     }
-  }
-  settle(initEvent)
-  snapshot = new LeanSnapshotImpl(context, atomic)
-
-  return {
-    send(event: TEvent): void {
-      const hit = select(event, false)
-      if (!hit) return
-      take(hit[0], hit[1], event)
-      settle(event)
-      snapshot = new LeanSnapshotImpl(context, atomic)
-    },
-    getSnapshot: () => snapshot,
-    stop() {},
   }
 }
 
