@@ -16,13 +16,42 @@ import { resumeAgent } from '../../replay/resume.js'
 import { verify } from '../../replay/verify.js'
 import { defineTool } from '../../tools/define.js'
 import type { AnyTool } from '../../tools/types.js'
+import type { AgentOptions } from '../../agent/types.js'
 import {
-  arbCommandList, arbScenario, fakeClock, fuzzTools, instantTimers, MAX_STEPS, recordRun, scenarioHooks, withTimeout,
+  arbCommandList, arbScenario, fakeClock, fuzzTools, instantTimers, MAX_STEPS, recordRun, withTimeout, type Scenario,
 } from './agent-runs.js'
 import { HEADER } from './replay-helpers.js'
 
-const RUNS = Number(process.env.P4_CRASH_RUNS ?? 120)
+const RUNS = Number(process.env.P4_CRASH_RUNS ?? 80)
 const SEED = process.env.P4_CRASH_SEED !== undefined ? Number(process.env.P4_CRASH_SEED) : undefined
+
+/** The scenario's pre-step and turn-stopping plans, chosen by turn and step (stateless), plus the
+ * scheduler's wait before each hook and tool pre-execute. */
+function positionalHooks(sc: Scenario, wait: () => Promise<unknown> = async () => {}): AgentOptions['hooks'] {
+  return {
+    'agent/pre-step': async (p, next) => {
+      await wait()
+      const plan = sc.preStep[(p.turn * 3 + p.step) % sc.preStep.length]!
+      if (plan === 'reject') return { kind: 'reject' }
+      if (plan === 'throw') throw new Error('fuzz pre-step throws')
+      if (plan === 'empty') return { kind: 'enter', messages: [] }
+      if (plan === 'hook-message') {
+        return next({ ...p, messages: [...p.messages, { id: `h${p.turn}.${p.step}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
+      }
+      return next()
+    },
+    'agent/turn-stopping': async ({ agent: a, turn, step }) => {
+      await wait()
+      const plan = sc.stopping[(turn * 3 + step) % sc.stopping.length]!
+      if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
+      if (plan === 'steer' && step < 3) a.steer('more')
+    },
+    'tools/pre-execute': async (_p, next) => {
+      await wait()
+      return next()
+    },
+  }
+}
 
 function explain(events: readonly LogEvent[], r: Awaited<ReturnType<typeof reexecute>>): string {
   if (r.ok) return ''
@@ -35,10 +64,15 @@ describe('P4 with crashes, repair and resume', () => {
   it(`P4 P5 §8: a generated run cut at a random event, repaired, resumed and continued re-executes identically (${RUNS} runs)`, async () => {
     await fc.assert(
       fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(8), fc.nat(), async (sc, s, cmds, cutAt) => {
-        const run = await withTimeout(recordRun(sc, s, cmds, { finalFollowup: false }), 5000, 'the recorded run')
-        // the resumed process creates its hooks afresh, as re-execution does for each process it sees
-        const hooks = scenarioHooks(sc)
+        // Hooks whose decisions depend on the turn and step, not on a count of calls: a restart the
+        // log cannot show (no open turn at the cut, no request after it) must not change them.
+        const run = await withTimeout(recordRun(sc, s, cmds, { finalFollowup: false, hooks: (wait) => positionalHooks(sc, wait) }), 5000, 'the recorded run')
+        const hooks = positionalHooks(sc)
         const cut = cutAt % (run.events.length + 1)
+        // NOT covered yet (docs/notes): a restart between a failed turn's end and its retry turn
+        // (the retry the dead process owed is lost, and the re-execution's first process opens it).
+        const lost = run.events[cut]
+        fc.pre(!(lost?.type === 'turn/start' && (lost.data as { cause?: { kind: string } }).cause?.kind === 'retry'))
         const repaired = repairEvents({ header: HEADER, events: run.events.slice(0, cut) }, { maxStepsPerTurn: MAX_STEPS })
         let n = 0
         const b = await resumeAgent({
@@ -51,13 +85,8 @@ describe('P4 with crashes, repair and resume', () => {
         await withTimeout(s.waitFor(b.whenIdle()), 5000, 'the resumed run')
         const events = [...b.events]
         await b.dispose()
-        // A restart is visible in the log by repair's closers or by the resumed process's first
-        // request (request/header resume). One that left neither (no open turn at the cut, and no
-        // request after it) cannot be seen, so hooks that keep state (these plans count calls)
-        // would decide differently: such runs are outside what P4 can promise (ARCHITECTURE).
-        fc.pre(repaired.closers.length > 0 || events.slice(repaired.log.events.length).some((e) => e.type === 'request/header'))
         expect(verify(events, { maxStepsPerTurn: MAX_STEPS }).violations).toEqual([])
-        const r = await withTimeout(reexecute(events, { ...run.reexec, stallMs: 300 }), 5000, 'reexecute')
+        const r = await withTimeout(reexecute(events, { ...run.reexec, hooks: () => positionalHooks(sc), stallMs: 300, ...(process.env.P4_TRACE ? { trace: (l: string) => process.stdout.write('T ' + l + '\n') } : {}) }), 5000, 'reexecute')
         if (!r.ok) throw new Error(explain(events, r))
         expect(r.eventCount).toBe(events.length)
       }),
