@@ -216,6 +216,8 @@ class Reexecution {
   readonly steps = new Map<string, StepRecord>()
   readonly turnEnds = new Map<number, { seq: number; reason: EventOf<'turn/end'>['data']['reason'] }>()
   readonly brackets = new Map<string, BracketRecord>()
+  /** Turns with a trace only a cancel leaves (an aborted step, an ABORTED result or summary). */
+  readonly cancelTraced = new Set<number>()
   /** A manual compaction we re-issued is running (`compactNow` through `runMaintenance`). */
   maintaining = false
   agent!: TurnlogAgent
@@ -261,8 +263,9 @@ class Reexecution {
       if (e.type === 'turn/start') turnStart = i
       else if (e.type === 'request/header') {
         if ((e as EventOf<'request/header'>).data.reason === 'resume' && !resumeHeaderDue) {
-          // a clean restart: the new process took over when the last turn had ended
-          const b = lastTurnEnd + 1
+          // a clean restart: the new process took over when the last turn had ended (on a log that
+          // is not empty: a process on an empty log logs `initial`)
+          const b = Math.max(lastTurnEnd + 1, 1)
           if (b > (this.#switches.at(-1)?.end ?? this.start)) this.#switches.push({ k: b, end: b })
         }
         resumeHeaderDue = false
@@ -337,6 +340,7 @@ class Reexecution {
         }
         case 'step/end': {
           const d = (e as EventOf<'step/end'>).data
+          if (d.outcome.kind === 'aborted') this.cancelTraced.add(d.turn)
           if (cur) {
             cur.outcome = d.outcome
             if (cur.end.kind !== 'return' && d.outcome.kind === 'failed') cur.end = { kind: 'throw', failure: d.outcome }
@@ -463,6 +467,14 @@ class Reexecution {
     if (this.done) return
     const expected = this.rec[e.seq] ?? null
     if (expected === null) {
+      // The recording ends between turns and the agent opens the next one (queued work, a retry):
+      // the recorded process stopped there (a crash after the turn's end leaves nothing to close).
+      if (e.type === 'turn/start' && e.seq === this.rec.length && this.#endsBetweenTurns()) {
+        this.opts.trace?.(`the recording ends at seq ${e.seq - 1} between turns: its process stopped there`)
+        this.agent.session.close()
+        this.#end()
+        return
+      }
       this.#diverge({ seq: e.seq, expected: null, actual: e, kind: 'extra' })
       return
     }
@@ -473,6 +485,16 @@ class Reexecution {
     // the last event this process wrote before it died: it appends nothing more
     if (this.#switches[this.#switchAt]?.k === e.seq + 1) this.agent.session.close()
     this.schedule()
+  }
+
+  /** The recording's last core event is a `turn/end` (nothing is open at its end). */
+  #endsBetweenTurns(): boolean {
+    for (let i = this.rec.length - 1; i >= this.start; i--) {
+      const t = this.rec[i]!.type
+      if (t === 'turn/end') return true
+      if (t !== 'agent/inbox/spliced') return false
+    }
+    return false
   }
 
   #same(a: LogEvent, b: LogEvent): boolean {
@@ -499,7 +521,7 @@ class Reexecution {
     const events = this.agent.events.slice()
     // Stop the agent where it stands: further appends are refused, waiting points stay closed.
     if (this.divergence) this.agent.session.close()
-    this.#finish(this.divergence ? { ok: false, divergence: this.divergence, events } : { ok: true, eventCount: events.length })
+    this.#finish(this.divergence ? { ok: false, divergence: this.divergence, events } : { ok: true, eventCount: Math.min(events.length, this.rec.length) })
   }
 
   // ------------------------------------------------------------------ the pump
@@ -577,6 +599,7 @@ class Reexecution {
     for (;;) {
       const next = this.rec[this.len]
       if (next === undefined || this.done) return did
+      if (this.#switches[this.#switchAt]?.k === this.len) return true // a process boundary comes first
       const plan = this.#cancelPlan(next)
       if ((plan !== null || this.#issuable(next)) && hookWaiting && !this.#choose()) return did
       if (plan !== null) {
@@ -741,8 +764,12 @@ class Reexecution {
     const turn = this.agent.lifecycle.openTurn
     if (turn === null || this.#aborted() || this.cancelled.has(turn)) return null
     const end = this.turnEnds.get(turn)
-    if (!end || end.reason.kind !== 'aborted') return null
-    const cause = end.reason.cause as CancelCause
+    if (!end) return null
+    let cause: CancelCause
+    if (end.reason.kind === 'aborted') cause = end.reason.cause as CancelCause
+    // a crash lost the turn/end of a cancelled turn (repair closed it): the cancel's traces stand for it
+    else if (end.reason.kind === 'interrupted' && this.cancelTraced.has(turn)) cause = { kind: 'user' }
+    else return null
     // In a step whose tools the cancel cut, the calls' recorded progress decides when it came.
     if (this.#inToolCancelStep()) {
       // a result the recording committed before the cancel: its body settles first
@@ -871,6 +898,8 @@ class Reexecution {
    * after the aborted one ends (a latched wake). Running: it does not matter. */
   #wakes(e: LogEvent): boolean {
     const a = this.agent
+    // the last input the dying process got: the next process opens the turn (resumeAgent's wake)
+    if (this.#switches[this.#switchAt]?.k === e.seq + 1) return false
     if (this.#silentEnd !== null) return true
     if (this.maintaining) return this.#latchedByMaintenance(e.seq)
     if (a.status === 'idle') return this.rec[e.seq + 1]?.type === 'turn/start'
@@ -1168,6 +1197,8 @@ class Reexecution {
 
   // ------------------------------------------------------------------ hooks
 
+  /** The hooks of one process: a factory is called for each process of the recording (see
+   * `#switches`), as a restarted app creates its listeners afresh. */
   #hooks(gen: number): AgentOptions['hooks'] {
     const h = this.opts.hooks
     const user = (typeof h === 'function' ? h() : h) ?? {}

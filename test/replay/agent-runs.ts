@@ -103,7 +103,12 @@ export async function recordRun(
   sc: Scenario,
   s: fc.Scheduler,
   cmds: readonly Command[],
-  extra: { onAgent?: (a: TurnlogAgent) => void; finalFollowup?: boolean } = {},
+  extra: {
+    onAgent?: (a: TurnlogAgent) => void
+    finalFollowup?: boolean
+    /** Hooks other than the scenario's (given the scheduler's wait). */
+    hooks?: (wait: () => Promise<void>) => AgentOptions['hooks']
+  } = {},
 ): Promise<RecordedRun> {
   const wait = () => s.schedule(Promise.resolve(), 'settle').then(() => {})
   let failIdx = 0
@@ -124,7 +129,7 @@ export async function recordRun(
     checkRequests: 'full',
     maxStepsPerTurn: MAX_STEPS,
     maxParallelToolCalls: sc.maxParallel,
-    hooks: scenarioHooks(sc, wait),
+    hooks: extra.hooks ? extra.hooks(wait) : scenarioHooks(sc, wait),
   }) as TurnlogAgent
   extra.onAgent?.(agent)
   for (const c of cmds) {

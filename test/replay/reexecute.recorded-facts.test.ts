@@ -14,7 +14,7 @@ import { resumeAgent } from '../../replay/resume.js'
 import { verify } from '../../replay/verify.js'
 import { defineTool } from '../../tools/define.js'
 import type { AnyTool } from '../../tools/types.js'
-import { HEADER } from './replay-helpers.js'
+import { HEADER, jsonlBytes } from './replay-helpers.js'
 
 const lookup = () => defineTool({
   name: 'lookup', description: 'Look up', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true,
@@ -110,5 +110,30 @@ describe('P4: repaired and resumed logs (closers and resume boundaries are recor
     expect(b.events.some((e) => e.type === 'turn/start' && (e.data as any).cause?.kind === 'resume')).toBe(true)
     expect(verify(b.events).ok).toBe(true)
     expect(await diverges(b.events)).toBeNull()
+  })
+})
+
+describe('P4 on repaired demo sessions (the README recipe: head -c N demo.jsonl | repair | reexec)', () => {
+  it('P4 P5: the demo session cut at every event boundary and repaired re-executes identically', async () => {
+    const { demoHooks, demoTools, runDemoSession } = await import('../../cli/demo-session.js')
+    const { header, events } = await runDemoSession({ startTime: 1_800_000_000_000 })
+    const failures: string[] = []
+    for (let cut = 1; cut <= events.length; cut++) {
+      const repaired = repairEvents({ header, events: events.slice(0, cut) })
+      const r = await reexecute(repaired.log, { tools: demoTools(), hooks: demoHooks, stallMs: 300 })
+      if (!r.ok) failures.push(`cut ${cut}: ${r.divergence.diff.split('\n')[0]}`)
+    }
+    expect(failures).toEqual([])
+  })
+
+  it('P4 P5: the README recipe (14000 bytes of demo.jsonl, repaired) re-executes identically', async () => {
+    const { demoHooks, demoTools, runDemoSession } = await import('../../cli/demo-session.js')
+    const { repair } = await import('../../replay/repair.js')
+    const { header, events } = await runDemoSession({ startTime: 1_800_000_000_000 })
+    const bytes = jsonlBytes(events, header)
+    const repaired = await repair(bytes.subarray(0, 14_000))
+    expect(repaired.closers.length).toBeGreaterThan(0)
+    const r = await reexecute(repaired.log, { tools: demoTools(), hooks: demoHooks, stallMs: 300 })
+    expect(r.ok ? null : r.divergence.diff).toBeNull()
   })
 })
