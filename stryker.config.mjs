@@ -9,8 +9,22 @@
  * tests mutants whose code or covering tests changed. The per-file scores measured are in
  * mutation.json. TURNLOG_FC_RUNS caps fast-check's default runs per property (30 here).
  *
- * Mutants judged equivalent (they survive, and no test can kill them; each was checked by hand):
- * (listed in mutation.json under "equivalent", with file, line, mutator and reason)
+ * Mutants judged equivalent (they survive, and no test can kill them; each was checked by hand).
+ * Also in mutation.json under "equivalent".
+ *
+ * machines/inbox.ts
+ * - :60 `event.type === 'SPLICE' && …` → `true && …` (guard idsStayUnique): the guard is only
+ *   attached to SPLICE transitions, so the test is a type narrowing, always true at run time.
+ * - :64 `if (event.type !== 'SPLICE') return {}` → `if (false)` (applySplice): same reason.
+ * - :71 `event.type === 'CLAIM' && …` → `true && …` (applyClaim): only attached to CLAIM.
+ * - :77 `initial: 'unlatched'` → `initial: ""`: XState falls back to the first child state,
+ *   which is `unlatched`.
+ *
+ * events/invariants/checker.ts
+ * - :84 `if (out.length > 1)` → `if (true)` and → `>= 1`: sorting a list of 0 or 1 violations
+ *   changes nothing (the guard only skips the sort's cost).
+ * - :107 `/^L(\d+)$/` → `/L(\d+)$/` and → `/^L(\d+)/`: `rank` only receives `LogInvariant`s
+ *   ('L1' … 'L16', typed), for which the anchors change nothing.
  */
 process.env.TURNLOG_FC_RUNS ??= '30'
 
