@@ -20,6 +20,23 @@
  * - :77 `initial: 'unlatched'` → `initial: ""`: XState falls back to the first child state,
  *   which is `unlatched`.
  *
+ * machines/step.ts (guards and assigners are attached to one event type, and the step machine
+ * routes the STREAMED results by guard order, so their `event.type`/`event.result` tests are
+ * TypeScript narrowings that always hold at run time)
+ * - :48 streamAborted, :49 streamFailed, :53 toolsAborted, :54 concluded: `event.type === …` →
+ *   `true`.
+ * - :59 begin: `event.type === 'BEGIN'` → `true`.
+ * - :64 noteFinish (four mutants of `event.type === 'STREAMED' && event.result === 'success'`):
+ *   only on STREAMED's last branch, reached only by a success (aborted and failure are taken first).
+ * - :67 noteVisible (three mutants of `event.type === 'STREAMED' && event.result === 'aborted'`,
+ *   the `&&`/`||` one being `(A || B) && visibleStreamed`): only on the streamAborted branch.
+ * - :78 outcomeFailed (three mutants of its event test) and :80 its fallback failure (no
+ *   coverage): only attached to HOOK_FAILED and to STREAMED's failure branch, so the fallback is
+ *   unreachable; it exists for the type checker.
+ * - :87 `initial: 'idle'` → `""`: XState falls back to the first child state, `idle`.
+ * (:85 `id: 'step'` → `""` is killed by test/machines/inbox.test.ts "machine ids", outside the
+ * test set of that run.)
+ *
  * events/invariants/checker.ts
  * - :84 `if (out.length > 1)` → `if (true)` and → `>= 1`: sorting a list of 0 or 1 violations
  *   changes nothing (the guard only skips the sort's cost).
