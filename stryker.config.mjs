@@ -37,6 +37,25 @@
  * (:85 `id: 'step'` → `""` is killed by test/machines/inbox.test.ts "machine ids", outside the
  * test set of that run.)
  *
+ * machines/turn.ts (same reason: each guard and assigner is attached to its event types only)
+ * - :58 rejected, :61 emptyEndsTurn, :66 stepFailedByHook, :67 stepFailed, :68 toolsOwed,
+ *   :69 nextStepPending, :70 retryAuthorised, :73 latched, :74 moreWork: the `event.type` test →
+ *   `true`.
+ * - :72 turnWasAborted `endReason?.kind` → `endReason.kind`: only evaluated in `closing`, where
+ *   every path into it has set `endReason`.
+ * - :93 noteMaxTokens, :96 rememberAbort, :99 rememberFailure (4), :110 endHookError, :118
+ *   endStepFailure (4): the event test → `true`/`||`.
+ * - :102 endAborted's `?? { kind: 'user' }`, :112 and :118 the fallback failures (no coverage):
+ *   unreachable (endAborted only follows the `aborted` guard; the others only their events); they
+ *   exist for the type checker. Same for :121 endRecoveryFailure's `?? {…}` (rememberFailure always
+ *   set it on the way into `recovering`).
+ * - :138, :151 `initial` → `""`: XState falls back to the first child state (idle, opening).
+ * - :221, :223, :225 `reenter: true` → `false` on CLOSED → opening: opening is a sibling of
+ *   closing, so it is exited and entered (and `openTurn` runs) either way. Kept for the reader.
+ * (:124 `id: 'turn'`, :127/:130/:132 the initial context and :202's target were killable: they are
+ * killed by "machine ids", "starts idle with the last turn…" and the STOP_FAILED state assertion,
+ * added after that run.)
+ *
  * events/invariants/checker.ts
  * - :84 `if (out.length > 1)` → `if (true)` and → `>= 1`: sorting a list of 0 or 1 violations
  *   changes nothing (the guard only skips the sort's cost).

@@ -1,25 +1,32 @@
 /**
  * `npm run mutate:summary`: the per-file table of mutation.json from the Stryker JSON reports kept
- * in mutation/reports/ (one per per-file run; a later report wins for a file it contains, since
- * the incremental runs carry earlier files forward) and the hand-judged equivalents of
+ * in mutation/reports/ (one per per-file run, possibly of a line range; mutants are merged by
+ * position, mutator and replacement, the later report winning, since the incremental runs carry
+ * earlier results forward) and the hand-judged equivalents of
  * mutation/equivalent.json. Score = killed / (killed + survived + no coverage); the adjusted score
  * leaves the equivalent mutants out of the denominator.
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
-interface Mutant { status: string; location: { start: { line: number } }; mutatorName: string }
+interface Mutant { status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } }; mutatorName: string; replacement?: string }
 interface Report { files: Record<string, { mutants: Mutant[] }> }
 interface Equivalent { line: number; mutator: string; count: number; reason: string }
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dir = `${root}mutation/reports/`
 const reports = readdirSync(dir).filter((f) => f.endsWith('.json')).sort((a, b) => statSync(dir + a).mtimeMs - statSync(dir + b).mtimeMs)
-const latest = new Map<string, { mutants: Mutant[]; report: string }>()
+const byFile = new Map<string, { byKey: Map<string, Mutant>; reports: Set<string> }>()
 for (const name of reports) {
   const r = JSON.parse(readFileSync(dir + name, 'utf8')) as Report
-  for (const [file, f] of Object.entries(r.files)) latest.set(file, { mutants: f.mutants, report: name })
+  for (const [file, f] of Object.entries(r.files)) {
+    const entry = byFile.get(file) ?? { byKey: new Map(), reports: new Set() }
+    for (const m of f.mutants) entry.byKey.set(`${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ''}`, m)
+    entry.reports.add(name)
+    byFile.set(file, entry)
+  }
 }
+const latest = new Map([...byFile].map(([file, e]) => [file, { mutants: [...e.byKey.values()], report: [...e.reports].join(', ') }]))
 const equivalent = JSON.parse(readFileSync(`${root}mutation/equivalent.json`, 'utf8')) as Record<string, Equivalent[] | string>
 
 const files: Record<string, unknown> = {}
