@@ -9,8 +9,58 @@
  * tests mutants whose code or covering tests changed. The per-file scores measured are in
  * mutation.json. TURNLOG_FC_RUNS caps fast-check's default runs per property (30 here).
  *
- * Mutants judged equivalent (they survive, and no test can kill them; each was checked by hand):
- * (listed in mutation.json under "equivalent", with file, line, mutator and reason)
+ * Mutants judged equivalent (they survive, and no test can kill them; each was checked by hand).
+ * Also in mutation.json under "equivalent".
+ *
+ * machines/inbox.ts
+ * - :60 `event.type === 'SPLICE' && …` → `true && …` (guard idsStayUnique): the guard is only
+ *   attached to SPLICE transitions, so the test is a type narrowing, always true at run time.
+ * - :64 `if (event.type !== 'SPLICE') return {}` → `if (false)` (applySplice): same reason.
+ * - :71 `event.type === 'CLAIM' && …` → `true && …` (applyClaim): only attached to CLAIM.
+ * - :77 `initial: 'unlatched'` → `initial: ""`: XState falls back to the first child state,
+ *   which is `unlatched`.
+ *
+ * machines/step.ts (guards and assigners are attached to one event type, and the step machine
+ * routes the STREAMED results by guard order, so their `event.type`/`event.result` tests are
+ * TypeScript narrowings that always hold at run time)
+ * - :48 streamAborted, :49 streamFailed, :53 toolsAborted, :54 concluded: `event.type === …` →
+ *   `true`.
+ * - :59 begin: `event.type === 'BEGIN'` → `true`.
+ * - :64 noteFinish (four mutants of `event.type === 'STREAMED' && event.result === 'success'`):
+ *   only on STREAMED's last branch, reached only by a success (aborted and failure are taken first).
+ * - :67 noteVisible (three mutants of `event.type === 'STREAMED' && event.result === 'aborted'`,
+ *   the `&&`/`||` one being `(A || B) && visibleStreamed`): only on the streamAborted branch.
+ * - :78 outcomeFailed (three mutants of its event test) and :80 its fallback failure (no
+ *   coverage): only attached to HOOK_FAILED and to STREAMED's failure branch, so the fallback is
+ *   unreachable; it exists for the type checker.
+ * - :87 `initial: 'idle'` → `""`: XState falls back to the first child state, `idle`.
+ * (:85 `id: 'step'` → `""` is killed by test/machines/inbox.test.ts "machine ids", outside the
+ * test set of that run.)
+ *
+ * machines/turn.ts (same reason: each guard and assigner is attached to its event types only)
+ * - :58 rejected, :61 emptyEndsTurn, :66 stepFailedByHook, :67 stepFailed, :68 toolsOwed,
+ *   :69 nextStepPending, :70 retryAuthorised, :73 latched, :74 moreWork: the `event.type` test →
+ *   `true`.
+ * - :72 turnWasAborted `endReason?.kind` → `endReason.kind`: only evaluated in `closing`, where
+ *   every path into it has set `endReason`.
+ * - :93 noteMaxTokens, :96 rememberAbort, :99 rememberFailure (4), :110 endHookError, :118
+ *   endStepFailure (4): the event test → `true`/`||`.
+ * - :102 endAborted's `?? { kind: 'user' }`, :112 and :118 the fallback failures (no coverage):
+ *   unreachable (endAborted only follows the `aborted` guard; the others only their events); they
+ *   exist for the type checker. Same for :121 endRecoveryFailure's `?? {…}` (rememberFailure always
+ *   set it on the way into `recovering`).
+ * - :138, :151 `initial` → `""`: XState falls back to the first child state (idle, opening).
+ * - :221, :223, :225 `reenter: true` → `false` on CLOSED → opening: opening is a sibling of
+ *   closing, so it is exited and entered (and `openTurn` runs) either way. Kept for the reader.
+ * (:124 `id: 'turn'`, :127/:130/:132 the initial context and :202's target were killable: they are
+ * killed by "machine ids", "starts idle with the last turn…" and the STOP_FAILED state assertion,
+ * added after that run.)
+ *
+ * events/invariants/checker.ts
+ * - :84 `if (out.length > 1)` → `if (true)` and → `>= 1`: sorting a list of 0 or 1 violations
+ *   changes nothing (the guard only skips the sort's cost).
+ * - :107 `/^L(\d+)$/` → `/L(\d+)$/` and → `/^L(\d+)/`: `rank` only receives `LogInvariant`s
+ *   ('L1' … 'L16', typed), for which the anchors change nothing.
  */
 process.env.TURNLOG_FC_RUNS ??= '30'
 

@@ -111,3 +111,14 @@ describe('inbox machine', () => {
     expect(ids(a)).toEqual({ nextTurn: ['a'], nextStep: [] })
   })
 })
+
+describe('machine ids', () => {
+  it('the machines keep the ids that inspection events and state node ids carry', async () => {
+    const { stepMachine, turnMachine } = await import('../../machines/index.js')
+    expect([inboxMachine.id, turnMachine.id, stepMachine.id]).toEqual(['inbox', 'turn', 'step'])
+    const seen: string[] = []
+    const a = createActor(inboxMachine, { input: {}, inspect: (e) => { if (e.type === '@xstate.snapshot') seen.push(...(e.snapshot as unknown as { _nodes: Array<{ id: string }> })._nodes.map((n) => n.id)) } }).start()
+    a.send({ type: 'LATCH' })
+    expect(seen).toContain('inbox.latched')
+  })
+})

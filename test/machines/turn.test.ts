@@ -200,6 +200,7 @@ describe('turn machine: cancellation (R5)', () => {
     expect(a.snap().context.endReason).toEqual({ kind: 'aborted', cause: { kind: 'user' } })
     const b = stepping()
     b.send(step({ kind: 'stop' }), { type: 'ABORT', cause: { kind: 'user' } }, { type: 'STOP_FAILED', failure: hookFailure })
+    expect(b.snap().value).toEqual({ running: 'closing' })
     expect(b.snap().context.endReason).toEqual({ kind: 'aborted', cause: { kind: 'user' } })
   })
 
@@ -230,6 +231,15 @@ describe('turn machine: cancellation (R5)', () => {
 })
 
 describe('turn machine: idle and maintenance', () => {
+  it('starts idle with the last turn of the log as its turn, and nothing open', () => {
+    expect(start({ lastTurn: 4 }).snap().context).toEqual({
+      lastTurn: 4, turn: 4, steps: 0, maxStepsPerTurn: 64, proposal: 'first', retryOf: null, maxTokens: false,
+      abortCause: null, failure: null, retryRequested: false, endReason: null,
+    })
+    expect(start().snap().context).toMatchObject({ lastTurn: 0, turn: 0 })
+    expect(start().snap().value).toBe('idle')
+  })
+
   it('maintenance runs from idle only and returns to idle; a wake during maintenance is not a turn', () => {
     const t = start()
     expect(t.send({ type: 'MAINTAIN' }).value).toBe('maintaining')

@@ -56,6 +56,15 @@ describe('P7: fold results are deeply frozen', () => {
     expect(unfrozen(foldEventsWithImmer(events, 10_000, 7, false))).toEqual([])
   })
 
+  it('P1: the immer runner folds only events[0 .. end) when given an end, like the plain runner', () => {
+    const prefix = foldEvents(events, { end: 7 })
+    expect(foldEventsWithImmer(events, 3, 7, false)).toEqual(prefix)
+    expect(foldEventsWithImmer(events, 10_000, 7)).toEqual(prefix)
+    expect(foldEvents(events, { end: 7, runner: 'immer', batchSize: 2 })).toEqual(prefix)
+    expect(prefix).toEqual(foldEvents(events.slice(0, 7)))
+    expect(prefix).not.toEqual(foldEvents(events))
+  })
+
   it('folding never mutates the (unfrozen) events', () => {
     const before = structuredClone(events)
     foldEvents(events)

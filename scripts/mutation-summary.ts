@@ -1,0 +1,54 @@
+/**
+ * `npm run mutate:summary`: the per-file table of mutation.json from the Stryker JSON reports kept
+ * in mutation/reports/ (one per per-file run, possibly of a line range; mutants are merged by
+ * position, mutator and replacement, the later report winning, since the incremental runs carry
+ * earlier results forward) and the hand-judged equivalents of
+ * mutation/equivalent.json. Score = killed / (killed + survived + no coverage); the adjusted score
+ * leaves the equivalent mutants out of the denominator.
+ */
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+
+interface Mutant { status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } }; mutatorName: string; replacement?: string }
+interface Report { files: Record<string, { mutants: Mutant[] }> }
+interface Equivalent { line: number; mutator: string; count: number; reason: string }
+
+const root = fileURLToPath(new URL('..', import.meta.url))
+const dir = `${root}mutation/reports/`
+const reports = readdirSync(dir).filter((f) => f.endsWith('.json')).sort((a, b) => statSync(dir + a).mtimeMs - statSync(dir + b).mtimeMs)
+const byFile = new Map<string, { byKey: Map<string, Mutant>; reports: Set<string> }>()
+for (const name of reports) {
+  const r = JSON.parse(readFileSync(dir + name, 'utf8')) as Report
+  for (const [file, f] of Object.entries(r.files)) {
+    const entry = byFile.get(file) ?? { byKey: new Map(), reports: new Set() }
+    for (const m of f.mutants) entry.byKey.set(`${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ''}`, m)
+    entry.reports.add(name)
+    byFile.set(file, entry)
+  }
+}
+const latest = new Map([...byFile].map(([file, e]) => [file, { mutants: [...e.byKey.values()], report: [...e.reports].join(', ') }]))
+const equivalent = JSON.parse(readFileSync(`${root}mutation/equivalent.json`, 'utf8')) as Record<string, Equivalent[] | string>
+
+const files: Record<string, unknown> = {}
+for (const [file, { mutants, report }] of [...latest].sort(([a], [b]) => a.localeCompare(b))) {
+  const count = (s: string) => mutants.filter((m) => m.status === s).length
+  const killed = count('Killed') + count('Timeout')
+  const survived = count('Survived')
+  const noCoverage = count('NoCoverage')
+  const eq = Array.isArray(equivalent[file]) ? (equivalent[file] as Equivalent[]).reduce((n, e) => n + e.count, 0) : 0
+  const scored = killed + survived + noCoverage
+  files[file] = {
+    mutants: mutants.length, killed, survived, noCoverage, equivalent: eq,
+    score: Math.round((killed / scored) * 1000) / 10,
+    scoreWithoutEquivalent: Math.round((killed / (scored - eq)) * 1000) / 10,
+    report,
+  }
+}
+const out = {
+  tool: 'StrykerJS 9.6.1, @stryker-mutator/vitest-runner 9.6.1, perTest coverage, TURNLOG_FC_RUNS=30',
+  note: 'Per-file runs with a restricted test set (see the notes); not a full pass over every folder.',
+  files,
+  equivalent,
+}
+writeFileSync(`${root}mutation.json`, JSON.stringify(out, null, 2) + '\n')
+console.log(JSON.stringify(files, null, 2))
