@@ -19,7 +19,7 @@ describe('fuzzAgent', () => {
   it('the scenarios reach every shape the fuzzer claims (fixed seed, so the census is stable)', async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
-    await fuzzAgent({
+    const report = await fuzzAgent({
       numRuns: 1000,
       seed: 20261129,
       onRun: (events) => {
@@ -41,6 +41,17 @@ describe('fuzzAgent', () => {
       'tool ok', 'tool TOOL_ERROR', 'tool UNKNOWN_TOOL', 'tool INVALID_ARGS', 'llm/retry', 'retry turn', 'interrupted',
       'tool ABORTED_BEFORE_DISPATCH', 'turn/end step-limit',
     ]) expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
+    // The hostile mix (issue 9): hooks and tool bodies that never settle (released by a cancel and
+    // the grace period), late settlements, throwing getters, hook-initiated cancels; R5 held in all.
+    const c = report.census
+    for (const k of ['hang agent/pre-step', 'hang agent/turn-stopping', 'hang tool body (hang)', 'hang tool body (late)',
+      'abandoned agent/pre-step', 'abandoned agent/turn-stopping', 'abandoned tools/execute', 'late tools/execute']) {
+      expect(c.hostile[k] ?? 0, k).toBeGreaterThan(0)
+    }
+    expect(c.toolResults.INVALID_TOOL_OUTPUT ?? 0, 'throwing getter in a tool output').toBeGreaterThan(0)
+    expect(c.toolResults.ABORTED ?? 0, 'abandoned calls get ABORTED').toBeGreaterThan(0)
+    expect(c.cancels['hook hook'] ?? 0, 'hook-initiated cancels').toBeGreaterThan(0)
+    expect(c.cancels['fuzzer user'] ?? 0, 'hangs released by a cancel').toBeGreaterThan(0)
   })
 
   it('the fuzzer can fail: a tool that breaks the log is caught', async () => {

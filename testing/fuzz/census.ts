@@ -23,7 +23,8 @@ export interface FuzzCensus {
   cancels: Record<string, number>
   /** The other shapes a fuzzer must reach: `llm/retry`, `retry turn`, `interrupted` (a cut-off assistant message). */
   other: Record<string, number>
-  /** The hostile parts of the scenario mix that actually happened (a hang released by a cancel, …). */
+  /** The hostile parts of the mix that happened: planned hangs (`hang …`), user code the grace
+   * period abandoned (`abandoned <where>`) and late settlements it ignored (`late <where>`). */
   hostile: Record<string, number>
 }
 
@@ -39,7 +40,7 @@ export const bump = (m: Record<string, number>, k: string, n = 1): void => {
 export interface RunTally {
   events: readonly LogEvent[]
   bodies: Record<string, number>
-  errors: ReadonlyArray<{ where: string }>
+  errors: ReadonlyArray<{ where: string; error: unknown }>
   cancels: ReadonlyArray<{ source: string; cause: { kind: string } }>
   hostile: Record<string, number>
 }
@@ -58,9 +59,25 @@ export function countRun(c: FuzzCensus, r: RunTally): void {
     }
   }
   for (const [k, n] of Object.entries(r.bodies)) bump(c.bodies, k, n)
-  for (const e of r.errors) if (e.where !== 'driver') bump(c.hookErrors, e.where)
+  for (const e of r.errors) {
+    if (e.where === 'driver') continue
+    const code = codeOf(e.error)
+    // abandoned and late user code is the grace period at work, not a hook error
+    if (code === 'ABANDONED') bump(c.hostile, `abandoned ${e.where}`)
+    else if (code === 'LATE_SETTLEMENT') bump(c.hostile, `late ${e.where}`)
+    else bump(c.hookErrors, e.where)
+  }
   for (const x of r.cancels) bump(c.cancels, `${x.source} ${x.cause.kind}`)
   for (const [k, n] of Object.entries(r.hostile)) bump(c.hostile, k, n)
+}
+
+function codeOf(err: unknown): string | undefined {
+  try {
+    const c = (err as { code?: unknown } | null)?.code
+    return typeof c === 'string' ? c : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** The census as aligned text lines (`turnlog fuzz` prints them). */

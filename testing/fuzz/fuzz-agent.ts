@@ -62,7 +62,7 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   const hangs = new Set<string>()
   let timedStucks = 0
 
-  const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath), async (sc, s, cmds) => {
+  const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls, opts.hostile !== false), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath), async (sc, s, cmds) => {
     if (timedStucks > MAX_TIMED_STUCK_SHRINKS) fc.pre(false)
     const run = buildRun(sc, s, opts)
     const quick = hangs.size > 0 ? () => run.pending.list().some((p) => hangs.has(signature(p))) : undefined

@@ -10,7 +10,8 @@ import type { AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers }
 import type { CancelCause } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
 import type { AnyTool } from '../../tools/types.js'
-import { scenarioHooks, type Response, type Scenario, type SummaryPlan } from './scenario.js'
+import { bump } from './census.js'
+import { scenarioHooks, type HostileEnv, type Response, type Scenario, type SummaryPlan } from './scenario.js'
 import { PendingCalls, Progress } from './stuck.js'
 import { fuzzTools, newBodies, type Bodies } from './tools.js'
 import type { FuzzAgentOptions, OverflowDecision } from './types.js'
@@ -31,7 +32,7 @@ export interface Run {
   requests: Array<{ request: ModelRequest; at: number; turn: number | null }>
   /** Every `agent.cancel` while a turn was open, whoever called it (R5 takes the first per turn). */
   cancels: Array<{ turn: number; cause: CancelCause; at: number; source: string }>
-  /** Who is calling `cancel` now: `command` inside a Cancel command, else a hook or plugin. */
+  /** Who is calling `cancel` now: `command` (a Cancel command), `fuzzer` (releasing a planned hang), else `hook` (a hook or plugin). */
   canceller: string
   errors: Array<{ where: string; error: unknown }>
   bodies: Bodies
@@ -74,11 +75,28 @@ export function r6Enabled(run: Run, opts: FuzzAgentOptions): boolean {
   return opts.r6 === undefined ? run.plugins.some((p) => p.name === 'compaction') : opts.r6 !== false
 }
 
-const instant: Timers = {
-  sleep: async () => {},
-  random: () => 0.5,
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+/**
+ * The agent's timers: no sleep (retry backoff), and every timer (the cancel grace period, tool
+ * timeouts) fires when the scheduler releases it, so when a grace period runs out is one more
+ * interleaving the fuzzer explores, deterministically (a seed and path replay it).
+ */
+function scheduledTimers(s: fc.Scheduler, progress: Progress): Timers {
+  return {
+    sleep: async () => {},
+    random: () => 0.5,
+    setTimeout: (fn, ms) => {
+      const handle = { cleared: false }
+      void s.schedule(Promise.resolve(), `timer ${ms} ms`).then(() => {
+        if (handle.cleared) return
+        progress.tick()
+        fn()
+      })
+      return handle
+    },
+    clearTimeout: (h) => {
+      if (typeof h === 'object' && h !== null) (h as { cleared: boolean }).cleared = true
+    },
+  }
 }
 
 /** Builds the agent for one scenario, wired to the scheduler and the recorders. */
@@ -104,10 +122,27 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.summaryRequests = []
   run.deferred = []
   run.plugins = pluginsOf(sc, opts)
-  const toolPlan = { toolFails: sc.toolFails, i: 0 }
+  const hostile: HostileEnv | undefined = sc.toolPlans === undefined ? undefined : {
+    hang(what, signal) {
+      bump(run.hostile, `hang ${what}`)
+      // what a user does about a stuck turn: cancel it (when the scheduler says); the grace period
+      // then abandons the hang, and R5 must hold
+      void s.schedule(Promise.resolve(), `cancel: ${what} hangs`).then(() => {
+        if (signal.aborted) return
+        run.canceller = 'fuzzer'
+        try {
+          run.agent.cancel({ kind: 'user' }, { keepInbox: true })
+        } finally {
+          run.canceller = 'hook'
+        }
+      })
+      return new Promise<never>(() => {})
+    },
+  }
+  const toolPlan = { toolFails: sc.toolFails, ...(sc.toolPlans ? { toolPlans: sc.toolPlans } : {}), i: 0 }
   const sizes = opts.largeOutputs ? (opts.largeOutputs === true ? DEFAULT_SIZES : opts.largeOutputs) : null
   const eventsLen = () => run.agent?.events.length ?? 0
-  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes)
+  const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes, hostile)
   const onBody = (name: string, ctx: { turn: number }) => {
     run.bodyCount[name] = (run.bodyCount[name] ?? 0) + 1
     // the fuzzer's own bodies record themselves (with R4's bookkeeping)
@@ -153,7 +188,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     system: 'fuzz',
     clock: (() => { let t = 0; return () => t++ })(),
     ids: (() => { let n = 0; return () => `f${++n}` })(),
-    timers: instant,
+    timers: scheduledTimers(s, run.progress),
     checkRequests: 'full',
     maxStepsPerTurn: opts.maxStepsPerTurn ?? 8,
     maxParallelToolCalls: sc.maxParallel,
@@ -181,7 +216,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     run.postOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
     return next()
   })
-  const plans = scenarioHooks(sc, schedule, (id) => run.accepted.push(id))
+  const plans = scenarioHooks(sc, schedule, (id) => run.accepted.push(id), hostile)
   agent.on('agent/pre-step', trackOwn('agent/pre-step', plans['agent/pre-step'], run.pending))
   agent.on('agent/turn-stopping', trackOwn('agent/turn-stopping', plans['agent/turn-stopping'], run.pending))
   return run

@@ -14,8 +14,15 @@ import type { GeneratedCall } from './args.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
-export type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message'
-export type StoppingPlan = 'none' | 'steer' | 'throw'
+/** Hostile plans (`cancel`, `hang`, `getter`) are generated only in the hostile mix (`fuzzAgent`'s default). */
+export type PreStepPlan = 'next' | 'reject' | 'throw' | 'empty' | 'hook-message' | 'cancel' | 'hang' | 'getter'
+export type StoppingPlan = 'none' | 'steer' | 'throw' | 'cancel' | 'hang'
+/**
+ * What a fuzzer tool body does: settle ok or throw when the scheduler says; `hang` (never settle,
+ * ignoring the signal), `late` (ignore the signal, settle some scheduled steps after the cancel:
+ * before or after the grace period ran out), `getter` (an output whose `content` getter throws).
+ */
+export type ToolPlan = 'ok' | 'fail' | 'hang' | 'late' | 'getter'
 export type SummaryPlan = 'short' | 'long' | 'empty' | 'error' | 'throw' | 'cancel'
 
 /** One generated scenario: model responses, hook plans, tool outcomes, the pool cap. */
@@ -25,6 +32,8 @@ export interface Scenario {
   stopping: StoppingPlan[]
   toolFails: boolean[]
   maxParallel: number
+  /** Only in the hostile mix: the fuzzer tools' plans (instead of `toolFails`). */
+  toolPlans?: ToolPlan[]
   /** Only with plugins: answers to summary calls. */
   summaries?: SummaryPlan[]
   /** Only with an arbitrary of plugins. */
@@ -77,26 +86,44 @@ export function arbResponse(toolNames: readonly string[], overflow = false, user
   )
 }
 
-/** The scenario generator (the same record without plugins, so fixed seeds keep their scenarios). */
-export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}, userCalls: UserCalls = {}): fc.Arbitrary<Scenario> {
+/**
+ * The scenario generator. Without `hostile` and without plugins the record is exactly the original
+ * one, so fixed seeds keep their scenarios (the replay tests rely on it). `hostile` adds hook plans
+ * that cancel the turn, never settle or return a decision with a throwing getter, and tool plans
+ * that hang, settle late or return an output with a throwing getter.
+ */
+export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}, userCalls: UserCalls = {}, hostile = false): fc.Arbitrary<Scenario> {
+  const preStep: PreStepPlan[] = ['next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message', ...(hostile ? ['next', 'next', 'cancel', 'hang', 'getter'] as const : [])]
+  const stopping: StoppingPlan[] = ['none', 'none', 'none', 'steer', 'throw', ...(hostile ? ['none', 'cancel', 'hang'] as const : [])]
   const base = {
     responses: fc.array(arbResponse(toolNames, opts.overflow === true, userCalls), { minLength: 1, maxLength: 12 }),
-    preStep: fc.array(fc.constantFrom<PreStepPlan>('next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message'), { minLength: 1, maxLength: 8 }),
-    stopping: fc.array(fc.constantFrom<StoppingPlan>('none', 'none', 'none', 'steer', 'throw'), { minLength: 1, maxLength: 6 }),
+    preStep: fc.array(fc.constantFrom(...preStep), { minLength: 1, maxLength: 8 }),
+    stopping: fc.array(fc.constantFrom(...stopping), { minLength: 1, maxLength: 6 }),
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
     maxParallel: fc.integer({ min: 1, max: 3 }),
   }
-  // Without plugins the record is exactly the original one, so fixed seeds give the same scenarios.
-  if (!opts.plugins) return fc.record(base)
+  const mix = hostile
+    ? { ...base, toolPlans: fc.array(fc.constantFrom<ToolPlan>('ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'hang', 'late', 'getter'), { minLength: 1, maxLength: 6 }) }
+    : base
+  if (!opts.plugins) return fc.record(mix)
   const summaries = fc.array(fc.constantFrom<SummaryPlan>('short', 'short', 'short', 'long', 'empty', 'error', 'throw', 'cancel'), { minLength: 1, maxLength: 5 })
   const p = opts.plugins
-  if (p instanceof fc.Arbitrary) return fc.record({ ...base, summaries, plugins: p })
-  return fc.record({ ...base, summaries })
+  if (p instanceof fc.Arbitrary) return fc.record({ ...mix, summaries, plugins: p })
+  return fc.record({ ...mix, summaries })
 }
+
+/** What the hostile plans need from the run: a hang that never settles (the run arranges a cancel). */
+export interface HostileEnv {
+  hang(what: string, signal: AbortSignal): Promise<never>
+}
+
+/** A decision object whose `kind` getter throws: the agent must read it inside a guard. */
+const throwingDecision = (): never => ({ get kind(): never { throw new Error('fuzz: a throwing getter in a hook decision') } }) as never
 
 /**
  * The scenario's hook plans: `agent/pre-step` (enter, reject, throw, enter nothing, add a hook
- * message) and `agent/turn-stopping` (steer at most three times, or throw). `wait` is awaited
+ * message; hostile: cancel the turn then enter, never settle, a throwing getter) and
+ * `agent/turn-stopping` (steer at most three times, or throw; hostile: cancel, never settle). `wait` is awaited
  * first (the scheduler's hand in the fuzzer; nothing in a re-execution); `onSteer` sees each
  * steered id. The fuzzer and the replay tests build the same hooks from the same scenario.
  */
@@ -104,6 +131,7 @@ export function scenarioHooks(
   sc: Pick<Scenario, 'preStep' | 'stopping'>,
   wait: () => Promise<unknown> = async () => {},
   onSteer: (id: string) => void = () => {},
+  hostile?: HostileEnv,
 ): { 'agent/pre-step': HookMap['agent/pre-step']; 'agent/turn-stopping': HookMap['agent/turn-stopping'] } {
   let pre = 0
   let stop = 0
@@ -115,15 +143,20 @@ export function scenarioHooks(
       if (plan === 'reject') return { kind: 'reject' }
       if (plan === 'throw') throw new Error('fuzz pre-step throws')
       if (plan === 'empty') return { kind: 'enter', messages: [] }
+      if (plan === 'cancel') p.agent.cancel({ kind: 'hook', reason: 'fuzz pre-step' })
+      if (plan === 'hang' && hostile) return hostile.hang('agent/pre-step', p.signal)
+      if (plan === 'getter') return throwingDecision()
       if (plan === 'hook-message') {
         return next({ ...p, messages: [...p.messages, { id: `h${++hookMsg}`, role: 'user', content: [{ type: 'text', text: 'hook' }], source: { kind: 'hook', name: 'fuzz' } }] })
       }
       return next()
     },
-    'agent/turn-stopping': async ({ agent: a }) => {
+    'agent/turn-stopping': async ({ agent: a, signal }) => {
       await wait()
       const plan = sc.stopping[stop++ % sc.stopping.length]!
       if (plan === 'throw') throw new Error('fuzz turn-stopping throws')
+      if (plan === 'cancel') a.cancel({ kind: 'hook', reason: 'fuzz turn-stopping' })
+      if (plan === 'hang' && hostile) await hostile.hang('agent/turn-stopping', signal)
       if (plan === 'steer' && stop < 4) onSteer(a.steer('more'))
     },
   }

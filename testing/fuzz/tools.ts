@@ -5,6 +5,7 @@
 import { z } from 'zod'
 import { defineTool } from '../../tools/define.js'
 import type { AnyTool } from '../../tools/types.js'
+import type { HostileEnv, ToolPlan } from './scenario.js'
 
 /** Body bookkeeping for R4 (concurrency cap, barrier isolation) and R5 (no body after a cancel). */
 export interface Bodies {
@@ -17,28 +18,61 @@ export interface Bodies {
 
 export const newBodies = (): Bodies => ({ inFlight: 0, maxInFlight: 0, exclusiveOverlap: false, exclusiveRunning: 0, started: [] })
 
-export function fuzzTools(schedule: () => Promise<void>, plan: { toolFails: boolean[]; i: number }, bodies: Bodies, eventsLen: () => number, sizes: readonly number[] | null): AnyTool[] {
-  const body = (fail: boolean, exclusive: boolean) => async (args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
+/**
+ * The fuzzer's tools. Each call takes the next plan: from `toolPlans` in the hostile mix, else
+ * `toolFails` (fail or ok). `fuzz_throw` always throws. A `hang` or `late` body stops counting as
+ * in flight when the turn's signal aborts: no body may start in that turn afterwards (R5), and the
+ * agent frees its slot when it abandons the call, so R4's count stays the pool's.
+ */
+export function fuzzTools(
+  schedule: () => Promise<void>,
+  plan: { toolFails: boolean[]; toolPlans?: ToolPlan[]; i: number },
+  bodies: Bodies,
+  eventsLen: () => number,
+  sizes: readonly number[] | null,
+  hostile?: HostileEnv,
+): AnyTool[] {
+  const body = (p: ToolPlan, exclusive: boolean) => async (args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
     bodies.started.push({ turn: ctx.turn, at: eventsLen() })
     // R4: a barrier body never overlaps any other body.
     if (bodies.exclusiveRunning > 0 || (exclusive && bodies.inFlight > 0)) bodies.exclusiveOverlap = true
     bodies.inFlight++
     if (exclusive) bodies.exclusiveRunning++
     bodies.maxInFlight = Math.max(bodies.maxInFlight, bodies.inFlight)
-    try {
-      await schedule()
-      if (fail) throw new Error('fuzz tool failure')
-      if (sizes) return 'x'.repeat(sizes[Math.abs(args.n) % sizes.length]!)
-      return { ok: true }
-    } finally {
+    let counted = true
+    const uncount = () => {
+      if (!counted) return
+      counted = false
       bodies.inFlight--
       if (exclusive) bodies.exclusiveRunning--
     }
+    try {
+      if ((p === 'hang' || p === 'late') && hostile) {
+        ctx.signal.addEventListener('abort', uncount, { once: true })
+        const hung = hostile.hang(`tool body (${p})`, ctx.signal)
+        if (p === 'hang') await hung
+        // late: ignores the signal, settles a few scheduled steps after the cancel
+        await new Promise<void>((r) => (ctx.signal.aborted ? r() : ctx.signal.addEventListener('abort', () => r(), { once: true })))
+        await schedule()
+        await schedule()
+        return { ok: 'late' }
+      }
+      await schedule()
+      if (p === 'fail') throw new Error('fuzz tool failure')
+      if (p === 'getter') return { get content(): never { throw new Error('fuzz: a throwing getter in a tool output') } }
+      if (sizes) return 'x'.repeat(sizes[Math.abs(args.n) % sizes.length]!)
+      return { ok: true }
+    } finally {
+      uncount()
+    }
   }
-  const next = () => plan.toolFails[plan.i++ % Math.max(1, plan.toolFails.length)] ?? false
+  const next = (): ToolPlan => {
+    if (plan.toolPlans) return plan.toolPlans[plan.i++ % plan.toolPlans.length]!
+    return (plan.toolFails[plan.i++ % Math.max(1, plan.toolFails.length)] ?? false) ? 'fail' : 'ok'
+  }
   return [
     defineTool({ name: 'fuzz_parallel', description: 'parallel-safe', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true, execute: (a, c) => body(next(), false)(a, c) }),
     defineTool({ name: 'fuzz_exclusive', description: 'exclusive', parameters: z.object({ n: z.number() }), execute: (a, c) => body(next(), true)(a, c) }),
-    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: z.object({ n: z.number() }), execute: (a, c) => body(true, true)(a, c) }),
+    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: z.object({ n: z.number() }), execute: (a, c) => body('fail', true)(a, c) }),
   ] as AnyTool[]
 }

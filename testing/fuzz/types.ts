@@ -55,6 +55,14 @@ export interface FuzzAgentOptions {
    * failure chain. Default: on when a plugin named `compaction` is installed.
    */
   r6?: boolean | { maxOverflowRetries?: number }
+  /**
+   * The hostile mix (default on): hooks of the fuzzer's own that cancel the turn, never settle or
+   * return a decision with a throwing getter, and tool bodies that never settle, settle late
+   * (after the cancel grace period abandoned them) or return an output with a throwing getter.
+   * A planned hang is released by a cancel, as a user would; R5 must hold. `false`: the original
+   * mix only.
+   */
+  hostile?: boolean
   /** Extra commands, mixed into the generated ones (e.g. a plugin's manual operation). */
   commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
   /** An extra check after each run (after the final followup); throw to fail the run. */
