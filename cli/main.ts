@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
 import { demoCommand } from './commands/demo.js'
+import { exportCommand, FORMATS } from './commands/export.js'
 import { fuzzCommand } from './commands/fuzz.js'
 import { forkCommand } from './commands/fork.js'
 import { reexecCommand } from './commands/reexec.js'
@@ -66,6 +67,14 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
     .option('--force', 'overwrite OUT if it exists')
     .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean }) => done(await forkCommand(log, opts, io)))
+
+  p.command('export')
+    .description('the spans of a session (OpenTelemetry GenAI conventions) in a trace format')
+    .argument('<LOG>', 'a JSONL log')
+    .addOption(new Option('--format <FORMAT>', 'the output format').choices(Object.keys(FORMATS)))
+    .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
+    .option('--force', 'overwrite OUT if it exists')
+    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean }) => done(await exportCommand(log, opts, io, VERSION)))
 
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
