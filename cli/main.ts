@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
 import { demoCommand } from './commands/demo.js'
+import { exportCommand, FORMATS } from './commands/export.js'
 import { fuzzCommand, type FuzzCommandOptions } from './commands/fuzz.js'
 import { forkCommand } from './commands/fork.js'
 import { reexecCommand } from './commands/reexec.js'
@@ -14,7 +15,6 @@ import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { inspectCommand } from './commands/inspect.js'
-import { exportCommand } from './commands/export.js'
 import { verifyCommand } from './commands/verify.js'
 import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
 import { scrubLine } from './escape.js'
@@ -72,6 +72,14 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--force', 'overwrite OUT if it exists')
     .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean }) => done(await forkCommand(log, opts, io)))
 
+  p.command('export')
+    .description('the session in a trace format: chrome-trace (Perfetto, chrome://tracing) or otlp-json (OpenTelemetry GenAI spans)')
+    .argument('<LOG>', 'a JSONL log')
+    .addOption(new Option('--format <FORMAT>', 'the output format').choices(Object.keys(FORMATS)))
+    .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
+    .option('--force', 'overwrite OUT if it exists')
+    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean }) => done(await exportCommand(log, opts, io, VERSION)))
+
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
     .argument('<LOG>', 'a JSONL log')
@@ -97,13 +105,6 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
     .action(async (log: string, opts: { port?: string; maxSteps?: string; maxRetries?: string }) => done(await inspectCommand(log, opts, io)))
-
-  p.command('export')
-    .description('export the session as spans: chrome-trace (Perfetto, chrome://tracing)')
-    .argument('<LOG>', 'a JSONL log')
-    .option('--format <FORMAT>', 'the output format (chrome-trace)')
-    .option('-o, --output <OUT>', 'write to OUT (default: standard output)')
-    .action(async (log: string, opts: { format?: string; output?: string }) => done(await exportCommand(log, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

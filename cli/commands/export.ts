@@ -1,58 +1,69 @@
 /**
- * `turnlog export LOG --format FORMAT [-o OUT]`: the session's timeline in another tool's format.
- * Formats are a table (`FORMATS`): one entry per format, a function from the log to the text.
+ * `turnlog export LOG --format FORMAT [-o OUT] [--force]`: the session in another tool's format:
+ * `chrome-trace` (the timeline, for Perfetto and chrome://tracing) or `otlp-json` (OpenTelemetry
+ * spans). Each format is one entry of `FORMATS` (its converter lives in its own file); without
+ * `-o` the document goes to stdout. OUT is never the log itself and is never overwritten without
+ * `--force`.
  */
+import { realpathSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import type { LogEvent } from '../../events/envelope.js'
-import { TurnlogError } from '../../events/errors.js'
-import type { LogHeader } from '../../events/jsonl.js'
+import { TurnlogError, type LogEvent } from '../../events/index.js'
 import { verify } from '../../replay/verify.js'
-import { EXIT_OK } from '../errors.js'
-import type { CliIo } from '../io.js'
-import { loadLog } from '../load.js'
+import { EXIT_OK, UsageError } from '../errors.js'
 import { chromeTrace } from '../export/chrome-trace.js'
-
-export interface ExportInput {
-  header: LogHeader
-  events: readonly LogEvent[]
-  file: string
-}
-
-export interface ExportFormat {
-  description: string
-  /** The exported text (written as is). */
-  render(log: ExportInput): string | Promise<string>
-}
-
-/** Every format `--format` accepts. Add a format with one entry. */
-export const FORMATS: Record<string, ExportFormat> = {
-  'chrome-trace': {
-    description: 'Trace Event Format JSON for Perfetto (ui.perfetto.dev) and chrome://tracing',
-    render: (log) => JSON.stringify(chromeTrace(log.events, log.header.id, verify(log.events).violations)),
-  },
-}
+import { colorsFor, type CliIo } from '../io.js'
+import { loadLog } from '../load.js'
+import { otlpJsonExport } from './export-otlp.js'
 
 export interface ExportCommandOptions {
   format?: string
   output?: string
+  force?: boolean
 }
 
-export async function exportCommand(logArg: string, opts: ExportCommandOptions, io: CliIo): Promise<number> {
-  const names = Object.keys(FORMATS)
-  const format = opts.format === undefined ? undefined : FORMATS[opts.format]
-  if (!format || !Object.prototype.hasOwnProperty.call(FORMATS, opts.format!)) {
-    throw new TurnlogError('INVALID_ARGUMENT', `--format must be one of: ${names.join(', ')}`, { field: '--format', info: { given: opts.format ?? null } })
+type Converter = (sessionId: string, events: readonly LogEvent[], version: string) => { text: string; summary: string }
+
+/** The export formats: name → converter. Add a format with one entry. */
+export const FORMATS: Record<string, Converter> = {
+  'chrome-trace': (sessionId, events) => ({
+    text: JSON.stringify(chromeTrace(events, sessionId, verify(events).violations)) + '\n',
+    summary: `Trace Event Format, ${events.length} events (open in ui.perfetto.dev or chrome://tracing)`,
+  }),
+  'otlp-json': otlpJsonExport,
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p)
+  } catch {
+    return p
   }
+}
+
+export async function exportCommand(logArg: string, opts: ExportCommandOptions, io: CliIo, version: string): Promise<number> {
+  const names = Object.keys(FORMATS).join(', ')
+  if (opts.format === undefined) throw new UsageError(`export needs --format (${names})`)
+  if (!Object.prototype.hasOwnProperty.call(FORMATS, opts.format)) throw new UsageError(`unknown --format ${opts.format} (known: ${names})`)
+  const convert = FORMATS[opts.format]!
   const log = await loadLog(logArg, io)
-  const text = await format.render(log)
-  if (opts.output === undefined || opts.output === '-') {
-    io.stdout(text.endsWith('\n') ? text : `${text}\n`)
+  const { text, summary } = convert(log.header.id, log.events, version)
+  if (!opts.output || opts.output === '-') {
+    io.stdout(text)
     return EXIT_OK
   }
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
-  await writeFile(out, text)
-  io.stdout(`wrote ${opts.output} (${opts.format}, ${log.events.length} events)\n`)
+  if (log.file && realOrSelf(out) === realOrSelf(log.file)) {
+    throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
+  }
+  try {
+    await writeFile(out, text, { flag: opts.force === true ? 'w' : 'wx' })
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'EEXIST') {
+      throw new TurnlogError('FILE_EXISTS', 'refusing to overwrite an existing file (pass --force)', { file: out })
+    }
+    throw e
+  }
+  io.stdout(`${colorsFor(io).green('exported')} ${logArg} → ${opts.output}: ${summary}\n`)
   return EXIT_OK
 }
