@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import { encodeEvent, encodeHeader, JsonlDecoder, type LogHeader, type TornTail } from '../../events/jsonl.js'
+import { deepFreeze } from '../../events/lossless.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { assertSessionId, isValidSessionId } from '../ids.js'
@@ -53,6 +54,12 @@ export interface LockOwner {
 }
 
 const CHUNK = 4 * 1024 * 1024
+/**
+ * A read handle keeps the events of a log up to this size from its one scan (frozen: a caller's
+ * mutation changes nothing), so `events()` does not read and decode the file again; a larger log
+ * is streamed again by `events()` (memory stays bounded; the scan at open still checks it all).
+ */
+export const READ_CACHE_BYTES = 64 * 1024 * 1024
 
 export function jsonlStore(dir: string, opts: JsonlStoreOptions = {}): JsonlStore {
   return new JsonlStore(dir, opts)
@@ -155,7 +162,8 @@ export class JsonlStore implements LogStore {
   async open(id: string, mode: OpenMode, opts: OpenWriteOptions = {}): Promise<LogReader | LogWriter> {
     const file = this.path(id)
     if (mode === 'read') {
-      const scan = await this.#scan(id, file)
+      // one pass: the scan keeps the (frozen) events of a log up to READ_CACHE_BYTES for events()
+      const scan = await this.#scan(id, file, READ_CACHE_BYTES)
       return new JsonlReader(this, id, file, scan)
     }
     if (mode !== 'write') {
@@ -405,8 +413,12 @@ export class JsonlStore implements LogStore {
     }
   }
 
-  /** Reads the whole file once: header, number of complete records, where they end, the torn tail. */
-  async #scan(id: string, file: string): Promise<Scan> {
+  /**
+   * Reads the whole file once: header, number of complete records, where they end, the torn tail.
+   * With `keepUpTo`, a file of at most that many bytes also keeps its events (frozen), so a read
+   * handle serves `events()` without decoding the file a second time.
+   */
+  async #scan(id: string, file: string, keepUpTo = 0): Promise<Scan> {
     let fh: StoreFile
     try {
       fh = await this.fs.open(file, 'r')
@@ -416,14 +428,17 @@ export class JsonlStore implements LogStore {
     }
     try {
       const dec = new JsonlDecoder({ registry: this.registry, file })
+      let kept: LogEvent[] | undefined = keepUpTo > 0 ? [] : undefined
       const sink: LogEvent[] = []
       await readChunks(fh, Infinity, file, id, (chunk) => {
         dec.push(chunk, sink)
+        if (kept !== undefined && dec.bytes <= keepUpTo) for (let i = 0; i < sink.length; i++) kept.push(deepFreeze(sink[i]!))
+        else kept = undefined // too large to keep: events() streams the file again
         sink.length = 0
       })
       const r = dec.end({ tolerateTornTail: true })
       const complete = r.torn ? r.torn.offset : r.bytes
-      return { header: r.header, count: dec.eventCount, completeBytes: complete, torn: r.torn }
+      return { header: r.header, count: dec.eventCount, completeBytes: complete, torn: r.torn, ...(kept ? { events: kept } : {}) }
     } finally {
       await fh.close().catch(() => {})
     }
@@ -464,6 +479,8 @@ type LockRead = { kind: 'owner'; owner: LockOwner } | { kind: 'garbage'; mtimeMs
 interface Scan {
   header: LogHeader
   count: number
+  /** The complete records, when the scan kept them (read handles of logs up to READ_CACHE_BYTES). */
+  events?: readonly LogEvent[]
   /** Bytes of the header and the complete records. */
   completeBytes: number
   torn?: TornTail
@@ -475,16 +492,21 @@ class JsonlReader implements LogReader {
   readonly length: number
   readonly torn?: TornTail
   readonly #limit: number
+  readonly #events: readonly LogEvent[] | undefined
 
   constructor(readonly store: JsonlStore, readonly sessionId: string, readonly file: string, scan: Scan) {
     this.header = scan.header
     this.length = scan.count
     if (scan.torn) this.torn = scan.torn
     this.#limit = scan.completeBytes
+    this.#events = scan.events
   }
 
   events(fromSeq?: number): AsyncIterable<LogEvent> {
-    return this.store.stream(this.sessionId, this.file, this.#limit, checkFrom(fromSeq, this.sessionId))
+    const from = checkFrom(fromSeq, this.sessionId)
+    const kept = this.#events
+    if (kept !== undefined) return fromMemory(kept, from)
+    return this.store.stream(this.sessionId, this.file, this.#limit, from)
   }
 
   async close(): Promise<void> {}
@@ -706,6 +728,10 @@ function checkFrom(fromSeq: unknown, sessionId: string): number {
     throw new TurnlogError('INVALID_ARGUMENT', 'events(fromSeq): fromSeq must be a non-negative integer', { sessionId, field: 'fromSeq' })
   }
   return fromSeq
+}
+
+async function* fromMemory(events: readonly LogEvent[], from: number): AsyncGenerator<LogEvent> {
+  for (let i = from; i < events.length; i++) yield events[i]!
 }
 
 async function writeAll(fh: StoreFile, buf: Uint8Array, position: number): Promise<void> {

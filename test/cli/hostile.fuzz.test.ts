@@ -15,7 +15,12 @@ import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
-import { run } from '../../cli/main.js'
+import { forkCommand } from '../../cli/commands/fork.js'
+import { repairCommand } from '../../cli/commands/repair.js'
+import { replayCommand } from '../../cli/commands/replay.js'
+import { verifyCommand } from '../../cli/commands/verify.js'
+import { reportError } from '../../cli/errors.js'
+import { colorsFor, type CliIo } from '../../cli/io.js'
 import { joinLines, nested, sha256, WEATHER, weatherWith, withCrc } from '../replay/hostile-logs.js'
 import { cliMain } from './cli-child.js'
 import { ROOT, tempDir } from './helpers.js'
@@ -39,6 +44,24 @@ function prng(seed: number): () => number {
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/
 const CONTROLS = ['\u001b]0;title\u0007', '\u001b[2J', '\r', '\u0007', '\u009b31m', '\u0000', '\u202e', '\u001b[31m']
 const NUMBERS = ['-0', '-0.0', '-0e3', '1e400', '-1e-400', '0', '-0.5', '1e-5']
+
+/**
+ * The command function for `argv`, called directly (what `run` does after commander parsed the
+ * arguments; commander itself is covered by test/cli/main.test.ts), errors reported by `reportError`
+ * as `run` reports them.
+ */
+async function command(argv: string[], io: CliIo): Promise<number> {
+  const [cmd, log, ...rest] = argv as [string, string, ...string[]]
+  const opt = (name: string) => (rest.includes(name) ? rest[rest.indexOf(name) + 1] : undefined)
+  try {
+    if (cmd === 'replay') return await replayCommand(log, { at: opt('--at'), json: rest.includes('--json') }, io)
+    if (cmd === 'verify') return await verifyCommand(log, {}, io)
+    if (cmd === 'repair') return await repairCommand(log, { output: opt('-o'), force: rest.includes('--force') }, io)
+    return await forkCommand(log, { at: opt('--at'), output: opt('-o'), force: rest.includes('--force') }, io)
+  } catch (err) {
+    return reportError(err, io, colorsFor(io))
+  }
+}
 
 interface Case {
   argv: string[]
@@ -172,7 +195,7 @@ describe('hostile-log fuzz (issue 10; quality.md "Bad input"; api.md "CLI")', ()
       const before = c.argv[0] === 'repair' || c.argv[0] === 'fork' ? c.inputs.map(sha256) : []
       let stdout = ''
       let stderr = ''
-      const code = await run(c.argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), color: false, progress: false, cwd: ROOT })
+      const code = await command(c.argv, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), color: false, progress: false, cwd: ROOT })
       const ctx = `seed ${SEED} case ${i} [${c.what}] ${c.argv.join(' ')}\n${stderr.slice(0, 500)}`
       expect([0, 1, 2], ctx).toContain(code)
       codes[code]!++
