@@ -29,9 +29,9 @@ export function findLossy(value: unknown, path = 'data', opts: FindLossyOptions 
   const ancestors = new Set<object>()
   const at = (seg: string): string => {
     let p = path
-    for (let i = 1; i < segs.length; i++) p += segs[i]
+    for (let i = 1; i < segs.length && p.length <= 200; i++) p += segs[i]
     p += seg
-    return p.startsWith('.') ? p.slice(1) : p
+    return abbreviate(p.startsWith('.') ? p.slice(1) : p)
   }
   const enter = (v: object, seg: string): { path: string; why: string } | null => {
     if (ancestors.has(v)) return { path: at(seg), why: 'cycle' }
@@ -42,7 +42,7 @@ export function findLossy(value: unknown, path = 'data', opts: FindLossyOptions 
       }
     }
     if (base + objs.length > MAX_NESTING) {
-      return { path: abbreviate(at(seg)), why: `nested deeper than ${MAX_NESTING} levels` }
+      return { path: at(seg), why: `nested deeper than ${MAX_NESTING} levels` }
     }
     objs.push(v)
     keys.push(Array.isArray(v) ? null : Object.keys(v))

@@ -9,21 +9,27 @@
  * - `<id>.fence`: the last fencing token handed out (so tokens grow across owners and restarts).
  * - `<id>.lock.takeover`: a short-lived mutex held while a stale lock is broken.
  * - `<id>.quarantine-<n>`: torn bytes moved aside by `quarantineTornTail()` (never deleted).
+ *
+ * This file holds the store (create, open, list) and the lock protocol; the handles are in
+ * `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
-import { encodeEvent, encodeHeader, JsonlDecoder, type LogHeader, type TornTail } from '../../events/jsonl.js'
+import { encodeHeader, JsonlDecoder, type LogHeader } from '../../events/jsonl.js'
+import { deepFreeze } from '../../events/lossless.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
-import { checkBatch } from '../batch.js'
 import { assertSessionId, isValidSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
-import type {
-  AppendOptions, AppendResult, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions,
-} from '../types.js'
+import type { HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { nodeFs, type StoreFile, type StoreFs } from './fs.js'
+import { chunkIterator, errno, ioError, pidAlive, readChunks, writeAll } from './io.js'
+import { JsonlReader, type Scan } from './reader.js'
+import { JsonlWriter } from './writer.js'
+
+export { pidAlive } from './io.js'
 
 export interface JsonlStoreOptions {
   /** The file system (tests inject faults). Default `node:fs/promises`. */
@@ -52,7 +58,12 @@ export interface LockOwner {
   acquiredAt: number
 }
 
-const CHUNK = 4 * 1024 * 1024
+/**
+ * A read handle keeps the events of a log up to this size from its one scan (frozen: a caller's
+ * mutation changes nothing), so `events()` does not read and decode the file again; a larger log
+ * is streamed again by `events()` (memory stays bounded; the scan at open still checks it all).
+ */
+export const READ_CACHE_BYTES = 64 * 1024 * 1024
 
 export function jsonlStore(dir: string, opts: JsonlStoreOptions = {}): JsonlStore {
   return new JsonlStore(dir, opts)
@@ -155,7 +166,8 @@ export class JsonlStore implements LogStore {
   async open(id: string, mode: OpenMode, opts: OpenWriteOptions = {}): Promise<LogReader | LogWriter> {
     const file = this.path(id)
     if (mode === 'read') {
-      const scan = await this.#scan(id, file)
+      // one pass: the scan keeps the (frozen) events of a log up to READ_CACHE_BYTES for events()
+      const scan = await this.#scan(id, file, READ_CACHE_BYTES)
       return new JsonlReader(this, id, file, scan)
     }
     if (mode !== 'write') {
@@ -405,8 +417,12 @@ export class JsonlStore implements LogStore {
     }
   }
 
-  /** Reads the whole file once: header, number of complete records, where they end, the torn tail. */
-  async #scan(id: string, file: string): Promise<Scan> {
+  /**
+   * Reads the whole file once: header, number of complete records, where they end, the torn tail.
+   * With `keepUpTo`, a file of at most that many bytes also keeps its events (frozen), so a read
+   * handle serves `events()` without decoding the file a second time.
+   */
+  async #scan(id: string, file: string, keepUpTo = 0): Promise<Scan> {
     let fh: StoreFile
     try {
       fh = await this.fs.open(file, 'r')
@@ -416,14 +432,17 @@ export class JsonlStore implements LogStore {
     }
     try {
       const dec = new JsonlDecoder({ registry: this.registry, file })
+      let kept: LogEvent[] | undefined = keepUpTo > 0 ? [] : undefined
       const sink: LogEvent[] = []
       await readChunks(fh, Infinity, file, id, (chunk) => {
         dec.push(chunk, sink)
+        if (kept !== undefined && dec.bytes <= keepUpTo) for (let i = 0; i < sink.length; i++) kept.push(deepFreeze(sink[i]!))
+        else kept = undefined // too large to keep: events() streams the file again
         sink.length = 0
       })
       const r = dec.end({ tolerateTornTail: true })
       const complete = r.torn ? r.torn.offset : r.bytes
-      return { header: r.header, count: dec.eventCount, completeBytes: complete, torn: r.torn }
+      return { header: r.header, count: dec.eventCount, completeBytes: complete, torn: r.torn, ...(kept ? { events: kept } : {}) }
     } finally {
       await fh.close().catch(() => {})
     }
@@ -459,308 +478,5 @@ export interface LockIdentity {
   mtimeMs: number
 }
 
-type LockRead = { kind: 'owner'; owner: LockOwner } | { kind: 'garbage'; mtimeMs: number } | { kind: 'gone' }
+export type LockRead = { kind: 'owner'; owner: LockOwner } | { kind: 'garbage'; mtimeMs: number } | { kind: 'gone' }
 
-interface Scan {
-  header: LogHeader
-  count: number
-  /** Bytes of the header and the complete records. */
-  completeBytes: number
-  torn?: TornTail
-}
-
-class JsonlReader implements LogReader {
-  readonly mode = 'read' as const
-  readonly header: LogHeader
-  readonly length: number
-  readonly torn?: TornTail
-  readonly #limit: number
-
-  constructor(readonly store: JsonlStore, readonly sessionId: string, readonly file: string, scan: Scan) {
-    this.header = scan.header
-    this.length = scan.count
-    if (scan.torn) this.torn = scan.torn
-    this.#limit = scan.completeBytes
-  }
-
-  events(fromSeq?: number): AsyncIterable<LogEvent> {
-    return this.store.stream(this.sessionId, this.file, this.#limit, checkFrom(fromSeq, this.sessionId))
-  }
-
-  async close(): Promise<void> {}
-}
-
-interface Pending {
-  bytes: Buffer
-  count: number
-  result: AppendResult
-  resolve: (r: AppendResult) => void
-  reject: (e: unknown) => void
-}
-
-class JsonlWriter implements LogWriter {
-  readonly mode = 'write' as const
-  readonly header: LogHeader
-  readonly token: number
-  #torn: TornTail | undefined
-  /** Accepted events (the next seq). */
-  #length: number
-  #durableLength: number
-  /** Bytes written to the file (durable and in flight). */
-  #size: number
-  #durableBytes: number
-  #queue: Pending[] = []
-  #running: Promise<void> | null = null
-  #failed: TurnlogError | null = null
-  #closed = false
-  #closing: Promise<void> | null = null
-  /** Number of write+fsync batches done (tests and the bench read it). */
-  batches = 0
-  /** The lock file as this owner wrote it (fencing fast path); null until first checked. */
-  readonly #lockId: LockIdentity = { ino: -1, size: -1, mtimeMs: -1 }
-
-  constructor(
-    readonly store: JsonlStore,
-    readonly sessionId: string,
-    readonly file: string,
-    scan: Scan,
-    readonly fh: StoreFile,
-    readonly owner: LockOwner,
-    readonly lockFile: StoreFile,
-  ) {
-    this.header = scan.header
-    this.token = owner.token
-    this.#torn = scan.torn
-    this.#length = scan.count
-    this.#durableLength = scan.count
-    this.#size = scan.torn ? scan.torn.offset + scan.torn.bytes.length : scan.completeBytes
-    this.#durableBytes = scan.completeBytes
-  }
-
-  get length(): number {
-    return this.#length
-  }
-  get durableLength(): number {
-    return this.#durableLength
-  }
-  get failed(): TurnlogError | null {
-    return this.#failed
-  }
-  get torn(): TornTail | undefined {
-    return this.#torn
-  }
-
-  events(fromSeq?: number): AsyncIterable<LogEvent> {
-    return this.store.stream(this.sessionId, this.file, this.#durableBytes, checkFrom(fromSeq, this.sessionId))
-  }
-
-  append(events: readonly LogEvent[], opts: AppendOptions): Promise<AppendResult> {
-    let bytes: Buffer
-    try {
-      if (this.#failed) throw this.#failed
-      if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
-      if (this.#torn) {
-        throw new TurnlogError('TORN_TAIL', 'the log has a torn tail: quarantine it (repair) before appending', {
-          sessionId: this.sessionId, file: this.file, offset: this.#torn.offset, line: this.#torn.line, repairable: true,
-        })
-      }
-      checkBatch(this.sessionId, events, opts?.expectedSeq, this.#length, this.store.registry, opts?.trusted === true)
-      let text = ''
-      for (const e of events) text += encodeEvent(e, { checksums: true }) + '\n'
-      bytes = Buffer.from(text, 'utf8')
-    } catch (err) {
-      return Promise.reject(err)
-    }
-    const firstSeq = this.#length
-    this.#length += events.length
-    if (events.length === 0) {
-      // nothing to write: durable once everything accepted before it is
-      return this.#barrier().then(() => ({ firstSeq, length: firstSeq }))
-    }
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ bytes, count: events.length, result: { firstSeq, length: this.#length }, resolve, reject })
-      if (!this.#running) {
-        // one batch per microtask: appends made in the same tick share a write and an fsync
-        this.#running = Promise.resolve().then(() => this.#drain())
-      }
-    })
-  }
-
-  /** Resolves when everything accepted so far is durable; rejects with the failure. */
-  #barrier(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.#failed) return reject(this.#failed)
-      if (!this.#running) return resolve()
-      this.#running.then(() => (this.#failed ? reject(this.#failed) : resolve()))
-    })
-  }
-
-  /** Group commit: while a batch is being written and fsynced, new appends queue for the next one. */
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue
-      this.#queue = []
-      try {
-        await this.#commit(batch)
-      } catch (err) {
-        this.#stop(err, batch)
-        break
-      }
-      this.batches++
-      for (const p of batch) p.resolve(p.result)
-    }
-    this.#running = null
-  }
-
-  async #commit(batch: Pending[]): Promise<void> {
-    const buf = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes))
-    let n = 0
-    for (const p of batch) n += p.count
-    // fencing: a writer whose lock was taken over (or removed) writes nothing more
-    await this.store.checkFence(this.sessionId, this.owner, this.#lockId)
-    try {
-      await writeAll(this.fh, buf, this.#size)
-    } catch (err) {
-      // whatever part reached the file is a torn tail for the next opener; this handle stops
-      throw ioError('IO_ERROR', err, this.file, 'write failed', this.sessionId, this.#durableLength)
-    }
-    this.#size += buf.length
-    try {
-      await this.fh.sync()
-    } catch (err) {
-      throw ioError('FSYNC_FAILED', err, this.file, 'fsync failed: the session stops writing (an fsync is never retried)', this.sessionId, this.#durableLength)
-    }
-    this.#durableBytes = this.#size
-    this.#durableLength += n
-  }
-
-  #stop(err: unknown, batch: Pending[]): void {
-    const e = TurnlogError.is(err) ? err : ioError('IO_ERROR', err, this.file, 'append failed', this.sessionId)
-    this.#failed = e
-    const rest = this.#queue
-    this.#queue = []
-    for (const p of [...batch, ...rest]) p.reject(e)
-  }
-
-  async quarantineTornTail(): Promise<{ file: string; bytes: number; offset: number } | null> {
-    if (this.#failed) throw this.#failed
-    if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
-    const torn = this.#torn
-    if (!torn) return null
-    const fs = this.store.fs
-    const dir = this.store.dir
-    let q = ''
-    let qh: StoreFile | undefined
-    for (let n = 1; !qh; n++) {
-      q = join(dir, `${this.sessionId}.quarantine-${n}`)
-      try {
-        qh = await fs.open(q, 'wx', 0o644)
-      } catch (err) {
-        if (errno(err) !== 'EEXIST' || n > 10_000) throw ioError('IO_ERROR', err, q, 'cannot create the quarantine file', this.sessionId)
-      }
-    }
-    try {
-      await writeAll(qh, torn.bytes, 0)
-      await qh.sync()
-    } catch (err) {
-      await qh.close().catch(() => {})
-      throw ioError('IO_ERROR', err, q, 'cannot write the quarantine file', this.sessionId)
-    }
-    await qh.close().catch(() => {})
-    try {
-      await fs.syncDir(dir)
-      // only now, with the torn bytes durable elsewhere, cut the log back to its last complete record
-      await this.store.checkFence(this.sessionId, this.owner)
-      await this.fh.truncate(torn.offset)
-      await this.fh.sync()
-    } catch (err) {
-      const e = TurnlogError.is(err) ? err : ioError('FSYNC_FAILED', err, this.file, 'cannot cut the torn tail', this.sessionId)
-      this.#failed = e
-      throw e
-    }
-    this.#size = torn.offset
-    this.#durableBytes = torn.offset
-    this.#torn = undefined
-    return { file: q, bytes: torn.bytes.length, offset: torn.offset }
-  }
-
-  close(): Promise<void> {
-    if (!this.#closing) {
-      this.#closed = true
-      this.#closing = (async () => {
-        await this.#running?.catch(() => {})
-        await this.fh.close().catch(() => {})
-        await this.store.releaseLock(this.sessionId, this.owner).catch(() => {})
-        await this.lockFile.close().catch(() => {})
-      })()
-    }
-    return this.#closing
-  }
-}
-
-// -----------------------------------------------------------------------------------------------
-
-function checkFrom(fromSeq: unknown, sessionId: string): number {
-  if (fromSeq === undefined) return 0
-  if (typeof fromSeq !== 'number' || !Number.isSafeInteger(fromSeq) || fromSeq < 0) {
-    throw new TurnlogError('INVALID_ARGUMENT', 'events(fromSeq): fromSeq must be a non-negative integer', { sessionId, field: 'fromSeq' })
-  }
-  return fromSeq
-}
-
-async function writeAll(fh: StoreFile, buf: Uint8Array, position: number): Promise<void> {
-  let off = 0
-  while (off < buf.length) {
-    const { bytesWritten } = await fh.write(buf, off, buf.length - off, position + off)
-    if (bytesWritten <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' })
-    off += bytesWritten
-  }
-}
-
-async function* chunkIterator(fh: StoreFile, limit: number, file: string, id: string): AsyncGenerator<Buffer> {
-  let pos = 0
-  for (;;) {
-    const want = Math.min(CHUNK, limit - pos)
-    if (want <= 0) return
-    const buf = Buffer.allocUnsafe(want)
-    let got: number
-    try {
-      got = (await fh.read(buf, 0, want, pos)).bytesRead
-    } catch (err) {
-      throw ioError('IO_ERROR', err, file, 'read failed', id)
-    }
-    if (got === 0) return
-    pos += got
-    yield got === want ? buf : buf.subarray(0, got)
-  }
-}
-
-async function readChunks(fh: StoreFile, limit: number, file: string, id: string, onChunk: (b: Buffer) => void): Promise<void> {
-  for await (const c of chunkIterator(fh, limit, file, id)) onChunk(c)
-}
-
-function errno(err: unknown): string | undefined {
-  const c = (err as { code?: unknown } | null)?.code
-  return typeof c === 'string' ? c : undefined
-}
-
-function ioError(
-  code: 'IO_ERROR' | 'FSYNC_FAILED', err: unknown, file: string, what: string, sessionId?: string, seq?: number,
-): TurnlogError {
-  if (TurnlogError.is(err)) return err
-  const e = errno(err)
-  return new TurnlogError(code, `${what}: ${(err as Error)?.message ?? String(err)}`, {
-    file, sessionId, ...(seq !== undefined ? { seq } : {}), ...(e ? { info: { errno: e } } : {}),
-  }, { cause: err })
-}
-
-/** Liveness of a pid on this host: `kill(pid, 0)`; EPERM means it exists (another user's). */
-export function pidAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return errno(err) === 'EPERM'
-  }
-}

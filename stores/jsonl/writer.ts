@@ -1,0 +1,224 @@
+/**
+ * The jsonl store's write handle: group commit (one write + one fsync per batch), fencing before
+ * each batch, failures that stop the handle, and the torn-tail quarantine. See
+ * docs/ARCHITECTURE.md "Decisions: stores".
+ */
+import { join } from 'node:path'
+import type { LogEvent } from '../../events/envelope.js'
+import { TurnlogError } from '../../events/errors.js'
+import { encodeEvent, type LogHeader, type TornTail } from '../../events/jsonl.js'
+import { checkBatch } from '../batch.js'
+import type { AppendOptions, AppendResult, LogWriter } from '../types.js'
+import type { StoreFile } from './fs.js'
+import { checkFrom, errno, ioError, writeAll } from './io.js'
+import type { Scan } from './reader.js'
+import type { JsonlStore, LockIdentity, LockOwner } from './store.js'
+
+interface Pending {
+  bytes: Buffer
+  count: number
+  result: AppendResult
+  resolve: (r: AppendResult) => void
+  reject: (e: unknown) => void
+}
+
+export class JsonlWriter implements LogWriter {
+  readonly mode = 'write' as const
+  readonly header: LogHeader
+  readonly token: number
+  #torn: TornTail | undefined
+  /** Accepted events (the next seq). */
+  #length: number
+  #durableLength: number
+  /** Bytes written to the file (durable and in flight). */
+  #size: number
+  #durableBytes: number
+  #queue: Pending[] = []
+  #running: Promise<void> | null = null
+  #failed: TurnlogError | null = null
+  #closed = false
+  #closing: Promise<void> | null = null
+  /** Number of write+fsync batches done (tests and the bench read it). */
+  batches = 0
+  /** The lock file as this owner wrote it (fencing fast path); null until first checked. */
+  readonly #lockId: LockIdentity = { ino: -1, size: -1, mtimeMs: -1 }
+
+  constructor(
+    readonly store: JsonlStore,
+    readonly sessionId: string,
+    readonly file: string,
+    scan: Scan,
+    readonly fh: StoreFile,
+    readonly owner: LockOwner,
+    readonly lockFile: StoreFile,
+  ) {
+    this.header = scan.header
+    this.token = owner.token
+    this.#torn = scan.torn
+    this.#length = scan.count
+    this.#durableLength = scan.count
+    this.#size = scan.torn ? scan.torn.offset + scan.torn.bytes.length : scan.completeBytes
+    this.#durableBytes = scan.completeBytes
+  }
+
+  get length(): number {
+    return this.#length
+  }
+  get durableLength(): number {
+    return this.#durableLength
+  }
+  get failed(): TurnlogError | null {
+    return this.#failed
+  }
+  get torn(): TornTail | undefined {
+    return this.#torn
+  }
+
+  events(fromSeq?: number): AsyncIterable<LogEvent> {
+    return this.store.stream(this.sessionId, this.file, this.#durableBytes, checkFrom(fromSeq, this.sessionId))
+  }
+
+  append(events: readonly LogEvent[], opts: AppendOptions): Promise<AppendResult> {
+    let bytes: Buffer
+    try {
+      if (this.#failed) throw this.#failed
+      if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
+      if (this.#torn) {
+        throw new TurnlogError('TORN_TAIL', 'the log has a torn tail: quarantine it (repair) before appending', {
+          sessionId: this.sessionId, file: this.file, offset: this.#torn.offset, line: this.#torn.line, repairable: true,
+        })
+      }
+      checkBatch(this.sessionId, events, opts?.expectedSeq, this.#length, this.store.registry, opts?.trusted === true)
+      let text = ''
+      for (const e of events) text += encodeEvent(e, { checksums: true }) + '\n'
+      bytes = Buffer.from(text, 'utf8')
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    const firstSeq = this.#length
+    this.#length += events.length
+    if (events.length === 0) {
+      // nothing to write: durable once everything accepted before it is
+      return this.#barrier().then(() => ({ firstSeq, length: firstSeq }))
+    }
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.#queue.push({ bytes, count: events.length, result: { firstSeq, length: this.#length }, resolve, reject })
+      if (!this.#running) {
+        // one batch per microtask: appends made in the same tick share a write and an fsync
+        this.#running = Promise.resolve().then(() => this.#drain())
+      }
+    })
+  }
+
+  /** Resolves when everything accepted so far is durable; rejects with the failure. */
+  #barrier(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.#failed) return reject(this.#failed)
+      if (!this.#running) return resolve()
+      this.#running.then(() => (this.#failed ? reject(this.#failed) : resolve()))
+    })
+  }
+
+  /** Group commit: while a batch is being written and fsynced, new appends queue for the next one. */
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue
+      this.#queue = []
+      try {
+        await this.#commit(batch)
+      } catch (err) {
+        this.#stop(err, batch)
+        break
+      }
+      this.batches++
+      for (const p of batch) p.resolve(p.result)
+    }
+    this.#running = null
+  }
+
+  async #commit(batch: Pending[]): Promise<void> {
+    const buf = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes))
+    let n = 0
+    for (const p of batch) n += p.count
+    // fencing: a writer whose lock was taken over (or removed) writes nothing more
+    await this.store.checkFence(this.sessionId, this.owner, this.#lockId)
+    try {
+      await writeAll(this.fh, buf, this.#size)
+    } catch (err) {
+      // whatever part reached the file is a torn tail for the next opener; this handle stops
+      throw ioError('IO_ERROR', err, this.file, 'write failed', this.sessionId, this.#durableLength)
+    }
+    this.#size += buf.length
+    try {
+      await this.fh.sync()
+    } catch (err) {
+      throw ioError('FSYNC_FAILED', err, this.file, 'fsync failed: the session stops writing (an fsync is never retried)', this.sessionId, this.#durableLength)
+    }
+    this.#durableBytes = this.#size
+    this.#durableLength += n
+  }
+
+  #stop(err: unknown, batch: Pending[]): void {
+    const e = TurnlogError.is(err) ? err : ioError('IO_ERROR', err, this.file, 'append failed', this.sessionId)
+    this.#failed = e
+    const rest = this.#queue
+    this.#queue = []
+    for (const p of [...batch, ...rest]) p.reject(e)
+  }
+
+  async quarantineTornTail(): Promise<{ file: string; bytes: number; offset: number } | null> {
+    if (this.#failed) throw this.#failed
+    if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the write handle is closed', { sessionId: this.sessionId })
+    const torn = this.#torn
+    if (!torn) return null
+    const fs = this.store.fs
+    const dir = this.store.dir
+    let q = ''
+    let qh: StoreFile | undefined
+    for (let n = 1; !qh; n++) {
+      q = join(dir, `${this.sessionId}.quarantine-${n}`)
+      try {
+        qh = await fs.open(q, 'wx', 0o644)
+      } catch (err) {
+        if (errno(err) !== 'EEXIST' || n > 10_000) throw ioError('IO_ERROR', err, q, 'cannot create the quarantine file', this.sessionId)
+      }
+    }
+    try {
+      await writeAll(qh, torn.bytes, 0)
+      await qh.sync()
+    } catch (err) {
+      await qh.close().catch(() => {})
+      throw ioError('IO_ERROR', err, q, 'cannot write the quarantine file', this.sessionId)
+    }
+    await qh.close().catch(() => {})
+    try {
+      await fs.syncDir(dir)
+      // only now, with the torn bytes durable elsewhere, cut the log back to its last complete record
+      await this.store.checkFence(this.sessionId, this.owner)
+      await this.fh.truncate(torn.offset)
+      await this.fh.sync()
+    } catch (err) {
+      const e = TurnlogError.is(err) ? err : ioError('FSYNC_FAILED', err, this.file, 'cannot cut the torn tail', this.sessionId)
+      this.#failed = e
+      throw e
+    }
+    this.#size = torn.offset
+    this.#durableBytes = torn.offset
+    this.#torn = undefined
+    return { file: q, bytes: torn.bytes.length, offset: torn.offset }
+  }
+
+  close(): Promise<void> {
+    if (!this.#closing) {
+      this.#closed = true
+      this.#closing = (async () => {
+        await this.#running?.catch(() => {})
+        await this.fh.close().catch(() => {})
+        await this.store.releaseLock(this.sessionId, this.owner).catch(() => {})
+        await this.lockFile.close().catch(() => {})
+      })()
+    }
+    return this.#closing
+  }
+}
+
