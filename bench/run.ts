@@ -32,6 +32,8 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B4'], title: 'jsonl store append+fsync, 8 sessions, vs raw appendFile+fsync', module: './b4-stores.js', export: 'benchStores' },
   // B5: the same scripted tool loop in Vercel AI SDK, OpenAI Agents JS and LangGraph.js, from bench/b5-peers.ts
   { ids: ['B5'], title: 'peers: per-step overhead', module: './b5-peers.js', export: 'benchPeers', optional: true },
+  // the inspector page in headless Chromium: first paint and scrub, 1k and 100k events (skips without chromium)
+  { ids: ['INSPECTOR'], title: 'inspector page: first paint and scrub, 1k / 100k events', module: './b6-inspector.js', export: 'benchInspector' },
 ]
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))

@@ -108,7 +108,21 @@ run('inspector report in Chromium', () => {
     expect(raw.seq).toBe(tool!.seq)
     // the step machine is lit in runningTools while the call is pending
     expect(await w.page.getAttribute('[data-machine="step"]', 'data-state')).toBe('runningTools')
-    // a screenshot for the README (docs/inspector.png is refreshed with TURNLOG_SCREENSHOT=1)
+    expect(w.outside).toEqual([])
+    expect(w.errors).toEqual([])
+  })
+
+  it('a screenshot of the demo session (tools, steering, a rejected prompt, a retry) is written (docs/inspector.png with TURNLOG_SCREENSHOT=1)', async () => {
+    const demo = join(tmp.dir, 'demo.jsonl')
+    expect((await cli(['demo', '--store', demo])).code).toBe(0)
+    const out = join(tmp.dir, 'demo.html')
+    expect((await cli(['report', demo, '-o', out])).code).toBe(0)
+    const w = await openReport(b, out)
+    const bars: Array<{ x: number; y: number; seq: number; kind: string }> = await w.page.evaluate(() => window.turnlogInspector!.bars())
+    const tools = bars.filter((x) => x.kind === 'tool')
+    expect(tools.length).toBeGreaterThan(1)
+    await w.page.mouse.click(tools[1]!.x, tools[1]!.y)
+    await w.page.waitForFunction((s: number) => document.body.dataset.seq === String(s), tools[1]!.seq)
     const png = await w.page.screenshot({ fullPage: false })
     expect(png.subarray(1, 4).toString()).toBe('PNG')
     writeFileSync(join(tmp.dir, 'inspector.png'), png)
