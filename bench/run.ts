@@ -34,6 +34,8 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B5'], title: 'peers: per-step overhead', module: './b5-peers.js', export: 'benchPeers', optional: true },
   { ids: ['B6'], title: 'memory per idle agent (10,000 agents)', module: './b6-memory.js', export: 'benchMemory' },
   { ids: ['B7'], title: 'fuzzAgent scenarios per second', module: './b7-fuzz.js', export: 'benchFuzz' },
+  // the inspector page in headless Chromium: first paint and scrub, 1k and 100k events (skips without chromium)
+  { ids: ['INSPECTOR'], title: 'inspector page: first paint and scrub, 1k / 100k events', module: './b6-inspector.js', export: 'benchInspector' },
 ]
 
 const RESULTS = fileURLToPath(new URL('../../bench/results.json', import.meta.url))

@@ -28,14 +28,15 @@ export interface PageData {
 /** Where the built template is: next to the compiled CLI (dist/cli → dist/inspector), or, when the
  * CLI runs from its TypeScript sources (tests), in the checkout's dist/. */
 export function templatePath(): string {
+  // the source layout first: from cli/page.ts, ../inspector/template.html is the unbuilt source
   const candidates = [
-    new URL('../inspector/template.html', import.meta.url),
     new URL('../dist/inspector/template.html', import.meta.url),
+    new URL('../inspector/template.html', import.meta.url),
   ].map((u) => fileURLToPath(u))
   const found = candidates.find((p) => existsSync(p))
   if (!found) {
     throw new TurnlogError('INVALID_ARGUMENT', 'the inspector page is not built: run `npm run build`', {
-      file: candidates[0], info: { tried: candidates },
+      file: candidates[1], info: { tried: candidates },
     })
   }
   return found

@@ -22,6 +22,8 @@ export interface TimelineView {
   set(tl: Timeline, count: number): void
   setCursor(seq: number): void
   draw(): void
+  /** What is drawn now, in page coordinates (tests click them). */
+  boxes(): Array<{ x: number; y: number; seq: number; kind: string; label: string }>
 }
 
 export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, axis: () => 'time' | 'seq'): TimelineView {
@@ -207,6 +209,13 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       draw()
     },
     draw,
+    boxes() {
+      const r = canvas.getBoundingClientRect()
+      return hits.map((hh) => ({
+        x: r.left + window.scrollX + (hh.x0 + hh.x1) / 2, y: r.top + window.scrollY + (hh.y0 + hh.y1) / 2,
+        seq: hh.seq, kind: hh.bar?.kind ?? 'mark', label: hh.bar?.label ?? '',
+      }))
+    },
   }
 }
 

@@ -20,7 +20,7 @@ export function transcriptLines(t: TranscriptState): Line[] {
 function top(item: TopItem, out: Line[]): void {
   switch (item.kind) {
     case 'turn': {
-      const cause = item.cause ? ` (retry of turn ${str((item.cause as { turn?: unknown }).turn)}: ${str(item.cause.kind)})` : ''
+      const cause = item.cause ? ` (retry of turn ${str((item.cause as { of?: unknown }).of)}: ${str(item.cause.kind)})` : ''
       out.push({ seq: item.seq, depth: 0, kind: 'turn', text: `Turn ${item.turn}${cause}` })
       for (const it of item.items) turnItem(it, out, 1)
       if (item.end) out.push({ seq: item.end.seq, depth: 0, kind: `end ${item.end.reason.kind}`, text: `turn ${item.turn} ended: ${reason(item.end.reason)}` })

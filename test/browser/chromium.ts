@@ -6,7 +6,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type BrowserContext, type Page } from 'playwright-core'
 
 export const CHROMIUM = process.env.TURNLOG_CHROMIUM ?? '/usr/bin/chromium'
 
@@ -15,19 +15,20 @@ export function hasChromium(): boolean {
 }
 
 export interface Launched {
-  browser: Browser
+  /** A persistent context on a fresh --user-data-dir (playwright takes the profile as an argument). */
+  browser: BrowserContext
   close(): Promise<void>
 }
 
 export async function launch(): Promise<Launched> {
   const profile = mkdtempSync(join(tmpdir(), 'turnlog-chromium-'))
-  const browser = await chromium.launch({
+  const browser = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
+    viewport: { width: 1440, height: 900 },
     args: [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      `--user-data-dir=${profile}`,
     ],
   })
   return {
@@ -49,15 +50,14 @@ export interface Watched {
 
 /** A page that records console errors and page errors, and aborts (and records) every request
  * whose URL is not file: or data:, unless `allow(url)` says otherwise. */
-export async function watchedPage(browser: Browser, allow: (url: string) => boolean = () => false): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } })
+export async function watchedPage(context: BrowserContext, allow: (url: string) => boolean = () => false): Promise<Watched> {
   const page = await context.newPage()
   const errors: string[] = []
   const outside: string[] = []
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()) })
   page.on('pageerror', (e) => errors.push(String(e)))
   page.on('dialog', (d) => { errors.push(`dialog: ${d.message()}`); void d.dismiss() })
-  await context.route('**/*', (route) => {
+  await page.route('**/*', (route) => {
     const url = route.request().url()
     if (url.startsWith('file:') || url.startsWith('data:') || allow(url)) return route.continue()
     outside.push(url)
