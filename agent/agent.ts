@@ -73,6 +73,11 @@ export class TurnlogAgent implements Agent {
   /** @internal true until the first request after a resume logs its header. */
   resumed: boolean
   #loop: Promise<void> | null = null
+  /** True while #wake emits `running`: the loop starts as soon as the listeners return. */
+  #waking = false
+  #loopRunning = false
+  /** The running `runMaintenance` task: its signal (aborted by dispose) and its settlement. */
+  #maintenance: { controller: AbortController; task: Promise<unknown> } | null = null
   #idleWaiters: Array<() => void> = []
   #disposed = false
   #disposing = false
@@ -282,7 +287,18 @@ export class TurnlogAgent implements Agent {
     if (this.#disposed) return
     this.#disposing = true
     this.cancel({ kind: 'disposed' })
+    // A maintenance task is told at once (its signal aborts), then awaited within the grace period.
+    const m = this.#maintenance
+    const grace = m ? new GracePeriod(this, m.controller.signal, this.cancelGraceMs) : null
+    m?.controller.abort({ kind: 'disposed' })
+    // called from the agent/status listener as the status became running: the loop starts once
+    // the listeners return, one microtask from now
+    if (this.#waking) await Promise.resolve()
     await this.#loop
+    if (m && grace) {
+      await grace.within(m.task, 'runMaintenance').catch(() => {})
+      grace.close()
+    }
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
@@ -296,12 +312,22 @@ export class TurnlogAgent implements Agent {
       throw new TurnlogError('AGENT_BUSY', 'runMaintenance runs only from idle', { sessionId: this.sessionId })
     }
     this.#turn.send({ type: 'MAINTAIN' })
+    const controller = new AbortController()
+    let running: Promise<T>
     try {
-      return await task(new AbortController().signal)
+      running = Promise.resolve(task(controller.signal))
+    } catch (err) {
+      running = Promise.reject(err)
+    }
+    this.#maintenance = { controller, task: running }
+    try {
+      return await running
     } finally {
+      this.#maintenance = null
       this.#turn.send({ type: 'MAINTAINED' })
-      // A wake latched during maintenance is replayed now (once), if work is still pending.
-      const replay = this.#latchedWork()
+      // A wake latched during maintenance is replayed now (once), if work is still pending; never
+      // after dispose() (which starts no queued work).
+      const replay = !this.#disposing && !this.#disposed && !this.#halted && this.#latchedWork()
       this.#inbox.send({ type: 'UNLATCH' })
       if (replay) this.#wake()
       else this.#settleIdle()
@@ -431,9 +457,21 @@ export class TurnlogAgent implements Agent {
   #wake(): void {
     const ts = this.#turn.getSnapshot()
     if (ts.matches('idle') && this.#status === 'idle') {
-      this.#setStatus('running')
+      // The machine hears WAKE before the status is emitted (lifecycle §6): a cancel() from the
+      // agent/status listener is then remembered by the opening turn (which ends aborted), not
+      // reset by it; a dispose() from there waits for the loop started right after.
       this.#turn.send({ type: 'WAKE' })
-      this.#loop = this.#runLoop()
+      this.#waking = true
+      try {
+        this.#setStatus('running')
+      } finally {
+        this.#waking = false
+      }
+      // A turn cancelled before it opened closes without awaiting anything: the loop may have
+      // finished (and gone idle) before its promise is returned here.
+      this.#loopRunning = true
+      const loop = this.#runLoop()
+      if (this.#loopRunning) this.#loop = loop
       return
     }
     if (ts.matches('maintaining') || this.abort?.signal.aborted) this.#inbox.send({ type: 'LATCH' })
@@ -476,6 +514,7 @@ export class TurnlogAgent implements Agent {
       this.#emergencyClose(err)
     }
     this.#loop = null
+    this.#loopRunning = false
     this.abort = null
     this.grace?.close()
     this.grace = null
@@ -488,6 +527,8 @@ export class TurnlogAgent implements Agent {
     this.abort = new AbortController()
     this.grace?.close()
     this.grace = new GracePeriod(this, this.abort.signal, this.cancelGraceMs)
+    // cancelled before the turn opened (from the agent/status listener): the signal says so too
+    if (c.abortCause !== null) this.abort.abort(c.abortCause)
     this.append({ type: 'turn/start', data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } } : { turn: c.turn } })
     this.#turn.send({ type: 'OPENED' })
   }
