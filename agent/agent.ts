@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { createActor, type Actor } from 'xstate'
 import {
   Session, TurnlogError, UserMessage,
-  type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig,
+  type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig, type SessionEvent,
   type ToolSpec,
 } from '../events/index.js'
 import { inboxMachine, spliceKeepsIdsUnique, type InboxMachine, type SpliceEvent } from '../machines/inbox.js'
@@ -17,7 +17,7 @@ import { turnMachine, type TurnMachine } from '../machines/turn.js'
 import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
-import { transcriptReducer } from '../reducers/transcript.js'
+import { transcriptReducer, type TranscriptState } from '../reducers/transcript.js'
 import { errorText, toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { GracePeriod, isAbandoned } from './grace.js'
@@ -28,7 +28,7 @@ import { realTimers, resolveRetry, retryListener } from './retry-policy.js'
 import { runStep, type StepRun } from './step-driver.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  PreStepDecision, RequestErrorDecision, Timers,
+  PreStepDecision, RequestErrorDecision, Timers, TurnStateValue,
 } from './types.js'
 
 /** The default of `AgentOptions.cancelGraceMs`. */
@@ -179,8 +179,9 @@ export class TurnlogAgent implements Agent {
     return this.#status
   }
 
-  get events(): readonly LogEvent[] {
-    return this.session.events
+  get events(): readonly SessionEvent[] {
+    // Extension events (plugin-registered types) are in the log too; see Agent.events.
+    return this.session.events as readonly SessionEvent[]
   }
 
   readonly inbox: InboxHandle = (() => {
@@ -338,7 +339,7 @@ export class TurnlogAgent implements Agent {
     return this.historyState.messages.slice()
   }
 
-  transcript() {
+  transcript(): TranscriptState {
     const t = transcriptReducer.initial()
     for (const e of this.session.events) transcriptReducer.apply(t, e)
     return t
@@ -349,7 +350,7 @@ export class TurnlogAgent implements Agent {
     const ib = this.#inbox.getSnapshot()
     return {
       status: this.#status,
-      turn: { state: JSON.stringify(ts.value), context: { ...ts.context } },
+      turn: { state: ts.value as TurnStateValue, context: { ...ts.context } },
       step: this.step ? { state: this.step.state(), turn: this.step.turn, step: this.step.step } : null,
       inbox: { nextTurn: ib.context.nextTurn, nextStep: ib.context.nextStep, latched: ib.matches('latched') },
       openTurn: this.lifecycle.openTurn,
