@@ -7,7 +7,7 @@
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import {
   Session, TurnlogError, UserMessage,
-  type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig,
+  type CancelCause, type EventDraft, type Failure, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig, type SessionEvent,
   type ToolSpec,
 } from '../events/index.js'
 import { inboxMachine, spliceKeepsIdsUnique, type InboxContext, type InboxEvent, type SpliceEvent } from '../machines/inbox.js'
@@ -16,7 +16,7 @@ import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.
 import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
-import { transcriptReducer } from '../reducers/transcript.js'
+import { transcriptReducer, type TranscriptState } from '../reducers/transcript.js'
 import { errorText, toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { GracePeriod, isAbandoned } from './grace.js'
@@ -27,7 +27,7 @@ import { realTimers, resolveRetry, retryListener } from './retry-policy.js'
 import { runStep, type StepRun } from './step-driver.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  PreStepDecision, RequestErrorDecision, Timers,
+  PreStepDecision, RequestErrorDecision, Timers, TurnStateValue,
 } from './types.js'
 
 /** The default of `AgentOptions.cancelGraceMs`. */
@@ -72,6 +72,11 @@ export class TurnlogAgent implements Agent {
   /** @internal true until the first request after a resume logs its header. */
   resumed: boolean
   #loop: Promise<void> | null = null
+  /** True while #wake emits `running`: the loop starts as soon as the listeners return. */
+  #waking = false
+  #loopRunning = false
+  /** The running `runMaintenance` task: its signal (aborted by dispose) and its settlement. */
+  #maintenance: { controller: AbortController; task: Promise<unknown> } | null = null
   #idleWaiters: Array<() => void> = []
   #disposed = false
   #disposing = false
@@ -176,8 +181,9 @@ export class TurnlogAgent implements Agent {
     return this.#status
   }
 
-  get events(): readonly LogEvent[] {
-    return this.session.events
+  get events(): readonly SessionEvent[] {
+    // Extension events (plugin-registered types) are in the log too; see Agent.events.
+    return this.session.events as readonly SessionEvent[]
   }
 
   readonly inbox: InboxHandle = (() => {
@@ -294,7 +300,18 @@ export class TurnlogAgent implements Agent {
     if (this.#disposed) return
     this.#disposing = true
     this.cancel({ kind: 'disposed' })
+    // A maintenance task is told at once (its signal aborts), then awaited within the grace period.
+    const m = this.#maintenance
+    const grace = m ? new GracePeriod(this, m.controller.signal, this.cancelGraceMs) : null
+    m?.controller.abort({ kind: 'disposed' })
+    // called from the agent/status listener as the status became running: the loop starts once
+    // the listeners return, one microtask from now
+    if (this.#waking) await Promise.resolve()
     await this.#loop
+    if (m && grace) {
+      await grace.within(m.task, 'runMaintenance').catch(() => {})
+      grace.close()
+    }
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
@@ -308,12 +325,22 @@ export class TurnlogAgent implements Agent {
       throw new TurnlogError('AGENT_BUSY', 'runMaintenance runs only from idle', { sessionId: this.sessionId })
     }
     this.#turn.send({ type: 'MAINTAIN' })
+    const controller = new AbortController()
+    let running: Promise<T>
     try {
-      return await task(new AbortController().signal)
+      running = Promise.resolve(task(controller.signal))
+    } catch (err) {
+      running = Promise.reject(err)
+    }
+    this.#maintenance = { controller, task: running }
+    try {
+      return await running
     } finally {
+      this.#maintenance = null
       this.#turn.send({ type: 'MAINTAINED' })
-      // A wake latched during maintenance is replayed now (once), if work is still pending.
-      const replay = this.#latchedWork()
+      // A wake latched during maintenance is replayed now (once), if work is still pending; never
+      // after dispose() (which starts no queued work).
+      const replay = !this.#disposing && !this.#disposed && !this.#halted && this.#latchedWork()
       this.#inbox.send({ type: 'UNLATCH' })
       if (replay) this.#wake()
       else this.#settleIdle()
@@ -324,7 +351,7 @@ export class TurnlogAgent implements Agent {
     return this.historyState.messages.slice()
   }
 
-  transcript() {
+  transcript(): TranscriptState {
     const t = transcriptReducer.initial()
     for (const e of this.session.events) transcriptReducer.apply(t, e)
     return t
@@ -335,7 +362,7 @@ export class TurnlogAgent implements Agent {
     const ib = this.#inbox.getSnapshot()
     return {
       status: this.#status,
-      turn: { state: JSON.stringify(ts.value), context: { ...ts.context } },
+      turn: { state: ts.value as TurnStateValue, context: { ...ts.context } },
       step: this.step ? { state: this.step.state(), turn: this.step.turn, step: this.step.step } : null,
       inbox: { nextTurn: ib.context.nextTurn, nextStep: ib.context.nextStep, latched: ib.matches('latched') },
       openTurn: this.lifecycle.openTurn,
@@ -443,11 +470,23 @@ export class TurnlogAgent implements Agent {
   #wake(): void {
     const ts = this.#turn.getSnapshot()
     if (ts.matches('idle') && this.#status === 'idle') {
-      this.#setStatus('running')
+      // The machine hears WAKE before the status is emitted (lifecycle §6): a cancel() from the
+      // agent/status listener is then remembered by the opening turn (which ends aborted), not
+      // reset by it; a dispose() from there waits for the loop started right after.
       const resumeOf = this.#resumeOf
       this.#resumeOf = null
       this.#turn.send(resumeOf !== null ? { type: 'WAKE', resumeOf } : { type: 'WAKE' })
-      this.#loop = this.#runLoop()
+      this.#waking = true
+      try {
+        this.#setStatus('running')
+      } finally {
+        this.#waking = false
+      }
+      // A turn cancelled before it opened closes without awaiting anything: the loop may have
+      // finished (and gone idle) before its promise is returned here.
+      this.#loopRunning = true
+      const loop = this.#runLoop()
+      if (this.#loopRunning) this.#loop = loop
       return
     }
     if (ts.matches('maintaining') || this.abort?.signal.aborted) this.#inbox.send({ type: 'LATCH' })
@@ -490,6 +529,7 @@ export class TurnlogAgent implements Agent {
       this.#emergencyClose(err)
     }
     this.#loop = null
+    this.#loopRunning = false
     this.abort = null
     this.grace?.close()
     this.grace = null
@@ -502,6 +542,8 @@ export class TurnlogAgent implements Agent {
     this.abort = new AbortController()
     this.grace?.close()
     this.grace = new GracePeriod(this, this.abort.signal, this.cancelGraceMs)
+    // cancelled before the turn opened (from the agent/status listener): the signal says so too
+    if (c.abortCause !== null) this.abort.abort(c.abortCause)
     this.append({
       type: 'turn/start',
       data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } }

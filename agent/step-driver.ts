@@ -184,13 +184,20 @@ function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly Tool
   const live = agent.historyState.messages
   const length = live.length
   let snapshot: readonly ModelMessage[] | undefined
+  // Tools and config are the logged header's (lifecycle §4.3): the session validated them into its
+  // own copies and deep-froze them, and they equal what the hooks decided (a new header is logged
+  // whenever they differ). So the request is deeply frozen every time, whether or not a header was
+  // just logged, at no cost per request: an adapter that pushes to `request.tools` or sets
+  // `request.config.temperature` gets a TypeError (a stream failure), never a changed next request,
+  // and neither the agent's tool list nor a hook's objects are shared with the adapter.
+  const logged = agent.lifecycle.header!
   const request: ModelRequest = Object.freeze({
     get messages(): readonly ModelMessage[] {
       return (snapshot ??= Object.freeze(live.slice(0, length)))
     },
     system,
-    tools,
-    config,
+    tools: logged.tools,
+    config: logged.config,
   })
   // Model-visible means logged (R3): the request must be what the log rebuilds at this seq.
   // 'log' compares with the live projection without materialising the messages (same array,

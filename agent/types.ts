@@ -3,8 +3,9 @@
  * JSDoc says what a listener may return and what happens when it throws.
  */
 import type {
-  CancelCause, EventDraft, Failure, InboxTarget, LogEvent, RequestConfig, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
+  CancelCause, EventDraft, Failure, InboxTarget, LogEvent, RequestConfig, SessionEvent, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
 } from '../events/index.js'
+import type { TranscriptState } from '../reducers/transcript.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
 import type { ModelAdapter, ModelRequest } from '../models/index.js'
 import type {
@@ -300,7 +301,12 @@ export interface Agent {
   readonly sessionId: string
   readonly status: AgentStatus
   readonly inbox: InboxHandle
-  readonly events: readonly LogEvent[]
+  /**
+   * The log, typed by event type: `e.type === 'tool/result'` narrows `e.data` (api.md). Events of
+   * plugin-registered extension types (none unless a plugin registers one) are in it too; read
+   * them as `LogEvent` (`agent.events as readonly LogEvent[]`).
+   */
+  readonly events: readonly SessionEvent[]
   send(message: MessageInput, target: InboxTarget, wake: boolean): string
   followup(message: MessageInput): string
   steer(message: MessageInput): string
@@ -316,13 +322,19 @@ export interface Agent {
   dispose(): Promise<void>
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T>
   history(): readonly import('../events/index.js').ModelMessage[]
-  transcript(): unknown
+  /** The human transcript, folded from the log (a fresh object per call). */
+  transcript(): TranscriptState
   snapshot(): AgentSnapshot
 }
 
+/** A phase of a running turn (the turn machine's `running` substates, lifecycle.md pictures). */
+export type TurnPhase = 'opening' | 'proposing' | 'stepping' | 'stopping' | 'recovering' | 'closing'
+/** The turn machine's state value: `'idle'`, `'maintaining'` (in `runMaintenance`) or `{ running: phase }`. */
+export type TurnStateValue = 'idle' | 'maintaining' | { running: TurnPhase }
+
 export interface AgentSnapshot {
   status: AgentStatus
-  turn: { state: string; context: Record<string, unknown> }
+  turn: { state: TurnStateValue; context: Record<string, unknown> }
   step: { state: string; turn: number; step: number } | null
   inbox: { nextTurn: readonly UserMessage[]; nextStep: readonly UserMessage[]; latched: boolean }
   /** From the log: the open turn and step, and the tool calls of the open step still without a result. */

@@ -507,7 +507,7 @@ describe('snapshot', () => {
     agent.followup('go')
     await agent.whenIdle()
     expect(snap.status).toBe('running')
-    expect(snap.turn.state).toContain('stepping')
+    expect(snap.turn.state).toEqual({ running: 'stepping' })
     expect(snap.step).toMatchObject({ state: 'runningTools', turn: 1, step: 1 })
     expect(snap.openTurn).toBe(1)
     expect(snap.openStep).toBe(1)

@@ -27,7 +27,7 @@ class Burst implements Cmd {
   check = () => true
   async run(_m: object, r: Run) {
     // (during a plugin's runMaintenance the status is idle but a wake is latched, not run)
-    const wasIdle = r.agent.status === 'idle' && r.agent.inbox.nextTurn.length === 0 && !r.agent.snapshot().turn.state.includes('maintaining')
+    const wasIdle = r.agent.status === 'idle' && r.agent.inbox.nextTurn.length === 0 && r.agent.snapshot().turn.state !== 'maintaining'
     const before = r.agent.events.length
     const ids = Array.from({ length: this.n }, (_, i) => r.agent.followup(`burst ${i}`))
     r.accepted.push(...ids)
