@@ -1,8 +1,8 @@
 /**
  * Reading the LOG argument. A JSONL path is read with `readLog` (crc, UTF-8, JSON, schema, seq:
  * every defect is a coded error naming file, line, seq and field), with a progress bar on a TTY
- * for large logs. The `store-url#session-id` form of api.md "CLI" arrives with the stores: until
- * then it is refused with a coded error that says so.
+ * for large logs. A `postgres://…#session-id` LOG is read from the store (cli/pg.ts); any other
+ * `x#y` that is not a file is refused with a coded error that says so.
  *
  * `verify` needs more than `readLog`: a log whose records are intact but whose events fail their
  * schema or break L1 (seq) must be *reported* as violations (exit 1), not refused as unreadable
@@ -19,6 +19,7 @@ import { TurnlogError } from '../events/errors.js'
 import { crcHex, decodeHeader, type LogHeader } from '../events/jsonl.js'
 import { readLog, type ReadLogResult } from '../replay/read-log.js'
 import type { CliIo } from './io.js'
+import { isPgUrl, loadPgLog } from './pg.js'
 
 /** Logs at least this large get a progress bar (on a TTY). */
 export const PROGRESS_FROM_BYTES = 16 * 1024 * 1024
@@ -32,7 +33,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
   if (hash >= 0 && !existsSync(path)) {
     throw new TurnlogError(
       'INVALID_ARGUMENT',
-      `'${arg}' looks like a store-url#session-id; logs in stores are not supported yet (they come with the stores), pass a JSONL path`,
+      `'${arg}' looks like a store-url#session-id, but no such file exists; only postgres://…#session-id is a store URL (other stores are not supported yet)`,
       { field: 'LOG', info: { form: 'store-url#session-id', store: arg.slice(0, hash), sessionId: arg.slice(hash + 1), supported: false } },
     )
   }
@@ -41,6 +42,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
 
 /** `readLog` with a progress bar for large files when `io.progress`. */
 export async function loadLog(arg: string, io: CliIo): Promise<ReadLogResult & { file: string }> {
+  if (isPgUrl(arg)) return loadPgLog(arg)
   const path = resolveLogPath(arg, io)
   const bar = await progressBar(path, io)
   try {
@@ -88,6 +90,11 @@ export interface VerifyInput {
 
 /** The events to verify: `readLog` when it accepts the log, else the record-level read. */
 export async function loadForVerify(arg: string, io: CliIo): Promise<VerifyInput> {
+  // a database row has no bytes to fall back to: the store validates every event it reads
+  if (isPgUrl(arg)) {
+    const log = await loadPgLog(arg)
+    return { file: log.file, header: log.header, events: log.events, lenient: false }
+  }
   try {
     const log = await loadLog(arg, io)
     return { file: log.file, header: log.header, events: log.events, lenient: false }

@@ -13,6 +13,7 @@ import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { verifyCommand } from './commands/verify.js'
+import { copyCommand, sessionsCommand } from './pg.js'
 import { EXIT_BAD_INPUT, EXIT_OK, reportError } from './errors.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
 
@@ -33,7 +34,7 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Exit codes: 0 ok · 1 verify found violations · 2 bad input (unreadable or invalid log, usage) · 3 internal error.
-LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
+LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('replay')
     .description('print the transcript and a summary, or the state as of a seq')
@@ -73,6 +74,19 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
     .option('--ignore-time', 'do not compare event times')
     .action(async (log: string, opts: { tools?: string; ignoreTime?: boolean }) => done(await reexecCommand(log, opts, io)))
+
+  p.command('sessions')
+    .description('list the sessions of a PostgreSQL store: status, events, pending input, last activity, lease owner')
+    .argument('<URL>', 'postgres://…')
+    .option('--json', 'print the rows as JSON')
+    .action(async (url: string, opts: { json?: boolean }) => done(await sessionsCommand(url, opts, io)))
+
+  p.command('copy')
+    .description('copy a session between a JSONL file and PostgreSQL (postgres://…#session-id)')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<TARGET>', 'a new JSONL file or postgres://…#session-id (a new session)')
+    .option('--force', 'overwrite a JSONL TARGET if it exists')
+    .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

@@ -4,10 +4,11 @@
  * Exit 0; 2 when LOG is corrupt before its tail (not repairable) or OUT exists.
  */
 import { resolve } from 'node:path'
-import { repair, writeRepaired } from '../../replay/repair.js'
+import { repair, repairEvents, writeRepaired } from '../../replay/repair.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
 import { resolveLogPath } from '../load.js'
+import { isPgUrl, loadPgLog } from '../pg.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -16,10 +17,12 @@ export interface RepairCommandOptions {
 
 export async function repairCommand(logArg: string, opts: RepairCommandOptions, io: CliIo): Promise<number> {
   if (!opts.output) throw new UsageError('repair needs -o OUT: the repaired log is written to a new file, never over LOG')
-  const path = resolveLogPath(logArg, io)
+  const pgLog = isPgUrl(logArg)
+  const path = pgLog ? logArg : resolveLogPath(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
   if (out === path) throw new UsageError('OUT must differ from LOG: repair never rewrites a log in place')
-  const result = await repair(path)
+  // a postgres session has no torn bytes: its repair is the closers of whatever it left open
+  const result = pgLog ? repairEvents(await loadPgLog(logArg)) : await repair(path)
   const written = await writeRepaired(out, result, { overwrite: opts.force === true })
   const c = colorsFor(io)
   const lines = [`${c.green('repaired')} ${logArg} → ${opts.output}: kept ${result.keptEventCount} event${result.keptEventCount === 1 ? '' : 's'}`]
