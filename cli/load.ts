@@ -1,8 +1,9 @@
 /**
  * Reading the LOG argument. A JSONL path is read by the one reader (`scanLog`/`readLog`: crc,
  * UTF-8, nesting, JSON, schema, seq — every defect a coded error naming file, line, seq and
- * field), streamed, with a progress bar on a TTY for large logs. The `store-url#session-id` form
- * of api.md "CLI" arrives with the stores: until then it is refused with a coded error that says so.
+ * field), streamed, with a progress bar on a TTY for large logs. A `postgres://…#session-id` LOG
+ * is read from the store (cli/pg.ts; the store validates every event it reads); any other `x#y`
+ * that is not a file is refused with a coded error that says so.
  *
  * `verify` reads with the same reader in its record-level mode (`validate: false`: the bytes are
  * checked exactly as for `replay`, the events are not validated), so a log whose records are
@@ -18,6 +19,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { readLog, scanLog, type ReadLogResult, type ReadLogSummary, type ScanLogOptions } from '../replay/read-log.js'
 import type { CliIo } from './io.js'
+import { isPgUrl, loadPgLog } from './pg.js'
 
 /** Logs at least this large get a progress bar (on a TTY). */
 export const PROGRESS_FROM_BYTES = 16 * 1024 * 1024
@@ -31,7 +33,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
   if (hash >= 0 && !existsSync(path)) {
     throw new TurnlogError(
       'INVALID_ARGUMENT',
-      `'${arg}' looks like a store-url#session-id; logs in stores are not supported yet (they come with the stores), pass a JSONL path`,
+      `'${arg}' looks like a store-url#session-id, but no such file exists; only postgres://…#session-id is a store URL (other stores are not supported yet)`,
       { field: 'LOG', info: { form: 'store-url#session-id', store: arg.slice(0, hash), sessionId: arg.slice(hash + 1), supported: false } },
     )
   }
@@ -40,6 +42,10 @@ export function resolveLogPath(arg: string, io: CliIo): string {
 
 /** `readLog` with a progress bar for large files when `io.progress`. `untilSeq` stops the read after that seq. */
 export async function loadLog(arg: string, io: CliIo, opts: { untilSeq?: number } = {}): Promise<ReadLogResult & { file: string }> {
+  if (isPgUrl(arg)) {
+    const log = await loadPgLog(arg)
+    return opts.untilSeq === undefined ? log : { ...log, events: log.events.slice(0, opts.untilSeq + 1) }
+  }
   const path = resolveLogPath(arg, io)
   const bar = await progressBar(path, io)
   try {
@@ -62,6 +68,13 @@ export async function streamLog(
   arg: string, io: CliIo, opts: Omit<ScanLogOptions, 'onProgress'>,
   onBatch: (events: LogEvent[], header: LogHeader) => void | Promise<void>,
 ): Promise<ReadLogSummary & { file: string }> {
+  if (isPgUrl(arg)) {
+    // a database session is read whole (the store pages it); one batch, cut at untilSeq
+    const log = await loadPgLog(arg)
+    const events = opts.untilSeq === undefined ? log.events : log.events.slice(0, opts.untilSeq + 1)
+    await onBatch(events as LogEvent[], log.header)
+    return { header: log.header, eventCount: events.length, bytes: 0, file: log.file, stopped: events.length < log.events.length }
+  }
   const path = resolveLogPath(arg, io)
   const bar = await progressBar(path, io)
   try {

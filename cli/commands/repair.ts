@@ -7,12 +7,13 @@
  */
 import { resolve } from 'node:path'
 import { TurnlogError } from '../../events/errors.js'
-import { repairFile } from '../../replay/repair.js'
+import { repairEvents, repairFile, writeRepaired } from '../../replay/repair.js'
 import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { progressBar, resolveLogPath } from '../load.js'
 import { assertNotInputs } from '../outputs.js'
+import { isPgUrl, loadPgLog } from '../pg.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -21,21 +22,33 @@ export interface RepairCommandOptions {
 
 export async function repairCommand(logArg: string, opts: RepairCommandOptions, io: CliIo): Promise<number> {
   if (!opts.output) throw new UsageError('repair needs -o OUT: the repaired log is written to a new file, never over LOG')
-  const path = resolveLogPath(logArg, io)
+  const pgLog = isPgUrl(logArg)
+  const path = pgLog ? logArg : resolveLogPath(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
   if (out === path) throw new UsageError('OUT must differ from LOG: repair never rewrites a log in place')
-  assertNotInputs([path], [out, `${out}.quarantine`])
-  const bar = await progressBar(path, io)
+  if (!pgLog) assertNotInputs([path], [out, `${out}.quarantine`])
   let result
-  try {
-    result = await repairFile(path, out, {
-      overwrite: opts.force === true,
-      ...(bar ? { onProgress: (done: number, total: number) => bar.update(done, { total }) } : {}),
-    })
-  } catch (err) {
-    throw withForceHint(err)
-  } finally {
-    bar?.stop()
+  if (pgLog) {
+    // a postgres session has no torn bytes: its repair is the closers of whatever it left open
+    const repaired = repairEvents(await loadPgLog(logArg))
+    try {
+      const written = await writeRepaired(out, repaired, { overwrite: opts.force === true })
+      result = { ...repaired, ...written, keptEventCount: repaired.keptEventCount, closers: repaired.closers, quarantined: repaired.quarantined }
+    } catch (err) {
+      throw withForceHint(err)
+    }
+  } else {
+    const bar = await progressBar(path, io)
+    try {
+      result = await repairFile(path, out, {
+        overwrite: opts.force === true,
+        ...(bar ? { onProgress: (done: number, total: number) => bar.update(done, { total }) } : {}),
+      })
+    } catch (err) {
+      throw withForceHint(err)
+    } finally {
+      bar?.stop()
+    }
   }
   const c = colorsFor(io)
   const outName = inline(opts.output)

@@ -125,9 +125,15 @@ describe('turnlog verify: long lists and unreadable logs', () => {
     expect(g.stderr).toMatch(/CHECKSUM_MISMATCH: .*garbled\.jsonl:\d+, seq \d+, field crc/)
   })
 
-  it('a store-url#session-id is refused as not supported yet (exit 2)', async () => {
-    const r = await cli(['verify', 'postgres://db/turnlog#abc'])
+  it('a store-url#session-id other than postgres is refused as not supported yet (exit 2)', async () => {
+    const r = await cli(['verify', 'sqlite:///var/turnlog.db#abc'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('not supported yet')
+  })
+
+  it('a postgres://…#id LOG whose server is unreachable is bad input naming the code (exit 2), never a crash', async () => {
+    const r = await cli(['verify', 'postgres://postgres@127.0.0.1:1/turnlog#abc'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('code IO_ERROR')
   })
 })

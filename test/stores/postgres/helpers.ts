@@ -73,8 +73,8 @@ export class LineChild {
   #buf = ''
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 
-  constructor(spawn: typeof import('node:child_process').spawn, script: string, args: string[], cwd: string) {
-    this.proc = spawn(process.execPath, [script, ...args], { cwd, stdio: 'pipe' })
+  constructor(spawn: typeof import('node:child_process').spawn, script: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv) {
+    this.proc = spawn(process.execPath, [script, ...args], { cwd, stdio: 'pipe', ...(env ? { env } : {}) })
     this.proc.stdout.setEncoding('utf8')
     this.proc.stdout.on('data', (d: string) => {
       this.#buf += d

@@ -50,9 +50,22 @@ function agentFor(sid) {
   return { model, tools: [echo], system: 'postgres fault test' }
 }
 
+// standby: loaded and connected, but serving nothing until a line GO on stdin (the kill loop's
+// replacements start at once instead of paying the module load after each kill)
+if (process.env.TURNLOG_STANDBY) {
+  say('STANDBY')
+  await new Promise((resolve) => {
+    let buf = ''
+    process.stdin.setEncoding('utf8')
+    process.stdin.on('data', (d) => {
+      buf += d
+      if (buf.includes('GO')) resolve()
+    })
+  })
+}
 const store = postgresStore({ connectionString: url, owner: workerId })
 const workers = runWorkers({
-  store, concurrency: 40, leaseMs: Number(leaseArg), pollMs: 100, workerId, agent: agentFor,
+  store, concurrency: 40, leaseMs: Number(leaseArg), pollMs: 100, workerId, agent: (sid) => ({ ...agentFor(sid), maxResumeRuns: 20 }),
   onError: (e, sid) => say(`error ${sid ?? '-'} ${e?.code ?? String(e?.message ?? e).slice(0, 80).replace(/\s+/g, '_')}`),
 })
 process.on('SIGTERM', async () => {

@@ -1,0 +1,137 @@
+/**
+ * The CLI's PostgreSQL side (api.md "CLI"): a LOG of the form `postgres://…#session-id` for
+ * `replay`, `verify`, `fork`, `repair`, `reexec`; `turnlog sessions URL`; `turnlog copy LOG TARGET`
+ * between a JSONL file and PostgreSQL. `turnlog/stores/postgres` (and so `pg`) is imported only
+ * when a postgres URL is given: the rest of the CLI never loads it.
+ */
+import { resolve } from 'node:path'
+import type { LogEvent } from '../events/envelope.js'
+import { TurnlogError } from '../events/errors.js'
+import type { LogHeader } from '../events/jsonl.js'
+import { readLog, type ReadLogResult } from '../replay/read-log.js'
+import { writeLog } from '../replay/write-log.js'
+import { assertSessionId } from '../stores/ids.js'
+import type { PostgresStore } from '../stores/postgres/store.js'
+import { EXIT_OK, UsageError } from './errors.js'
+import { colorsFor, writeLines, type CliIo } from './io.js'
+
+/** True for `postgres://…` and `postgresql://…`. */
+export function isPgUrl(arg: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(arg)
+}
+
+/** The URL without its password (for messages). */
+export function redact(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return url.replace(/:[^:@/]*@/, ':***@')
+  }
+}
+
+/** Splits `postgres://…#session-id`; `INVALID_ARGUMENT` without a session id. */
+export function parsePgLog(arg: string): { url: string; sessionId: string } {
+  const hash = arg.lastIndexOf('#')
+  if (hash < 0 || hash === arg.length - 1) {
+    throw new TurnlogError('INVALID_ARGUMENT', `'${redact(arg)}' names no session: use postgres://…#session-id`, { field: 'LOG' })
+  }
+  const sessionId = decodeURIComponent(arg.slice(hash + 1))
+  assertSessionId(sessionId)
+  return { url: arg.slice(0, hash), sessionId }
+}
+
+async function openStore(url: string): Promise<PostgresStore> {
+  const { postgresStore } = await import('../stores/postgres/store.js')
+  // one connection is enough for a command; a wrong URL fails at the first query
+  return postgresStore({ connectionString: url })
+}
+
+async function withStore<T>(url: string, fn: (s: PostgresStore) => Promise<T>): Promise<T> {
+  const store = await openStore(url)
+  try {
+    return await fn(store)
+  } catch (err) {
+    if (TurnlogError.is(err) && err.code === 'IO_ERROR' && /relation "turnlog_/.test(err.message)) {
+      throw new TurnlogError('INVALID_ARGUMENT', `${redact(url)} has no turnlog tables (run store.migrate() first)`, { field: 'URL' }, { cause: err })
+    }
+    throw err
+  } finally {
+    await store.close()
+  }
+}
+
+/** Reads a session from PostgreSQL (every event validated, seqs checked) as `readLog` would a file. */
+export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: string }> {
+  const { url, sessionId } = parsePgLog(arg)
+  return withStore(url, async (store) => {
+    const r = await store.open(sessionId, 'read')
+    const events: LogEvent[] = []
+    for await (const e of r.events()) events.push(e)
+    return { header: r.header, events, file: `${redact(url)}#${sessionId}`, bytes: 0 }
+  })
+}
+
+/** `turnlog sessions URL [--json]`: one row per session. */
+export async function sessionsCommand(url: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
+  if (!isPgUrl(url)) throw new UsageError('sessions takes a postgres:// URL')
+  const rows = await withStore(url.split('#')[0]!, (s) => s.sessions())
+  if (opts.json) {
+    io.stdout(JSON.stringify(rows, null, 2) + '\n')
+    return EXIT_OK
+  }
+  const c = colorsFor(io)
+  const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'LEASE OWNER']]
+  for (const r of rows) table.push([r.id, r.status, String(r.events), String(r.pending), r.lastActivity, r.leaseOwner ?? '-'])
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)))
+  const lines = table.map((row, k) => {
+    const line = row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()
+    return k === 0 ? c.bold(line) : line
+  })
+  lines.push(c.dim(`${rows.length} session${rows.length === 1 ? '' : 's'}`))
+  writeLines(io.stdout, lines)
+  return EXIT_OK
+}
+
+/**
+ * `turnlog copy LOG TARGET`: a JSONL file → `postgres://…#id` (a new session: `SESSION_EXISTS` if it
+ * is there), or a postgres session → a new JSONL file (`FILE_EXISTS` unless `--force`), or between
+ * two postgres sessions. The events are validated on the way; the header keeps `createdAt`,
+ * `parent` and `inheritedEventCount`.
+ */
+export async function copyCommand(from: string, to: string, opts: { force?: boolean }, io: CliIo): Promise<number> {
+  let log: { header: LogHeader; events: readonly LogEvent[] }
+  if (isPgUrl(from)) log = await loadPgLog(from)
+  else log = await readLog(resolve(io.cwd ?? process.cwd(), from))
+  let where: string
+  if (isPgUrl(to)) {
+    const { url, sessionId } = parsePgLog(to)
+    await withStore(url, async (store) => {
+      const h = log.header
+      await store.create(sessionId, {
+        createdAt: h.createdAt,
+        ...(h.parent ? { parent: h.parent } : {}),
+        ...(h.inheritedEventCount !== undefined ? { inheritedEventCount: h.inheritedEventCount } : {}),
+      })
+      const w = await store.open(sessionId, 'write')
+      try {
+        const CHUNK = 2000
+        for (let at = 0; at < log.events.length; at += CHUNK) {
+          await w.append(log.events.slice(at, at + CHUNK), { expectedSeq: at })
+        }
+      } finally {
+        await w.close()
+      }
+    })
+    where = `${redact(url)}#${sessionId}`
+  } else {
+    const out = resolve(io.cwd ?? process.cwd(), to)
+    const target = isPgUrl(from) ? { ...log.header, id: parsePgLog(from).sessionId } : log.header
+    await writeLog(out, { header: target, events: log.events }, { overwrite: opts.force === true })
+    where = to
+  }
+  const c = colorsFor(io)
+  writeLines(io.stdout, [`${c.green('copied')} ${log.events.length} event${log.events.length === 1 ? '' : 's'} → ${where}`])
+  return EXIT_OK
+}
