@@ -233,7 +233,7 @@ describe('turn machine: cancellation (R5)', () => {
 describe('turn machine: idle and maintenance', () => {
   it('starts idle with the last turn of the log as its turn, and nothing open', () => {
     expect(start({ lastTurn: 4 }).snap().context).toEqual({
-      lastTurn: 4, turn: 4, steps: 0, maxStepsPerTurn: 64, proposal: 'first', retryOf: null, maxTokens: false,
+      lastTurn: 4, turn: 4, steps: 0, maxStepsPerTurn: 64, proposal: 'first', retryOf: null, resumeOf: null, maxTokens: false,
       abortCause: null, failure: null, retryRequested: false, endReason: null,
     })
     expect(start().snap().context).toMatchObject({ lastTurn: 0, turn: 0 })
