@@ -205,10 +205,10 @@ describe('reexecute: a changed compaction option diverges at the first compactio
 const RUNS = Number(process.env.P4_COMPACTION_RUNS ?? 300)
 const SEED = process.env.P4_SEED !== undefined ? Number(process.env.P4_SEED) : undefined
 
-describe('P4 over generated compacted runs', () => {
-  it(`every generated compacted run (pressure, overflow, prunes, failed and cancelled summaries, manual compactions) re-executes to the same log (${RUNS} runs)`, async () => {
-    const seen = new Map<string, number>()
-    const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
+/** One P4 pass over generated compacted runs; returns the census of what the runs contained. */
+async function p4Pass(seed: number | undefined): Promise<Map<string, number>> {
+  const seen = new Map<string, number>()
+  const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
     await fc.assert(
       fc.asyncProperty(arbCompactedScenario(), fc.scheduler(), arbCompactedCommands(14), async (sc, s, cmds) => {
         const run = await withTimeout(recordCompactedRun(sc, s, cmds), 5000, 'the recorded run')
@@ -237,8 +237,18 @@ describe('P4 over generated compacted runs', () => {
           if (ends[i].kind === 'error' && ends[i].failure.code === 'CONTEXT_WINDOW_EXCEEDED') count('overflow')
         }
       }),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
+      { numRuns: RUNS, ...(seed !== undefined ? { seed } : {}) },
     )
+  return seen
+}
+
+describe('P4 over generated compacted runs', () => {
+  it(`every generated compacted run (pressure, overflow, prunes, failed and cancelled summaries, manual compactions) re-executes to the same log (${RUNS} runs)`, async () => {
+    // The census is a coverage claim: it is asserted on a fixed-seed pass (with a fresh seed a rare
+    // kind can be missing from 300 runs, which made this test flaky); a second pass with a fresh
+    // seed keeps exploring new runs for P4 itself.
+    const seen = await p4Pass(SEED ?? 20261130)
+    if (SEED === undefined) await p4Pass(undefined)
     if (process.env.TURNLOG_CENSUS) console.log(JSON.stringify([...seen]))
     for (const k of ['prune', 'summary', 'manual', 'overflow', 'retry turn', 'end SUMMARY_NOT_SMALLER', 'end SERVER', 'end ABORTED', 'end EMPTY_SUMMARY']) {
       expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
