@@ -10,6 +10,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, parseCount, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
+import { isPgUrl } from '../pg.js'
 import { assertNotInputs } from '../outputs.js'
 import { withForceHint } from './repair.js'
 
@@ -25,7 +26,8 @@ export async function forkCommand(logArg: string, opts: ForkCommandOptions, io: 
   if (!opts.output) throw new UsageError('fork needs -o OUT')
   const at = parseCount(opts.at, '--at')
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  assertNotInputs([resolveLogPath(logArg, io)], [out])
+  // a database session is not a file: OUT cannot be it
+  if (!isPgUrl(logArg)) assertNotInputs([resolveLogPath(logArg, io)], [out])
   const log = await loadLog(logArg, io, { untilSeq: at })
   const f = fork(log, at, opts.id ? { sessionId: opts.id } : {})
   try {
