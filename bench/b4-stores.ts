@@ -26,7 +26,8 @@ import { jsonlStore } from '../stores/jsonl/index.js'
 import { collectGarbage, envInt, median, round, type BenchResult } from './common.js'
 import { generateEvents } from './gen-log.js'
 
-export const B4_TARGET = '>= 0.5'
+// quality.md: JSONL >= 0.8x raw appendFile+fsync (PostgreSQL's B4PG keeps >= 0.5x)
+export const B4_TARGET = '>= 0.8'
 const RUNS = 5
 
 function batchesOf(events: readonly LogEvent[], size: number): LogEvent[][] {
