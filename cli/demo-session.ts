@@ -62,7 +62,7 @@ export const DEMO_SCRIPT: readonly ScriptedEntry[] = [
 ]
 
 /** The demo's tools (`turnlog reexec demo.jsonl --tools examples/demo-tools.mjs` uses them). */
-export function demoTools(searchDelayMs = 40) {
+export function demoTools(searchDelayMs = 40, searchGate?: Promise<void>) {
   const weather = defineTool({
     name: 'weather',
     description: 'Current weather for a city',
@@ -76,6 +76,9 @@ export function demoTools(searchDelayMs = 40) {
     parameters: z.object({ query: z.string() }),
     isConcurrencySafe: () => true,
     execute: async ({ query }, { signal }) => {
+      // the demo's steer must land while this call runs: wait for it, then for the delay (a race
+      // between the steer and a bare timer made the session order depend on the machine's load)
+      if (searchGate) await searchGate
       await new Promise<void>((resolve, reject) => {
         const h = setTimeout(resolve, searchDelayMs)
         signal.addEventListener('abort', () => {
@@ -104,7 +107,11 @@ export async function runDemoSession(opts: DemoOptions = {}): Promise<DemoResult
   let t = start
   let n = 0
 
-  const tools = demoTools(searchDelayMs)
+  // the slow search waits for the steer (below) before its timer starts, so the steer always enters
+  // while the step's tools run, whatever the load: the session is the same on every run
+  let steerSent!: () => void
+  const steerGate = new Promise<void>((resolve) => (steerSent = resolve))
+  const tools = demoTools(searchDelayMs, steerGate)
 
   const agent = createAgent({
     model: scriptedModel(DEMO_SCRIPT, { info: { name: 'scripted-demo' } }),
@@ -125,7 +132,10 @@ export async function runDemoSession(opts: DemoOptions = {}): Promise<DemoResult
   const unsubscribe = agent.subscribe((e) => {
     if (!steered && e.type === 'tool/call' && (e.data as { name: string }).name === 'search') {
       steered = true
-      setImmediate(() => agent.steer('Keep it to one sentence, please.'))
+      setImmediate(() => {
+        agent.steer('Keep it to one sentence, please.')
+        steerSent()
+      })
     }
   })
 

@@ -47,6 +47,18 @@ describe('the demo session', () => {
     expect(of('turn/start').map((e) => d(e).cause ?? null)).toEqual([null, null, null, { kind: 'retry', of: 3 }])
   })
 
+  it('the steer enters while the tools run even with a zero search delay (no race with a timer; L5 order)', async () => {
+    // the search waits for the steer before its own delay, so the steer's splice is logged before
+    // the search's tool/result on any machine load (a bare timer raced it and lost under load)
+    for (let i = 0; i < 3; i++) {
+      const { events } = await runDemoSession({ searchDelayMs: 0, startTime: 1764450000000, sessionId: `zero-${i}` })
+      const steer = events.find((e) => e.type === 'agent/inbox/spliced' && (e.data as { target: string; inserted: unknown[] }).target === 'next-step' && (e.data as { inserted: unknown[] }).inserted.length === 1)
+      const search = events.find((e) => e.type === 'tool/result' && (e.data as { callId: string }).callId === 'call_3')
+      expect(steer, 'the steer was logged').toBeDefined()
+      expect(steer!.seq).toBeLessThan(search!.seq)
+    }
+  })
+
   it('is deterministic: two runs give the same events', async () => {
     const opts = { searchDelayMs: 5, startTime: 1764450000000, sessionId: 'same' }
     const a = await runDemoSession(opts)
