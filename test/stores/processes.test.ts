@@ -198,8 +198,16 @@ describe('SIGKILL crash loop (reliability: crash between write and fsync, crash 
       const seed = 1000 + k
       const child = new Child(CRASH_CHILD, [lib, dir, sessionId, String(seed)])
       await child.waitFor((l) => l === 'READY')
-      // a random moment after the agent is up
-      await new Promise((r) => setTimeout(r, 10 + ((seed * 7919) % 290)))
+      // the kill must hit real work whatever the machine's load: wait until the child has made
+      // 1–3 followups durable (a bare timer after READY left slow children with nothing done, and
+      // the "kills hit real work" counts below failed under load), then a random moment more
+      const want = 1 + (seed % 3)
+      await child.waitFor((l) => l.startsWith('D '), 0, 60_000)
+      while (child.lines.filter((l) => l.startsWith('D ')).length < want) {
+        const seen = child.lines.length
+        await child.waitFor((l) => l.startsWith('D '), seen, 60_000)
+      }
+      await new Promise((r) => setTimeout(r, (seed * 7919) % 290))
       child.proc.kill('SIGKILL')
       const exit = await child.exited
       expect(exit.signal, child.stderr).toBe('SIGKILL')
