@@ -1,8 +1,13 @@
 /**
- * `createAgent` and the `Agent` handle: the driver. It runs the turn, step and inbox machines,
- * performs the effects each state asks for (appends, hooks, the model, tools), and reports results
- * back to the machines, which decide. Every durable fact is appended to the session log first;
- * memory follows the log.
+ * `createAgent` and the `Agent` handle. The agent owns the session log, the live folds and the
+ * machines; its drivers perform the effects each machine state asks for (appends, hooks, the
+ * model, tools) and report results back to the machines, which decide: turn-driver.ts (the turn
+ * loop), step-driver.ts (one step), inbox-driver.ts (the inbox). Every durable fact is appended to
+ * the session log first; memory follows the log.
+ *
+ * Why a little over 400 lines: the public methods (send, wake, cancel, dispose, runMaintenance,
+ * whenIdle, snapshot) share one piece of private state (status, disposal, halt, maintenance, the
+ * idle waiters); splitting them apart would make that state public.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import {
