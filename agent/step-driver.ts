@@ -3,19 +3,54 @@
  * states. The machine decides the route and the outcome; this file only does what it is told and
  * reports what happened.
  */
-import { runMachine } from '../machines/lean-actor.js'
+import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import type {
-  AssistantMessage, EventOf, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolCallBlock, ToolSpec, UserMessage,
+  AssistantMessage, EventDraft, EventOf, LogEvent, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolCallBlock, ToolSpec,
+  UserMessage,
 } from '../events/index.js'
-import { stepMachine } from '../machines/step.js'
+import type { Session } from '../events/session.js'
+import { stepMachine, type StepContext, type StepEvent } from '../machines/step.js'
 import { checkedStream, type ModelAdapter, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
+import type { HistoryState } from '../reducers/history.js'
+import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
-import type { ToolEnv, ToolOutcome } from '../tools/types.js'
-import type { TurnlogAgent } from './agent.js'
-import { hookFailure } from './agent.js'
+import type { AnyTool, ToolEnv, ToolOutcome } from '../tools/types.js'
+import { hookFailure } from './decisions.js'
 import { isAbandoned } from './grace.js'
+import type { HookRegistry } from './hooks.js'
 import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
+import type { AgentOptions, HookName, InboxHandle, Timers } from './types.js'
 import { TurnlogError } from '../events/index.js'
+
+/**
+ * What a step needs of its agent: exactly these members (the agent, `TurnlogAgent`, provides
+ * them). The driver reads the live projections and writes only `stepActor`, `step` and `resumed`.
+ */
+export interface StepHost {
+  readonly sessionId: string
+  readonly options: Pick<AgentOptions, 'inspect' | 'system' | 'model' | 'checkRequests'>
+  readonly hooks: HookRegistry
+  readonly timers: Timers
+  readonly tools: ReadonlyMap<string, AnyTool>
+  readonly toolSpecs: readonly ToolSpec[]
+  readonly baseConfig: RequestConfig
+  readonly maxParallelToolCalls: number
+  readonly lifecycle: LifecycleState
+  readonly historyState: HistoryState
+  readonly session: Pick<Session, 'events' | 'length'>
+  readonly inbox: Pick<InboxHandle, 'nextStep'>
+  /** The step machine's actor, reused from step to step. */
+  stepActor: MachineRunner<StepContext, StepEvent> | null
+  /** The running step (for cancel and snapshot); null between steps. */
+  step: StepRun | null
+  /** True until the first request after a resume logs its header. */
+  resumed: boolean
+  within<T>(value: Promise<T>, where: string): Promise<T>
+  append(draft: EventDraft): LogEvent
+  emit(name: HookName, payload: unknown): void
+  reportError(error: unknown, where: string): void
+  splice(target: 'next-step', start: number, deleteCount: number, inserted: UserMessage[]): UserMessage[]
+}
 
 /** A running step, as the agent sees it (for cancel and snapshots). */
 export interface StepRun {
@@ -26,7 +61,7 @@ export interface StepRun {
 }
 
 export async function runStep(
-  agent: TurnlogAgent,
+  agent: StepHost,
   turn: number,
   step: number,
   entered: readonly UserMessage[],
@@ -96,7 +131,7 @@ export async function runStep(
           break
         }
         case 'streaming': {
-          let stream: AsyncIterable<import('../events/index.js').StreamChunk>
+          let stream: AsyncIterable<StreamChunk>
           try {
             stream = await agent.within(agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => adapterStream(agent.options.model, p.request, p.signal)), 'llm/stream')
           } catch (err) {
@@ -170,7 +205,7 @@ export async function runStep(
 }
 
 /** Builds the frozen request, logs `request/header` when it changed, and checks R3. */
-function freezeRequest(agent: TurnlogAgent, system: string, tools: readonly ToolSpec[], config: RequestConfig): ModelRequest {
+function freezeRequest(agent: StepHost, system: string, tools: readonly ToolSpec[], config: RequestConfig): ModelRequest {
   const last = agent.lifecycle.header
   if (agent.resumed || headerChanged(last, system, tools, config)) {
     const reason = agent.resumed ? 'resume' : last === null ? 'initial' : 'change'
@@ -231,7 +266,7 @@ function adapterStream(model: ModelAdapter, request: ModelRequest, signal: Abort
   }
 }
 
-function toolEnv(agent: TurnlogAgent, turn: number, step: number, signal: AbortSignal): ToolEnv {
+function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSignal): ToolEnv {
   return {
     turn,
     step,

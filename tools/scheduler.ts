@@ -14,15 +14,16 @@
  *
  * Every outcome is a result; nothing is thrown out of the step except a refused option or a log
  * that refuses even the closing results (see `failOut`). The per-call machine
- * (`call-machine.ts`) decides; this file performs the effects.
+ * (`call-machine.ts`) decides; this file schedules and commits; the stages that run user code
+ * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`.
  */
-import { TurnlogError, type ToolCallBlock, type UserMessage } from '../events/index.js'
-import { callTransition, initialCallSnapshot, type CallEvent, type CallSnapshot, type PreVerdict } from './call-machine.js'
+import { TurnlogError, type ToolCallBlock } from '../events/index.js'
+import type { PreVerdict } from './call-machine.js'
+import { newCallRec, send, type CallRec } from './call-record.js'
+import { callHost, postExecute, preExecute, runBody, type CallHost } from './call-stages.js'
 import { classifyPrepared } from './classify.js'
-import { errorOutcome, errorText, outputToOutcome, prepareCall, type PreparedCall } from './define.js'
-import type {
-  ExecutePayload, PostExecuteDecision, PreExecuteDecision, ToolContext, ToolEnv, ToolOutcome, ToolRunResult,
-} from './types.js'
+import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
+import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
 
 /** The default of `maxParallelToolCalls`. */
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
@@ -47,23 +48,6 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], env: ToolEnv
   return new ToolRun(calls, env).run()
 }
 
-interface CallRec {
-  readonly index: number
-  readonly call: ToolCallBlock
-  /** The call's lifecycle position (`callTransition`, the pure form of `callMachine`). */
-  machine: CallSnapshot
-  prepared: PreparedCall | null
-  /** Seq of its `tool/call`; null while not started. */
-  callSeq: number | null
-  /** Set when the call settles (its body ended, or it did not run). */
-  outcome: ToolOutcome | null
-  committed: boolean
-  /** `appendResult` was tried for it (a throw there makes its own outcome suspect). */
-  commitTried: boolean
-  concludeRequested: boolean
-  controller: AbortController | null
-}
-
 class ToolRun {
   readonly #env: ToolEnv
   readonly #recs: CallRec[]
@@ -81,24 +65,14 @@ class ToolRun {
   /** The tail of the serial pre-execute chain. */
   #preChain: Promise<void> = Promise.resolve()
   #waiters: Array<() => void> = []
-  /** The signals of the bodies running now. */
-  readonly #active = new Set<AbortController>()
+  /** The env's guards and the signals of the bodies running now (call-stages.ts). */
+  readonly #host: CallHost
 
   constructor(calls: readonly ToolCallBlock[], env: ToolEnv) {
     this.#env = env
+    this.#host = callHost(env)
     this.#cap = env.maxParallelToolCalls
-    this.#recs = calls.map((call, index) => ({
-      index,
-      call,
-      machine: initialCallSnapshot(),
-      prepared: null,
-      callSeq: null,
-      outcome: null,
-      committed: false,
-      commitTried: false,
-      concludeRequested: false,
-      controller: null,
-    }))
+    this.#recs = calls.map((call, index) => newCallRec(call, index))
   }
 
   async run(): Promise<ToolRunResult> {
@@ -106,7 +80,7 @@ class ToolRun {
     // One listener on the turn's signal for the whole run (not one per body): the cancel aborts
     // every running body's own signal with the cause.
     const onAbort = (): void => {
-      for (const c of this.#active) c.abort(env.signal.reason)
+      for (const c of this.#host.active) c.abort(env.signal.reason)
       this.#notify()
     }
     env.signal.addEventListener('abort', onAbort)
@@ -212,7 +186,7 @@ class ToolRun {
     let verdict: PreVerdict
     try {
       await previous
-      verdict = await this.#pre(rec)
+      verdict = await preExecute(rec, this.#host)
     } finally {
       release()
     }
@@ -223,118 +197,8 @@ class ToolRun {
       this.#settle(rec, errorOutcome(e.code, e.message))
       return
     }
-    const outcome = await this.#body(rec)
+    const outcome = await runBody(rec, this.#host)
     this.#settle(rec, outcome)
-  }
-
-  async #pre(rec: CallRec): Promise<PreVerdict> {
-    const env = this.#env
-    // A call started before a cancel whose pre stage had not begun: no hook, no body (R5).
-    if (env.signal.aborted) return { kind: 'cancelled' }
-    let decision: PreExecuteDecision
-    try {
-      decision = await this.#within(env.preExecute(
-        { call: rec.call, args: rec.prepared!.args, tool: rec.prepared!.tool, turn: env.turn, step: env.step, signal: env.signal },
-        () => ({ kind: 'allow' }),
-      ), 'tools/pre-execute')
-    } catch (err) {
-      // abandoned after the cancel's grace period: no body runs (R5), the call ends ABORTED
-      if (this.#abandoned(err)) return { kind: 'cancelled' }
-      this.#report(err, 'tools/pre-execute')
-      return { kind: 'hook-error', message: errorText(err) }
-    }
-    let verdict: PreVerdict
-    try {
-      verdict = checkPreDecision(decision)
-    } catch (err) {
-      // a decision whose getters throw: the hook's error, not the scheduler's
-      verdict = { kind: 'hook-error', message: `tools/pre-execute returned an unreadable decision: ${errorText(err)}` }
-    }
-    if (verdict.kind === 'hook-error') this.#report(new Error(verdict.message), 'tools/pre-execute')
-    if (verdict.kind === 'allow' && env.signal.aborted) return { kind: 'cancelled' }
-    return verdict
-  }
-
-  /** Runs the body through `tools/execute`; resolves with the outcome at the first of: the body
-   * ends, the timeout fires. Never rejects. */
-  #body(rec: CallRec): Promise<ToolOutcome> {
-    const env = this.#env
-    const tool = rec.prepared!.tool!
-    const name = rec.call.name
-    return new Promise<ToolOutcome>((resolve) => {
-      const controller = new AbortController()
-      rec.controller = controller
-      let done = false
-      let timer: unknown
-      const finish = (o: ToolOutcome): void => {
-        if (done) return
-        done = true
-        if (timer !== undefined) env.clearTimeout(timer)
-        this.#active.delete(controller)
-        resolve(o)
-      }
-      // R5: no body starts after a cancel.
-      if (env.signal.aborted) {
-        finish(errorOutcome('ABORTED', `Tool '${name}' was not run: the turn was cancelled before its body started.`))
-        return
-      }
-      this.#active.add(controller)
-      if (tool.timeoutMs !== undefined) {
-        const ms = tool.timeoutMs
-        timer = env.setTimeout(() => {
-          timer = undefined
-          if (done) return
-          // The result is decided now; a body that ignores its signal is abandoned.
-          finish(errorOutcome('TOOL_TIMEOUT', `Tool '${name}' did not finish within ${ms} ms.`))
-          controller.abort(new DOMException(`tool '${name}' timed out after ${ms} ms`, 'TimeoutError'))
-        }, ms)
-      }
-      const ctx: ToolContext = {
-        signal: controller.signal,
-        callId: rec.call.id,
-        turn: env.turn,
-        step: env.step,
-        concludeTurn: () => {
-          if (!done) rec.concludeRequested = true
-        },
-      }
-      let bodyThrew: { error: unknown } | null = null
-      const innermost = async (p: ExecutePayload): Promise<unknown> => {
-        try {
-          return await p.tool.execute(p.args, ctx)
-        } catch (error) {
-          bodyThrew = { error }
-          throw error
-        }
-      }
-      let result: Promise<unknown>
-      try {
-        result = Promise.resolve(
-          env.execute({ call: rec.call, args: rec.prepared!.args, tool, signal: controller.signal, turn: env.turn, step: env.step }, innermost),
-        )
-      } catch (err) {
-        result = Promise.reject(err)
-      }
-      this.#within(result, 'tools/execute').then(
-        (value) => {
-          if (!done) finish(outputToOutcome(tool, value))
-        },
-        (err: unknown) => {
-          if (done) return
-          if (this.#abandoned(err)) {
-            // the body (or a tools/execute listener) ignored the cancel for the whole grace period
-            finish(errorOutcome('ABORTED', `Tool '${name}' was abandoned: it did not stop within the cancel grace period.`))
-            controller.abort(env.signal.reason)
-          } else if (env.signal.aborted) finish(errorOutcome('ABORTED', `Tool '${name}' was aborted: the turn was cancelled while it ran.`))
-          else if (bodyThrew !== null && (bodyThrew as { error: unknown }).error === err) {
-            finish(errorOutcome('TOOL_ERROR', `Tool '${name}' failed: ${errorText(err)}`))
-          } else {
-            this.#report(err, 'tools/execute')
-            finish(errorOutcome('HOOK_ERROR', `Tool '${name}' failed: the tools/execute hook failed: ${errorText(err)}`))
-          }
-        },
-      )
-    })
   }
 
   #settle(rec: CallRec, outcome: ToolOutcome): void {
@@ -372,47 +236,19 @@ class ToolRun {
   }
 
   async #commit(rec: CallRec): Promise<void> {
-    const env = this.#env
-    let outcome = rec.outcome!
-    let contexts: readonly UserMessage[] = []
-    try {
-      const d = await this.#within(
-        env.postExecute({ call: rec.call, outcome, turn: env.turn, step: env.step, signal: env.signal }, () => ({ kind: 'accept' })),
-        'tools/post-execute',
-      )
-      const checked = checkPostDecision(d)
-      if (typeof checked === 'string') {
-        this.#report(new Error(checked), 'tools/post-execute')
-      } else {
-        if (checked.kind === 'block') {
-          outcome = errorOutcome('BLOCKED', checked.feedback)
-        }
-        // copied here, inside the guard: the list is the hook's (its elements may be getters)
-        contexts = Array.from(checked.additionalContexts ?? [])
-      }
-    } catch (err) {
-      if (this.#abandoned(err)) {
-        // Abandoned: the hook never decided, and it might have blocked (redacted) this outcome, so
-        // the outcome is not committed; the call ends ABORTED.
-        outcome = errorOutcome('ABORTED', `Tool '${rec.call.name}' was aborted: tools/post-execute did not settle within the cancel grace period.`)
-        contexts = []
-      } else {
-        // A throwing post-execute listener keeps the outcome.
-        this.#report(err, 'tools/post-execute')
-      }
-    }
+    const { outcome, contexts } = await postExecute(rec, this.#host)
     if (this.#failure) return
     rec.commitTried = true
-    env.appendResult(rec.call, rec.callSeq!, outcome)
+    this.#env.appendResult(rec.call, rec.callSeq!, outcome)
     rec.committed = true
     send(rec, { type: 'COMMIT', error: outcome.error })
     if (rec.concludeRequested) this.#concluded = true
     for (const m of contexts) {
       try {
-        env.queueContext(m)
+        this.#env.queueContext(m)
       } catch (err) {
         // A context the inbox refuses (a duplicate pending id, say) is the hook's bug, not the step's.
-        this.#report(err, 'tools/post-execute')
+        this.#host.report(err, 'tools/post-execute')
       }
     }
   }
@@ -434,7 +270,7 @@ class ToolRun {
    */
   #failOut(err: unknown): void {
     this.#dead = true
-    this.#report(err, 'tools/scheduler')
+    this.#host.report(err, 'tools/scheduler')
     let unclosed = false
     for (const rec of this.#recs) {
       if (rec.committed) continue
@@ -465,63 +301,5 @@ class ToolRun {
       }
     }
     if (unclosed) throw err
-  }
-
-  /** User code, awaited within the agent's cancel grace period (when the env provides one). */
-  #within<T>(value: Promise<T>, where: string): Promise<T> {
-    return this.#env.within ? this.#env.within(value, where) : value
-  }
-
-  #abandoned(err: unknown): boolean {
-    return this.#env.isAbandoned?.(err) === true
-  }
-
-  #report(err: unknown, where: string): void {
-    try {
-      this.#env.reportError(err, where)
-    } catch {
-      // reporting is best effort
-    }
-  }
-}
-
-function send(rec: CallRec, event: CallEvent): void {
-  rec.machine = callTransition(rec.machine, rec.call.name, event)
-}
-
-function checkPreDecision(d: unknown): PreVerdict {
-  if (typeof d === 'object' && d !== null) {
-    const k = (d as { kind?: unknown }).kind
-    if (k === 'allow') return { kind: 'allow' }
-    if (k === 'deny') {
-      const reason = (d as { reason?: unknown }).reason
-      return { kind: 'deny', reason: typeof reason === 'string' ? reason : 'no reason given' }
-    }
-    if (k === 'ask') {
-      const q = (d as { question?: unknown }).question
-      return typeof q === 'string' ? { kind: 'ask', question: q } : { kind: 'ask' }
-    }
-  }
-  return { kind: 'hook-error', message: `tools/pre-execute returned ${describe(d)}, not a decision` }
-}
-
-function checkPostDecision(d: unknown): PostExecuteDecision | string {
-  if (typeof d === 'object' && d !== null) {
-    const { kind, feedback, additionalContexts } = d as { kind?: unknown; feedback?: unknown; additionalContexts?: unknown }
-    if (additionalContexts !== undefined && !Array.isArray(additionalContexts)) {
-      return 'tools/post-execute returned additionalContexts that is not an array'
-    }
-    const contexts = additionalContexts as readonly UserMessage[] | undefined
-    if (kind === 'accept') return contexts ? { kind, additionalContexts: contexts } : { kind }
-    if (kind === 'block' && typeof feedback === 'string') return contexts ? { kind, feedback, additionalContexts: contexts } : { kind, feedback }
-  }
-  return `tools/post-execute returned ${describe(d)}, not a decision`
-}
-
-function describe(v: unknown): string {
-  try {
-    return v === undefined ? 'undefined' : JSON.stringify(v) ?? typeof v
-  } catch {
-    return typeof v
   }
 }

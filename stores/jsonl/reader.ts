@@ -3,17 +3,7 @@ import type { LogEvent } from '../../events/envelope.js'
 import type { LogHeader, TornTail } from '../../events/jsonl.js'
 import type { LogReader } from '../types.js'
 import { checkFrom, fromMemory } from './io.js'
-import type { JsonlStore } from './store.js'
-
-export interface Scan {
-  header: LogHeader
-  count: number
-  /** The complete records, when the scan kept them (read handles of logs up to READ_CACHE_BYTES). */
-  events?: readonly LogEvent[]
-  /** Bytes of the header and the complete records. */
-  completeBytes: number
-  torn?: TornTail
-}
+import { streamLog, type LogFiles, type Scan } from './scan.js'
 
 export class JsonlReader implements LogReader {
   readonly mode = 'read' as const
@@ -23,7 +13,7 @@ export class JsonlReader implements LogReader {
   readonly #limit: number
   readonly #events: readonly LogEvent[] | undefined
 
-  constructor(readonly store: JsonlStore, readonly sessionId: string, readonly file: string, scan: Scan) {
+  constructor(readonly store: LogFiles, readonly sessionId: string, readonly file: string, scan: Scan) {
     this.header = scan.header
     this.length = scan.count
     if (scan.torn) this.torn = scan.torn
@@ -35,7 +25,7 @@ export class JsonlReader implements LogReader {
     const from = checkFrom(fromSeq, this.sessionId)
     const kept = this.#events
     if (kept !== undefined) return fromMemory(kept, from)
-    return this.store.stream(this.sessionId, this.file, this.#limit, from)
+    return streamLog(this.store, this.sessionId, this.file, this.#limit, from)
   }
 
   async close(): Promise<void> {}

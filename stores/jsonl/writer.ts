@@ -8,18 +8,25 @@ import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import { encodeEvent, type LogHeader, type TornTail } from '../../events/jsonl.js'
 import { checkBatch } from '../batch.js'
+import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, LogWriter } from '../types.js'
 import type { StoreFile } from './fs.js'
 import { checkFrom, errno, ioError, writeAll } from './io.js'
-import type { Scan } from './reader.js'
-import type { JsonlStore, LockIdentity, LockOwner } from './store.js'
+import type { LockIdentity, LockOwner } from './lock.js'
+import { streamLog, type LogFiles, type Scan } from './scan.js'
 
-interface Pending {
+/** What the write handle needs of its store (`JsonlStore` provides it). */
+export interface WriterHost extends LogFiles {
+  readonly dir: string
+  /** The fencing check before each batch (lock.ts `checkFence`). */
+  checkFence(id: string, owner: LockOwner, seen?: LockIdentity): Promise<void>
+  releaseLock(id: string, owner: LockOwner): Promise<void>
+}
+
+/** One accepted append: its encoded records. */
+interface Encoded {
   bytes: Buffer
   count: number
-  result: AppendResult
-  resolve: (r: AppendResult) => void
-  reject: (e: unknown) => void
 }
 
 export class JsonlWriter implements LogWriter {
@@ -33,18 +40,19 @@ export class JsonlWriter implements LogWriter {
   /** Bytes written to the file (durable and in flight). */
   #size: number
   #durableBytes: number
-  #queue: Pending[] = []
-  #running: Promise<void> | null = null
   #failed: TurnlogError | null = null
   #closed = false
   #closing: Promise<void> | null = null
-  /** Number of write+fsync batches done (tests and the bench read it). */
-  batches = 0
+  readonly #commits = new GroupCommit<Encoded>({
+    commit: (batch) => this.#commit(batch),
+    stop: (err) => this.#stop(err),
+    failed: () => this.#failed,
+  })
   /** The lock file as this owner wrote it (fencing fast path); null until first checked. */
   readonly #lockId: LockIdentity = { ino: -1, size: -1, mtimeMs: -1 }
 
   constructor(
-    readonly store: JsonlStore,
+    readonly store: WriterHost,
     readonly sessionId: string,
     readonly file: string,
     scan: Scan,
@@ -73,9 +81,13 @@ export class JsonlWriter implements LogWriter {
   get torn(): TornTail | undefined {
     return this.#torn
   }
+  /** Number of write+fsync batches done (tests and the bench read it). */
+  get batches(): number {
+    return this.#commits.batches
+  }
 
   events(fromSeq?: number): AsyncIterable<LogEvent> {
-    return this.store.stream(this.sessionId, this.file, this.#durableBytes, checkFrom(fromSeq, this.sessionId))
+    return streamLog(this.store, this.sessionId, this.file, this.#durableBytes, checkFrom(fromSeq, this.sessionId))
   }
 
   append(events: readonly LogEvent[], opts: AppendOptions): Promise<AppendResult> {
@@ -99,44 +111,13 @@ export class JsonlWriter implements LogWriter {
     this.#length += events.length
     if (events.length === 0) {
       // nothing to write: durable once everything accepted before it is
-      return this.#barrier().then(() => ({ firstSeq, length: firstSeq }))
+      return this.#commits.barrier().then(() => ({ firstSeq, length: firstSeq }))
     }
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ bytes, count: events.length, result: { firstSeq, length: this.#length }, resolve, reject })
-      if (!this.#running) {
-        // one batch per microtask: appends made in the same tick share a write and an fsync
-        this.#running = Promise.resolve().then(() => this.#drain())
-      }
-    })
+    // appends made in the same tick share a write and an fsync
+    return this.#commits.enqueue({ bytes, count: events.length }, { firstSeq, length: this.#length })
   }
 
-  /** Resolves when everything accepted so far is durable; rejects with the failure. */
-  #barrier(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.#failed) return reject(this.#failed)
-      if (!this.#running) return resolve()
-      this.#running.then(() => (this.#failed ? reject(this.#failed) : resolve()))
-    })
-  }
-
-  /** Group commit: while a batch is being written and fsynced, new appends queue for the next one. */
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue
-      this.#queue = []
-      try {
-        await this.#commit(batch)
-      } catch (err) {
-        this.#stop(err, batch)
-        break
-      }
-      this.batches++
-      for (const p of batch) p.resolve(p.result)
-    }
-    this.#running = null
-  }
-
-  async #commit(batch: Pending[]): Promise<void> {
+  async #commit(batch: readonly Encoded[]): Promise<void> {
     const buf = batch.length === 1 ? batch[0]!.bytes : Buffer.concat(batch.map((p) => p.bytes))
     let n = 0
     for (const p of batch) n += p.count
@@ -158,12 +139,11 @@ export class JsonlWriter implements LogWriter {
     this.#durableLength += n
   }
 
-  #stop(err: unknown, batch: Pending[]): void {
+  /** A failed batch stops the handle: its appends and those queued behind it reject with `e`. */
+  #stop(err: unknown): TurnlogError {
     const e = TurnlogError.is(err) ? err : ioError('IO_ERROR', err, this.file, 'append failed', this.sessionId)
     this.#failed = e
-    const rest = this.#queue
-    this.#queue = []
-    for (const p of [...batch, ...rest]) p.reject(e)
+    return e
   }
 
   async quarantineTornTail(): Promise<{ file: string; bytes: number; offset: number } | null> {
@@ -212,7 +192,7 @@ export class JsonlWriter implements LogWriter {
     if (!this.#closing) {
       this.#closed = true
       this.#closing = (async () => {
-        await this.#running?.catch(() => {})
+        await this.#commits.running?.catch(() => {})
         await this.fh.close().catch(() => {})
         await this.store.releaseLock(this.sessionId, this.owner).catch(() => {})
         await this.lockFile.close().catch(() => {})

@@ -4,15 +4,34 @@
  * and the expected seq under the session row's lock and inserts the batch with one multi-row
  * INSERT. See schema.ts and docs/ARCHITECTURE.md "Decisions: PostgreSQL store and workers".
  */
+import type pg from 'pg'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import type { LogHeader } from '../../events/jsonl.js'
+import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
+import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, LogReader, LogWriter } from '../types.js'
 import { isConnectionError, pgError } from './errors.js'
-import type { PostgresStore } from './store.js'
 
 const PAGE = 2000
+
+/** What the handles need of their store (`PostgresStore` provides it). */
+export interface PgStoreHost {
+  readonly pool: pg.Pool
+  readonly registry: EventRegistry
+  /** The default lease length of a writer. */
+  readonly leaseMs: number
+  /** Read-back attempts after a broken connection, `retryDelayMs` apart (doubling). */
+  readonly retryAttempts: number
+  readonly retryDelayMs: number
+  /** The heartbeat scheduler. */
+  readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
+  /** A parameterised query with a coded error. */
+  query(sql: string, params: unknown[], sessionId: string | undefined, what: string): Promise<pg.QueryResult>
+  /** Decodes and validates one stored event. */
+  decodeEvent(id: string, text: string, seq: number): LogEvent
+}
 
 function checkFrom(fromSeq: unknown, sessionId: string): number {
   if (fromSeq === undefined) return 0
@@ -23,7 +42,7 @@ function checkFrom(fromSeq: unknown, sessionId: string): number {
 }
 
 /** Streams events [from, to) in pages, validating each and checking that seqs run without a gap. */
-async function* readEvents(store: PostgresStore, id: string, from: number, to: number): AsyncGenerator<LogEvent> {
+async function* readEvents(store: PgStoreHost, id: string, from: number, to: number): AsyncGenerator<LogEvent> {
   let next = from
   while (next < to) {
     const r = await store.query(
@@ -45,18 +64,11 @@ async function* readEvents(store: PostgresStore, id: string, from: number, to: n
 
 export class PgReader implements LogReader {
   readonly mode = 'read' as const
-  constructor(readonly store: PostgresStore, readonly sessionId: string, readonly header: LogHeader, readonly length: number) {}
+  constructor(readonly store: PgStoreHost, readonly sessionId: string, readonly header: LogHeader, readonly length: number) {}
   events(fromSeq?: number): AsyncIterable<LogEvent> {
     return readEvents(this.store, this.sessionId, checkFrom(fromSeq, this.sessionId), this.length)
   }
   async close(): Promise<void> {}
-}
-
-interface Pending {
-  events: readonly LogEvent[]
-  result: AppendResult
-  resolve: (r: AppendResult) => void
-  reject: (e: unknown) => void
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
@@ -65,8 +77,6 @@ export class PgWriter implements LogWriter {
   readonly mode = 'write' as const
   #length: number
   #durableLength: number
-  #queue: Pending[] = []
-  #running: Promise<void> | null = null
   #failed: TurnlogError | null = null
   #closed = false
   #closing: Promise<void> | null = null
@@ -75,13 +85,19 @@ export class PgWriter implements LogWriter {
   readonly #heartbeat: unknown
   /** Ids of sent messages (turnlog_inbox) whose splice this writer will log: marked moved with it. */
   readonly #moves = new Set<string>()
-  /** Number of `turnlog_append` calls that committed (tests and the bench read it). */
-  batches = 0
+  readonly #commits = new GroupCommit<readonly LogEvent[]>({
+    commit: (batch) => this.#commit(batch),
+    stop: (err) => {
+      this.#stop(err)
+      return this.#failed!
+    },
+    failed: () => this.#failed,
+  })
   /** Appends whose connection broke and were resolved by reading back (tests read it). */
   retries = 0
 
   constructor(
-    readonly store: PostgresStore,
+    readonly store: PgStoreHost,
     readonly sessionId: string,
     readonly header: LogHeader,
     readonly token: number,
@@ -104,6 +120,10 @@ export class PgWriter implements LogWriter {
   }
   get failed(): TurnlogError | null {
     return this.#failed
+  }
+  /** Number of `turnlog_append` calls that committed (tests and the bench read it). */
+  get batches(): number {
+    return this.#commits.batches
   }
 
   events(fromSeq?: number): AsyncIterable<LogEvent> {
@@ -129,48 +149,19 @@ export class PgWriter implements LogWriter {
     }
     const firstSeq = this.#length
     this.#length += events.length
-    if (events.length === 0) return this.#barrier().then(() => ({ firstSeq, length: firstSeq }))
-    return new Promise<AppendResult>((resolve, reject) => {
-      this.#queue.push({ events, result: { firstSeq, length: this.#length }, resolve, reject })
-      // one batch per microtask: appends made in the same tick share one statement
-      if (!this.#running) this.#running = Promise.resolve().then(() => this.#drain())
-    })
+    if (events.length === 0) return this.#commits.barrier().then(() => ({ firstSeq, length: firstSeq }))
+    // appends made in the same tick share one statement
+    return this.#commits.enqueue(events, { firstSeq, length: this.#length })
   }
 
-  #barrier(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.#failed) return reject(this.#failed)
-      if (!this.#running) return resolve()
-      this.#running.then(() => (this.#failed ? reject(this.#failed) : resolve()))
-    })
-  }
-
-  /** Group commit: while one statement runs, new appends queue for the next one. */
-  async #drain(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue
-      this.#queue = []
-      try {
-        await this.#commit(batch)
-      } catch (err) {
-        this.#stop(err)
-        for (const p of [...batch, ...this.#queue.splice(0)]) p.reject(this.#failed)
-        break
-      }
-      this.batches++
-      for (const p of batch) p.resolve(p.result)
-    }
-    this.#running = null
-  }
-
-  async #commit(batch: Pending[]): Promise<void> {
+  async #commit(batch: ReadonlyArray<readonly LogEvent[]>): Promise<void> {
     const expected = this.#durableLength
     let text = '['
     let n = 0
     const moves: string[] = []
     const moveSeqs: number[] = []
-    for (const p of batch) {
-      for (const e of p.events) {
+    for (const events of batch) {
+      for (const e of events) {
         text += (n++ ? ',' : '') + JSON.stringify(e)
         if (this.#moves.size > 0 && e.type === 'agent/inbox/spliced') {
           const inserted = (e.data as { inserted?: Array<{ id?: unknown }> }).inserted ?? []
@@ -273,7 +264,7 @@ export class PgWriter implements LogWriter {
    * is gone. Waits for every accepted append first. @internal (workers)
    */
   async handBack(): Promise<boolean> {
-    await this.#running?.catch(() => {})
+    await this.#commits.running?.catch(() => {})
     if (this.#failed || this.#closed || this.#released) return false
     let r
     try {
@@ -300,7 +291,7 @@ export class PgWriter implements LogWriter {
     if (!this.#closing) {
       this.#closed = true
       this.#closing = (async () => {
-        await this.#running?.catch(() => {})
+        await this.#commits.running?.catch(() => {})
         if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
         if (this.#released) return
         this.#released = true
@@ -319,7 +310,7 @@ export class PgWriter implements LogWriter {
   async abandon(): Promise<void> {
     this.#stop(new TurnlogError('LEASE_LOST', 'the session was abandoned by its worker', { sessionId: this.sessionId }))
     this.#closed = true
-    await this.#running?.catch(() => {})
+    await this.#commits.running?.catch(() => {})
     await this.store.pool.query(
       `UPDATE turnlog_sessions SET lease_until = clock_timestamp() WHERE id = $1 AND token = $2 AND lease_owner IS NOT NULL`,
       [this.sessionId, this.token],

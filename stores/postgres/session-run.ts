@@ -1,0 +1,206 @@
+/**
+ * One session a worker claimed (workers.ts): resume it under the claimed lease, feed it the sent
+ * input in send order, and hand it back when it is idle, durable and nothing sent waits; on a
+ * failure, expire the lease at once so a worker takes the session over (see workers.ts for the
+ * whole protocol).
+ */
+import type { Agent } from '../../agent/types.js'
+import { TurnlogError } from '../../events/errors.js'
+import { resumeAgent, type ResumeOptions } from '../../replay/resume.js'
+import type { LogStore, LogWriter, OpenMode } from '../types.js'
+import type { PostgresStore } from './store.js'
+import type { PgWriter } from './writer.js'
+
+/** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
+export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
+
+/** What a session run needs of its worker pool (`runWorkers`' pool provides it). */
+export interface RunHost {
+  readonly store: PostgresStore
+  readonly opts: { agent: (sessionId: string) => WorkerAgentOptions | Promise<WorkerAgentOptions> }
+  readonly leaseMs: number
+  readonly pollMs: number
+  readonly lingerMs: number
+  readonly stats: { claimed: number; handedBack: number; abandoned: number; moved: number }
+  /** Sessions that failed here: not claimed again by this process before the time. */
+  readonly backoff: Map<string, number>
+  /** True once `stop()` was called: claim nothing, hand back. */
+  readonly stopping: boolean
+  /** Reports an error to `onError` (never throws). */
+  report(err: unknown, sessionId?: string): void
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/** One claimed session: resume it, feed it sent input, hand it back. */
+export class SessionRun {
+  agent: Agent | null = null
+  done: Promise<void> = Promise.resolve()
+  /** Sent message ids given to the agent (never given twice by this holder). */
+  readonly handed = new Set<string>()
+  #chain: Promise<unknown> = Promise.resolve()
+  #newInput = false
+  #closing = false
+  #wakeIdle: (() => void) | null = null
+  failed = false
+
+  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter) {}
+
+  run(): Promise<void> {
+    this.done = this.#run()
+    return this.done
+  }
+
+  async #run(): Promise<void> {
+    const { pool, id, writer } = this
+    try {
+      const options = await pool.opts.agent(id)
+      // autoStart false: the error listener is in place before the resume turn (lifecycle §8) opens
+      const agent = await resumeAgent({ ...options, store: leasedStore(pool.store, writer), sessionId: id, autoStart: false })
+      this.agent = agent
+      agent.on('agent/error', (e) => {
+        if (e?.where === 'store') this.failed = true
+        pool.report(e?.error, id)
+      })
+      agent.wake()
+      for (;;) {
+        this.#newInput = false
+        await this.pull()
+        await agent.whenIdle()
+        try {
+          await agent.flush()
+        } catch {
+          this.failed = true
+        }
+        if (this.failed || writer.failed) {
+          this.failed = true
+          break
+        }
+        // linger: more input soon is served by this agent instead of a fresh resume elsewhere
+        if (!this.#newInput && !pool.stopping && pool.lingerMs > 0) await this.#idle(pool.lingerMs)
+        if (this.#newInput && !pool.stopping) continue
+        const outcome = await this.#serial(async () => {
+          if (this.#newInput) return 'again'
+          if (pool.stopping) {
+            this.#closing = true
+            return 'stop'
+          }
+          if (await writer.handBack()) {
+            this.#closing = true
+            return 'handed'
+          }
+          return 'busy'
+        })
+        if (outcome === 'stop') break
+        if (outcome === 'handed') {
+          pool.stats.handedBack++
+          break
+        }
+        // input is waiting that the next pull sees, or the hand-back's query failed: not a busy loop
+        if (outcome === 'busy') await sleep(Math.min(pool.pollMs, 50))
+      }
+    } catch (err) {
+      this.failed = true
+      pool.report(err, id)
+    } finally {
+      this.#closing = true
+      if (this.failed) {
+        pool.stats.abandoned++
+        pool.backoff.set(id, Date.now() + pool.leaseMs)
+        await writer.abandon()
+      }
+      await this.agent?.dispose().catch((err: unknown) => pool.report(err, id))
+      await writer.close()
+    }
+  }
+
+  /** Resolves after `ms`, or earlier on new input or stop. */
+  #idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms)
+      function done() {
+        clearTimeout(t)
+        resolve()
+      }
+      this.#wakeIdle = () => {
+        this.#wakeIdle = null
+        done()
+      }
+    })
+  }
+
+  /** Ends a linger early (stop, new input). */
+  wake(): void {
+    this.#wakeIdle?.()
+  }
+
+  #serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.#chain.then(fn)
+    this.#chain = p.catch(() => {})
+    return p
+  }
+
+  /** Moves the session's waiting sent messages into the agent, in send order. */
+  pull(): Promise<void> {
+    return this.#serial(async () => {
+      const agent = this.agent
+      if (!agent || this.#closing || this.failed || this.pool.stopping) return
+      let rows: Array<{ message_id: string; target: string; wake: boolean; message: string }>
+      try {
+        const r = await this.pool.store.pool.query(
+          'SELECT message_id, target, wake, message::text AS message FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
+          [this.id],
+        )
+        rows = r.rows as typeof rows
+      } catch (err) {
+        this.pool.report(err, this.id)
+        return
+      }
+      for (const row of rows) {
+        if (this.handed.has(row.message_id) || this.#closing || this.failed) continue
+        let m: { id: string; content: never; source?: never }
+        try {
+          m = JSON.parse(row.message) as typeof m
+        } catch (err) {
+          this.pool.report(new TurnlogError('INVALID_MESSAGE', 'a sent message is not JSON', { sessionId: this.id, info: { messageId: row.message_id } }), this.id)
+          continue
+        }
+        const target = row.target === 'next-step' ? 'next-step' : 'next-turn'
+        this.handed.add(row.message_id)
+        this.writer.expectMove(row.message_id)
+        try {
+          agent.send({ id: row.message_id, content: m.content, ...(m.source ? { source: m.source } : {}) }, target, row.wake !== false)
+          this.#newInput = true
+          this.pool.stats.moved++
+          this.wake()
+        } catch (err) {
+          // refused by the agent (halted, or a message it cannot take): the row stays unmoved
+          this.pool.report(err, this.id)
+          if (TurnlogError.is(err, 'PERSISTENCE_FAILED') || TurnlogError.is(err, 'AGENT_DISPOSED')) this.failed = true
+        }
+      }
+    })
+  }
+}
+
+/** The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer. */
+function leasedStore(store: PostgresStore, writer: LogWriter): LogStore {
+  let used = false
+  const open = (id: string, mode: OpenMode, o?: object) => {
+    if (mode === 'write') {
+      if (used || id !== writer.sessionId) {
+        return Promise.reject(new TurnlogError('SESSION_OWNED', 'the worker holds this session\'s only write handle', { sessionId: id }))
+      }
+      used = true
+      return Promise.resolve(writer)
+    }
+    return store.open(id, mode, o)
+  }
+  return {
+    kind: store.kind,
+    create: (id, h) => store.create(id, h),
+    open: open as LogStore['open'],
+    list: () => store.list(),
+    has: (id) => store.has(id),
+  }
+}
