@@ -8,13 +8,6 @@
  * plain mutable state, O(1) amortised per event; bulk replay folds a whole log and freezes the
  * result once. Both give deep-equal state (P1), byte-identical for the same log (P7).
  */
-import { historyReducer, type HistoryState } from './history.js'
-import { inboxReducer, type InboxState } from './inbox.js'
-import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
-import { surfaceReducer, type SurfaceState } from './surface.js'
-import { transcriptReducer, type TranscriptState } from './transcript.js'
-import { usageReducer, type UsageState } from './usage.js'
-
 export type { Reducer } from './types.js'
 export { surfaceReducer, isSurfaceEvent, type SurfaceState } from './surface.js'
 export { historyReducer, visibleMessage, type HistoryState } from './history.js'
@@ -30,22 +23,4 @@ export {
   createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection, type FoldOptions,
 } from './projection.js'
 
-/** Every reducer, keyed by its slice of `ReplayState`. */
-export const ALL_REDUCERS = {
-  surface: surfaceReducer,
-  history: historyReducer,
-  transcript: transcriptReducer,
-  inbox: inboxReducer,
-  lifecycle: lifecycleReducer,
-  usage: usageReducer,
-} as const
-
-/** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
-export interface ReplayState {
-  surface: SurfaceState
-  history: HistoryState
-  transcript: TranscriptState
-  inbox: InboxState
-  lifecycle: LifecycleState
-  usage: UsageState
-}
+export { ALL_REDUCERS, type ReplayState } from './state.js'

@@ -24,7 +24,7 @@
 import { enableArrayMethods, Immer } from 'immer'
 import type { LogEvent } from '../events/index.js'
 import { historyReducer } from './history.js'
-import type { ReplayState } from './index.js'
+import type { ReplayState } from './state.js'
 import { inboxReducer } from './inbox.js'
 import { lifecycleReducer } from './lifecycle.js'
 import { surfaceReducer } from './surface.js'

@@ -1,0 +1,31 @@
+/**
+ * The whole derived state (`ReplayState`) and the reducer of each of its slices. Kept apart from
+ * index.ts so that projection.ts, which folds every slice, imports it without an import circle
+ * through the folder index (issue 15 part 1).
+ */
+import { historyReducer, type HistoryState } from './history.js'
+import { inboxReducer, type InboxState } from './inbox.js'
+import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
+import { surfaceReducer, type SurfaceState } from './surface.js'
+import { transcriptReducer, type TranscriptState } from './transcript.js'
+import { usageReducer, type UsageState } from './usage.js'
+
+/** Every reducer, keyed by its slice of `ReplayState`. */
+export const ALL_REDUCERS = {
+  surface: surfaceReducer,
+  history: historyReducer,
+  transcript: transcriptReducer,
+  inbox: inboxReducer,
+  lifecycle: lifecycleReducer,
+  usage: usageReducer,
+} as const
+
+/** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
+export interface ReplayState {
+  surface: SurfaceState
+  history: HistoryState
+  transcript: TranscriptState
+  inbox: InboxState
+  lifecycle: LifecycleState
+  usage: UsageState
+}
