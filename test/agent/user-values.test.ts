@@ -51,6 +51,7 @@ describe('throwing getters in user values (R7)', () => {
     const { agent, errors } = makeAgent(CALL_THEN_TEXT, {
       tools: [ok],
       hooks: { 'tools/pre-execute': () => ({ get kind(): 'allow' { return thrower('kind getter broke') } }) },
+      expectErrors: ['tools/pre-execute'],
     })
     agent.followup('go')
     await agent.whenIdle()
@@ -69,6 +70,7 @@ describe('throwing getters in user values (R7)', () => {
     const { agent, errors } = makeAgent(CALL_THEN_TEXT, {
       tools: [toolReturning(() => 'fine')],
       hooks: { 'tools/post-execute': () => ({ kind: 'accept', additionalContexts: contexts as never }) },
+      expectErrors: ['tools/post-execute'],
     })
     agent.followup('go')
     await agent.whenIdle()
@@ -85,6 +87,7 @@ describe('throwing getters in user values (R7)', () => {
     const { agent, errors } = makeAgent([{ error: { code: 'UNKNOWN' } }, { text: 'next' }], {
       retry: false,
       hooks: { 'agent/request-error': () => ({ get kind(): 'retry' { return thrower('decision getter broke') } }) },
+      expectErrors: ['agent/request-error'],
     })
     agent.followup('go')
     await agent.whenIdle()
@@ -140,7 +143,7 @@ describe('throwing getters in user values (R7)', () => {
 
   it('R7: a hook that throws a value whose message and toString throw ends the turn HOOK_ERROR', async () => {
     const unprintable = { get message() { return thrower('m') }, toString: () => thrower('s') }
-    const { agent, errors } = makeAgent([{ text: 'x' }], { hooks: { 'agent/pre-step': () => { throw unprintable } } })
+    const { agent, errors } = makeAgent([{ text: 'x' }], { hooks: { 'agent/pre-step': () => { throw unprintable } }, expectErrors: ['agent/pre-step'] })
     agent.followup('go')
     await agent.whenIdle()
     expect(data(agent.events, 'turn/end').map((d) => d.reason)).toEqual([
