@@ -475,6 +475,7 @@ describe('inbox edits', () => {
     agent.followup('go')
     await expect(agent.runMaintenance(() => 1)).rejects.toMatchObject({ code: 'AGENT_BUSY' })
     await agent.whenIdle()
+    expect(trace(agent.events).at(-1)).toBe('turn/end 1 completed') // the misuse left the turn alone
     expect(await agent.runMaintenance(() => 7)).toBe(7)
   })
 
@@ -517,6 +518,7 @@ describe('snapshot', () => {
     const idle = agent.snapshot()
     expect(idle).toMatchObject({ status: 'idle', step: null, openTurn: null, openStep: null, pendingToolCalls: [] })
     expect(idle.lastSeq).toBe(agent.events.length - 1)
+    expect(trace(agent.events).at(-1)).toBe('turn/end 1 completed')
   })
 })
 

@@ -126,16 +126,20 @@ describe('throwing getters in user values (R7)', () => {
   })
 
   it('R7/L9: a stream chunk or iterator result with a throwing getter is a STREAM_GRAMMAR failure', async () => {
-    for (const next of [
-      () => Promise.resolve({ done: false, value: { get type() { return thrower('chunk getter broke') } } }),
-      () => Promise.resolve({ get done() { return thrower('done getter broke') }, value: undefined }),
-    ]) {
+    // the turn/end code: an unreadable chunk is STREAM_GRAMMAR; an unreadable iterator result is read
+    // inside the iterator's guard (models/checked-stream.ts `read`), so it is the adapter failing,
+    // like a throwing next(): UNKNOWN
+    for (const [next, code] of [
+      [() => Promise.resolve({ done: false, value: { get type() { return thrower('chunk getter broke') } } }), 'STREAM_GRAMMAR'],
+      [() => Promise.resolve({ get done() { return thrower('done getter broke') }, value: undefined }), 'UNKNOWN'],
+    ] as const) {
       const { agent, errors } = makeAgent(null, { retry: false, model: { stream: () => ({ [Symbol.asyncIterator]: () => ({ next: next as never }) }) } })
       agent.followup('go')
       await agent.whenIdle()
       const [end] = data(agent.events, 'step/end')
       expect(end!.outcome.kind).toBe('failed')
       expect(end!.outcome.failure.message).toMatch(/getter broke/)
+      expect(data(agent.events, 'turn/end').map((d) => [d.reason.kind, d.reason.failure?.code])).toEqual([['error', code]])
       expect(errors.map((e) => e.where)).not.toContain('driver')
       valid(agent.events)
     }
