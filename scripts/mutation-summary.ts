@@ -10,16 +10,29 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 interface Mutant { status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } }; mutatorName: string; replacement?: string }
-interface Report { files: Record<string, { mutants: Mutant[] }> }
+interface Report { files: Record<string, { mutants: Mutant[]; source?: string }> }
 interface Equivalent { line: number; mutator: string; count: number; reason: string }
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dir = `${root}mutation/reports/`
 const reports = readdirSync(dir).filter((f) => f.endsWith('.json')).sort((a, b) => statSync(dir + a).mtimeMs - statSync(dir + b).mtimeMs)
+// Only reports made on the file's current source are merged (positions of an older source would
+// count the same mutant twice); a file no report matches keeps its latest report, flagged stale.
+const current = (file: string): string | undefined => {
+  try {
+    return readFileSync(`${root}${file}`, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+const parsed = reports.map((name) => ({ name, r: JSON.parse(readFileSync(dir + name, 'utf8')) as Report }))
+const stale = new Set<string>()
 const byFile = new Map<string, { byKey: Map<string, Mutant>; reports: Set<string> }>()
-for (const name of reports) {
-  const r = JSON.parse(readFileSync(dir + name, 'utf8')) as Report
+for (const { name, r } of parsed) {
   for (const [file, f] of Object.entries(r.files)) {
+    const matching = parsed.some(({ r: o }) => o.files[file]?.source === current(file))
+    if (matching ? f.source !== current(file) : parsed.findLast(({ r: o }) => o.files[file] !== undefined)?.name !== name) continue
+    if (!matching) stale.add(file)
     const entry = byFile.get(file) ?? { byKey: new Map(), reports: new Set() }
     for (const m of f.mutants) entry.byKey.set(`${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ''}`, m)
     entry.reports.add(name)
@@ -42,6 +55,7 @@ for (const [file, { mutants, report }] of [...latest].sort(([a], [b]) => a.local
     score: Math.round((killed / scored) * 1000) / 10,
     scoreWithoutEquivalent: Math.round((killed / (scored - eq)) * 1000) / 10,
     report,
+    ...(stale.has(file) ? { stale: 'measured on an older version of the file' } : {}),
   }
 }
 // Per-folder totals over the files measured (a folder's files that were never run are listed as
