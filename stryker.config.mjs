@@ -78,6 +78,14 @@
  * - :107, :115 `pendingToolCalls.length > 0` → `true` / `>= 0`: clears an empty list.
  * - :124 `event.surfaceOp !== 'append'` → `false`: a replacement tool/result (a prune) always
  *   follows its call's appended result, so its callId is never pending.
+ *
+ * reducers/inbox.ts
+ * - :26 `d.inserted.length === 0` → `false`: spliceAll with no items is `list.splice(start, removed)`.
+ * - :27 `removed > 0` → `true` / `>= 0`: `splice(start, 0)` removes nothing.
+ *
+ * reducers/surface.ts
+ * - :25 isSurfaceEvent (`surfaceOp !== undefined` → `true`, the `&&` → `||`, `t === 'user/message'`
+ *   → `true`): L8 — exactly the three surface types carry a surfaceOp, and they always do.
  */
 process.env.TURNLOG_FC_RUNS ??= '30'
 
