@@ -61,6 +61,31 @@
  *   changes nothing (the guard only skips the sort's cost).
  * - :107 `/^L(\d+)$/` → `/L(\d+)$/` and → `/^L(\d+)/`: `rank` only receives `LogInvariant`s
  *   ('L1' … 'L16', typed), for which the anchors change nothing.
+ *
+ * reducers/projection.ts (freezeValue's tests only skip work: every mutant below gives the same
+ * deeply frozen state, at a different cost)
+ * - :66 `typeof v !== 'object'`, `v === null` and their disjunction → `false`: freezeValue only
+ *   receives objects (its callers test first; freezeState gets the state). The whole condition →
+ *   `false` and the `&&`/`||` swaps re-freeze frozen objects: killed by test/reducers/runners.test.ts.
+ * - :68 `Array.isArray(v)` → `false`: `for…in` walks an array's indices too (as key strings).
+ * - :69 `i <= v.length`: `v[v.length]` is undefined and skipped.
+ * - :71, :76 the per-child `typeof x === 'object' && x !== null` (4 mutants each): freezeValue
+ *   re-tests and returns at once.
+ *
+ * reducers/lifecycle.ts
+ * - :80 `draft.openStep !== null` → `true`: an assistant/chunk outside an open step breaks L4; the
+ *   reducers' contract covers checked logs only.
+ * - :107, :115 `pendingToolCalls.length > 0` → `true` / `>= 0`: clears an empty list.
+ * - :124 `event.surfaceOp !== 'append'` → `false`: a replacement tool/result (a prune) always
+ *   follows its call's appended result, so its callId is never pending.
+ *
+ * reducers/inbox.ts
+ * - :26 `d.inserted.length === 0` → `false`: spliceAll with no items is `list.splice(start, removed)`.
+ * - :27 `removed > 0` → `true` / `>= 0`: `splice(start, 0)` removes nothing.
+ *
+ * reducers/surface.ts
+ * - :25 isSurfaceEvent (`surfaceOp !== undefined` → `true`, the `&&` → `||`, `t === 'user/message'`
+ *   → `true`): L8 — exactly the three surface types carry a surfaceOp, and they always do.
  */
 process.env.TURNLOG_FC_RUNS ??= '30'
 

@@ -10,16 +10,29 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 interface Mutant { status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } }; mutatorName: string; replacement?: string }
-interface Report { files: Record<string, { mutants: Mutant[] }> }
+interface Report { files: Record<string, { mutants: Mutant[]; source?: string }> }
 interface Equivalent { line: number; mutator: string; count: number; reason: string }
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dir = `${root}mutation/reports/`
 const reports = readdirSync(dir).filter((f) => f.endsWith('.json')).sort((a, b) => statSync(dir + a).mtimeMs - statSync(dir + b).mtimeMs)
+// Only reports made on the file's current source are merged (positions of an older source would
+// count the same mutant twice); a file no report matches keeps its latest report, flagged stale.
+const current = (file: string): string | undefined => {
+  try {
+    return readFileSync(`${root}${file}`, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+const parsed = reports.map((name) => ({ name, r: JSON.parse(readFileSync(dir + name, 'utf8')) as Report }))
+const stale = new Set<string>()
 const byFile = new Map<string, { byKey: Map<string, Mutant>; reports: Set<string> }>()
-for (const name of reports) {
-  const r = JSON.parse(readFileSync(dir + name, 'utf8')) as Report
+for (const { name, r } of parsed) {
   for (const [file, f] of Object.entries(r.files)) {
+    const matching = parsed.some(({ r: o }) => o.files[file]?.source === current(file))
+    if (matching ? f.source !== current(file) : parsed.findLast(({ r: o }) => o.files[file] !== undefined)?.name !== name) continue
+    if (!matching) stale.add(file)
     const entry = byFile.get(file) ?? { byKey: new Map(), reports: new Set() }
     for (const m of f.mutants) entry.byKey.set(`${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ''}`, m)
     entry.reports.add(name)
@@ -42,13 +55,37 @@ for (const [file, { mutants, report }] of [...latest].sort(([a], [b]) => a.local
     score: Math.round((killed / scored) * 1000) / 10,
     scoreWithoutEquivalent: Math.round((killed / (scored - eq)) * 1000) / 10,
     report,
+    ...(stale.has(file) ? { stale: 'measured on an older version of the file' } : {}),
+  }
+}
+// Per-folder totals over the files measured (a folder's files that were never run are listed as
+// unmeasured, from the mutate globs of stryker.config.mjs, so a total never hides them).
+const MUTATED_FOLDERS = ['machines', 'reducers', 'events/invariants', 'tools', 'agent']
+type Row = { mutants: number; killed: number; survived: number; noCoverage: number; equivalent: number }
+const folders: Record<string, unknown> = {}
+for (const folder of MUTATED_FOLDERS) {
+  const rows = Object.entries(files).filter(([f]) => f.startsWith(`${folder}/`) && !f.slice(folder.length + 1).includes('/')) as Array<[string, Row]>
+  const sum = (k: keyof Row) => rows.reduce((n, [, r]) => n + r[k], 0)
+  const present = new Set(rows.map(([f]) => f))
+  const unmeasured = readdirSync(`${root}${folder}`)
+    .filter((f) => f.endsWith('.ts') && f !== 'index.ts' && !present.has(`${folder}/${f}`))
+    .map((f) => `${folder}/${f}`)
+  const killed = sum('killed')
+  const scored = killed + sum('survived') + sum('noCoverage')
+  const eq = sum('equivalent')
+  folders[folder] = {
+    files: rows.length, mutants: sum('mutants'), killed, survived: sum('survived'), noCoverage: sum('noCoverage'), equivalent: eq,
+    score: scored ? Math.round((killed / scored) * 1000) / 10 : null,
+    scoreWithoutEquivalent: scored - eq ? Math.round((killed / (scored - eq)) * 1000) / 10 : null,
+    unmeasured,
   }
 }
 const out = {
   tool: 'StrykerJS 9.6.1, @stryker-mutator/vitest-runner 9.6.1, perTest coverage, TURNLOG_FC_RUNS=30',
-  note: 'Per-file runs with a restricted test set (see the notes); not a full pass over every folder.',
+  note: 'Per-file runs with a restricted test set (see the notes); not a full pass over every folder. Folder totals cover the measured files only; "unmeasured" lists the others.',
   files,
+  folders,
   equivalent,
 }
 writeFileSync(`${root}mutation.json`, JSON.stringify(out, null, 2) + '\n')
-console.log(JSON.stringify(files, null, 2))
+console.log(JSON.stringify({ files, folders }, null, 2))

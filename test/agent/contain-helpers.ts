@@ -4,10 +4,15 @@ import { createAgent, type AgentOptions } from '../../agent/index.js'
 import type { LogEvent } from '../../events/index.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { verify } from '../../replay/verify.js'
+import { guardAgentErrors, type AgentErrorRecord, type ExpectedAgentError } from './error-guard.js'
 import { counterIds, fakeClock, instantTimers } from './helpers.js'
 
-export function makeAgent(script: readonly ScriptedEntry[] | null, opts: Partial<AgentOptions> = {}) {
-  const errors: Array<{ error: unknown; where: string }> = []
+/** Options of `makeAgent`: the agent's, plus the `agent/error`s the test provokes on purpose (any
+ * other fails the test, see error-guard.ts). */
+export type MakeAgentOptions = Partial<AgentOptions> & { expectErrors?: readonly ExpectedAgentError[] }
+
+export function makeAgent(script: readonly ScriptedEntry[] | null, { expectErrors = [], ...opts }: MakeAgentOptions = {}) {
+  const errors: AgentErrorRecord[] = []
   const agent = createAgent({
     model: scriptedModel(script ?? [], { info: { name: 'scripted' } }),
     system: 'sys',
@@ -17,7 +22,7 @@ export function makeAgent(script: readonly ScriptedEntry[] | null, opts: Partial
     checkRequests: 'full',
     ...opts,
   })
-  agent.on('agent/error', (e) => errors.push({ error: e.error, where: e.where }))
+  guardAgentErrors(agent, expectErrors, errors)
   return { agent, errors }
 }
 

@@ -11,6 +11,7 @@ import type { StreamChunk } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import { defineTool } from '../../tools/index.js'
 import { verify } from '../../replay/verify.js'
+import { guardAgentErrors } from './error-guard.js'
 import { counterIds, fakeClock } from './helpers.js'
 
 const examplePath = fileURLToPath(new URL('../../examples/weather.jsonl', import.meta.url))
@@ -53,6 +54,7 @@ function weatherAgent() {
     ids: counterIds('m'),
     checkRequests: 'full',
   })
+  guardAgentErrors(agent)
   return { agent, model }
 }
 

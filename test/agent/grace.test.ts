@@ -15,7 +15,7 @@ import { TurnlogError } from '../../events/index.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
 import { defineTool } from '../../tools/index.js'
-import { data, endKinds, makeAgent, valid } from './contain-helpers.js'
+import { data, endKinds, makeAgent, valid, type MakeAgentOptions } from './contain-helpers.js'
 
 const GRACE = 777
 
@@ -66,7 +66,7 @@ const TOOL_THEN_TEXT: ScriptedEntry[] = [{ toolCalls: [{ name: 't', args: {} }, 
  * Runs one turn whose `where` never settles (the first time), cancels once it is reached, checks
  * the turn is not released before the grace period runs out and is after, then runs a second turn.
  */
-async function hangThenCancel(where: string, hooks: AgentOptions['hooks'], reached: Promise<void>, opts: Partial<AgentOptions> = {}) {
+async function hangThenCancel(where: string, hooks: AgentOptions['hooks'], reached: Promise<void>, opts: MakeAgentOptions = {}) {
   const mt = manualTimers()
   let modelCalls = 0
   const base = scriptedModel((req, i) => (opts.tools ? TOOL_THEN_TEXT[i % 2]! : { text: `answer ${i}` }))
@@ -75,6 +75,8 @@ async function hangThenCancel(where: string, hooks: AgentOptions['hooks'], reach
     cancelGraceMs: GRACE,
     hooks,
     model: { stream: (req, s) => (modelCalls++, base.stream(req, s)) },
+    // the one error this cancel provokes: `where` abandoned (any other fails the test)
+    expectErrors: [(e) => e.where === where && TurnlogError.is(e.error, 'ABANDONED')],
     ...opts,
   })
   agent.followup('first')
@@ -155,6 +157,7 @@ describe('the cancel grace period (item 2)', () => {
     const mt = manualTimers()
     const { agent, errors } = makeAgent([{ error: { code: 'UNKNOWN' } }, { text: 'ok' }], {
       timers: mt.timers, cancelGraceMs: GRACE, hooks: { 'agent/request-error': (p, next) => (h.take() ? never() : next()) },
+      expectErrors: [(e) => e.where === 'agent/request-error' && TurnlogError.is(e.error, 'ABANDONED')],
     })
     agent.followup('x')
     await h.reached
@@ -199,6 +202,7 @@ describe('the cancel grace period (item 2)', () => {
     })
     const { agent, errors } = makeAgent([{ toolCalls: [{ name: 't', args: {} }] }, { text: 'a' }, { text: 'b' }], {
       timers: mt.timers, cancelGraceMs: GRACE, tools: [tool],
+      expectErrors: [(e) => e.where === 'tools/execute' && (TurnlogError.is(e.error, 'ABANDONED') || TurnlogError.is(e.error, 'LATE_SETTLEMENT'))],
     })
     agent.followup('go')
     await reached
@@ -226,6 +230,7 @@ describe('the cancel grace period (item 2)', () => {
     const h = hangOnce()
     const { agent } = makeAgent([{ text: 'x' }], {
       timers: mt.timers, cancelGraceMs: GRACE, store, sessionId: 's', hooks: { 'agent/pre-step': () => (h.take(), never()) },
+      expectErrors: [(e) => e.where === 'agent/pre-step' && TurnlogError.is(e.error, 'ABANDONED')],
     })
     agent.followup('go')
     await h.reached

@@ -8,9 +8,10 @@ import { createAgent, type AgentOptions } from '../../agent/index.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { defineTool } from '../../tools/index.js'
 import { verify } from '../../replay/verify.js'
+import { guardAgentErrors, type ExpectedAgentError } from './error-guard.js'
 import { counterIds, fakeClock, instantTimers, trace } from './helpers.js'
 
-function make(script: readonly ScriptedEntry[], opts: Partial<AgentOptions> = {}) {
+function make(script: readonly ScriptedEntry[], { expectErrors = [], ...opts }: Partial<AgentOptions> & { expectErrors?: readonly ExpectedAgentError[] } = {}) {
   const model = scriptedModel(script, { info: { name: 'scripted' } })
   const errors: unknown[] = []
   const statuses: string[] = []
@@ -24,6 +25,7 @@ function make(script: readonly ScriptedEntry[], opts: Partial<AgentOptions> = {}
     ...opts,
   })
   agent.on('agent/error', (e) => errors.push(e.error))
+  guardAgentErrors(agent, expectErrors)
   agent.on('agent/status', (e) => statuses.push(e.status))
   return { agent, model, errors, statuses }
 }
@@ -102,7 +104,7 @@ describe('turns', () => {
   })
 
   it('R7: a throwing pre-step ends the turn error HOOK_ERROR; the agent runs the next followup', async () => {
-    const { agent, errors } = make([{ text: 'ok' }])
+    const { agent, errors } = make([{ text: 'ok' }], { expectErrors: ['agent/pre-step'] })
     let first = true
     agent.on('agent/pre-step', async (_p, next) => {
       if (first) {
@@ -273,7 +275,7 @@ describe('failures and retries', () => {
   })
 
   it('R7: a throwing system-prompt/assemble fails the step HOOK_ERROR without offering a retry', async () => {
-    const { agent } = make([])
+    const { agent } = make([], { expectErrors: ['system-prompt/assemble'] })
     let offered = false
     agent.on('system-prompt/assemble', () => {
       throw new Error('nope')
@@ -473,6 +475,7 @@ describe('inbox edits', () => {
     agent.followup('go')
     await expect(agent.runMaintenance(() => 1)).rejects.toMatchObject({ code: 'AGENT_BUSY' })
     await agent.whenIdle()
+    expect(trace(agent.events).at(-1)).toBe('turn/end 1 completed') // the misuse left the turn alone
     expect(await agent.runMaintenance(() => 7)).toBe(7)
   })
 
@@ -515,6 +518,7 @@ describe('snapshot', () => {
     const idle = agent.snapshot()
     expect(idle).toMatchObject({ status: 'idle', step: null, openTurn: null, openStep: null, pendingToolCalls: [] })
     expect(idle.lastSeq).toBe(agent.events.length - 1)
+    expect(trace(agent.events).at(-1)).toBe('turn/end 1 completed')
   })
 })
 

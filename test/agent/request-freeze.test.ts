@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { scriptedModel, type ModelRequest } from '../../models/index.js'
 import { defineTool } from '../../tools/index.js'
-import { data, makeAgent, valid } from './contain-helpers.js'
+import { data, endKinds, makeAgent, valid } from './contain-helpers.js'
 
 function deeplyFrozen(v: unknown, path = 'request'): string[] {
   if (typeof v !== 'object' || v === null) return []
@@ -58,6 +58,7 @@ describe('the frozen request (item 4)', () => {
     }
     // one header for all three requests: the later ones are frozen without a new header
     expect(data(agent.events, 'request/header').length).toBe(1)
+    expect(endKinds(agent.events)).toEqual(['completed', 'completed'])
     valid(agent.events)
   })
 })

@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from 'vitest'
 import { expectRequestsFromLog, expectValid, make } from '../compaction/helpers.js'
+import { endKinds } from './contain-helpers.js'
+import { guardAgentErrors } from './error-guard.js'
 
 const long = (c: string, n = 400) => c.repeat(n)
 const SMALL = { contextWindow: 1000, pruneThresholdChars: 800, pruneHead: 300, pruneTail: 100 }
@@ -17,6 +19,7 @@ describe('zero-copy requests', () => {
       { text: long('b') }, { text: long('c') }, { text: long('d') }, { text: 'e' },
     ]
     const m = make(turns, [{ text: 'summary of the early turns' }], SMALL, { checkRequests: 'log' })
+    guardAgentErrors(m.agent)
     for (const u of ['1', '2', '3', '4', '5']) {
       m.agent.followup(long(u))
       await m.agent.whenIdle()
@@ -31,6 +34,7 @@ describe('zero-copy requests', () => {
     const r = m.turnRequests[0]!.request
     expect(Object.isFrozen(r.messages)).toBe(true)
     expect(r.messages).toBe(r.messages)
+    expect(endKinds(m.agent.events)).toEqual(['completed', 'completed', 'completed', 'completed', 'completed'])
     expectValid(m.agent.events)
   })
 })

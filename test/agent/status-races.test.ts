@@ -79,7 +79,7 @@ describe('status-listener races (item 3)', () => {
   it('R8: dispose() during a maintenance task that never settles returns after the grace period', async () => {
     const fired: Array<() => void> = []
     const timers: Partial<Timers> = { setTimeout: (fn) => (fired.push(fn), fired.length), clearTimeout: () => {} }
-    const { agent, errors } = makeAgent([], { timers, cancelGraceMs: 50 })
+    const { agent, errors } = makeAgent([], { timers, cancelGraceMs: 50, expectErrors: ['runMaintenance'] })
     void agent.runMaintenance(() => new Promise(() => {}))
     let disposed = false
     const d = agent.dispose().then(() => (disposed = true))

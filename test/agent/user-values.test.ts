@@ -51,6 +51,7 @@ describe('throwing getters in user values (R7)', () => {
     const { agent, errors } = makeAgent(CALL_THEN_TEXT, {
       tools: [ok],
       hooks: { 'tools/pre-execute': () => ({ get kind(): 'allow' { return thrower('kind getter broke') } }) },
+      expectErrors: ['tools/pre-execute'],
     })
     agent.followup('go')
     await agent.whenIdle()
@@ -69,6 +70,7 @@ describe('throwing getters in user values (R7)', () => {
     const { agent, errors } = makeAgent(CALL_THEN_TEXT, {
       tools: [toolReturning(() => 'fine')],
       hooks: { 'tools/post-execute': () => ({ kind: 'accept', additionalContexts: contexts as never }) },
+      expectErrors: ['tools/post-execute'],
     })
     agent.followup('go')
     await agent.whenIdle()
@@ -85,6 +87,7 @@ describe('throwing getters in user values (R7)', () => {
     const { agent, errors } = makeAgent([{ error: { code: 'UNKNOWN' } }, { text: 'next' }], {
       retry: false,
       hooks: { 'agent/request-error': () => ({ get kind(): 'retry' { return thrower('decision getter broke') } }) },
+      expectErrors: ['agent/request-error'],
     })
     agent.followup('go')
     await agent.whenIdle()
@@ -123,16 +126,20 @@ describe('throwing getters in user values (R7)', () => {
   })
 
   it('R7/L9: a stream chunk or iterator result with a throwing getter is a STREAM_GRAMMAR failure', async () => {
-    for (const next of [
-      () => Promise.resolve({ done: false, value: { get type() { return thrower('chunk getter broke') } } }),
-      () => Promise.resolve({ get done() { return thrower('done getter broke') }, value: undefined }),
-    ]) {
+    // the turn/end code: an unreadable chunk is STREAM_GRAMMAR; an unreadable iterator result is read
+    // inside the iterator's guard (models/checked-stream.ts `read`), so it is the adapter failing,
+    // like a throwing next(): UNKNOWN
+    for (const [next, code] of [
+      [() => Promise.resolve({ done: false, value: { get type() { return thrower('chunk getter broke') } } }), 'STREAM_GRAMMAR'],
+      [() => Promise.resolve({ get done() { return thrower('done getter broke') }, value: undefined }), 'UNKNOWN'],
+    ] as const) {
       const { agent, errors } = makeAgent(null, { retry: false, model: { stream: () => ({ [Symbol.asyncIterator]: () => ({ next: next as never }) }) } })
       agent.followup('go')
       await agent.whenIdle()
       const [end] = data(agent.events, 'step/end')
       expect(end!.outcome.kind).toBe('failed')
       expect(end!.outcome.failure.message).toMatch(/getter broke/)
+      expect(data(agent.events, 'turn/end').map((d) => [d.reason.kind, d.reason.failure?.code])).toEqual([['error', code]])
       expect(errors.map((e) => e.where)).not.toContain('driver')
       valid(agent.events)
     }
@@ -140,7 +147,7 @@ describe('throwing getters in user values (R7)', () => {
 
   it('R7: a hook that throws a value whose message and toString throw ends the turn HOOK_ERROR', async () => {
     const unprintable = { get message() { return thrower('m') }, toString: () => thrower('s') }
-    const { agent, errors } = makeAgent([{ text: 'x' }], { hooks: { 'agent/pre-step': () => { throw unprintable } } })
+    const { agent, errors } = makeAgent([{ text: 'x' }], { hooks: { 'agent/pre-step': () => { throw unprintable } }, expectErrors: ['agent/pre-step'] })
     agent.followup('go')
     await agent.whenIdle()
     expect(data(agent.events, 'turn/end').map((d) => d.reason)).toEqual([

@@ -12,6 +12,7 @@ import { defaultRegistry } from '../../events/registry.js'
 import { verify } from '../../replay/verify.js'
 import { z } from 'zod'
 import { LogWriter, expectRefused, text, um } from './log-writer.js'
+import { fcRuns } from '../fc-runs.js'
 
 /** A valid two-turn log, as plain events. */
 function validLog(): LogEvent[] {
@@ -228,7 +229,7 @@ describe('fuzz', () => {
           c.apply(e)
         }
       }),
-      { numRuns: 400 },
+      { numRuns: fcRuns(400) },
     )
   })
 
@@ -252,7 +253,7 @@ describe('fuzz', () => {
         })
         expect(b).toEqual(a)
       }),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     )
   })
 
@@ -267,7 +268,7 @@ describe('fuzz', () => {
         for (const v of r.violations) expect(v.invariant).toMatch(/^(SCHEMA|L([1-9]|1[0-6]))$/)
         if (junk.length > 0) expect(r.ok).toBe(false)
       }),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     )
   })
 })

@@ -8,6 +8,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { EVENT_DATA, Envelope, defaultRegistry } from '../../events/index.js'
 import { arbValidLog } from '../../testing/index.js'
+import { fcRuns } from '../fc-runs.js'
 
 function runtimeVerdict(raw: unknown): boolean {
   if (!Envelope.safeParse(raw).success) return false
@@ -58,7 +59,7 @@ describe('compiled validation', () => {
           expect(runtimeVerdict(raw)).toBe(true)
         }
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     )
   })
 
@@ -72,7 +73,7 @@ describe('compiled validation', () => {
         expect(compiledVerdict).toBe(runtimeVerdict(m))
         if (!compiledVerdict) refused++
       }),
-      { numRuns: 3000 },
+      { numRuns: fcRuns(3000) },
     )
     // the mutations must actually produce refused events, or the property proves nothing
     expect(refused).toBeGreaterThan(300)

@@ -13,7 +13,12 @@ import { inboxMachine, stepMachine, turnMachine } from '../../machines/index.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { defineTool } from '../../tools/index.js'
 import { verify } from '../../replay/verify.js'
+import { guardAgentErrors, type ExpectedAgentError } from '../agent/error-guard.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
+
+/** The scenarios below make hooks throw `Error('x')` on purpose, reported where the hook runs; any
+ * other `agent/error` (the driver's catch-all, the scheduler's) fails the test (issue 15 part 3). */
+const PROVOKED: ExpectedAgentError[] = [(e) => e.where !== 'driver' && e.error instanceof Error && e.error.message === 'x']
 
 interface Edge { machine: string; key: string; transition: unknown }
 
@@ -74,6 +79,7 @@ async function run(script: readonly ScriptedEntry[], setup: (a: Agent) => void, 
     inspect,
     ...opts,
   })
+  guardAgentErrors(agent, PROVOKED)
   setup(agent)
   await act(agent)
   await agent.whenIdle()

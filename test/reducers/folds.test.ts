@@ -5,6 +5,7 @@ import type { LogEvent, UserMessage } from '../../events/index.js'
 import { inboxReducer, type TranscriptRetry, type TranscriptStep, type TranscriptTurn } from '../../reducers/index.js'
 import { replay, stateAt } from '../../replay/replay.js'
 import { LogBuilder } from './logs.js'
+import { fcRuns } from '../fc-runs.js'
 
 const um = (id: string): UserMessage => ({ id, role: 'user', content: [{ type: 'text', text: id }], source: { kind: 'user' } })
 
@@ -29,7 +30,7 @@ describe('inbox', () => {
         expect(s.nextTurn.map((m) => m.id)).toEqual(model['next-turn'])
         expect(s.nextStep.map((m) => m.id)).toEqual(model['next-step'])
       }),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     )
   })
 

@@ -13,6 +13,7 @@ import { foldEventsWithImmer } from '../../reducers/projection.js'
 import { replay, stateAt } from '../../replay/replay.js'
 import { arbValidLog, checkerOptionsFor } from '../../testing/arbitraries/index.js'
 import { arbOps, buildFromOps, LogBuilder } from './logs.js'
+import { fcRuns } from '../fc-runs.js'
 
 const localLogs = arbOps.map((ops) => buildFromOps(ops))
 
@@ -152,7 +153,7 @@ describe('the local generator', () => {
           checker.apply(e)
         }
       }),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     )
   })
 })
@@ -191,7 +192,7 @@ describe('P1: incremental fold = batch fold', () => {
         expectP1(events)
         checkOracles(events)
       }),
-      { numRuns: 300 },
+      { numRuns: fcRuns(300) },
     )
   })
 
@@ -201,7 +202,7 @@ describe('P1: incremental fold = batch fold', () => {
         expectP1(events)
         checkOracles(events)
       }),
-      { numRuns: 1000 },
+      { numRuns: fcRuns(1000) },
     )
   })
 })
@@ -215,8 +216,8 @@ describe('P2: stateAt(log, n) = the live state right after seq n', () => {
         expect(JSON.stringify(stateAt(events, e.seq))).toBe(JSON.stringify(p.state))
       }
     }
-    fc.assert(fc.property(arbValidLog(), prop), { numRuns: 100 })
-    fc.assert(fc.property(localLogs, prop), { numRuns: 100 })
+    fc.assert(fc.property(arbValidLog(), prop), { numRuns: fcRuns(100) })
+    fc.assert(fc.property(localLogs, prop), { numRuns: fcRuns(100) })
   })
 })
 
@@ -232,7 +233,7 @@ describe('P7: no mutation of events, deterministic state', () => {
         allFolds(loose)
         expect(JSON.stringify(loose)).toBe(text)
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     )
   })
 
@@ -247,7 +248,7 @@ describe('P7: no mutation of events, deterministic state', () => {
         expect(JSON.stringify(immer)).toBe(a)
         expect(JSON.stringify(immerSmall)).toBe(a)
       }),
-      { numRuns: 200 },
+      { numRuns: fcRuns(200) },
     )
   })
 
