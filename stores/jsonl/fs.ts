@@ -4,7 +4,7 @@
  * bytes). The default is `node:fs/promises`. Errors are Node's (with `code`); the store turns them
  * into coded `TurnlogError`s.
  */
-import { statSync } from 'node:fs'
+import { constants as fsc, statSync } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 
 export interface StoreFile {
@@ -38,9 +38,42 @@ export interface StoreFs {
   syncDir(path: string): Promise<void>
 }
 
+/**
+ * Opens an existing file of the store (`'r'` or `'r+'`) without ever blocking on it: a FIFO (or a
+ * device) put where a session file or lock should be would block `open` until a writer appears,
+ * tying up a libuv thread and the store call for good. So the open is `O_NONBLOCK` (regular files
+ * ignore the flag) and the opened descriptor must be a regular file (`fstat`, the answer that
+ * counts: no race with a swap after a `stat`); otherwise the error (`code: 'ENOTREG'` or
+ * `'EISDIR'`) names the path and what it is, and the store turns it into `IO_ERROR`.
+ */
+async function openRegular(path: string, flags: 'r' | 'r+'): Promise<fsp.FileHandle> {
+  const access = flags === 'r' ? fsc.O_RDONLY : fsc.O_RDWR
+  const fh = await fsp.open(path, access | (fsc.O_NONBLOCK ?? 0) | (fsc.O_NOCTTY ?? 0))
+  let kind: string | undefined
+  try {
+    const st = await fh.stat()
+    if (!st.isFile()) kind = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a FIFO' : st.isSocket() ? 'a socket' : 'a device or other special file'
+  } catch (err) {
+    await fh.close().catch(() => {})
+    throw err
+  }
+  if (kind !== undefined) {
+    await fh.close().catch(() => {})
+    throw Object.assign(new Error(`${path} is ${kind}, not a regular file`), { code: kind === 'a directory' ? 'EISDIR' : 'ENOTREG', path })
+  }
+  return fh
+}
+
 export const nodeFs: StoreFs = {
-  open: (path, flags, mode) => fsp.open(path, flags, mode),
-  readFile: (path) => fsp.readFile(path),
+  open: (path, flags, mode) => (flags === 'r' || flags === 'r+' ? openRegular(path, flags) : fsp.open(path, flags, mode)),
+  readFile: async (path) => {
+    const fh = await openRegular(path, 'r')
+    try {
+      return await fh.readFile()
+    } finally {
+      await fh.close().catch(() => {})
+    }
+  },
   link: (a, b) => fsp.link(a, b),
   rename: (a, b) => fsp.rename(a, b),
   unlink: (p) => fsp.unlink(p),
