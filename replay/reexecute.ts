@@ -249,6 +249,25 @@ class Reexecution {
     this.start = seed + 1
     this.#index()
     this.#findSwitches()
+    this.#findCancelTraces()
+  }
+
+  /**
+   * Fills `cancelTraced`: turns with an event only a cancel makes (an aborted step, an ABORTED
+   * result or summary, an interrupted message the process wrote). Repair's closers also write
+   * interrupted messages: those inside a process boundary's closers are not traces.
+   */
+  #findCancelTraces(): void {
+    let turn: number | null = null
+    let sw = 0
+    for (let i = this.start; i < this.rec.length; i++) {
+      const e = this.rec[i]!
+      while (this.#switches[sw] !== undefined && this.#switches[sw]!.end <= i) sw++
+      const inClosers = this.#switches[sw] !== undefined && this.#switches[sw]!.k <= i
+      if (e.type === 'turn/start') turn = (e as EventOf<'turn/start'>).data.turn
+      else if (e.type === 'turn/end') turn = null
+      else if (turn !== null && !inClosers && e.type !== 'tool/call' && isCancelEffect(e, this.rec[i + 1])) this.cancelTraced.add(turn)
+    }
   }
 
   /** Fills `#switches` (see there). */
@@ -340,7 +359,6 @@ class Reexecution {
         }
         case 'step/end': {
           const d = (e as EventOf<'step/end'>).data
-          if (d.outcome.kind === 'aborted') this.cancelTraced.add(d.turn)
           if (cur) {
             cur.outcome = d.outcome
             if (cur.end.kind !== 'return' && d.outcome.kind === 'failed') cur.end = { kind: 'throw', failure: d.outcome }
@@ -603,6 +621,9 @@ class Reexecution {
       const plan = this.#cancelPlan(next)
       if ((plan !== null || this.#issuable(next)) && hookWaiting && !this.#choose()) return did
       if (plan !== null) {
+        // bodies whose recorded outcome proves they settled before the cancel settle first; the
+        // cancel is issued on the next tick, once their settlement has reached the driver
+        if (this.#settleBeforeCancel()) return true
         this.cancelled.add(plan.turn)
         this.agent.cancel(plan.cause, { keepInbox: plan.keepInbox })
         did = true
@@ -772,11 +793,15 @@ class Reexecution {
     else return null
     // In a step whose tools the cancel cut, the calls' recorded progress decides when it came.
     if (this.#inToolCancelStep()) {
-      // a result the recording committed before the cancel: its body settles first
+      // A result the recording committed before the cancel's traces: its body settles first,
+      // unless its outcome is one a body also gives after the cancel (an output, a timeout) and
+      // nothing in the log pins the cancel later (the clearing splices of a cancel without
+      // keepInbox): then the cancel came first (the calls it stopped never started, see
+      // `#toolCancelReady`), and the body settles after it, inside the grace period.
       if (next.type === 'tool/result' && !isCancelEffect(next, this.rec[next.seq + 1])) {
-        const d = (next as EventOf<'tool/result'>).data
-        const b = this.bodies.get(key3(d.turn, d.step, d.callId))
-        if (b && !b.settled) return null
+        const r = next as EventOf<'tool/result'>
+        const b = this.bodies.get(key3(r.data.turn, r.data.step, r.data.callId))
+        if (b && !b.settled && !(settlesAfterCancel(r) && !this.#cancelPinned(next.seq, end.seq))) return null
       }
       return this.#toolCancelReady() ? { turn, cause, keepInbox: !this.#isCancelClear(next.seq, end.seq) } : null
     }
@@ -786,6 +811,34 @@ class Reexecution {
       if (this.#latchingSendAfterCancel(next as EventOf<'agent/inbox/spliced'>, end.seq)) return { turn, cause, keepInbox: true }
     }
     return null
+  }
+
+  /**
+   * In a step whose tools the cancel cut: settles every running body whose recorded result only a
+   * body that settled before the cancel gives. A body that throws after the abort is `ABORTED`
+   * (tools/scheduler.ts), so a recorded `TOOL_ERROR` is a fact of the recording: its body threw
+   * before the cancel, even when its result commits after an aborted one (results commit in model
+   * order). An output, a timeout or an abort may come after the cancel: those settle as the
+   * recording's next event asks. True when it settled something.
+   */
+  #settleBeforeCancel(): boolean {
+    if (!this.#inToolCancelStep()) return false
+    let did = false
+    for (const b of this.bodies.values()) {
+      if (b.settled || b.result?.data.error?.code !== 'TOOL_ERROR') continue
+      did = this.#settle(b) || did
+    }
+    return did
+  }
+
+  /** A splice between `from` and the turn's end clears a list as a cancel does: the cancel's
+   * position is written in the log. */
+  #cancelPinned(from: number, endSeq: number): boolean {
+    for (let i = from; i < endSeq; i++) {
+      const x = this.rec[i]!
+      if (x.type === 'agent/inbox/spliced' && (x as EventOf<'agent/inbox/spliced'>).data.outcome === 'canceled') return true
+    }
+    return false
   }
 
   /** The open step's tools were cut by a cancel (recorded), and its message is already appended. */
@@ -1314,6 +1367,13 @@ function isAbortedBeforeBody(r: EventOf<'tool/result'>): boolean {
 
 function isAbortedWhileRunning(r: EventOf<'tool/result'>): boolean {
   return r.data.error?.code === 'ABORTED' && !isAbortedBeforeBody(r)
+}
+
+/** An outcome a body gives as well when it settles after the cancel (within the grace period):
+ * an output (also an invalid one) or a timeout. A throw after the cancel is `ABORTED`. */
+function settlesAfterCancel(r: EventOf<'tool/result'>): boolean {
+  const code = r.data.error?.code
+  return code === undefined || code === 'TOOL_TIMEOUT' || code === 'INVALID_TOOL_OUTPUT'
 }
 
 function isExecuteHookError(r: EventOf<'tool/result'>): boolean {

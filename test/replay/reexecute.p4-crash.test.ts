@@ -64,8 +64,8 @@ function explain(events: readonly LogEvent[], r: Awaited<ReturnType<typeof reexe
   return `${r.divergence.diff}\nrecorded around it:\n${ctx.join('\n')}`
 }
 
-describe('P4 with crashes, repair and resume', () => {
-  it(`P4 P5 §8: a generated run cut at a random event, repaired, resumed and continued re-executes identically (${RUNS} runs)`, async () => {
+/** The crash property: every run, or with `path` the one run a counterexample names. */
+async function crashPass(seed: number | undefined, path?: string): Promise<void> {
     await fc.assert(
       fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(8), fc.nat(), async (sc, s, cmds, cutAt) => {
         // Hooks whose decisions depend on the turn and step, not on a count of calls: a restart the
@@ -94,9 +94,21 @@ describe('P4 with crashes, repair and resume', () => {
         if (!r.ok) throw new Error(explain(events, r))
         expect(r.eventCount).toBe(events.length)
       }),
-      { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED, ...(process.env.P4_CRASH_PATH ? { path: process.env.P4_CRASH_PATH } : {}) } : {}) },
+      path !== undefined ? { numRuns: 1, seed, path, endOnFailure: true } : { numRuns: RUNS, ...(seed !== undefined ? { seed } : {}) },
     )
+}
+
+describe('P4 with crashes, repair and resume', () => {
+  it(`P4 P5 §8: a generated run cut at a random event, repaired, resumed and continued re-executes identically (${RUNS} runs)`, async () => {
+    await crashPass(SEED, process.env.P4_CRASH_PATH)
   }, 600_000)
+
+  it('P4 §8 regression: a cut after the interrupted message a cancel wrote (following an inbox splice); the cancel is re-issued (seed 1951554365)', async () => {
+    // The process wrote `assistant/message {interrupted}` (a cancel mid-stream, after a send) and
+    // died before its step/end: repair closed the turn `interrupted`. The interrupted message is the
+    // cancel's only trace; re-execution used to let the stream fail (step/end at seq 12).
+    await crashPass(1951554365, '76:0:0:0:0:0:0:0:0:2:2:6:12:12:10:10')
+  }, 60_000)
 
   it(`P4: steps with more instant concurrency-safe calls than the cap, with a crash, repair and resume (${RUNS} runs)`, async () => {
     const tool = () => defineTool({
