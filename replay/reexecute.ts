@@ -296,9 +296,39 @@ class Reexecution {
             this.#switches.push({ k, end: i + 1 })
             resumeHeaderDue = true
           }
+        } else if (this.#retryLost(turnStart, i)) {
+          // the process died between the turn's end and the retry turn it owed: the next process
+          // starts on the log as it stood after the end (it does not retry; repair closes nothing)
+          this.#switches.push({ k: i + 1, end: i + 1 })
+          resumeHeaderDue = true
         }
       }
     }
+  }
+
+  /**
+   * The turn `turnStart..end` ended `error` after a retry was authorised in the log (the retry
+   * policy's `llm/retry`, or an overflow recovery's compaction that succeeded, after the failed
+   * step), but no retry turn of it follows (after only splices, the next event is something
+   * else): the process that owed the retry turn died right after the `turn/end`. A retry a hook
+   * authorised without logging anything cannot be told from a changed rule: not inferred.
+   */
+  #retryLost(turnStart: number, end: number): boolean {
+    const ev = this.rec
+    const d = (ev[end] as EventOf<'turn/end'>).data
+    if (d.reason.kind !== 'error' || turnStart < this.start) return false
+    let evidence = false
+    for (let i = end - 1; i > turnStart && ev[i]!.type !== 'step/end'; i--) {
+      const x = ev[i]!
+      if (x.type === 'llm/retry' || (x.type === 'compaction/end' && (x as EventOf<'compaction/end'>).data.error === undefined)) evidence = true
+    }
+    if (!evidence) return false
+    let j = end + 1
+    while (ev[j]?.type === 'agent/inbox/spliced') j++
+    const next = ev[j]
+    if (next === undefined) return false // the recording's end: see `#endsBetweenTurns`
+    const cause = next.type === 'turn/start' ? (next as EventOf<'turn/start'>).data.cause : undefined
+    return !(cause?.kind === 'retry' && cause.of === d.turn)
   }
 
   /**
