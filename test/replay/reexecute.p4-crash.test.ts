@@ -23,11 +23,9 @@ import {
 import { HEADER } from './replay-helpers.js'
 
 const RUNS = Number(process.env.P4_CRASH_RUNS ?? 80)
-// A fixed seed by default: with fresh seeds this property finds re-execution gaps that are still
-// open (a cut mid-stream right after an inbox splice: seed 1951554365, path
-// 76:0:0:0:0:0:0:0:0:2:2:6:12:12:10:10; see docs/ARCHITECTURE.md, re-execution). P4_CRASH_SEED
-// picks another seed; P4_CRASH_SEED=random explores.
-const SEED = process.env.P4_CRASH_SEED === 'random' ? undefined : Number(process.env.P4_CRASH_SEED ?? 20261130)
+// A fresh seed each run by default (round 9: 40+ fresh seeds passed before this); a failure names
+// its seed and path: P4_CRASH_SEED=<n> P4_CRASH_PATH=<path> replays it.
+const SEED = process.env.P4_CRASH_SEED === undefined || process.env.P4_CRASH_SEED === 'random' ? undefined : Number(process.env.P4_CRASH_SEED)
 
 /** The scenario's pre-step and turn-stopping plans, chosen by turn and step (stateless), plus the
  * scheduler's wait before each hook and tool pre-execute. */
