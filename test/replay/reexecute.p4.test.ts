@@ -5,7 +5,7 @@ import { verify } from '../../replay/verify.js'
 import { arbCommandList, arbScenario, MAX_STEPS, recordRun, withTimeout } from './agent-runs.js'
 
 const RUNS = Number(process.env.P4_RUNS ?? 300)
-const SEED = process.env.P4_SEED !== undefined ? Number(process.env.P4_SEED) : undefined
+const SEED = process.env.P4_SEED !== undefined && process.env.P4_SEED !== 'random' ? Number(process.env.P4_SEED) : undefined
 
 describe('P4: re-execution reproduces the recorded log', () => {
   it(`P4: every generated agent run re-executes to the same log, time included (${RUNS} runs)`, async () => {

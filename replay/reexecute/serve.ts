@@ -1,0 +1,113 @@
+/**
+ * The pump's waiting points: which model stream, summary call or tool body the next recorded
+ * event releases; hook gates; and what the agent waits on when nothing can be released (stalls).
+ */
+import type { EventOf, LogEvent } from '../../events/index.js'
+import { diverge } from './compare.js'
+import { isAbortedBeforeBody, isAbortedWhileRunning, key3 } from './facts.js'
+import type { Gate, Host } from './state.js'
+import { settle } from './tools.js'
+
+export function stalled(rx: Host, next: LogEvent | null): void {
+  const seq = rx.len
+  if (rx.agent.status === 'idle' && rx.gates.length === 0 && !rx.maintaining && next !== null) {
+    diverge(rx, { seq, expected: next, actual: null, kind: 'missing', waiting: 'is idle' })
+    return
+  }
+  const waiting = describeWaiting(rx)
+  rx.stall = setTimeout(() => {
+    if (rx.done || rx.len !== seq) return
+    if (next === null) {
+      diverge(rx, { seq, expected: null, actual: null, kind: 'extra', waiting })
+      rx.divergence!.diff = `seq ${seq}: the recorded log ends at seq ${seq - 1}, but the agent ${waiting}`
+    } else diverge(rx, { seq, expected: next, actual: null, kind: 'missing', waiting })
+  }, rx.opts.stallMs ?? 2000)
+}
+
+export function describeWaiting(rx: Host): string {
+  const parts: string[] = []
+  for (const s of rx.streams) {
+    if (!s.waiter) continue
+    if (s.compaction !== undefined) parts.push(`waits for the summary of compaction ${s.compaction?.id ?? '?'}`)
+    else parts.push(`waits for the model (turn ${s.rec?.turn ?? '?'} step ${s.rec?.step ?? '?'})`)
+  }
+  for (const b of rx.bodies.values()) if (!b.settled) parts.push(`waits for tool call ${b.key}`)
+  for (const g of rx.gates) parts.push(`waits ${g.kind === 'sleep' ? 'in a retry sleep' : `${g.kind} hook ${g.hook}`}`)
+  return parts.length ? parts.join(', ') : 'waits on something outside the re-execution (a hook?)'
+}
+
+export function release(rx: Host, g: Gate): void {
+  const i = rx.gates.indexOf(g)
+  if (i >= 0) rx.gates.splice(i, 1)
+  g.release()
+}
+
+/** Releases hook after-gates and sleeps (never blocked by anything but a pending tool cancel). */
+export function releaseSafe(rx: Host): boolean {
+  const safe = rx.gates.filter((g) => g.kind !== 'before' && mayPass(rx, g))
+  for (const g of safe) release(rx, g)
+  return safe.length > 0
+}
+
+/** While a cancel inside the tool phase is pending, calls that the cancel stopped before their body
+ * must not get through `tools/pre-execute`. */
+export function mayPass(rx: Host, g: Gate): boolean {
+  if (g.hook !== 'tools/pre-execute' || g.callKey === undefined) return true
+  const turn = rx.agent.lifecycle.openTurn
+  if (turn === null || rx.aborted()) return true
+  const result = rx.stepRec()?.results.get(g.callKey)
+  return !(result && isAbortedBeforeBody(result))
+}
+
+export function serve(rx: Host, next: LogEvent): boolean {
+  // a compaction summary call: answered when its bracket's outcome is next
+  for (const s of rx.streams) {
+    if (!s.waiter || s.compaction === undefined) continue
+    if ((next.type === 'compaction/summary' || next.type === 'compaction/end') &&
+      (next.data as { compactionId: string }).compactionId === s.compaction?.id) {
+      const w = s.waiter
+      s.waiter = null
+      w()
+      return true
+    }
+  }
+  // the model stream
+  for (const s of rx.streams) {
+    if (!s.waiter || !s.rec) continue
+    const more = s.i < s.rec.chunks.length
+    if (next.type === 'assistant/chunk' ? more : !more && s.rec.end.kind !== 'hang') {
+      const w = s.waiter
+      s.waiter = null
+      w()
+      return true
+    }
+  }
+  if (next.type === 'tool/result') {
+    const d = (next as EventOf<'tool/result'>).data
+    const b = rx.bodies.get(key3(d.turn, d.step, d.callId))
+    if (b && !b.settled && settle(rx, b)) return true
+  }
+  if (next.type === 'tool/call') {
+    // A call waits for a pool slot: one running body must settle first. Settling the body whose
+    // result commits next makes that result follow at once (its post-execute gate is released
+    // eagerly), so it is the one only when the recording commits it next, after the calls that
+    // start now; otherwise a body that cannot commit yet (the last one) settles, which logs nothing.
+    const running = [...rx.bodies.values()].filter((b) => !b.settled && b.result && !isAbortedWhileRunning(b.result))
+    running.sort((x, y) => y.index - x.index)
+    const due = resultAfterCalls(rx, next.seq)
+    const head = due === null ? undefined : running.find((b) => b.key === due)
+    if (head && settle(rx, head)) return true
+    for (const b of running) if (settle(rx, b)) return true
+  }
+  return false
+}
+
+/** The call key of the first `tool/result` after the run of `tool/call`s starting at `seq`, or null. */
+export function resultAfterCalls(rx: Host, seq: number): string | null {
+  let i = seq
+  while (rx.rec[i]?.type === 'tool/call') i++
+  const r = rx.rec[i]
+  if (r?.type !== 'tool/result' || r.surfaceOp !== 'append') return null
+  const d = (r as EventOf<'tool/result'>).data
+  return key3(d.turn, d.step, d.callId)
+}
