@@ -43,11 +43,13 @@ export function verifyOptions(opts: { maxSteps?: string; maxRetries?: string }):
   return v
 }
 
-/** `turnlog reexec … --report OUT`: the recorded log's page with the first divergence (if any)
- * side by side, selected when the page opens. */
+/** `turnlog reexec … --report OUT`: the recorded log's page with the first divergence side by side,
+ * its seq selected when the page opens; without a divergence, the page says the log re-executed
+ * identically (`reexec: { ok: true }`) and opens at the last seq. Written in both cases. */
 export async function writeReexecReport(
   outArg: string, logArg: string, log: { file: string; header: unknown; events: readonly LogEvent[] },
   divergence: { seq: number; kind: string; diff: string; expected: unknown; actual: unknown } | null, io: CliIo,
+  eventCount = log.events.length,
 ): Promise<void> {
   const out = resolve(io.cwd ?? process.cwd(), outArg)
   if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '--report' })
@@ -55,6 +57,8 @@ export async function writeReexecReport(
   const html = await renderPage({
     version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
     divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
+    // no divergence: the page says the log re-executed identically (a banner, not silence)
+    ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
     ...(select !== undefined ? { select } : {}),
   })
   await writeFile(out, html)

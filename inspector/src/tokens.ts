@@ -1,0 +1,120 @@
+/**
+ * Tokens per request over the session (input stacked with output), compaction summaries in violet,
+ * compaction ends as violet lines; requests up to the selected seq bright, later ones pale. Both
+ * colourings are painted once per data/size into two layers; moving the cursor composites them
+ * (bright left of the cursor, pale right), so a scrub does not repaint thousands of bars.
+ */
+import type { Timeline } from '../../replay/timeline.js'
+
+const LABEL_W = 84
+
+export interface TokensView {
+  readonly canvas: HTMLCanvasElement
+  set(tl: Timeline): void
+  setCursor(seq: number): void
+}
+
+export function createTokens(onPick: (seq: number) => void): TokensView {
+  const canvas = document.createElement('canvas')
+  canvas.className = 'tokens'
+  canvas.setAttribute('aria-label', 'tokens per request; violet: compaction')
+  const bright = document.createElement('canvas')
+  const pale = document.createElement('canvas')
+  let tl: Timeline | null = null
+  let cursor = 0
+  let key = ''
+  let version = 0
+  let hits: Array<{ x0: number; x1: number; seq: number }> = []
+  let bw = 1
+
+  canvas.addEventListener('click', (ev) => {
+    const hit = hits.find((t) => ev.offsetX >= t.x0 && ev.offsetX <= t.x1)
+    if (hit) onPick(hit.seq)
+  })
+
+  function paint(layer: HTMLCanvasElement, lit: boolean, dpr: number, w: number, hgt: number): void {
+    layer.width = canvas.width
+    layer.height = canvas.height
+    const g = layer.getContext('2d')!
+    g.setTransform(dpr, 0, 0, dpr, 0, 0)
+    g.font = '11px system-ui, sans-serif'
+    g.fillStyle = '#475569'
+    g.fillText('tokens / request', 6, 12)
+    const pts = tl?.tokens ?? []
+    if (pts.length === 0) {
+      g.fillText('no requests yet', LABEL_W, hgt / 2)
+      return
+    }
+    let max = 1
+    for (const p of pts) max = Math.max(max, p.input + p.output)
+    g.fillText(`max ${max.toLocaleString('en-US')}`, 6, 26)
+    bw = Math.min(28, (w - LABEL_W - 8) / pts.length)
+    const top = 8
+    const base = hgt - 4
+    let ci = 0
+    const compactions = tl!.compactionSeqs
+    const out: typeof hits = []
+    pts.forEach((p, i) => {
+      const x = LABEL_W + i * bw
+      const hi = (p.input / max) * (base - top)
+      const ho = (p.output / max) * (base - top)
+      g.fillStyle = p.compaction ? '#7c3aed' : lit ? '#3b82f6' : '#bfdbfe'
+      g.fillRect(x, base - hi, Math.max(1, bw - 1), hi)
+      g.fillStyle = p.compaction ? '#c4b5fd' : lit ? '#0891b2' : '#a5f3fc'
+      g.fillRect(x, base - hi - ho, Math.max(1, bw - 1), ho)
+      out.push({ x0: x, x1: x + Math.max(2, bw), seq: p.seq })
+      while (ci < compactions.length && compactions[ci]! <= p.seq) {
+        g.fillStyle = '#7c3aed'
+        g.fillRect(x - 1, top, 2, base - top)
+        ci++
+      }
+    })
+    hits = out
+  }
+
+  function draw(): void {
+    const dpr = window.devicePixelRatio || 1
+    const w = canvas.clientWidth || 800
+    const hgt = canvas.clientHeight || 90
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(hgt * dpr)) {
+      canvas.width = Math.round(w * dpr)
+      canvas.height = Math.round(hgt * dpr)
+    }
+    const k = `${canvas.width}x${canvas.height}|${dpr}|${version}`
+    if (k !== key) {
+      paint(bright, true, dpr, w, hgt)
+      paint(pale, false, dpr, w, hgt)
+      key = k
+    }
+    const g = canvas.getContext('2d')!
+    g.setTransform(1, 0, 0, 1, 0, 0)
+    g.clearRect(0, 0, canvas.width, canvas.height)
+    g.drawImage(pale, 0, 0)
+    // requests are in log order: the lit ones are a prefix, so bright is a clip from the left
+    const pts = tl?.tokens ?? []
+    let lo = 0
+    let hi = pts.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (pts[mid]!.seq <= cursor) lo = mid + 1
+      else hi = mid
+    }
+    const cut = Math.round((LABEL_W + lo * bw) * dpr)
+    if (lo > 0) g.drawImage(bright, 0, 0, cut, canvas.height, 0, 0, cut, canvas.height)
+  }
+
+  new ResizeObserver(() => draw()).observe(canvas)
+
+  return {
+    canvas,
+    set(t) {
+      tl = t
+      version++
+      draw()
+    },
+    setCursor(seq) {
+      cursor = seq
+      draw()
+    },
+  }
+}
