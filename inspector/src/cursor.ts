@@ -20,8 +20,15 @@ import type { LogEvent } from '../../events/envelope.js'
 import type { ReplayState } from '../../reducers/index.js'
 import { applyEvent, initialReplayState } from '../../reducers/projection.js'
 
-/** Events between two checkpoints (the most a scrub folds). */
+/** Events between two checkpoints (the most a scrub folds) on big or growing logs. */
 export const CHECKPOINT_EVERY = 2000
+
+/** The interval for a log of `n` events: about 40 checkpoints, between 250 and 2,000 events apart
+ * (a small log scrubs from a near checkpoint; a big one keeps memory bounded). A live log grows, so
+ * it gets the big-log interval from the start. */
+export function checkpointEveryFor(n: number, live: boolean): number {
+  return live ? CHECKPOINT_EVERY : Math.min(CHECKPOINT_EVERY, Math.max(250, Math.ceil(n / 40)))
+}
 
 let immer: Immer | null = null
 function im(): Immer {

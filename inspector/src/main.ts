@@ -17,7 +17,7 @@ import type { Violation } from '../../events/invariants/types.js'
 import { Verifier } from '../../replay/verify.js'
 import { buildTimeline, str, type Timeline } from '../../replay/timeline.js'
 import { Background } from './background.js'
-import { StateCursor } from './cursor.js'
+import { checkpointEveryFor, StateCursor } from './cursor.js'
 import { readPageData, type PageData } from './data.js'
 import { fmtInt, h, oneLine, replace } from './dom.js'
 import { cls, eventSummary } from './format.js'
@@ -70,7 +70,7 @@ function start(d: PageData): void {
   let seq = events.length ? Math.min(Math.max(0, d.select ?? events.length - 1), events.length - 1) : -1
   let follows = d.mode === 'live' && d.select === undefined
   let axis: 'time' | 'seq' = 'time'
-  const cursor = new StateCursor(() => events, d.checkpointEvery)
+  const cursor = new StateCursor(() => events, d.checkpointEvery ?? checkpointEveryFor(events.length, d.mode === 'live'))
   const verifier = new Verifier(d.verifyOptions ?? {})
   const calls = new Map<string, { call?: number; result?: number }>()
   let indexed = 0
@@ -250,8 +250,11 @@ function start(d: PageData): void {
   layout()
   show(true)
   // the first frame with the shell, the timeline and the lists (before any fold): "first paint"
-  requestAnimationFrame(() => mark('firstPaintMs'))
-  background.kick()
+  // the fold starts after that frame, so it never delays the first paint
+  requestAnimationFrame(() => {
+    mark('firstPaintMs')
+    setTimeout(() => background.kick(), 0)
+  })
 
   if (d.mode === 'live') {
     let pending = 0

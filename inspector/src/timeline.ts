@@ -61,9 +61,11 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
     return LABEL_W + ((v - view.x0) / (view.x1 - view.x0)) * (w - LABEL_W - 8)
   }
 
+  // the canvas width, from the ResizeObserver (reading clientWidth forces a layout on every scrub)
+  let cssW = 0
   function draw(): void {
     const dpr = window.devicePixelRatio || 1
-    const w = canvas.clientWidth || 800
+    const w = cssW || (cssW = canvas.clientWidth) || 800
     const hgt = 18 + rows.length * ROW_H + 4
     canvas.style.height = `${hgt}px`
     if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(hgt * dpr)) {
@@ -114,6 +116,7 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       g.fillText(axis() === 'seq' ? `#${Math.round(v)}` : fmtAxis(v), x + 2, 7)
     }
     const rowIndex = new Map(rows.map((r, i) => [r, i]))
+    const painted: Array<{ x1: number; color: string } | undefined> = []
     for (const b of tl.bars) {
       const ri = rowIndex.get(b.row)
       if (ri === undefined) continue
@@ -126,6 +129,12 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       x0 = Math.max(x0, LABEL_W - 2)
       const y = 18 + ri * ROW_H + 3
       const color = b.status === 'ok' ? KIND_COLORS[b.kind]! : COLORS[b.status] ?? '#64748b'
+      hits.push({ x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b })
+      // zoomed out, thousands of bars share a few pixels: one that adds no pixel of a new colour
+      // to its row is not painted again (its hit box stays)
+      const seen = painted[ri]
+      if (seen && x1 <= seen.x1 + 0.5 && seen.color === color && b.status !== 'open') continue
+      if (!seen || x1 > seen.x1 || seen.color !== color) painted[ri] = { x1, color }
       g.fillStyle = color
       g.globalAlpha = b.status === 'open' ? 0.55 : 0.9
       g.fillRect(x0, y, x1 - x0, ROW_H - 6)
@@ -139,7 +148,6 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
         g.fillText(oneLine(b.label, 80), x0 + 4, y + (ROW_H - 6) / 2)
         g.restore()
       }
-      hits.push({ x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b })
     }
     const mi = rowIndex.get('marks')!
     const my = 18 + mi * ROW_H + ROW_H / 2
@@ -204,7 +212,10 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       onPick(lo, null)
     }
   })
-  new ResizeObserver(() => draw()).observe(canvas)
+  new ResizeObserver((entries) => {
+    cssW = entries[entries.length - 1]?.contentRect.width ?? 0
+    draw()
+  }).observe(canvas)
 
   return {
     canvas,

@@ -5,6 +5,7 @@
  * (bright left of the cursor, pale right), so a scrub does not repaint thousands of bars.
  */
 import type { Timeline } from '../../replay/timeline.js'
+import { fmtInt } from './dom.js'
 
 const LABEL_W = 84
 
@@ -47,7 +48,7 @@ export function createTokens(onPick: (seq: number) => void): TokensView {
     }
     let max = 1
     for (const p of pts) max = Math.max(max, p.input + p.output)
-    g.fillText(`max ${max.toLocaleString('en-US')}`, 6, 26)
+    g.fillText(`max ${fmtInt(max)}`, 6, 26)
     bw = Math.min(28, (w - LABEL_W - 8) / pts.length)
     const top = 8
     const base = hgt - 4
@@ -72,10 +73,13 @@ export function createTokens(onPick: (seq: number) => void): TokensView {
     hits = out
   }
 
+  // sizes from the ResizeObserver: reading clientWidth/Height forces a layout on every scrub
+  let size: { w: number; h: number } | null = null
   function draw(): void {
     const dpr = window.devicePixelRatio || 1
-    const w = canvas.clientWidth || 800
-    const hgt = canvas.clientHeight || 90
+    size ??= { w: canvas.clientWidth, h: canvas.clientHeight }
+    const w = size.w || 800
+    const hgt = size.h || 90
     if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(hgt * dpr)) {
       canvas.width = Math.round(w * dpr)
       canvas.height = Math.round(hgt * dpr)
@@ -103,7 +107,11 @@ export function createTokens(onPick: (seq: number) => void): TokensView {
     if (lo > 0) g.drawImage(bright, 0, 0, cut, canvas.height, 0, 0, cut, canvas.height)
   }
 
-  new ResizeObserver(() => draw()).observe(canvas)
+  new ResizeObserver((entries) => {
+    const r = entries[entries.length - 1]?.contentRect
+    if (r) size = { w: r.width, h: r.height }
+    draw()
+  }).observe(canvas)
 
   return {
     canvas,
