@@ -9,6 +9,7 @@ import { TurnlogError } from '../../events/errors.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { loadLog } from '../load.js'
+import { isPgUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
 export interface ReportCommandOptions {
@@ -27,7 +28,8 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
   if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
+    // a postgres LOG is shown as the store read it: its URL without the password
+    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     verifyOptions: verifyOptions(opts),
     ...(select !== undefined ? { select } : {}),
   })
@@ -55,7 +57,7 @@ export async function writeReexecReport(
   if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '--report' })
   const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
+    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
     // no divergence: the page says the log re-executed identically (a banner, not silence)
     ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
