@@ -143,7 +143,7 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
       const html = await renderPage({
         version: 1, mode: 'live', file: opts.label ?? opts.file ?? '', header: source.header(),
         events, verifyOptions: opts.verifyOptions,
-      }, { encoding: 'json' }) // served over loopback: plain JSON (no gzip round trip per page load)
+      })
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
       res.end(html)
       return

@@ -1,12 +1,14 @@
 /**
  * The inspector page for the CLI (`report`, `inspect`, `reexec --report`): the template built from
  * inspector/ by `npm run build` (dist/inspector/template.html, shipped in the package) with the log
- * embedded in its data element: the page data as JSON, gzipped, in base64
- * (`data-encoding="gzip-base64"`). Why compressed: the browser parses a 17 MB inline script body
- * (a 100k-event log) at ~15 MB/s on a loaded machine; gzip makes it ~7× smaller and the page
- * inflates it with the native `DecompressionStream` (no request, works from file://). Base64 has no
- * `<`, so no log text can close the element or open another (issue "See a session", item 5);
- * `scriptJson` (every `<` as `\u003c`) stays for the uncompressed form (`encoding: 'json'`).
+ * embedded in its data element as JSON where every `<` is written as `\u003c`, so no log text can
+ * close that element or open another (issue "See a session", item 5).
+ *
+ * `encoding: 'gzip-base64'` (`turnlog report --gzip`) embeds it gzipped in base64 instead
+ * (`data-encoding="gzip-base64"`; base64 has no `<`): ~7× smaller, but slower to open — the page
+ * inflates with the browser's DecompressionStream, measured at 1.5–2.3 s for a 100k-event log on
+ * the loaded 2-core machine against ~1.1 s for the HTML parser to read the 17 MB of plain JSON
+ * (docs/ARCHITECTURE.md "the inspector on big logs"). Plain JSON is the default.
  */
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -67,12 +69,12 @@ export function scriptJson(value: unknown): string {
 
 const gzip = promisify(gzipCb)
 
-/** The page with `data` embedded: gzip + base64 by default, or plain JSON (`encoding: 'json'`). */
+/** The page with `data` embedded: plain JSON by default, or gzip + base64 (`encoding: 'gzip-base64'`). */
 export async function renderPage(data: PageData, opts: { encoding?: 'gzip-base64' | 'json' } = {}): Promise<string> {
   const t = await loadTemplate()
   const i = t.indexOf(DATA_MARKER)
   let element: string
-  if (opts.encoding === 'json') {
+  if (opts.encoding !== 'gzip-base64') {
     element = `<script type="application/json" id="turnlog-data">${scriptJson(data)}</script>`
   } else {
     // level 6 (zlib's default): 100k events, 17 MB → 2.3 MB in ~0.4 s; the page inflates in ~0.1 s

@@ -17,6 +17,8 @@ export interface ReportCommandOptions {
   at?: string
   maxSteps?: string
   maxRetries?: string
+  /** Embed the log gzipped (≈7× smaller file, slower to open: cli/page.ts). */
+  gzip?: boolean
 }
 
 export async function reportCommand(logArg: string, opts: ReportCommandOptions, io: CliIo): Promise<number> {
@@ -32,7 +34,7 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
     version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     verifyOptions: verifyOptions(opts),
     ...(select !== undefined ? { select } : {}),
-  })
+  }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
   await writeFile(out, html)
   io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(html.length / 1024)} kB)\n`)
   return EXIT_OK

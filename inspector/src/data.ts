@@ -42,6 +42,7 @@ export async function readPageData(): Promise<PageData | null> {
   // the template's placeholder (not filled in): no log
   if (text.trim() === '' || text.startsWith('__')) return null
   const json = el?.getAttribute('data-encoding') === 'gzip-base64' ? await inflate(text) : text
+  document.body.dataset.inflatedMs = performance.now().toFixed(1)
   const data = JSON.parse(json) as PageData
   if (!data || !Array.isArray(data.events)) throw new Error('the embedded log is not { events: [...] }')
   return data

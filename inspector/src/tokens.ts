@@ -55,21 +55,42 @@ export function createTokens(onPick: (seq: number) => void): TokensView {
     let ci = 0
     const compactions = tl!.compactionSeqs
     const out: typeof hits = []
-    pts.forEach((p, i) => {
-      const x = LABEL_W + i * bw
+    // more requests than pixels: one column per pixel, the tallest request of the column (and
+    // violet if any of them is a compaction): ~1,400 rectangles instead of 2 × 12,000 at 100k events
+    const cols = bw < 1
+    let col = -1
+    let peak = { input: 0, output: 0, compaction: false, seq: 0, x: 0 }
+    const bar = (p: { input: number; output: number; compaction: boolean }, x: number, width: number): void => {
       const hi = (p.input / max) * (base - top)
       const ho = (p.output / max) * (base - top)
       g.fillStyle = p.compaction ? '#7c3aed' : lit ? '#3b82f6' : '#bfdbfe'
-      g.fillRect(x, base - hi, Math.max(1, bw - 1), hi)
+      g.fillRect(x, base - hi, width, hi)
       g.fillStyle = p.compaction ? '#c4b5fd' : lit ? '#0891b2' : '#a5f3fc'
-      g.fillRect(x, base - hi - ho, Math.max(1, bw - 1), ho)
-      out.push({ x0: x, x1: x + Math.max(2, bw), seq: p.seq })
+      g.fillRect(x, base - hi - ho, width, ho)
+    }
+    pts.forEach((p, i) => {
+      const x = LABEL_W + i * bw
+      if (cols) {
+        const c = Math.floor(i * bw)
+        if (c !== col) {
+          if (col >= 0) bar(peak, peak.x, 1)
+          col = c
+          peak = { input: 0, output: 0, compaction: false, seq: p.seq, x: LABEL_W + c }
+          out.push({ x0: LABEL_W + c, x1: LABEL_W + c + 1, seq: p.seq })
+        }
+        if (p.input + p.output > peak.input + peak.output) { peak.input = p.input; peak.output = p.output }
+        peak.compaction ||= p.compaction
+      } else {
+        bar(p, x, Math.max(1, bw - 1))
+        out.push({ x0: x, x1: x + Math.max(2, bw), seq: p.seq })
+      }
       while (ci < compactions.length && compactions[ci]! <= p.seq) {
         g.fillStyle = '#7c3aed'
         g.fillRect(x - 1, top, 2, base - top)
         ci++
       }
     })
+    if (cols && col >= 0) bar(peak, peak.x, 1)
     hits = out
   }
 

@@ -36,11 +36,13 @@ beforeAll(async () => {
 })
 afterAll(() => tmp.cleanup())
 
-/** The page data the CLI embedded (gzip + base64, cli/page.ts). */
+/** The page data the CLI embedded (plain JSON, or gzip + base64 with --gzip: cli/page.ts). */
 function embedded(html: string): Record<string, any> {
-  const m = /<script type="application\/octet-stream" id="turnlog-data" data-encoding="gzip-base64">([^<]*)<\/script>/.exec(html)
-  expect(m, 'the report embeds the log gzipped in base64').not.toBeNull()
-  return JSON.parse(gunzipSync(Buffer.from(m![1]!, 'base64')).toString('utf8'))
+  const gz = /<script type="application\/octet-stream" id="turnlog-data" data-encoding="gzip-base64">([^<]*)<\/script>/.exec(html)
+  if (gz) return JSON.parse(gunzipSync(Buffer.from(gz[1]!, 'base64')).toString('utf8'))
+  const json = /<script type="application\/json" id="turnlog-data">([^<]*)<\/script>/.exec(html)
+  expect(json, 'the page embeds the log').not.toBeNull()
+  return JSON.parse(json![1]!)
 }
 
 describe('turnlog reexec --report (CLI)', () => {
@@ -56,6 +58,19 @@ describe('turnlog reexec --report (CLI)', () => {
     expect(data.reexec).toEqual({ ok: true, eventCount: events.length })
     expect(data.select).toBeUndefined()
     expect(data.events).toEqual(JSON.parse(JSON.stringify(events)))
+  })
+
+  it('report --gzip embeds the same page data gzipped in base64 (no `<` in the element), a smaller file', async () => {
+    const plain = join(tmp.dir, 'plain.html')
+    const packed = join(tmp.dir, 'packed.html')
+    expect((await cli(['report', demo, '-o', plain])).code).toBe(0)
+    expect((await cli(['report', demo, '-o', packed, '--gzip'])).code).toBe(0)
+    const a = readFileSync(plain, 'utf8')
+    const z = readFileSync(packed, 'utf8')
+    expect(z).toContain('data-encoding="gzip-base64"')
+    expect(a).not.toContain('data-encoding="gzip-base64"')
+    expect(embedded(z)).toEqual(embedded(a))
+    expect(z.length).toBeLessThan(a.length)
   })
 
   it('P4: a diverging log exits 1 and its report carries the first divergence, that seq selected', async () => {
