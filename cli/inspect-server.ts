@@ -1,10 +1,11 @@
 /**
  * `turnlog inspect LOG`: the report page served on 127.0.0.1 (never another interface), following
- * a JSONL log that is still being written. The file is read from a byte offset through the JSONL
- * push decoder (a partial last line waits for its `\n`, every record is checked as `readLog` checks
- * it), and new events go to every page over Server-Sent Events: `GET /events?from=SEQ` sends the
- * events from SEQ on, in batches, then each batch as it is decoded. The file is polled (fs.watch is
- * not reliable on every filesystem); a log is never written to.
+ * a log that is still being written, from a `TailSource`: a JSONL file (`jsonlTail`: read from a
+ * byte offset through the JSONL push decoder — a partial last line waits for its `\n`, every record
+ * is checked as `readLog` checks it) or a PostgreSQL session (cli/inspect-pg.ts: by seq offset).
+ * New events go to every page over Server-Sent Events: `GET /events?from=SEQ` sends the events from
+ * SEQ on, in batches, then each batch as it is read. The source is polled (fs.watch is not reliable
+ * on every filesystem; the store's NOTIFY is for sent input, not appends); a log is never written to.
  *
  * Requests whose Host is not this loopback address are refused (a web page elsewhere cannot reach
  * the log through DNS rebinding).
@@ -17,9 +18,23 @@ import { TurnlogError } from '../events/errors.js'
 import { JsonlDecoder } from '../events/jsonl.js'
 import { renderPage } from './page.js'
 
+/** Where the events come from. `read` appends the events after `events.length` (in seq order)
+ * and throws a coded error on a defect; it is never called twice at once. */
+export interface TailSource {
+  /** The log's header once known (the page shows its id). */
+  header(): unknown
+  read(events: LogEvent[]): Promise<void>
+  close(): Promise<void>
+  /** True for an error after which reading may resume (a dropped database connection): reported,
+   * and the next poll tries again. Default: every error stops the tail (a torn or corrupt file). */
+  transient?(err: unknown): boolean
+}
+
 export interface InspectorOptions {
-  /** The JSONL file to follow. */
-  file: string
+  /** The JSONL file to follow (or give `source`). */
+  file?: string
+  /** Any other source (a PostgreSQL session: cli/inspect-pg.ts); closed with the inspector. */
+  source?: TailSource
   /** What the page shows as the file name. Default `file`. */
   label?: string
   /** Default 0: any free port. */
@@ -43,30 +58,43 @@ export interface Inspector {
 
 const BATCH = 2000
 
-export async function startInspector(opts: InspectorOptions): Promise<Inspector> {
-  const events: LogEvent[] = []
-  const decoder = new JsonlDecoder({ file: opts.file })
+/** A JSONL file as a tail source: new bytes from the last offset through the push decoder. */
+export async function jsonlTail(file: string): Promise<TailSource> {
+  const decoder = new JsonlDecoder({ file })
+  const fh = await open(file, 'r')
+  const buf = new Uint8Array(1 << 20)
   let offset = 0
+  return {
+    header: () => decoder.header ?? null,
+    async read(events) {
+      for (;;) {
+        const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
+        if (bytesRead === 0) break
+        offset += bytesRead
+        decoder.push(buf.subarray(0, bytesRead), events)
+      }
+    },
+    close: () => fh.close(),
+  }
+}
+
+export async function startInspector(opts: InspectorOptions): Promise<Inspector> {
+  if (!opts.source && opts.file === undefined) throw new TurnlogError('INVALID_ARGUMENT', 'startInspector needs a file or a source', { field: 'LOG' })
+  const source = opts.source ?? await jsonlTail(opts.file!)
+  const events: LogEvent[] = []
   let failed: unknown = null
   const clients = new Set<ServerResponse>()
-  const fh = await open(opts.file, 'r')
-  const buf = new Uint8Array(1 << 20)
   let reading: Promise<void> | null = null
 
   const readMore = async (): Promise<void> => {
     if (failed) return
     const before = events.length
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, offset)
-      if (bytesRead === 0) break
-      offset += bytesRead
-      try {
-        decoder.push(buf.subarray(0, bytesRead), events)
-      } catch (err) {
-        failed = err
-        opts.onError?.(err)
-        break
-      }
+    try {
+      await source.read(events)
+    } catch (err) {
+      const again = events.length > 0 && source.transient?.(err) === true
+      if (!again) failed = err
+      opts.onError?.(err)
     }
     if (events.length > before) {
       for (const c of clients) sendFrom(c, before)
@@ -78,7 +106,7 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
   }
   await poll()
   if (failed) {
-    await fh.close()
+    await source.close()
     throw failed
   }
 
@@ -113,7 +141,7 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
     if (url.pathname === '/') {
       await poll()
       const html = await renderPage({
-        version: 1, mode: 'live', file: opts.label ?? opts.file, header: decoder.header ?? null,
+        version: 1, mode: 'live', file: opts.label ?? opts.file ?? '', header: source.header(),
         events, verifyOptions: opts.verifyOptions,
       })
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
@@ -133,11 +161,16 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
     res.end('not found')
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(new TurnlogError('INVALID_ARGUMENT',
-      `cannot listen on 127.0.0.1:${opts.port ?? 0}: ${err.message}`, { field: '--port' }, { cause: err })))
-    server.listen(opts.port ?? 0, '127.0.0.1', () => resolve())
-  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => reject(new TurnlogError('INVALID_ARGUMENT',
+        `cannot listen on 127.0.0.1:${opts.port ?? 0}: ${err.message}`, { field: '--port' }, { cause: err })))
+      server.listen(opts.port ?? 0, '127.0.0.1', () => resolve())
+    })
+  } catch (err) {
+    await source.close()
+    throw err
+  }
   port = (server.address() as AddressInfo).port
   const timer = setInterval(() => void poll(), opts.pollMs ?? 200)
   timer.unref()
@@ -154,7 +187,7 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
       await reading
-      await fh.close()
+      await source.close()
     },
   }
 }

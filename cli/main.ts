@@ -91,12 +91,13 @@ LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('report')
     .description('write one self-contained HTML file: timeline, state at any seq, transcript, tokens, verify marks')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('-o, --output <OUT>', 'the HTML file to write')
     .option('--at <SEQ>', 'the seq selected when the page opens (default: the last)')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
-    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string }) =>
+    .option('--gzip', 'embed the log gzipped: a ~7x smaller file that opens more slowly')
+    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string; gzip?: boolean }) =>
       done(await reportCommand(log, opts, io)))
 
   p.command('inspect')

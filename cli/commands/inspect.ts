@@ -1,11 +1,13 @@
 /**
  * `turnlog inspect LOG [--port N]`: serves the report page on 127.0.0.1 and follows LOG as it grows
- * (a JSONL file; `postgres://…#id` comes with the PostgreSQL store). Runs until interrupted.
+ * (a JSONL file, or a `postgres://…#session-id` session by seq offset: cli/inspect-pg.ts). Runs
+ * until interrupted.
  */
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { resolveLogPath } from '../load.js'
-import { startInspector, type Inspector } from '../inspect-server.js'
+import { startInspector, type Inspector, type InspectorOptions } from '../inspect-server.js'
+import { isPgUrl } from '../pg.js'
 import { verifyOptions } from './report.js'
 
 export interface InspectCommandOptions {
@@ -17,13 +19,20 @@ export interface InspectCommandOptions {
 }
 
 export async function inspectCommand(logArg: string, opts: InspectCommandOptions, io: CliIo): Promise<number> {
-  const file = resolveLogPath(logArg, io)
   const port = opts.port !== undefined ? parseCount(opts.port, '--port') : 7357
+  let from: Pick<InspectorOptions, 'file' | 'source' | 'label'>
+  if (isPgUrl(logArg)) {
+    // only a postgres URL loads the store (and pg)
+    const { pgInspectorSource } = await import('../inspect-pg.js')
+    from = await pgInspectorSource(logArg)
+  } else {
+    from = { file: resolveLogPath(logArg, io), label: logArg }
+  }
   const inspector = await startInspector({
-    file, label: logArg, port, verifyOptions: verifyOptions(opts),
+    ...from, port, verifyOptions: verifyOptions(opts),
     onError: (err) => io.stderr(`inspect: the log stopped decoding: ${(err as Error)?.message ?? String(err)}\n`),
   })
-  io.stdout(`inspecting ${logArg} at ${inspector.url} (127.0.0.1 only; Ctrl-C to stop)\n`)
+  io.stdout(`inspecting ${from.label ?? logArg} at ${inspector.url} (127.0.0.1 only; Ctrl-C to stop)\n`)
   try {
     if (opts.onListening) await opts.onListening(inspector)
     else await untilSignal()

@@ -45,7 +45,7 @@ export async function reexecCommand(logArg: string, opts: ReexecCommandOptions, 
     for (const k of PASSED) if (mod[k] !== undefined) (options as Record<string, unknown>)[k] = mod[k]
   }
   const r = await reexecute(log, options)
-  if (opts.report !== undefined) await writeReexecReport(opts.report, logArg, log, r.ok ? null : r.divergence, io)
+  if (opts.report !== undefined) await writeReexecReport(opts.report, logArg, log, r.ok ? null : r.divergence, io, r.ok ? r.eventCount : undefined)
   const c = colorsFor(io)
   if (r.ok) {
     writeHuman(io, [`${c.green('OK')} ${inline(logArg)}: re-executed ${r.eventCount} events, identical to the recording`])

@@ -9,6 +9,7 @@ import { TurnlogError } from '../../events/errors.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { loadLog } from '../load.js'
+import { isPgUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
 export interface ReportCommandOptions {
@@ -16,6 +17,8 @@ export interface ReportCommandOptions {
   at?: string
   maxSteps?: string
   maxRetries?: string
+  /** Embed the log gzipped (≈7× smaller file, slower to open: cli/page.ts). */
+  gzip?: boolean
 }
 
 export async function reportCommand(logArg: string, opts: ReportCommandOptions, io: CliIo): Promise<number> {
@@ -27,10 +30,11 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
   if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
+    // a postgres LOG is shown as the store read it: its URL without the password
+    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     verifyOptions: verifyOptions(opts),
     ...(select !== undefined ? { select } : {}),
-  })
+  }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
   await writeFile(out, html)
   io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(html.length / 1024)} kB)\n`)
   return EXIT_OK
@@ -43,18 +47,22 @@ export function verifyOptions(opts: { maxSteps?: string; maxRetries?: string }):
   return v
 }
 
-/** `turnlog reexec … --report OUT`: the recorded log's page with the first divergence (if any)
- * side by side, selected when the page opens. */
+/** `turnlog reexec … --report OUT`: the recorded log's page with the first divergence side by side,
+ * its seq selected when the page opens; without a divergence, the page says the log re-executed
+ * identically (`reexec: { ok: true }`) and opens at the last seq. Written in both cases. */
 export async function writeReexecReport(
   outArg: string, logArg: string, log: { file: string; header: unknown; events: readonly LogEvent[] },
   divergence: { seq: number; kind: string; diff: string; expected: unknown; actual: unknown } | null, io: CliIo,
+  eventCount = log.events.length,
 ): Promise<void> {
   const out = resolve(io.cwd ?? process.cwd(), outArg)
   if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '--report' })
   const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: logArg, header: log.header, events: log.events,
+    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
+    // no divergence: the page says the log re-executed identically (a banner, not silence)
+    ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
     ...(select !== undefined ? { select } : {}),
   })
   await writeFile(out, html)

@@ -25,15 +25,33 @@ export interface PageData {
   verifyOptions?: { maxStepsPerTurn?: number; maxRetries?: number }
   /** The seq selected when the page opens (default: the last). */
   select?: number
+  /** `turnlog reexec --report` without a divergence: the page says the log re-executed identically. */
+  reexec?: { ok: boolean; eventCount: number }
+  /** Events between two state checkpoints (cursor.ts; default 2,000). */
+  checkpointEvery?: number
 }
 
-/** Reads the embedded data; null when the template was opened without a log. */
-export function readPageData(): PageData | null {
+/**
+ * Reads the embedded data; null when the template was opened without a log. The CLI writes it
+ * gzipped in base64 (`data-encoding="gzip-base64"`, cli/page.ts): inflated here by the browser's own
+ * `DecompressionStream` — a local stream, no request, so it works from file:// under the page's CSP.
+ */
+export async function readPageData(): Promise<PageData | null> {
   const el = document.getElementById('turnlog-data')
   const text = el?.textContent ?? ''
   // the template's placeholder (not filled in): no log
   if (text.trim() === '' || text.startsWith('__')) return null
-  const data = JSON.parse(text) as PageData
+  const json = el?.getAttribute('data-encoding') === 'gzip-base64' ? await inflate(text) : text
+  document.body.dataset.inflatedMs = performance.now().toFixed(1)
+  const data = JSON.parse(json) as PageData
   if (!data || !Array.isArray(data.events)) throw new Error('the embedded log is not { events: [...] }')
   return data
+}
+
+async function inflate(base64: string): Promise<string> {
+  const bin = atob(base64.trim())
+  const bytes = new Uint8Array(bin.length)
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i)
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))
+  return new Response(stream).text()
 }

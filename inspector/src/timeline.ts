@@ -38,6 +38,11 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
   let fitted = false
   let rows: string[] = []
   let hits: Array<{ x0: number; x1: number; y0: number; y1: number; seq: number; bar: Bar | null }> = []
+  // bars and marks are painted once per view (zoom, pan, size, data) into `base`; moving the cursor
+  // only copies it back and draws the cursor line (a scrub on a 100k-event log redrew ~30k bars)
+  const base = document.createElement('canvas')
+  let baseKey = ''
+  let version = 0
 
   const pos = (seq: number): number => (axis() === 'seq' || !tl ? seq : tl.tx[seq] ?? 0)
   const span = (): { lo: number; hi: number } => {
@@ -56,17 +61,37 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
     return LABEL_W + ((v - view.x0) / (view.x1 - view.x0)) * (w - LABEL_W - 8)
   }
 
+  // the canvas width, from the ResizeObserver (reading clientWidth forces a layout on every scrub)
+  let cssW = 0
   function draw(): void {
     const dpr = window.devicePixelRatio || 1
-    const w = canvas.clientWidth || 800
-    const nRows = rows.length
-    const hgt = 18 + nRows * ROW_H + 4
+    const w = cssW || (cssW = canvas.clientWidth) || 800
+    const hgt = 18 + rows.length * ROW_H + 4
     canvas.style.height = `${hgt}px`
     if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(hgt * dpr)) {
       canvas.width = Math.round(w * dpr)
       canvas.height = Math.round(hgt * dpr)
     }
+    const key = `${canvas.width}x${canvas.height}|${dpr}|${view.x0}|${view.x1}|${axis()}|${version}`
+    if (key !== baseKey) {
+      base.width = canvas.width
+      base.height = canvas.height
+      paintBase(base.getContext('2d')!, dpr, w, hgt)
+      baseKey = key
+    }
     const g = canvas.getContext('2d')!
+    g.setTransform(1, 0, 0, 1, 0, 0)
+    g.clearRect(0, 0, canvas.width, canvas.height)
+    g.drawImage(base, 0, 0)
+    if (!tl) return
+    g.setTransform(dpr, 0, 0, dpr, 0, 0)
+    const cx = px(pos(cursor), w)
+    g.fillStyle = '#e11d48'
+    g.fillRect(cx - 1, 14, 2, hgt - 14)
+  }
+
+  function paintBase(g: CanvasRenderingContext2D, dpr: number, w: number, hgt: number): void {
+    const nRows = rows.length
     g.setTransform(dpr, 0, 0, dpr, 0, 0)
     g.clearRect(0, 0, w, hgt)
     g.font = '11px system-ui, sans-serif'
@@ -91,6 +116,7 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       g.fillText(axis() === 'seq' ? `#${Math.round(v)}` : fmtAxis(v), x + 2, 7)
     }
     const rowIndex = new Map(rows.map((r, i) => [r, i]))
+    const painted: Array<{ x1: number; color: string } | undefined> = []
     for (const b of tl.bars) {
       const ri = rowIndex.get(b.row)
       if (ri === undefined) continue
@@ -103,6 +129,12 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       x0 = Math.max(x0, LABEL_W - 2)
       const y = 18 + ri * ROW_H + 3
       const color = b.status === 'ok' ? KIND_COLORS[b.kind]! : COLORS[b.status] ?? '#64748b'
+      hits.push({ x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b })
+      // zoomed out, thousands of bars share a few pixels: one that adds no pixel of a new colour
+      // to its row is not painted again (its hit box stays)
+      const seen = painted[ri]
+      if (seen && x1 <= seen.x1 + 0.5 && seen.color === color && b.status !== 'open') continue
+      if (!seen || x1 > seen.x1 || seen.color !== color) painted[ri] = { x1, color }
       g.fillStyle = color
       g.globalAlpha = b.status === 'open' ? 0.55 : 0.9
       g.fillRect(x0, y, x1 - x0, ROW_H - 6)
@@ -116,7 +148,6 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
         g.fillText(oneLine(b.label, 80), x0 + 4, y + (ROW_H - 6) / 2)
         g.restore()
       }
-      hits.push({ x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b })
     }
     const mi = rowIndex.get('marks')!
     const my = 18 + mi * ROW_H + ROW_H / 2
@@ -130,10 +161,6 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       g.fill()
       hits.push({ x0: x - 6, x1: x + 6, y0: my - 8, y1: my + 8, seq: m.seq, bar: null })
     }
-    // cursor
-    const cx = px(pos(cursor), w)
-    g.fillStyle = '#e11d48'
-    g.fillRect(cx - 1, 14, 2, hgt - 14)
   }
 
   function fmtAxis(v: number): string {
@@ -185,7 +212,10 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       onPick(lo, null)
     }
   })
-  new ResizeObserver(() => draw()).observe(canvas)
+  new ResizeObserver((entries) => {
+    cssW = entries[entries.length - 1]?.contentRect.width ?? 0
+    draw()
+  }).observe(canvas)
 
   return {
     canvas,
@@ -193,6 +223,7 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       const wasAtEnd = !fitted || view.x1 >= span().hi
       tl = t
       count = n
+      version++
       rows = ['turn', 'step', 'model', 'compaction', ...Array.from({ length: t.lanes }, (_, i) => `tool${i}`), 'marks']
       if (!fitted || wasAtEnd) fit()
       fitted = true
@@ -217,48 +248,4 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       }))
     },
   }
-}
-
-/** Tokens per request (input stacked with output), compaction summaries in violet, compaction ends as lines. */
-export function drawTokens(canvas: HTMLCanvasElement, tl: Timeline, cursor: number): Array<{ x0: number; x1: number; seq: number }> {
-  const dpr = window.devicePixelRatio || 1
-  const w = canvas.clientWidth || 800
-  const hgt = canvas.clientHeight || 90
-  canvas.width = Math.round(w * dpr)
-  canvas.height = Math.round(hgt * dpr)
-  const g = canvas.getContext('2d')!
-  g.setTransform(dpr, 0, 0, dpr, 0, 0)
-  g.clearRect(0, 0, w, hgt)
-  g.font = '11px system-ui, sans-serif'
-  const pts = tl.tokens
-  const hits: Array<{ x0: number; x1: number; seq: number }> = []
-  g.fillStyle = '#475569'
-  g.fillText('tokens / request', 6, 12)
-  if (pts.length === 0) {
-    g.fillText('no requests yet', LABEL_W, hgt / 2)
-    return hits
-  }
-  let max = 1
-  for (const p of pts) max = Math.max(max, p.input + p.output)
-  g.fillText(`max ${max.toLocaleString('en-US')}`, 6, 26)
-  const bw = Math.min(28, (w - LABEL_W - 8) / pts.length)
-  const top = 8
-  const base = hgt - 4
-  let ci = 0
-  pts.forEach((p, i) => {
-    const x = LABEL_W + i * bw
-    const hi = ((p.input) / max) * (base - top)
-    const ho = ((p.output) / max) * (base - top)
-    g.fillStyle = p.compaction ? '#7c3aed' : p.seq <= cursor ? '#3b82f6' : '#bfdbfe'
-    g.fillRect(x, base - hi, Math.max(1, bw - 1), hi)
-    g.fillStyle = p.compaction ? '#c4b5fd' : p.seq <= cursor ? '#0891b2' : '#a5f3fc'
-    g.fillRect(x, base - hi - ho, Math.max(1, bw - 1), ho)
-    hits.push({ x0: x, x1: x + Math.max(2, bw), seq: p.seq })
-    while (ci < tl.compactionSeqs.length && tl.compactionSeqs[ci]! <= p.seq) {
-      g.fillStyle = '#7c3aed'
-      g.fillRect(x - 1, top, 2, base - top)
-      ci++
-    }
-  })
-  return hits
 }

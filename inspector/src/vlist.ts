@@ -1,6 +1,10 @@
 /**
  * A virtualized list: fixed-height rows, only the visible ones (plus a margin) exist in the DOM,
  * so a 100k-event log scrolls like a 10-event one. `render(i)` builds row i (text only, dom.ts).
+ *
+ * The viewport height (ResizeObserver) and the scroll offset (scroll events, and our own writes)
+ * are cached: reading `clientHeight`/`scrollTop` after the page changed forces a synchronous layout
+ * of the whole page, and three lists did it on every scrub (≈ 70% of a scrub on a 100k-event log).
  */
 import { h } from './dom.js'
 
@@ -12,6 +16,9 @@ export class VirtualList {
   #last = -1
   #selected = -1
   #frame = 0
+  #viewH = 400
+  #top = 0
+  #scrollQueued = false
 
   constructor(
     private readonly rowHeight: number,
@@ -21,16 +28,24 @@ export class VirtualList {
   ) {
     this.#inner = h('div', { class: 'vlist-inner' })
     this.el = h('div', { class: 'vlist', role: 'listbox', ariaLabel: label, tabindex: 0 }, this.#inner)
-    this.el.addEventListener('scroll', () => this.#schedule())
+    this.el.addEventListener('scroll', () => {
+      this.#top = this.el.scrollTop
+      this.#schedule()
+    })
     this.el.addEventListener('click', (ev) => {
       const row = (ev.target as HTMLElement).closest<HTMLElement>('[data-row]')
       if (row) this.onPick(Number(row.dataset.row))
     })
-    new ResizeObserver(() => this.#schedule()).observe(this.el)
+    new ResizeObserver((entries) => {
+      const h = entries[entries.length - 1]?.contentRect.height
+      if (h) this.#viewH = h
+      this.#schedule()
+    }).observe(this.el)
   }
 
   setCount(n: number): void {
     this.#count = n
+    this.#top = Math.min(this.#top, Math.max(0, n * this.rowHeight - this.#viewH))
     this.#inner.style.height = `${n * this.rowHeight}px`
     this.refresh()
   }
@@ -45,9 +60,18 @@ export class VirtualList {
     this.#selected = i
     if (scroll && i >= 0) {
       const top = i * this.rowHeight
-      const view = this.el.clientHeight
-      if (top < this.el.scrollTop || top + this.rowHeight > this.el.scrollTop + view) {
-        this.el.scrollTop = Math.max(0, top - view / 2)
+      const view = this.#viewH
+      if (top < this.#top || top + this.rowHeight > this.#top + view) {
+        this.#top = Math.max(0, Math.min(top - view / 2, this.#count * this.rowHeight - view))
+        // the rows are placed from #top now; the element scrolls in the next frame, when the page is
+        // laid out anyway (writing scrollTop here forced one layout per list per scrub)
+        if (!this.#scrollQueued) {
+          this.#scrollQueued = true
+          requestAnimationFrame(() => {
+            this.#scrollQueued = false
+            this.el.scrollTop = this.#top
+          })
+        }
       }
     }
     this.refresh()
@@ -62,9 +86,9 @@ export class VirtualList {
   }
 
   #draw(): void {
-    const view = this.el.clientHeight || 400
-    const first = Math.max(0, Math.floor(this.el.scrollTop / this.rowHeight) - 10)
-    const last = Math.min(this.#count, Math.ceil((this.el.scrollTop + view) / this.rowHeight) + 10)
+    const view = this.#viewH
+    const first = Math.max(0, Math.floor(this.#top / this.rowHeight) - 10)
+    const last = Math.min(this.#count, Math.ceil((this.#top + view) / this.rowHeight) + 10)
     if (first === this.#first && last === this.#last) return
     this.#first = first
     this.#last = last

@@ -1,0 +1,48 @@
+/** The page's header (file, session, counts, verify badge, live badge) and the divergence section
+ * of `turnlog reexec --report` (the diff, and the recorded and re-executed events side by side). */
+import { str } from '../../replay/timeline.js'
+import type { Divergence, PageData } from './data.js'
+import { h, oneLine } from './dom.js'
+
+export interface Header {
+  readonly el: HTMLElement
+  /** 'verifying…', then the verdict. */
+  readonly status: HTMLElement
+  readonly counts: HTMLElement
+  setLive(text: string): void
+}
+
+export function createHeader(d: PageData): Header {
+  const status = h('span', { class: 'badge', data: { testid: 'verify' } }, 'verifying…')
+  const counts = h('span', { class: 'muted', data: { testid: 'counts' } })
+  const sid = str(d.header?.id ?? '')
+  const live = d.mode === 'live' ? h('span', { class: 'badge live', data: { testid: 'live' } }, '● live') : null
+  const el = h('header', { class: 'top' },
+    h('span', { class: 'brand' }, 'turnlog'),
+    h('span', { class: 'file', title: d.file }, oneLine(d.file, 80)),
+    sid ? h('span', { class: 'muted' }, `session ${oneLine(sid, 60)}`) : null,
+    counts,
+    status,
+    live,
+  )
+  return { el, status, counts, setLive: (text) => { if (live) live.textContent = text } }
+}
+
+const shown = (v: unknown): string => (v === undefined || v === null ? '(nothing)' : JSON.stringify(v, null, 2))
+
+export function divergenceSection(dv: Divergence): HTMLElement {
+  return h('section', { class: 'divergence', data: { testid: 'divergence' } },
+    h('h2', null, `First divergence at seq ${dv.seq} (${oneLine(dv.kind)})`),
+    h('pre', { class: 'diff', data: { testid: 'diff' } }, dv.diff),
+    h('div', { class: 'side' },
+      h('div', null, h('h3', null, 'recorded (expected)'), h('pre', { data: { testid: 'expected' } }, shown(dv.expected))),
+      h('div', null, h('h3', null, 're-executed (actual)'), h('pre', { data: { testid: 'actual' } }, shown(dv.actual))),
+    ),
+  )
+}
+
+/** `turnlog reexec --report` of a log that re-executed identically: says so. */
+export function reexecOkSection(r: { ok: boolean; eventCount: number }): HTMLElement {
+  return h('section', { class: 'reexec-ok', data: { testid: 'reexec-ok' } },
+    h('h2', null, `Re-executed ${r.eventCount} events: identical to the recording (no divergence)`))
+}
