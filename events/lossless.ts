@@ -202,9 +202,10 @@ function freezeFast(o: object, level: number): boolean {
       if (typeof x === 'object' && x !== null && !Object.isFrozen(x) && !freezeFast(x, level + 1)) return false
     }
   } else {
-    const ks = Object.keys(o)
-    for (let i = 0; i < ks.length; i++) {
-      const x = (o as Record<string, unknown>)[ks[i]!]
+    // `for…in` allocates no key array; `hasOwn` keeps it to own keys (as `Object.keys`)
+    for (const k in o) {
+      if (!Object.hasOwn(o, k)) continue
+      const x = (o as Record<string, unknown>)[k]
       if (typeof x === 'object' && x !== null && !Object.isFrozen(x) && !freezeFast(x, level + 1)) return false
     }
   }

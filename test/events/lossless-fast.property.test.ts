@@ -74,3 +74,26 @@ describe('deepFreeze (every committed event is deeply frozen)', () => {
     expect(everyObjectFrozen(cyc)).toBe(true)
   })
 })
+
+describe('deepEqual without a cycle map on small values (R3: the request equals the log)', () => {
+  it('agrees with node:util isDeepStrictEqual on random JSON-like pairs, nested and cyclic', async () => {
+    const { isDeepStrictEqual } = await import('node:util')
+    const { deepEqual } = await import('../../events/deep-equal.js')
+    fc.assert(fc.property(fc.jsonValue(), fc.jsonValue(), fc.boolean(), (a, b, same) => {
+      const y = same ? JSON.parse(JSON.stringify(a)) as unknown : b
+      expect(deepEqual(a, y)).toBe(isDeepStrictEqual(a, y))
+    }), { numRuns: 500, seed: 14 })
+    const deepA = nest(100, { x: [1] })
+    expect(deepEqual(deepA, nest(100, { x: [1] }))).toBe(true)
+    expect(deepEqual(deepA, nest(100, { x: [2] }))).toBe(false)
+    const ring = (n: number): Record<string, unknown> => {
+      const first: Record<string, unknown> = { v: 0 }
+      let cur = first
+      for (let i = 1; i < n; i++) cur = (cur.next = { v: i % 3 }) as Record<string, unknown>
+      cur.next = first
+      return first
+    }
+    expect(deepEqual(ring(50), ring(50))).toBe(isDeepStrictEqual(ring(50), ring(50)))
+    expect(deepEqual(ring(6), ring(3))).toBe(isDeepStrictEqual(ring(6), ring(3)))
+  })
+})
