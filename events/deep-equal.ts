@@ -10,21 +10,32 @@
  * Cycles are not expected (logs are JSON); a cycle is compared by identity once seen twice.
  */
 export function deepEqual(a: unknown, b: unknown): boolean {
-  return eq(a, b, undefined)
+  return eq(a, b, undefined, 0)
 }
 
-function eq(a: unknown, b: unknown, seen: Map<object, object> | undefined): boolean {
+/**
+ * Pairs are recorded in `seen` (the cycle guard) only below `TRACK_FROM` levels: the small values
+ * compared on every step (a request's config and tools) then allocate no map. Unrolling a cycle
+ * that many levels before recording it gives the same answer (the comparison only ever assumes a
+ * pair equal once it is seen again), and acyclic values are compared the same with or without it.
+ */
+const TRACK_FROM = 32
+
+function eq(a: unknown, b: unknown, seen: Map<object, object> | undefined, depth: number): boolean {
   if (Object.is(a, b)) return true
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
   if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false
   if (seen?.get(a) === b) return true
-  seen ??= new Map()
-  seen.set(a, b)
+  if (depth >= TRACK_FROM) {
+    seen ??= new Map()
+    seen.set(a, b)
+  }
+  const d = depth + 1
   if (Array.isArray(a)) {
     const bb = b as unknown[]
     if (a.length !== bb.length) return false
-    for (let i = 0; i < a.length; i++) if (!eq(a[i], bb[i], seen)) return false
-    return sameKeys(a, bb, seen, true)
+    for (let i = 0; i < a.length; i++) if (!eq(a[i], bb[i], seen, d)) return false
+    return sameKeys(a, bb, seen, d, true)
   }
   if (a instanceof Date) return a.getTime() === (b as Date).getTime()
   if (ArrayBuffer.isView(a)) {
@@ -38,7 +49,7 @@ function eq(a: unknown, b: unknown, seen: Map<object, object> | undefined): bool
   if (a instanceof Map) {
     const bm = b as Map<unknown, unknown>
     if (a.size !== bm.size) return false
-    for (const [k, v] of a) if (!bm.has(k) || !eq(v, bm.get(k), seen)) return false
+    for (const [k, v] of a) if (!bm.has(k) || !eq(v, bm.get(k), seen, d)) return false
     return true
   }
   if (a instanceof Set) {
@@ -47,10 +58,10 @@ function eq(a: unknown, b: unknown, seen: Map<object, object> | undefined): bool
     for (const v of a) if (!bs.has(v)) return false
     return true
   }
-  return sameKeys(a, b, seen, false)
+  return sameKeys(a, b, seen, d, false)
 }
 
-function sameKeys(a: object, b: object, seen: Map<object, object>, arrayIndexesDone: boolean): boolean {
+function sameKeys(a: object, b: object, seen: Map<object, object> | undefined, depth: number, arrayIndexesDone: boolean): boolean {
   const ka = Object.keys(a)
   const kb = Object.keys(b)
   if (ka.length !== kb.length) return false
@@ -59,7 +70,7 @@ function sameKeys(a: object, b: object, seen: Map<object, object>, arrayIndexesD
   for (const k of ka) {
     if (!Object.prototype.hasOwnProperty.call(b, k)) return false
     if (arrayIndexesDone && isIndex(k)) continue
-    if (!eq(ra[k], rb[k], seen)) return false
+    if (!eq(ra[k], rb[k], seen, depth)) return false
   }
   return true
 }

@@ -21,6 +21,22 @@ export function findLossy(value: unknown, path = 'data', opts: FindLossyOptions 
     return why === null ? null : { path, why }
   }
   const base = opts.depth ?? 2
+  // The common case (a small, plain, lossless value) is decided by a recursive walk that allocates
+  // nothing but symbol-key lists; anything it does not accept (or a stack overflow) is decided again
+  // by the explicit-stack walk below, which names the path. Accepting here implies that walk accepts.
+  try {
+    if (losslessFast(value, base)) return null
+  } catch {
+    // fall through: the walk below decides (and rethrows what the value itself throws)
+  }
+  return walkLossy(value, path, base)
+}
+
+/**
+ * `findLossy` without its fast path: the explicit-stack walk that names the first lossy value.
+ * Exported for the property test that proves the fast path agrees with it.
+ */
+export function walkLossy(value: object, path: string, base: number): { path: string; why: string } | null {
   // the containers being walked, outermost first; `seg` is the path segment from the parent
   const objs: object[] = []
   const keys: (string[] | null)[] = []
@@ -90,6 +106,50 @@ export function findLossy(value: unknown, path = 'data', opts: FindLossyOptions 
   return null
 }
 
+/**
+ * True when `v` (a container at nesting level `level`) is lossless JSON. Refuses, by returning
+ * false, everything `findLossy`'s walk refuses: a cycle recurses until the nesting limit and is
+ * refused there (the walk then names it a cycle). Own enumerable string keys are read by `for…in`:
+ * the prototype is `Object.prototype` or null, so it can only see more keys than `Object.keys`
+ * (making it stricter, never laxer).
+ */
+function losslessFast(v: object, level: number): boolean {
+  if (level > MAX_NESTING) return false
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      if (!(i in v)) return false
+      const x: unknown = v[i]
+      if (typeof x === 'object' && x !== null) {
+        if (!losslessFast(x, level + 1)) return false
+      } else if (!primitiveOk(x)) return false
+    }
+    return true
+  }
+  const proto = Object.getPrototypeOf(v)
+  if (proto !== Object.prototype && proto !== null) return false
+  for (const k in v) {
+    const x: unknown = (v as Record<string, unknown>)[k]
+    if (typeof x === 'object' && x !== null) {
+      if (!losslessFast(x, level + 1)) return false
+    } else if (!primitiveOk(x)) return false
+  }
+  return Object.getOwnPropertySymbols(v).length === 0
+}
+
+/** `primitiveLoss(v) === null`, without building a reason. */
+function primitiveOk(v: unknown): boolean {
+  switch (typeof v) {
+    case 'string':
+      return v.isWellFormed()
+    case 'boolean':
+      return true
+    case 'number':
+      return Number.isFinite(v) && !(v === 0 && 1 / v < 0)
+    default:
+      return v === null
+  }
+}
+
 function primitiveLoss(v: unknown): string | null {
   switch (typeof v) {
     case 'string':
@@ -114,10 +174,48 @@ function abbreviate(p: string): string {
   return p.length <= 200 ? p : `${p.slice(0, 200)}…`
 }
 
-/** Freezes a JSON value and everything inside it (iteratively). Returns the same value. */
+/**
+ * Freezes a JSON value and everything inside it. Returns the same value. An already frozen object
+ * is taken as deeply frozen (the log freezes only whole values). Small values are frozen by a
+ * recursive walk that freezes a container only after everything inside it (so a walk cut short
+ * leaves no frozen object with unfrozen contents); values nested deeper than `MAX_NESTING` (or a
+ * stack overflow) finish on the iterative walk.
+ */
 export function deepFreeze<T>(v: T): T {
   if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v
-  const stack: object[] = [v as object]
+  let done = false
+  try {
+    done = freezeFast(v as object, 0)
+  } catch {
+    done = false
+  }
+  if (!done) freezeIterative(v as object)
+  return v
+}
+
+/** Post-order: children first, then `o`. False when cut short by the depth limit. */
+function freezeFast(o: object, level: number): boolean {
+  if (level > MAX_NESTING) return false
+  if (Array.isArray(o)) {
+    for (let i = 0; i < o.length; i++) {
+      const x: unknown = o[i]
+      if (typeof x === 'object' && x !== null && !Object.isFrozen(x) && !freezeFast(x, level + 1)) return false
+    }
+  } else {
+    // `for…in` allocates no key array; `hasOwn` keeps it to own keys (as `Object.keys`)
+    for (const k in o) {
+      if (!Object.hasOwn(o, k)) continue
+      const x = (o as Record<string, unknown>)[k]
+      if (typeof x === 'object' && x !== null && !Object.isFrozen(x) && !freezeFast(x, level + 1)) return false
+    }
+  }
+  Object.freeze(o)
+  return true
+}
+
+function freezeIterative(v: object): void {
+  if (Object.isFrozen(v)) return
+  const stack: object[] = [v]
   Object.freeze(v)
   while (stack.length > 0) {
     const o = stack.pop()!
@@ -130,5 +228,4 @@ export function deepFreeze<T>(v: T): T {
       }
     }
   }
-  return v
 }

@@ -11,6 +11,9 @@ import { deepFreeze, findLossy } from './lossless.js'
 import { defaultRegistry, type EventRegistry } from './registry.js'
 
 export type Clock = () => number
+
+/** Envelope members besides `data` that carry a value from the caller. */
+const ENVELOPE_VALUES = ['surfaceOp', 'sourceEventSeqs'] as const
 export type EventObserver = (event: LogEvent) => void
 
 export interface SessionOptions {
@@ -99,12 +102,13 @@ export class Session {
     if (lossy) {
       throw new TurnlogError('NOT_LOSSLESS', lossy.why, { seq, field: lossy.path, eventType: draft.type, sessionId: this.id })
     }
-    for (const k of ['surfaceOp', 'sourceEventSeqs'] as const) {
+    for (let i = 0; i < ENVELOPE_VALUES.length; i++) {
+      const k = ENVELOPE_VALUES[i]!
       const l = raw[k] === undefined ? null : findLossy(raw[k], k)
       if (l) throw new TurnlogError('NOT_LOSSLESS', l.why, { seq, field: l.path, eventType: draft.type, sessionId: this.id })
     }
     // Drop members a caller spelled as undefined, so the committed event round-trips exactly.
-    for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k]
+    for (const k in raw) if (raw[k] === undefined) delete raw[k]
     const event = this.#registry.validate(raw, { sessionId: this.id })
     const checker = this.#checker
     if (checker) {

@@ -8,7 +8,7 @@
  * }
  * ```
  *
- * Every chunk is validated (`StreamChunk` schema), checked against the grammar (`StreamGrammar`)
+ * Every chunk is validated (`StreamChunk` schema, through `parseChunk`: a copy checked by zod's compiled validator), checked against the grammar (`StreamGrammar`)
  * and the tool-call rules (`MessageAssembler.violation`), then yielded, then assembled (so the
  * driver appends it before it is assembled). The generator never throws: an adapter that throws,
  * an invalid or ungrammatical chunk, a stream that ends without `finish`, an in-band `error` or
@@ -27,9 +27,10 @@
  *   empty `tool-calls` response is as empty as an empty `stop`). A `max-tokens` finish with no
  *   content is a success with an empty message (§4.5: the message is appended even when empty).
  */
-import { StreamChunk, StreamGrammar, findLossy, type AssistantMessage, type Failure, type SuccessFinishReason, type Usage } from '../events/index.js'
+import { StreamGrammar, findLossy, type StreamChunk, type AssistantMessage, type Failure, type SuccessFinishReason, type Usage } from '../events/index.js'
 import { MessageAssembler, type PartialMessage } from './assembler.js'
 import { describe, failureFromError } from './errors.js'
+import { parseChunk, type ParsedChunk } from './parse-chunk.js'
 import type { ModelAdapter, ModelRequest, StreamFn } from './types.js'
 
 export type StreamOutcome =
@@ -132,9 +133,9 @@ export async function* checkedStream(
         yield grammarFailure(`chunk after finish: ${describeChunk(r.value)}`)
         return
       }
-      let parsed: ReturnType<typeof StreamChunk.safeParse>
+      let parsed: ParsedChunk
       try {
-        parsed = StreamChunk.safeParse(r.value)
+        parsed = parseChunk(r.value)
       } catch (e) {
         // zod reads the chunk's getters unguarded: a chunk that throws when read is not a chunk
         yield grammarFailure(`unreadable chunk: ${describe(e)}`)
@@ -145,7 +146,7 @@ export async function* checkedStream(
         yield grammarFailure(`invalid chunk ${describeChunk(r.value)}${issue ? `: ${issue.message}` : ''}`)
         return
       }
-      const chunk = dropUndefined(parsed.data)
+      const chunk = parsed.data
       const lossy = findLossy(chunk, 'chunk')
       if (lossy !== null) {
         yield grammarFailure(`chunk ${lossy.path} is not lossless JSON: ${lossy.why}`)
@@ -194,19 +195,6 @@ export async function* checkedStream(
       }
     }
   }
-}
-
-/** `{name: undefined}` means no name: drop such members (the log refuses `undefined`). The parsed
- * chunk is a fresh copy, so this mutates nothing of the adapter's. */
-function dropUndefined<T>(v: T): T {
-  if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-    const o = v as Record<string, unknown>
-    for (const k of Object.keys(o)) {
-      if (o[k] === undefined) delete o[k]
-      else dropUndefined(o[k])
-    }
-  }
-  return v
 }
 
 function describeChunk(value: unknown): string {

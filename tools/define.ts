@@ -65,6 +65,23 @@ const specCache = new WeakMap<object, ToolSpec>()
 export function toolSpec(tool: AnyTool): ToolSpec {
   const cached = specCache.get(tool)
   if (cached && cached.name === tool.name && cached.description === tool.description) return cached
+  // The JSON text of a parameters schema is cached per schema object (zod schemas are immutable):
+  // a tool set rebuilt per agent over shared schemas (the fuzzer, B7) converts each schema once.
+  let json = jsonSchemaCache.get(tool.parameters)
+  if (json === undefined) {
+    json = jsonSchemaText(tool)
+    jsonSchemaCache.set(tool.parameters, json)
+  }
+  // A JSON round trip: the spec goes into `request/header`, which must be lossless JSON; each spec
+  // gets its own copy of the parameters.
+  const spec: ToolSpec = { name: tool.name, description: tool.description, parameters: JSON.parse(json) as Record<string, unknown> }
+  specCache.set(tool, spec)
+  return spec
+}
+
+const jsonSchemaCache = new WeakMap<object, string>()
+
+function jsonSchemaText(tool: AnyTool): string {
   let schema: Record<string, unknown>
   try {
     schema = z.toJSONSchema(tool.parameters, {
@@ -85,10 +102,7 @@ export function toolSpec(tool: AnyTool): ToolSpec {
     )
   }
   const { $schema: _drop, ...rest } = schema
-  // A JSON round trip: the spec goes into `request/header`, which must be lossless JSON.
-  const spec: ToolSpec = { name: tool.name, description: tool.description, parameters: JSON.parse(JSON.stringify(rest)) as Record<string, unknown> }
-  specCache.set(tool, spec)
-  return spec
+  return JSON.stringify(rest)
 }
 
 /**

@@ -75,6 +75,21 @@ describe('defineTool and toolSpec', () => {
   })
 })
 
+describe('toolSpec cache per parameters schema (B7: tool sets rebuilt per agent)', () => {
+  it('gives tools that share a schema equal specs with their own parameters objects (R3: the header is what the model saw)', () => {
+    const shared = z.object({ n: z.number(), tag: z.string().default('x') })
+    const a = defineTool({ name: 'a', description: 'A', parameters: shared, execute: () => 1 }) as unknown as AnyTool
+    const b = defineTool({ name: 'b', description: 'B', parameters: shared, execute: () => 1 }) as unknown as AnyTool
+    const fresh = defineTool({ name: 'a', description: 'A', parameters: z.object({ n: z.number(), tag: z.string().default('x') }), execute: () => 1 }) as unknown as AnyTool
+    const sa = toolSpec(a)
+    const sb = toolSpec(b)
+    expect(sa).toEqual(toolSpec(fresh))
+    expect(sb).toEqual({ ...sa, name: 'b', description: 'B' })
+    expect(sb.parameters).toEqual(sa.parameters)
+    expect(sb.parameters).not.toBe(sa.parameters)
+  })
+})
+
 describe('arguments', () => {
   it('parseArguments: empty is {}, JSON is parsed, anything else is the raw string', () => {
     expect(parseArguments('')).toEqual({})

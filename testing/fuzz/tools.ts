@@ -16,6 +16,9 @@ export interface Bodies {
   started: Array<{ turn: number; at: number }>
 }
 
+/** The tools' parameters: one schema object for every run, so its JSON Schema is built once (B7). */
+const N_ARGS = z.object({ n: z.number() })
+
 export const newBodies = (): Bodies => ({ inFlight: 0, maxInFlight: 0, exclusiveOverlap: false, exclusiveRunning: 0, started: [] })
 
 /**
@@ -71,8 +74,8 @@ export function fuzzTools(
     return (plan.toolFails[plan.i++ % Math.max(1, plan.toolFails.length)] ?? false) ? 'fail' : 'ok'
   }
   return [
-    defineTool({ name: 'fuzz_parallel', description: 'parallel-safe', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true, execute: (a, c) => body(next(), false)(a, c) }),
-    defineTool({ name: 'fuzz_exclusive', description: 'exclusive', parameters: z.object({ n: z.number() }), execute: (a, c) => body(next(), true)(a, c) }),
-    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: z.object({ n: z.number() }), execute: (a, c) => body('fail', true)(a, c) }),
+    defineTool({ name: 'fuzz_parallel', description: 'parallel-safe', parameters: N_ARGS, isConcurrencySafe: () => true, execute: (a, c) => body(next(), false)(a, c) }),
+    defineTool({ name: 'fuzz_exclusive', description: 'exclusive', parameters: N_ARGS, execute: (a, c) => body(next(), true)(a, c) }),
+    defineTool({ name: 'fuzz_throw', description: 'always throws', parameters: N_ARGS, execute: (a, c) => body('fail', true)(a, c) }),
   ] as AnyTool[]
 }
