@@ -4,9 +4,8 @@
  */
 import type { LogEvent } from '../../events/envelope.js'
 import type { CheckerOptions, LogInvariant } from '../../events/invariants/types.js'
-import { Edit, type Ev } from './mutation-edit.js'
+import { Edit, type Ev, type LogMutation } from './mutation-edit.js'
 import { dataOf, freshSplice, scan, seqsOf } from './mutation-scan.js'
-import type { LogMutation } from './mutations.js'
 
 /** A mutation of one kind (`variant`) at one site. */
 export interface Candidate {

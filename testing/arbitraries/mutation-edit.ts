@@ -4,6 +4,7 @@
  * replace range, `shadowedSeq`, `shadowedSeqs`) renumbered when the log is done.
  */
 import type { SurfaceOp, LogEvent } from '../../events/envelope.js'
+import type { LogInvariant } from '../../events/invariants/types.js'
 
 /** A mutable copy of an event. */
 export interface Ev {
@@ -80,4 +81,17 @@ export class Edit {
       return e as unknown as LogEvent
     })
   }
+}
+
+/** A log broken on purpose: what `arbLogMutation` gives (here, beside the edits that make it, so
+ * the candidates and the arbitrary import it from a leaf and not from each other). */
+export interface LogMutation {
+  /** The mutated log. */
+  log: LogEvent[]
+  /** The invariant the first violation names. */
+  invariant: LogInvariant
+  /** The seq (position) of the first violation. */
+  seq: number
+  /** What was changed, for failure messages. */
+  description: string
 }

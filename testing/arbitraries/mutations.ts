@@ -16,21 +16,13 @@ import type { LogEvent } from '../../events/envelope.js'
 import type { CheckerOptions, LogInvariant } from '../../events/invariants/types.js'
 import { arbValidLog, checkerOptionsFor, type ValidLogOptions } from './valid-log.js'
 import { candidates, type Candidate } from './mutation-candidates.js'
+import type { LogMutation } from './mutation-edit.js'
+
+export type { LogMutation } from './mutation-edit.js'
 
 export const LOG_INVARIANTS: readonly LogInvariant[] = [
   'L1', 'L2', 'L3', 'L4', 'L5', 'L6', 'L7', 'L8', 'L9', 'L10', 'L11', 'L12', 'L13', 'L14', 'L15', 'L16',
 ]
-
-export interface LogMutation {
-  /** The mutated log. */
-  log: LogEvent[]
-  /** The invariant the first violation names. */
-  invariant: LogInvariant
-  /** The seq (position) of the first violation. */
-  seq: number
-  /** What was changed, for failure messages. */
-  description: string
-}
 
 /**
  * Breaks `invariant` in `log` (a valid log under `opts`). `pick` chooses among the applicable
