@@ -55,12 +55,24 @@ export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions =
     if (!last || last.status !== 'running') throw failed(`R1: turn/start at seq ${e.seq} while not running`, run)
   }
   if (run.agent.status !== 'idle') throw failed('R8: not idle at the end', run)
-  // R3: each request equals the request rebuilt from the log at that seq.
+  // R3: each request equals the request rebuilt from the log at that seq. One fold over the log,
+  // compared at each request's seq as it passes (requests are recorded in log order; one that is
+  // not restarts the fold): a fold from seq 0 per request made this quadratic in the run's length.
+  type Header = { system: string; tools: unknown; config: unknown }
+  let h = historyReducer.initial()
+  let folded = 0
+  let header: Header | undefined
   for (const { request, at } of run.requests) {
-    const prefix = events.slice(0, at)
-    const h = historyReducer.initial()
-    for (const e of prefix) historyReducer.apply(h, e)
-    const header = [...prefix].reverse().find((e) => e.type === 'request/header')?.data as { system: string; tools: unknown; config: unknown } | undefined
+    if (at < folded) {
+      h = historyReducer.initial()
+      folded = 0
+      header = undefined
+    }
+    for (; folded < at; folded++) {
+      const e = events[folded]!
+      historyReducer.apply(h, e)
+      if (e.type === 'request/header') header = e.data as Header
+    }
     if (!header || !isDeepStrictEqual(request.messages, h.messages) || request.system !== header.system
       || !isDeepStrictEqual(request.tools, header.tools) || !isDeepStrictEqual(request.config, header.config)) {
       throw failed(`R3: the request at seq ${at} differs from the log`, run)
