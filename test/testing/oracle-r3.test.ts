@@ -22,12 +22,11 @@ async function recordedRun(): Promise<Run> {
     { text: 'one' },
     { text: 'two' },
   ])
-  // eslint-disable-next-line prefer-const
   let agent: ReturnType<typeof createAgent>
   const model: ModelAdapter = {
     info: inner.info,
     stream(request, signal) {
-      requests.push({ request, at: agent.events.length, turn: agent.lifecycle.openTurn })
+      requests.push({ request, at: agent.events.length, turn: null })
       return inner.stream(request, signal)
     },
   }
