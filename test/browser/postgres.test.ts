@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import type { LogEvent } from '../../events/envelope.js'
 import { inspectCommand } from '../../cli/commands/inspect.js'
@@ -16,6 +15,7 @@ import { postgresStore, type PostgresStore } from '../../stores/postgres/index.j
 import { cli, tempDir } from '../cli/helpers.js'
 import { dropAll, freshDb } from '../stores/postgres/db.js'
 import { hasChromium, launch, watchedPage, type Launched } from './chromium.js'
+import { embedded } from './page-data.js'
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any
@@ -50,14 +50,6 @@ afterAll(async () => {
   if (hasPg) await dropAll()
   tmp.cleanup()
 })
-
-function embedded(html: string): Record<string, any> {
-  const gz = /<script type="application\/octet-stream" id="turnlog-data" data-encoding="gzip-base64">([^<]*)<\/script>/.exec(html)
-  if (gz) return JSON.parse(gunzipSync(Buffer.from(gz[1]!, 'base64')).toString('utf8'))
-  const json = /<script type="application\/json" id="turnlog-data">([^<]*)<\/script>/.exec(html)
-  expect(json, 'the page embeds the log').not.toBeNull()
-  return JSON.parse(json![1]!)
-}
 
 pgDescribe('turnlog report postgres://…#id', () => {
   it('P3: writes the page of the stored session: its events exactly, its header, the URL without a password', async () => {

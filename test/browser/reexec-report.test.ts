@@ -5,13 +5,13 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { demoTools } from '../../cli/demo-session.js'
 import { readLog } from '../../replay/read-log.js'
 import { reexecute } from '../../replay/reexecute.js'
 import { cli, ROOT, tempDir } from '../cli/helpers.js'
 import { hasChromium, launch, watchedPage, type Launched } from './chromium.js'
+import { embedded } from './page-data.js'
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 declare const document: any
@@ -35,15 +35,6 @@ beforeAll(async () => {
   writeFileSync(withHooks, `import { demoHooks, demoTools } from ${JSON.stringify(src)}\nexport const tools = demoTools()\nexport const hooks = demoHooks\n`)
 })
 afterAll(() => tmp.cleanup())
-
-/** The page data the CLI embedded (plain JSON, or gzip + base64 with --gzip: cli/page.ts). */
-function embedded(html: string): Record<string, any> {
-  const gz = /<script type="application\/octet-stream" id="turnlog-data" data-encoding="gzip-base64">([^<]*)<\/script>/.exec(html)
-  if (gz) return JSON.parse(gunzipSync(Buffer.from(gz[1]!, 'base64')).toString('utf8'))
-  const json = /<script type="application\/json" id="turnlog-data">([^<]*)<\/script>/.exec(html)
-  expect(json, 'the page embeds the log').not.toBeNull()
-  return JSON.parse(json![1]!)
-}
 
 describe('turnlog reexec --report (CLI)', () => {
   it('P4: a log that re-executes identically still gets its report, which says so (reexec.ok, no divergence, the last seq selected)', async () => {
