@@ -3,11 +3,8 @@
  * machines; its drivers perform the effects each machine state asks for (appends, hooks, the
  * model, tools) and report results back to the machines, which decide: turn-driver.ts (the turn
  * loop), step-driver.ts (one step), inbox-driver.ts (the inbox). Every durable fact is appended to
- * the session log first; memory follows the log.
- *
- * Why a little over 400 lines: the public methods (send, wake, cancel, dispose, runMaintenance,
- * whenIdle, snapshot) share one piece of private state (status, disposal, halt, maintenance, the
- * idle waiters); splitting them apart would make that state public.
+ * the session log first; memory follows the log. The live folds and the read-only views
+ * (snapshot, transcript) are in live-state.ts.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import {
@@ -20,12 +17,13 @@ import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.
 import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
-import { transcriptReducer, type TranscriptState } from '../reducers/transcript.js'
+import type { TranscriptState } from '../reducers/transcript.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { GracePeriod } from './grace.js'
 import { HookRegistry } from './hooks.js'
 import { InboxDriver } from './inbox-driver.js'
+import { agentSnapshot, foldLive, foldTranscript } from './live-state.js'
 import { Persistence } from './persistence.js'
 import { toUserMessage } from './messages.js'
 import { assertModel, checkLimits } from './options.js'
@@ -35,7 +33,7 @@ import type { StepRun } from './step-driver.js'
 import { TurnLoop } from './turn-driver.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  Timers, TurnStateValue,
+  Timers,
 } from './types.js'
 
 export { DEFAULT_CANCEL_GRACE_MS } from './options.js'
@@ -122,10 +120,10 @@ export class TurnlogAgent implements Agent {
     // One pass over an inherited prefix: the live projections and the pending inbox it left.
     const pending = inboxReducer.initial()
     for (const e of this.session.events) {
-      this.#fold(e)
+      foldLive(this, e)
       inboxReducer.apply(pending, e)
     }
-    this.session.addFold((e) => this.#fold(e))
+    this.session.addFold((e) => foldLive(this, e))
     this.resumed = this.session.length > 0
     if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
@@ -155,19 +153,7 @@ export class TurnlogAgent implements Agent {
     this.#unsubscribePlugins = installHooks(this, options, retry)
   }
 
-  #fold(e: LogEvent): void {
-    // Requests hold the history array zero-copy (step-driver freezeRequest), so it may only ever
-    // be appended to: a replacement (rare: compaction) splices a fresh copy instead.
-    if (e.surfaceOp !== undefined && e.surfaceOp !== 'append') this.historyState.messages = this.historyState.messages.slice()
-    historyReducer.apply(this.historyState, e)
-    lifecycleReducer.apply(this.lifecycle, e)
-    if (e.type === 'llm/retry') this.retriesInChain = (e.data as { attempt: number }).attempt
-    // a failure chain is linked by retry causes only (L16)
-    else if (e.type === 'turn/start' && (e.data as { cause?: { kind: string } }).cause?.kind !== 'retry') this.retriesInChain = 0
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Public handle
+  // ---- Public handle
 
   get status(): AgentStatus {
     return this.#status
@@ -311,28 +297,14 @@ export class TurnlogAgent implements Agent {
   }
 
   transcript(): TranscriptState {
-    const t = transcriptReducer.initial()
-    for (const e of this.session.events) transcriptReducer.apply(t, e)
-    return t
+    return foldTranscript(this.session.events)
   }
 
   snapshot(): AgentSnapshot {
-    const ts = this.turnActor.getSnapshot()
-    const ib = this.inboxDriver.snapshot()
-    return {
-      status: this.#status,
-      turn: { state: ts.value as TurnStateValue, context: { ...ts.context } },
-      step: this.step ? { state: this.step.state(), turn: this.step.turn, step: this.step.step } : null,
-      inbox: { nextTurn: ib.context.nextTurn, nextStep: ib.context.nextStep, latched: ib.matches('latched') },
-      openTurn: this.lifecycle.openTurn,
-      openStep: this.lifecycle.openStep,
-      pendingToolCalls: this.lifecycle.pendingToolCalls.map((c) => ({ ...c })),
-      lastSeq: this.session.length - 1,
-    }
+    return agentSnapshot(this, this.#status)
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Internal primitives (used by the step driver and plugins)
+  // ---- Internal primitives (used by the step driver and plugins)
 
   /**
    * @internal Waits for user code (a hook, a tool body) within the open turn's cancel grace period:
@@ -383,8 +355,7 @@ export class TurnlogAgent implements Agent {
     return this.inboxDriver.claim(turn, takePrompt)
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Waking the turn loop
+  // ---- Waking the turn loop
 
   #wake(): void {
     const ts = this.turnActor.getSnapshot()
@@ -397,9 +368,6 @@ export class TurnlogAgent implements Agent {
     if (ts.matches('maintaining') || this.abort?.signal.aborted) this.inboxDriver.send({ type: 'LATCH' })
     // A running, healthy turn picks the input up at its next boundary.
   }
-
-  // -------------------------------------------------------------------------------------------
-  // Helpers
 
   #setStatus(s: AgentStatus): void {
     if (this.#status === s) return
