@@ -17,7 +17,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { EventOf, LogEvent, UserMessage } from '../../events/index.js'
 import { foldEvents } from '../../reducers/index.js'
-import type { TopItem, TranscriptMessage, TranscriptStep, TurnItem } from '../../reducers/transcript.js'
+import type { TopItem, TranscriptCompaction, TranscriptMessage, TranscriptStep, TranscriptTurn, TurnItem } from '../../reducers/transcript.js'
 import { arbValidLog } from '../../testing/arbitraries/index.js'
 import { fcRuns } from '../fc-runs.js'
 
@@ -139,15 +139,15 @@ function checkTranscript(events: readonly LogEvent[]): void {
   }
   const opened = events.filter((e) => kinds[e.type] !== undefined)
   expect(all.filter((i) => i.kind !== 'message').map((i) => [i.seq, i.kind])).toEqual(opened.map((e) => [e.seq, kinds[e.type]]))
-  let turnItem: Extract<TopItem, { kind: 'turn' }> | null = null
-  let step: TranscriptStep | null = null
-  let bracket: Extract<TurnItem, { kind: 'compaction' }> | null = null
+  let turnItem = null as TranscriptTurn | null
+  let step = null as TranscriptStep | null
+  let bracket = null as TranscriptCompaction | null
   let chunkUsage: unknown = null
   for (const e of events) {
     const d = e.data as Record<string, unknown>
     switch (e.type) {
       case 'turn/start':
-        turnItem = bySeq.get(e.seq) as typeof turnItem
+        turnItem = bySeq.get(e.seq) as TranscriptTurn
         expect([turnItem!.turn, turnItem!.cause, turnItem!.time]).toEqual([d.turn, d.cause ?? null, e.time])
         break
       case 'turn/end':
@@ -176,7 +176,7 @@ function checkTranscript(events: readonly LogEvent[]): void {
         break
       }
       case 'compaction/start':
-        bracket = bySeq.get(e.seq) as typeof bracket
+        bracket = bySeq.get(e.seq) as TranscriptCompaction
         expect([bracket!.compactionId, bracket!.turn, bracket!.summary, bracket!.time]).toEqual([d.compactionId, d.turn, bracket!.summary, e.time])
         break
       case 'compaction/summary': {
