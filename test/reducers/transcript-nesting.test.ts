@@ -86,3 +86,24 @@ describe('findTranscriptMessage', () => {
     }
   })
 })
+
+describe('history on broken logs (L8)', () => {
+  it('L8: an empty assistant/message that replaces a range (only summaries and pruned copies may) hides the range from history and puts nothing in its place', () => {
+    const b = openTurnAfterStep()
+    const before = foldEvents(b.events).history
+    expect(before.seqs).toHaveLength(3) // u a r
+    const [u, a, r] = before.seqs as [number, number, number]
+    const e = b.emit({
+      type: 'assistant/message',
+      data: { turn: 1, step: 1, message: { role: 'assistant', content: [] }, finish: 'stop' },
+      surfaceOp: { op: 'replace', start: a, end: a },
+      sourceEventSeqs: [a],
+    } as never)
+    const state = foldEvents(b.events)
+    expect(state.history.seqs).toEqual([u, r])
+    expect(state.history.messages).toEqual([before.messages[0], before.messages[2]])
+    expect(state.surface.seqs).toEqual([u, e.seq, r])
+    // the replaced range's anchor is kept, so a later replacement still finds its place (order.ts)
+    expect(state.history.anchors[e.seq]).toBeDefined()
+  })
+})
