@@ -65,6 +65,7 @@ describe('compiled validation', () => {
 
   it('the compiled verdict equals safeParse on random one-member mutations of generated events', () => {
     let refused = 0
+    const runs = fcRuns(3000)
     fc.assert(
       fc.property(arbValidLog({ maxTurns: 2 }), fc.nat(), fc.nat(), fc.integer({ min: 0, max: 2 }), junk, (log, at, pick, how, value) => {
         const e = JSON.parse(JSON.stringify(log[at % log.length]))
@@ -73,9 +74,10 @@ describe('compiled validation', () => {
         expect(compiledVerdict).toBe(runtimeVerdict(m))
         if (!compiledVerdict) refused++
       }),
-      { numRuns: fcRuns(3000) },
+      { numRuns: runs },
     )
-    // the mutations must actually produce refused events, or the property proves nothing
-    expect(refused).toBeGreaterThan(300)
+    // the mutations must actually produce refused events, or the property proves nothing (a tenth
+    // of the runs at least: 300 of 3,000, or 3 of a mutation run's 30)
+    expect(refused).toBeGreaterThan(runs / 10)
   })
 })
