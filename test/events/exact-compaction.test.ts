@@ -58,6 +58,13 @@ describe('L14 the bracket, full verdicts', () => {
     expectClean(w, end('k1'))
   })
 
+  it('L14: a summary naming another bracket than the open one', () => {
+    const { w, first } = idle()
+    w.append(start('k1'))
+    expectExactly(w, summary('k2', first), [['L14', 'compaction/summary k2, but compaction k1 is open']])
+    expectClean(w, summary('k1', first))
+  })
+
   it('L14: a second summary in one bracket', () => {
     const { w, first } = idle()
     w.append(start('k1'))
