@@ -2,10 +2,12 @@
  * L11 inbox conservation (events/invariants/inbox.ts), one rule at a time, with the exact verdicts
  * (invariant, seq, message); the nearest valid event of each case gives no violation.
  */
-import { describe, it } from 'vitest'
-import type { EventDraft } from '../../events/envelope.js'
+import { describe, expect, it } from 'vitest'
+import type { EventDraft, SessionEvent } from '../../events/envelope.js'
 import { LogWriter, um } from './log-writer.js'
-import { expectAfter, expectClean, expectExactly, forced } from './exact.js'
+import { InboxState } from '../../events/invariants/inbox.js'
+import { TurnState } from '../../events/invariants/structure.js'
+import { at, expectAfter, expectClean, expectExactly, forced } from './exact.js'
 
 type SpliceData = Extract<EventDraft, { type: 'agent/inbox/spliced' }>['data']
 const splice = (data: SpliceData): EventDraft => ({ type: 'agent/inbox/spliced', data })
@@ -58,6 +60,9 @@ describe('L11 splices, exact verdicts', () => {
     w.send(um('b'), 'next-step')
     expectExactly(w, splice({ target: 'next-turn', start: 1, inserted: [um('b')] }), [['L11', 'splice inserts id b, which is already pending']])
     expectExactly(w, splice({ target: 'next-step', start: 0, inserted: [um('a')] }), [['L11', 'splice inserts id a, which is already pending']])
+    // pending in the same list, but not among what this splice removes
+    w.send(um('c'))
+    expectExactly(w, splice({ target: 'next-turn', start: 0, removedCount: 1, inserted: [um('c')], outcome: 'canceled' }), [['L11', 'splice inserts id c, which is already pending']])
     // an edit: a cancel that removes a and inserts its new version
     expectClean(w, splice({ target: 'next-turn', start: 0, removedCount: 1, inserted: [um('a', 'edited')], outcome: 'canceled' }))
   })
@@ -205,5 +210,20 @@ describe('L11 the lists as the splices leave them', () => {
     expectClean(w, userMsg('s'))
     expectExactly(w, userMsg('a'), [['L11', 'user/message id a is still pending in the inbox']])
     expectExactly(w, splice({ target: 'next-step', start: 0, removedCount: 1, inserted: [] }), [['L11', "splice removes 1 from 0, beyond the next-step list's length 0"]])
+  })
+})
+
+describe('L11 InboxState.pending', () => {
+  it('L11: pending lists the ids of one list in order, after inserts, cancels and claims', () => {
+    const inbox = new InboxState(new TurnState(64, 5))
+    const apply = (seq: number, data: SpliceData) => inbox.apply(at(seq, splice(data)) as SessionEvent)
+    apply(0, { target: 'next-turn', start: 0, inserted: [um('a'), um('b')] })
+    apply(1, { target: 'next-turn', start: 1, inserted: [um('c')] })
+    apply(2, { target: 'next-step', start: 0, inserted: [um('s')] })
+    expect(inbox.pending('next-turn')).toEqual(['a', 'c', 'b'])
+    expect(inbox.pending('next-step')).toEqual(['s'])
+    apply(3, { target: 'next-turn', start: 1, removedCount: 1, inserted: [], outcome: 'canceled' })
+    apply(4, { target: 'next-turn', start: 0, removedCount: 1, inserted: [] })
+    expect(inbox.pending('next-turn')).toEqual(['b'])
   })
 })
