@@ -17,8 +17,10 @@ export function classify(call: Pick<ToolCallBlock, 'name' | 'arguments'>, tools:
 /** Classification of a call already resolved by `prepareCall`. */
 export function classifyPrepared(prepared: PreparedCall): ExecutionMode {
   const { tool, args, problem } = prepared
-  if (tool === undefined || problem !== undefined || typeof tool.isConcurrencySafe !== 'function') return 'exclusive'
+  if (tool === undefined || problem !== undefined) return 'exclusive'
+  // The classifier is read inside the guard too: a tool's getter is user code.
   try {
+    if (typeof tool.isConcurrencySafe !== 'function') return 'exclusive'
     return tool.isConcurrencySafe(args) === true ? 'parallel' : 'exclusive'
   } catch {
     return 'exclusive'

@@ -270,6 +270,10 @@ class ToolRun {
    */
   #failOut(err: unknown): void {
     this.#dead = true
+    // A failure thrown out of the start loop (a refused `tool/call`) did not go through #fail: note
+    // it, so that a commit waiting for its post-execute stops instead of appending a second result
+    // for the call closed below (L5).
+    if (this.#failure === null) this.#failure = { error: err }
     this.#host.report(err, 'tools/scheduler')
     let unclosed = false
     for (const rec of this.#recs) {
