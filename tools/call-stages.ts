@@ -94,9 +94,17 @@ export function runBody(rec: CallRec, host: CallHost): Promise<ToolOutcome> {
       finish(errorOutcome('ABORTED', `Tool '${name}' was not run: the turn was cancelled before its body started.`))
       return
     }
+    // The timeout is user data read at call time (a getter on the definition may throw): a limit
+    // that cannot be read is this call's TOOL_ERROR, never a failure of the whole step.
+    let ms: number | undefined
+    try {
+      ms = tool.timeoutMs
+    } catch (error) {
+      finish(errorOutcome('TOOL_ERROR', `Tool '${name}' was not run: reading its timeoutMs threw: ${errorText(error)}`))
+      return
+    }
     host.active.add(controller)
-    if (tool.timeoutMs !== undefined) {
-      const ms = tool.timeoutMs
+    if (ms !== undefined) {
       timer = env.setTimeout(() => {
         timer = undefined
         if (done) return
