@@ -4,7 +4,8 @@
  * position, mutator and replacement, the later report winning, since the incremental runs carry
  * earlier results forward) and the hand-judged equivalents of
  * mutation/equivalent.json. Score = killed / (killed + survived + no coverage); the adjusted score
- * leaves the equivalent mutants out of the denominator.
+ * leaves the equivalent mutants out of the denominator; `scoreWithHandKilled` also counts the mutants
+ * of mutation/hand-killed.json (scored Survived by Stryker, killed by a named test when applied by hand).
  */
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -41,6 +42,10 @@ for (const { name, r } of parsed) {
 }
 const latest = new Map([...byFile].map(([file, e]) => [file, { mutants: [...e.byKey.values()], report: [...e.reports].join(', ') }]))
 const equivalent = JSON.parse(readFileSync(`${root}mutation/equivalent.json`, 'utf8')) as Record<string, Equivalent[] | string>
+// Mutants Stryker scored Survived that a named test kills when the mutant is applied by hand (static
+// mutants: module-level code that vitest's module cache keeps from re-running under the mutant).
+interface HandKilled { line: number; mutator: string; count: number; test: string }
+const handKilled = JSON.parse(readFileSync(`${root}mutation/hand-killed.json`, 'utf8')) as Record<string, HandKilled[] | string>
 
 const files: Record<string, unknown> = {}
 for (const [file, { mutants, report }] of [...latest].sort(([a], [b]) => a.localeCompare(b))) {
@@ -48,12 +53,23 @@ for (const [file, { mutants, report }] of [...latest].sort(([a], [b]) => a.local
   const killed = count('Killed') + count('Timeout')
   const survived = count('Survived')
   const noCoverage = count('NoCoverage')
-  const eq = Array.isArray(equivalent[file]) ? (equivalent[file] as Equivalent[]).reduce((n, e) => n + e.count, 0) : 0
+  // A listed mutant counts only while it is still not killed (same line and mutator), so a list
+  // entry that a later test killed can never push a score past what was measured.
+  const open = (list: unknown) =>
+    Array.isArray(list)
+      ? (list as Array<{ line: number; mutator: string; count: number }>).reduce((n, e) => {
+          const left = mutants.filter((m) => (m.status === 'Survived' || m.status === 'NoCoverage') && m.location.start.line === e.line && m.mutatorName === e.mutator).length
+          return n + Math.min(e.count, left)
+        }, 0)
+      : 0
+  const eq = open(equivalent[file])
+  const hand = open(handKilled[file])
   const scored = killed + survived + noCoverage
   files[file] = {
-    mutants: mutants.length, killed, survived, noCoverage, equivalent: eq,
+    mutants: mutants.length, killed, survived, noCoverage, equivalent: eq, handKilled: hand,
     score: Math.round((killed / scored) * 1000) / 10,
     scoreWithoutEquivalent: Math.round((killed / (scored - eq)) * 1000) / 10,
+    scoreWithHandKilled: Math.round(((killed + hand) / (scored - eq)) * 1000) / 10,
     report,
     ...(stale.has(file) ? { stale: 'measured on an older version of the file' } : {}),
   }
@@ -61,7 +77,7 @@ for (const [file, { mutants, report }] of [...latest].sort(([a], [b]) => a.local
 // Per-folder totals over the files measured (a folder's files that were never run are listed as
 // unmeasured, from the mutate globs of stryker.config.mjs, so a total never hides them).
 const MUTATED_FOLDERS = ['machines', 'reducers', 'events/invariants', 'tools', 'agent']
-type Row = { mutants: number; killed: number; survived: number; noCoverage: number; equivalent: number }
+type Row = { mutants: number; killed: number; survived: number; noCoverage: number; equivalent: number; handKilled: number }
 const folders: Record<string, unknown> = {}
 for (const folder of MUTATED_FOLDERS) {
   const rows = Object.entries(files).filter(([f]) => f.startsWith(`${folder}/`) && !f.slice(folder.length + 1).includes('/')) as Array<[string, Row]>
@@ -73,10 +89,12 @@ for (const folder of MUTATED_FOLDERS) {
   const killed = sum('killed')
   const scored = killed + sum('survived') + sum('noCoverage')
   const eq = sum('equivalent')
+  const hand = sum('handKilled')
   folders[folder] = {
-    files: rows.length, mutants: sum('mutants'), killed, survived: sum('survived'), noCoverage: sum('noCoverage'), equivalent: eq,
+    files: rows.length, mutants: sum('mutants'), killed, survived: sum('survived'), noCoverage: sum('noCoverage'), equivalent: eq, handKilled: hand,
     score: scored ? Math.round((killed / scored) * 1000) / 10 : null,
     scoreWithoutEquivalent: scored - eq ? Math.round((killed / (scored - eq)) * 1000) / 10 : null,
+    scoreWithHandKilled: scored - eq ? Math.round(((killed + hand) / (scored - eq)) * 1000) / 10 : null,
     unmeasured,
   }
 }
@@ -86,6 +104,7 @@ const out = {
   files,
   folders,
   equivalent,
+  handKilled,
 }
 writeFileSync(`${root}mutation.json`, JSON.stringify(out, null, 2) + '\n')
 console.log(JSON.stringify({ files, folders }, null, 2))
