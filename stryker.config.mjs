@@ -86,6 +86,27 @@
  * reducers/surface.ts
  * - :25 isSurfaceEvent (`surfaceOp !== undefined` → `true`, the `&&` → `||`, `t === 'user/message'`
  *   → `true`): L8 — exactly the three surface types carry a surfaceOp, and they always do.
+ *
+ * tools/ (round 10; each with its full reason in mutation/equivalent.json and
+ * docs/notes/round-10/mtools.md)
+ * - call-machine.ts :97–:100, :103, :105, :107, :108: the guards' and actions' `event.type === …` →
+ *   `true`: each is attached to one event type only (a type narrowing).
+ * - classify.ts :23 `typeof isConcurrencySafe !== 'function'` → false: calling a non-function throws
+ *   inside the same try, which answers `exclusive` too.
+ * - call-stages.ts :86 `finish`'s `if (done) return` → false: every caller checks `done` first;
+ *   :217 `{ kind }` → `{}` for an accept without contexts: postExecute reads only `kind === 'block'`
+ *   and the contexts; :225 `v === undefined` → false: `describe` gives the same text either way.
+ * - scheduler.ts :33 `typeof value !== 'number'` → false (`Number.isInteger` refuses the same
+ *   values); the per-call machine's book-keeping events (`DEFER` :135/:145, `NOT_DISPATCHED` :171,
+ *   `SETTLE` :207, `LOST` and `COMMIT` in failOut :287/:294) and flags (`commitTried` :174/:291,
+ *   `committed` :293): the machine's state is read only right after `PRE_DONE`, and failOut runs
+ *   once; :193/:205 `if (this.#dead) return` and :227 `if (this.#failure) break` → false: the
+ *   failure path already stops every later effect. (Making `send` refuse unaccepted events would
+ *   make these killable; left, see the note.)
+ *
+ * Static mutants (module-level code, e.g. each reducer's `name`) can be scored Survived although a
+ * test kills them: under the vitest runner only part of the suite ran for them. Those checked by
+ * hand are in mutation/hand-killed.json with the killing test.
  */
 process.env.TURNLOG_FC_RUNS ??= '30'
 
