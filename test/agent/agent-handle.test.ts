@@ -59,3 +59,30 @@ describe('the agent handle', () => {
     expect(agent.events.filter((e) => e.type === 'turn/start')).toHaveLength(2)
   })
 })
+
+describe('installHooks (createAgent options)', () => {
+  it('R7: options.hooks accepts one listener or a list; plugins install after them, compaction first; dispose uninstalls those that returned a function', async () => {
+    const order: string[] = []
+    const uninstalled: string[] = []
+    const plugin = (name: string, off: boolean) => ({
+      name,
+      install: (agent: any) => {
+        agent.on('agent/pre-step', (_p: unknown, next: () => unknown) => (order.push(name), next()))
+        return off ? () => void uninstalled.push(name) : undefined
+      },
+    })
+    const { agent } = makeAgent([{ text: 'a' }], {
+      hooks: {
+        'agent/pre-step': [(_p, next) => (order.push('h1'), next()), (_p, next) => (order.push('h2'), next())],
+        'agent/turn-stopping': () => void order.push('single'),
+      },
+      compaction: plugin('compaction', true) as never,
+      plugins: [plugin('p1', false) as never, plugin('p2', true) as never],
+    })
+    agent.followup('go')
+    await agent.whenIdle()
+    expect(order).toEqual(['h1', 'h2', 'compaction', 'p1', 'p2', 'single'])
+    await agent.dispose()
+    expect(uninstalled).toEqual(['compaction', 'p2'])
+  })
+})
