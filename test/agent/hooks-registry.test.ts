@@ -218,6 +218,12 @@ describe('createAgent options (R7: a coded INVALID_OPTION naming the field)', ()
     for (const bad of [hostile, { model: { stream: 1 } }, null, 'x']) {
       expect(() => assertModel(bad)).toThrowError(expect.objectContaining({ code: 'INVALID_OPTION', field: 'model' }))
     }
+    for (const bad of [null, 'x', 3]) {
+      expect(() => assertModel(bad)).toThrowError(expect.objectContaining({ message: expect.stringContaining('createAgent needs an options object with a model') }))
+    }
+    // a function carrying a stream member is not a ModelAdapter object
+    const fnModel = Object.assign(() => {}, { stream: model.stream })
+    expect(() => assertModel({ model: fnModel })).toThrowError(expect.objectContaining({ message: expect.stringContaining('options.model must be a ModelAdapter') }))
     expect(() => assertModel({ model })).not.toThrow()
   })
 })
