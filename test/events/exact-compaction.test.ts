@@ -98,6 +98,16 @@ describe('L14 the bracket, full verdicts', () => {
     expectExactly(w, end('k1'), [['L14', msg('compaction/end')]])
     expectExactly(w, end('k1', true), [['L14', msg('compaction/end')]])
     expectExactly(w, replacing(first, 'user'), [['L14', msg('user/message')]])
+    const { surfaceOp: _op, ...bare } = replacing(first)
+    expectExactly(w, bare as EventDraft, [['L8', 'user/message without surfaceOp'], ['L14', msg('user/message')]])
+    expectExactly(w, { ...replacing(first), surfaceOp: 'append', sourceEventSeqs: undefined } as EventDraft, [['L4', 'appended user/message outside an open step'], ['L14', msg('user/message')]])
+    const a1 = w.session.events.find((e) => e.type === 'assistant/message')!.seq
+    expectExactly(w, {
+      type: 'assistant/message',
+      data: { turn: 1, step: 1, message: { role: 'assistant', content: [text('short')] }, finish: 'stop', usage: { inputTokens: 1, outputTokens: 1 } },
+      surfaceOp: { op: 'replace', start: a1, end: a1 },
+      sourceEventSeqs: [a1],
+    }, [['L14', msg('assistant/message')]])
     expectClean(w, replacing(first))
   })
 
@@ -137,6 +147,14 @@ describe('L15 prune, full verdicts', () => {
   it('L15: not followed by a tool/result', () => {
     const { w } = pruned()
     expectExactly(w, turnEnd, [['L15', 'compaction/prune of a is not followed directly by a replacing tool/result, but by turn/end']])
+  })
+
+  it('L15: followed by an appended tool/result', () => {
+    const { w, ra } = pruned()
+    expectExactly(w, { ...result('a', ra, ra), surfaceOp: 'append' }, [
+      ['L4', 'appended tool/result 1.1 outside an open step'],
+      ['L15', 'compaction/prune of a is not followed directly by a replacing tool/result, but by tool/result'],
+    ])
   })
 
   it('L15: followed by a replacement of another seq (start or end)', () => {
