@@ -58,6 +58,25 @@ describe('L1–L16 the order of one event\'s violations', () => {
   })
 })
 
+describe('the open turn and step', () => {
+  it('L2, L3: openTurn and openStep follow the turn and step boundaries', () => {
+    const w = new LogWriter()
+    w.send(um('m1'))
+    const state = () => { const c = checkerAfter(w.session.events); return [c.openTurn, c.openStep] }
+    expect(state()).toEqual([null, null])
+    w.turnStart()
+    expect(state()).toEqual([1, null])
+    w.stepStart(w.claim())
+    expect(state()).toEqual([1, 1])
+    w.stream([{ type: 'text', text: 'a' }], 'stop')
+    w.message([{ type: 'text', text: 'a' }], 'stop')
+    w.stepEnd({ kind: 'stop' })
+    expect(state()).toEqual([1, null])
+    w.turnEnd()
+    expect(state()).toEqual([null, null])
+  })
+})
+
 describe('extension events leave the state of L2–L16 alone', () => {
   it('L13: an extension event between a failed turn/end and its retry turn does not stand between them', () => {
     const w = new LogWriter()

@@ -65,6 +65,13 @@ describe('L14 the bracket, full verdicts', () => {
     expectClean(w, summary('k1', first))
   })
 
+  it('L14: a summary naming another bracket (applied anyway) does not count for the open one', () => {
+    const { w, first } = idle()
+    w.append(start('k1'))
+    const events = forced(w.session.events, summary('k2', first), replacing(first))
+    expectAfter(events, end('k1'), [['L14', 'compaction k1 ended without error and without a summary']])
+  })
+
   it('L14: a second summary in one bracket', () => {
     const { w, first } = idle()
     w.append(start('k1'))
@@ -98,6 +105,16 @@ describe('L14 the bracket, full verdicts', () => {
     expectExactly(w, end('k1'), [['L14', msg('compaction/end')]])
     expectExactly(w, end('k1', true), [['L14', msg('compaction/end')]])
     expectExactly(w, replacing(first, 'user'), [['L14', msg('user/message')]])
+    const { surfaceOp: _op, ...bare } = replacing(first)
+    expectExactly(w, bare as EventDraft, [['L8', 'user/message without surfaceOp'], ['L14', msg('user/message')]])
+    expectExactly(w, { ...replacing(first), surfaceOp: 'append', sourceEventSeqs: undefined } as EventDraft, [['L4', 'appended user/message outside an open step'], ['L14', msg('user/message')]])
+    const a1 = w.session.events.find((e) => e.type === 'assistant/message')!.seq
+    expectExactly(w, {
+      type: 'assistant/message',
+      data: { turn: 1, step: 1, message: { role: 'assistant', content: [text('short')] }, finish: 'stop', usage: { inputTokens: 1, outputTokens: 1 } },
+      surfaceOp: { op: 'replace', start: a1, end: a1 },
+      sourceEventSeqs: [a1],
+    }, [['L14', msg('assistant/message')]])
     expectClean(w, replacing(first))
   })
 
@@ -139,8 +156,33 @@ describe('L15 prune, full verdicts', () => {
     expectExactly(w, turnEnd, [['L15', 'compaction/prune of a is not followed directly by a replacing tool/result, but by turn/end']])
   })
 
+  it('L15: followed by an appended tool/result', () => {
+    const { w, ra } = pruned()
+    expectExactly(w, { ...result('a', ra, ra), surfaceOp: 'append' }, [
+      ['L4', 'appended tool/result 1.1 outside an open step'],
+      ['L15', 'compaction/prune of a is not followed directly by a replacing tool/result, but by tool/result'],
+    ])
+  })
+
+  it('L15: followed by another replacing type, or a tool/result without surfaceOp', () => {
+    const { w, ra } = pruned()
+    expectExactly(w, { type: 'user/message', data: { message: um('sx', 's', { kind: 'compaction' }) }, surfaceOp: { op: 'replace', start: ra, end: ra }, sourceEventSeqs: [ra] },
+      [['L15', 'compaction/prune of a is not followed directly by a replacing tool/result, but by user/message']])
+    const { surfaceOp: _op, ...bare } = result('a', ra, ra)
+    expectExactly(w, bare as EventDraft, [
+      ['L8', 'tool/result without surfaceOp'],
+      ['L15', 'compaction/prune of a is not followed directly by a replacing tool/result, but by tool/result'],
+    ])
+  })
+
   it('L15: followed by a replacement of another seq (start or end)', () => {
     const { w, ra, rb } = pruned()
+    const u = w.session.events.find((e) => e.type === 'user/message')!.seq
+    const all = w.session.events.filter((e) => e.surfaceOp !== undefined && e.seq <= ra).map((e) => e.seq)
+    expectExactly(w, result('a', u, ra, all), [
+      ['L8', `a tool/result replacement hides a range (${u}..${ra}), not exactly one tool/result`],
+      ['L15', `the tool/result after compaction/prune replaces ${u}..${ra}, not exactly ${ra}`],
+    ])
     expectExactly(w, result('b', rb, rb), [['L15', `the tool/result after compaction/prune replaces ${rb}..${rb}, not exactly ${ra}`]])
     expectExactly(w, result('a', ra, rb, [ra, rb]), [
       ['L8', `a tool/result replacement hides a range (${ra}..${rb}), not exactly one tool/result`],

@@ -130,6 +130,14 @@ describe('L7 the message and its chunks, exact verdicts', () => {
     expectExactly(w, message(w, [text('')], 'stop', { interrupted: true, sources: [] }), [['L7', `assistant/message cites [], but the step's chunks are [${c}]`]])
   })
 
+  it('L7: a message without sourceEventSeqs cites no chunk', () => {
+    const w = inStep()
+    const { sourceEventSeqs: _drop, ...bare } = message(w, [text('')], 'stop', { interrupted: true })
+    expectClean(w, bare as EventDraft)
+    w.chunk({ type: 'block-start', index: 0, blockType: 'text' })
+    expectExactly(w, bare as EventDraft, [['L7', `assistant/message cites [], but the step's chunks are [${w.chunks[0]}]`]])
+  })
+
   it('L7: a chunk after the message (interrupted or not)', () => {
     const w = inStep()
     w.stream([text('a')], 'stop')

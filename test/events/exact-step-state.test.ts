@@ -108,6 +108,20 @@ describe('L7 replacing messages are not the step message', () => {
   })
 })
 
+describe('L7 the step message is the first non-interrupted one', () => {
+  it('L7: a second non-interrupted message (applied anyway) does not replace the first one\'s blocks', () => {
+    const w = withBlocks(['a'])
+    const events = forced(w.session.events, {
+      type: 'assistant/message',
+      data: { turn: 1, step: 1, message: { role: 'assistant', content: [toolBlock('b')] }, finish: 'tool-calls', usage: { inputTokens: 1, outputTokens: 1 } },
+      surfaceOp: 'append',
+      sourceEventSeqs: [...w.chunks],
+    })
+    expectAfter(events, call('a'), [])
+    expectAfter(events, call('b'), [['L6', "tool/call b names no tool-call block of the step's assistant/message"]])
+  })
+})
+
 describe('L9 check probes the grammar without changing it', () => {
   it('L9: the same chunk checked twice gives the same verdict', () => {
     const open = new LogWriter()

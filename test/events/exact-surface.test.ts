@@ -208,6 +208,24 @@ describe('L8 the surface the checker keeps', () => {
     expectAfter(backwards, summary(s[0]!, backwards.length - 1, [...s, backwards.length - 1]), [])
   })
 
+  it('L8: a replace whose end is not on the surface (applied anyway) is appended', () => {
+    const { w, s } = twoTurns()
+    const bad = forced(w.session.events, summary(s[1]!, 1, [s[1]!, 1]))
+    const c = checkerAfter(bad)
+    expect(c.surfaceSeqs()).toEqual([...s, bad.length - 1])
+    expect(c.generation).toBe(0)
+  })
+
+  it('L8: a non-surface event with a surfaceOp (applied anyway) never enters the surface', () => {
+    const { w, s } = twoTurns()
+    const bad = forced(w.session.events,
+      { type: 'turn/start', data: { turn: 3 }, surfaceOp: 'append' },
+      { type: 'turn/end', data: { turn: 3, reason: { kind: 'completed' } }, surfaceOp: { op: 'replace', start: s[0]!, end: s[3]! }, sourceEventSeqs: s })
+    const c = checkerAfter(bad)
+    expect(c.surfaceSeqs()).toEqual(s)
+    expect(c.generation).toBe(0)
+  })
+
   it('L8: a replace with citations missing is still applied (the surface follows the log)', () => {
     const { w, s } = twoTurns()
     const events = forced(w.session.events, summary(s[0]!, s[1]!, [s[0]!]))

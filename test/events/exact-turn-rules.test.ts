@@ -164,6 +164,17 @@ describe('L13 retry turns, exact verdicts', () => {
   })
 })
 
+describe('L13 retry after a turn/end with a step open', () => {
+  it('L13: a turn ended while a later step was open (applied anyway) did not end on a failed step', () => {
+    const w = inTurn()
+    w.failedStep('SERVER')
+    w.append(retry(1, 1, 1))
+    w.stepStart()
+    const events = forced(w.session.events, end(1, errorReason))
+    expectAfter(events, retryTurn(2, 1), [['L13', 'retry of turn 1, whose last step did not end failed']])
+  })
+})
+
 describe('L13 resume turns, exact verdicts', () => {
   /** `n` turns ended interrupted, each after the first a resume of the one before. */
   function interruptedChain(n: number): LogWriter {
