@@ -158,40 +158,37 @@ describe('replace: a pruned tool result (L8, L15)', () => {
 })
 
 describe('replace: how a hidden message is marked (transcript replacedAs)', () => {
-  /** A tool/result replacement not right after its `compaction/prune` (a broken L15 log, which
+  /** Prunes r0 of `twoTurns`, then moves its replacing copy one event later, `between` writing the
+   * event that stands between the prune and the copy. Returns the original's transcript marks. */
+  function pruneWithEventBetween(between: (b: LogBuilder) => void) {
+    const { b, s } = twoTurns()
+    const r0 = s[4]!
+    b.prune(4)
+    const pruneEvent = b.events.at(-2)!
+    const copy = b.events.at(-1)!
+    b.events.pop()
+    between(b)
+    b.emit({ type: copy.type, data: copy.data, surfaceOp: copy.surfaceOp, sourceEventSeqs: copy.sourceEventSeqs } as never)
+    const moved = lastSeq(b, 'tool/result')
+    expect(moved).toBe(pruneEvent.seq + 2)
+    return { marks: transcriptOf(replay(b.events), r0), moved }
+  }
+
+  /* A tool/result replacement not right after its `compaction/prune` (a broken L15 log, which
    * `report` and `inspect` still show): the original is marked `replaced`, not `pruned` — `pruned`
    * claims a prune the reader can find right above it. */
   it('L15: a replacing tool/result with an inbox edit (no transcript item) between it and its prune marks the original replaced', () => {
-    const { b, s } = twoTurns()
-    const r0 = s[4]!
-    b.prune(4)
-    const pruneEvent = b.events.at(-2)!
-    const copy = b.events.at(-1)!
-    // Move the replacement one event later: an inbox edit (no transcript item) stands between the
-    // prune and the copy, so the prune is still the copy's previous sibling, but not its previous seq.
-    b.events.pop()
-    b.send('typed while compacting')
-    b.emit({ type: copy.type, data: copy.data, surfaceOp: copy.surfaceOp, sourceEventSeqs: copy.sourceEventSeqs } as never)
-    const moved = lastSeq(b, 'tool/result')
-    expect(moved).toBe(pruneEvent.seq + 2)
-    const state = replay(b.events)
-    expect(transcriptOf(state, r0)).toMatchObject({ replaced: true, replacedBy: moved, replacedAs: 'replaced' })
+    // the prune is still the copy's previous sibling in the transcript, but not its previous seq
+    const { marks, moved } = pruneWithEventBetween((b) => b.send('typed while compacting'))
+    expect(marks).toMatchObject({ replaced: true, replacedBy: moved, replacedAs: 'replaced' })
   })
+
   it('L15: a replacing tool/result with a retry notice (a transcript item) between it and its prune marks the original replaced', () => {
-    const { b, s } = twoTurns()
-    const r0 = s[4]!
-    b.prune(4)
-    const pruneEvent = b.events.at(-2)!
-    const copy = b.events.at(-1)!
-    // Move the replacement one event later: a retry notice stands between the prune and the copy,
-    // so the copy's previous seq is a transcript item that is not a prune.
-    b.events.pop()
-    b.emit({ type: 'llm/retry', data: { turn: 2, step: 2, attempt: 1, delayMs: 10, failure: { code: 'SERVER', message: 'x' } } } as never)
-    b.emit({ type: copy.type, data: copy.data, surfaceOp: copy.surfaceOp, sourceEventSeqs: copy.sourceEventSeqs } as never)
-    const moved = lastSeq(b, 'tool/result')
-    expect(moved).toBe(pruneEvent.seq + 2)
-    const state = replay(b.events)
-    expect(transcriptOf(state, r0)).toMatchObject({ replaced: true, replacedBy: moved, replacedAs: 'replaced' })
+    // the copy's previous seq is a transcript item that is not a prune
+    const { marks, moved } = pruneWithEventBetween((b) =>
+      b.emit({ type: 'llm/retry', data: { turn: 2, step: 2, attempt: 1, delayMs: 10, failure: { code: 'SERVER', message: 'x' } } } as never),
+    )
+    expect(marks).toMatchObject({ replaced: true, replacedBy: moved, replacedAs: 'replaced' })
   })
 })
 
