@@ -22,8 +22,13 @@ export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
   description: string
   /** zod schema of the arguments; the model sees its JSON Schema. */
   parameters: P
-  /** Optional zod schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. */
-  output?: z.ZodType<O>
+  /**
+   * Optional zod schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. The body
+   * returns the schema's *input* side (`O`), because its value goes through the schema: with a
+   * transforming schema such as `z.number().transform(String)` the body returns a number and the
+   * result holds the transformed string.
+   */
+  output?: z.ZodType<unknown, O>
   /** The body. Its return value becomes the result text (strings as is, other values as JSON), or
    * return `{ content: Block[] }` for rich results. A throw is a `TOOL_ERROR` result. */
   execute(args: z.infer<P>, ctx: ToolContext): Promise<O> | O

@@ -121,11 +121,20 @@ describe('outputToOutcome: INVALID_TOOL_OUTPUT results, exactly (P3: only storab
   it('the declared output schema transforms before conversion', () => {
     const t = defineTool({
       name: 'ot', description: '', parameters: z.object({}), output: z.number().transform((n) => `n=${n}`),
-      // Tool types the body as returning the schema's output side; at run time it is the input side
-      // that the body returns (see the notes: a typing gap of tools/types.ts, left alone here)
-      execute: (() => 1) as unknown as () => string,
-    }) as unknown as AnyTool
+      // the body returns the schema's input side (a number), typed as such since round 11
+      execute: () => 1,
+    }) as AnyTool
     expect(outputToOutcome(t, 4)).toEqual({ content: [{ type: 'text', text: 'n=4' }] })
+  })
+
+  it('types the body by the output schema\'s input side: returning the transformed type is a type error', () => {
+    const t = defineTool({
+      name: 'ot2', description: '', parameters: z.object({}), output: z.number().transform((n) => `n=${n}`),
+      // @ts-expect-error the body must return the schema's input side (a number), not its output (a string)
+      execute: () => 'n=4',
+    })
+    // and at run time that body's string fails the schema, as the type said it would
+    expect(outputToOutcome(t as AnyTool, 'n=4').error?.code).toBe('INVALID_TOOL_OUTPUT')
   })
 })
 
