@@ -41,7 +41,11 @@ export function newCallRec(call: ToolCallBlock, index: number): CallRec {
   }
 }
 
-/** Moves the call's machine (an event it does not accept throws: a scheduler bug). */
+/**
+ * Moves the call's machine. An event its state does not accept leaves it where it is, as an XState
+ * actor ignores such an event (callMachine's own semantics); the scheduler's 'at most one result
+ * per call' (L5) rests on `committed`/`commitTried`, not on this.
+ */
 export function send(rec: CallRec, event: CallEvent): void {
   rec.machine = callTransition(rec.machine, rec.call.name, event)
 }
