@@ -9,10 +9,9 @@ import { isAbortedWhileRunning, isExecuteHookError, key2, key3, NEVER } from './
 import type { BodyServe, FakeTimer, Gate, Host } from './state.js'
 
 export function servedTool(rx: Host, t: AnyTool, gen: number): AnyTool {
-  const { output: _output, ...rest } = t
-  void _output
   return {
-    ...rest,
+    ...t,
+    output: servedOutput(t.name) as unknown as AnyTool['output'],
     execute: (_args: unknown, ctx: ToolContext) => (gen === rx.gen ? servedBody(rx, ctx) : NEVER),
   } as AnyTool
 }
@@ -66,8 +65,52 @@ export function settle(rx: Host, b: BodyServe): boolean {
   if (rx.stepRec()?.outcome?.kind === 'concluded' || rx.steps.get(key2(b.ctx.turn, b.ctx.step))?.outcome?.kind === 'concluded') {
     b.ctx.concludeTurn()
   }
-  b.resolve(code === undefined ? { content: r.data.message.content } : { content: [] })
+  if (code === 'INVALID_TOOL_OUTPUT') b.resolve(new RecordedInvalid(r.data.error!.message))
+  else b.resolve(code === undefined ? { content: r.data.message.content } : { content: [] })
   return true
+}
+
+/** A recorded invalid output, as a served body's value: the served output schema turns it back. */
+class RecordedInvalid {
+  constructor(readonly message: string) {}
+}
+
+type Parsed = { success: true; data: unknown } | { success: false; error: { issues: { message: string; path: PropertyKey[] }[] } }
+
+/**
+ * The output schema of a served tool. A served body's value is the recorded output (already
+ * validated and converted when it was recorded), so it passes unchanged; a `RecordedInvalid` is
+ * made to fail the same way the recorded one did, so that `outputToOutcome` writes the recorded
+ * message again. Each branch mirrors one message of tools/define.ts `outputToOutcome`.
+ */
+function servedOutput(name: string): { safeParse(value: unknown): Parsed } {
+  const ok = (data: unknown): Parsed => ({ success: true, data })
+  const unreadable = (why: string): Parsed => ok({ get content(): never { throw new Error(why) } })
+  return {
+    safeParse(value) {
+      if (!(value instanceof RecordedInvalid)) return ok(value)
+      const m = value.message
+      const invalid = `Tool '${name}' returned an invalid output:\n✖ `
+      const threw = `Tool '${name}': output validation threw: `
+      const unread = `Tool '${name}' returned an output that cannot be read: `
+      const notResult = `Tool '${name}' returned an output that cannot be a result: `
+      // zod's prettifyError writes one "✖ message" line per issue (and "→ at path" lines); one
+      // issue at the top whose message is the rest of the recorded text prints that text again
+      if (m.startsWith(invalid)) return { success: false, error: { issues: [{ message: m.slice(invalid.length), path: [] }] } }
+      if (m.startsWith(threw) && m.length > threw.length) throw new Error(m.slice(threw.length))
+      if (m.startsWith(notResult)) {
+        const why = m.slice(notResult.length)
+        if (why === 'a function is not JSON') return ok(() => undefined)
+        if (why === 'a symbol is not JSON') return ok(Symbol('recorded'))
+        const j = /^not JSON-serialisable \(([\s\S]+)\)$/.exec(why)
+        if (j) return ok({ toJSON(): never { throw new Error(j[1]) } })
+      }
+      if (m.startsWith(unread) && m.length > unread.length) return unreadable(m.slice(unread.length))
+      // Not reproducible from the log ({content} that is not a list of blocks, a value that cannot
+      // be stored, a hand-written message): the result diverges, and the diff names both messages.
+      return unreadable(`re-execution cannot reproduce the recorded invalid output (${m})`)
+    },
+  }
 }
 
 export function servedTimers(rx: Host, gen: number): Timers {
