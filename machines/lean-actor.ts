@@ -236,6 +236,8 @@ function valueOf(atomic: Node): StateValue {
   // the path below the root, outermost first
   const path: string[] = []
   for (let c: Node | null = atomic; c && c.parent; c = c.parent) path.push(c.key)
+  // a machine without states: XState's value is the empty object
+  if (path.length === 0) return {}
   let v: StateValue = path[0]!
   for (let i = 1; i < path.length; i++) v = { [path[i]!]: v }
   return v

@@ -14,7 +14,7 @@ export interface Agreement {
   context: unknown
 }
 
-export function agreeWithXState(machine: AnyStateMachine, events: readonly EventObject[], options: { input?: unknown; probes?: readonly StateValue[] } = {}): Agreement {
+export function agreeWithXState<E extends EventObject>(machine: AnyStateMachine, events: readonly E[], options: { input?: unknown; probes?: readonly StateValue[] } = {}): Agreement {
   const x = createActor(machine, { input: options.input }).start()
   const lean = createLeanActor(machine, options.input)
   const compare = (after: string): void => {
