@@ -192,11 +192,7 @@ function compile(machine: AnyStateMachine): Compiled {
       const target = d.target && d.target.length ? byX.get(d.target[0]!)! : null
       const reenter = d.reenter === true
       const domain = target ? domainOf(node, target, reenter, root) : null
-      const enterPath: Node[] = []
-      for (let c: Node | null = target; c && c !== domain; c = c.parent) enterPath.unshift(c)
-      // XState enters the target even when it is the domain, unless it is the source itself (a
-      // nested state targeting the root without reenter: the root's entry actions run again)
-      if (target && target === domain && target !== node) enterPath.push(target)
+      const enterPath = enterPathOf(node, target, domain)
       return { guard: compileGuard(machine, d.guard), actions: d.actions.map((a) => compileAction(machine, a)), target, reenter, domain, enterPath }
     }
     for (const [type, defs] of x.transitions) {
@@ -223,6 +219,20 @@ function domainOf(source: Node, target: Node, reenter: boolean, root: Node): Nod
   const sourceAbove = new Set(ancestors(source.parent))
   for (let c: Node | null = target.parent; c; c = c.parent) if (sourceAbove.has(c)) return c
   return reenter ? null : root
+}
+
+/**
+ * The states a transition enters before the target's initial children, outermost first: the
+ * states below the domain down to the target. The target itself is entered even when it is the
+ * domain, as XState does (a nested state targeting the root without reenter runs the root's entry
+ * actions again), except by a transition that stays inside its own source. None for a targetless
+ * transition.
+ */
+function enterPathOf(source: Node, target: Node | null, domain: Node | null): Node[] {
+  if (!target || (target === domain && target === source)) return []
+  const path: Node[] = [target]
+  for (let c: Node | null = target.parent; c && c !== domain; c = c.parent) path.unshift(c)
+  return path
 }
 
 /** `n` and the states above it, innermost first (none for null). */
