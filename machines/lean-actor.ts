@@ -14,7 +14,8 @@
  *   guard wins); an unhandled event changes nothing;
  * - a transition with a target exits the states below the transition's domain (innermost first),
  *   runs its own actions, then enters the target path (outermost first) and the initial children
- *   below it; `reenter: true` makes a self or descendant target leave and re-enter the source;
+ *   below it; `reenter: true` makes a self or descendant target leave and re-enter the source; a
+ *   target above the source is itself left and re-entered (XState's least common ancestor);
  * - after every transition, eventless (`always`) transitions are taken until none is enabled,
  *   each seeing the event that started the macrostep;
  * - `assign` actions run in order, each seeing the context the previous one produced.
@@ -191,8 +192,7 @@ function compile(machine: AnyStateMachine): Compiled {
       const target = d.target && d.target.length ? byX.get(d.target[0]!)! : null
       const reenter = d.reenter === true
       const domain = target ? domainOf(node, target, reenter, root) : null
-      const enterPath: Node[] = []
-      for (let c: Node | null = target; c && c !== domain; c = c.parent) enterPath.unshift(c)
+      const enterPath = enterPathOf(node, target, domain)
       return { guard: compileGuard(machine, d.guard), actions: d.actions.map((a) => compileAction(machine, a)), target, reenter, domain, enterPath }
     }
     for (const [type, defs] of x.transitions) {
@@ -207,18 +207,36 @@ function compile(machine: AnyStateMachine): Compiled {
 }
 
 /**
- * The domain of a transition from `source` to `target`: `source` itself when it does not reenter
- * and contains the target (itself included), else the innermost proper ancestor of `source` that
- * contains the target, else the root.
+ * The domain of a transition from `source` to `target`, as XState's `getTransitionDomain` computes
+ * it for one target: `source` itself when it does not reenter and contains the target (itself
+ * included); else the innermost proper ancestor of the target that has `source` strictly below it
+ * (so a target above the source is itself left and re-entered); else (source or target is the
+ * root) the root, or null for a reentering transition: then the root itself is left and re-entered.
+ * The states below the domain are exited and entered; null stands above the root.
  */
-function domainOf(source: Node, target: Node, reenter: boolean, root: Node): Node {
-  const targetAnc = new Set(ancestors(target))
-  if (!reenter && targetAnc.has(source)) return source
-  for (let c: Node | null = source.parent; c; c = c.parent) if (targetAnc.has(c)) return c
-  return root
+function domainOf(source: Node, target: Node, reenter: boolean, root: Node): Node | null {
+  if (!reenter && ancestors(target).includes(source)) return source
+  const sourceAbove = new Set(ancestors(source.parent))
+  for (let c: Node | null = target.parent; c; c = c.parent) if (sourceAbove.has(c)) return c
+  return reenter ? null : root
 }
 
-function ancestors(n: Node): Node[] {
+/**
+ * The states a transition enters before the target's initial children, outermost first: the
+ * states below the domain down to the target. The target itself is entered even when it is the
+ * domain, as XState does (a nested state targeting the root without reenter runs the root's entry
+ * actions again), except by a transition that stays inside its own source. None for a targetless
+ * transition.
+ */
+function enterPathOf(source: Node, target: Node | null, domain: Node | null): Node[] {
+  if (!target || (target === domain && target === source)) return []
+  const path: Node[] = [target]
+  for (let c: Node | null = target.parent; c && c !== domain; c = c.parent) path.unshift(c)
+  return path
+}
+
+/** `n` and the states above it, innermost first (none for null). */
+function ancestors(n: Node | null): Node[] {
   const out: Node[] = []
   for (let c: Node | null = n; c; c = c.parent) out.push(c)
   return out
@@ -228,6 +246,8 @@ function valueOf(atomic: Node): StateValue {
   // the path below the root, outermost first
   const path: string[] = []
   for (let c: Node | null = atomic; c && c.parent; c = c.parent) path.push(c.key)
+  // a machine without states: XState's value is the empty object
+  if (path.length === 0) return {}
   let v: StateValue = path[0]!
   for (let i = 1; i < path.length; i++) v = { [path[i]!]: v }
   return v
