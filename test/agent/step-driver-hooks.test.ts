@@ -174,7 +174,7 @@ describe('llm/stream (§4.4)', () => {
     valid(agent.events)
   })
 
-  it('L8: agent/assistant-stream emits {turn, step, chunk} once per logged assistant/chunk, in order', async () => {
+  it('L7: agent/assistant-stream emits {turn, step, chunk} once per logged assistant/chunk, in order', async () => {
     const { agent } = makeAgent([{ text: 'hello world', chunkSize: 4 }, { text: 'again' }])
     const emitted: Array<{ turn: number; step: number; chunk: StreamChunk }> = []
     agent.on('agent/assistant-stream', (e) => emitted.push(e))

@@ -241,7 +241,7 @@ describe('a step that starts cancelled (R5)', () => {
 })
 
 describe('a step machine the driver does not know', () => {
-  it('a state with no effect is a driver defect: runStep rejects naming the state, and the host no longer shows a running step', async () => {
+  it('R7: a state with no effect is a driver defect: runStep rejects naming the state, and the host no longer shows a running step', async () => {
     const { host } = makeHost([])
     let reads = 0
     host.stepActor = {

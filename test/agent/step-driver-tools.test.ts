@@ -76,7 +76,7 @@ describe('tool calls of a step (§4.5, §5)', () => {
     valid(agent.events)
   })
 
-  it('R2: tools/post-execute additionalContexts are queued into next-step in order, and the next step enters them', async () => {
+  it('L11, R3: tools/post-execute additionalContexts are queued into next-step in order, and the next step enters them', async () => {
     const model = scriptedModel([{ toolCalls: [{ name: 'echo', args: { text: 'x' }, id: 'c1' }] }, { text: 'done' }], { info: { name: 'scripted' } })
     const { agent } = makeAgent(null, { model, tools: [echo] })
     agent.on('tools/post-execute', async (_p, next) => {
@@ -104,7 +104,7 @@ describe('tool calls of a step (§4.5, §5)', () => {
     valid(agent.events)
   })
 
-  it('R8: a tool timeout runs on the agent timers: armed when the body starts; firing it commits TOOL_TIMEOUT', async () => {
+  it('L5: a tool timeout runs on the agent timers: armed when the body starts; firing it commits TOOL_TIMEOUT', async () => {
     const mt = manualTimers()
     let started!: () => void
     const bodyStarted = new Promise<void>((r) => (started = r))
@@ -129,7 +129,7 @@ describe('tool calls of a step (§4.5, §5)', () => {
     valid(agent.events)
   })
 
-  it('R8: a tool that settles before its timeout leaves no timer pending (the timeout is cleared on the agent timers)', async () => {
+  it('L5: a tool that settles before its timeout leaves no timer pending (the timeout is cleared on the agent timers)', async () => {
     const mt = manualTimers()
     const quick = defineTool({ name: 'quick', description: 'q', parameters: z.object({}), timeoutMs: 6543, execute: async () => 'ok' })
     const model = scriptedModel([{ toolCalls: [{ name: 'quick', args: {}, id: 'c1' }, { name: 'quick', args: {}, id: 'c2' }] }, { text: 'done' }], { info: { name: 'scripted' } })
