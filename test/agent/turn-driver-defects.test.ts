@@ -12,6 +12,8 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createAgent, type AgentOptions } from '../../agent/index.js'
+import type { TurnlogAgent } from '../../agent/agent.js'
+import { TurnLoop } from '../../agent/turn-driver.js'
 import type { LogEvent } from '../../events/index.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { defineTool } from '../../tools/index.js'
@@ -215,5 +217,24 @@ describe('driver defects: report, close what is open, restart at idle', () => {
     expect(statuses).toEqual(['running', 'idle'])
     expect(agent.status).toBe('idle')
     expect(agent.snapshot().turn.state).toBe('idle')
+  })
+
+  it('L2: a turn machine in a state the loop has no phase for (maintaining) is a driver defect: reported naming the state, the machine restarts at idle', async () => {
+    const { agent, errors } = make([])
+    const host = agent as TurnlogAgent
+    let finish!: () => void
+    const task = agent.runMaintenance(() => new Promise<void>((r) => (finish = r)))
+    expect(agent.snapshot().turn.state).toBe('maintaining')
+    // a second loop on the same agent (a driver bug): its WAKE is not heard while maintaining
+    const statuses: string[] = []
+    const loop = new TurnLoop(host, { setStatus: (s) => statuses.push(s), settleIdle: () => {}, opening: () => null, winding: () => false })
+    loop.start(null)
+    expect(where(errors)).toEqual(['driver: turn machine in unexpected state "maintaining"'])
+    expect(statuses).toEqual(['running', 'idle'])
+    expect(agent.snapshot().turn.state).toBe('idle')
+    expect(loop.running).toBeNull()
+    expect(agent.events).toEqual([])
+    finish()
+    await task
   })
 })
