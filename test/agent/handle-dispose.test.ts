@@ -135,6 +135,53 @@ describe('dispose (lifecycle §6)', () => {
     expect(trace(agent.events).at(-1)).toBe('turn/end 1 aborted disposed')
   })
 
+  it('lifecycle §6: dispose() from a log observer as turn 1 ends starts no queued turn (its inbox clearing is refused there); a later dispose() completes', async () => {
+    let uninstalled = 0
+    const plugin = { name: 'p', install: () => () => void uninstalled++ }
+    const { agent } = makeAgent([{ text: 'a' }, { text: 'b' }], { plugins: [plugin as never] })
+    let first: Promise<unknown> | undefined
+    agent.subscribe((e) => {
+      // an observer's append is refused (REENTRANT_APPEND, docs/ARCHITECTURE.md): the cancel's
+      // clearing fails, so 'two' is still queued when the turn closes
+      if (e.type === 'turn/end') first ??= agent.dispose().then(() => 'resolved', (err: TurnlogError) => err.code)
+    })
+    agent.followup('one')
+    agent.followup('two')
+    await agent.whenIdle()
+    expect(await first).toBe('REENTRANT_APPEND')
+    expect(trace(agent.events).filter((l) => l.startsWith('turn/'))).toEqual(['turn/start 1', 'turn/end 1 completed'])
+    expect(agent.inbox.nextTurn.map((m) => m.id)).toEqual(['m2'])
+    expect(() => agent.followup('late')).toThrowError(expect.objectContaining({ code: 'AGENT_DISPOSED' }))
+    await agent.dispose()
+    expect(uninstalled).toBe(1)
+    expect(agent.status).toBe('idle')
+  })
+
+  it('L2/R5: dispose() waits for the turn the idle listener opened right after a turn cancelled before it opened', async () => {
+    // Turn 1 is cancelled from the running listener, so it closes synchronously inside the
+    // followup; its idle listener opens turn 2, which waits in agent/pre-step. dispose() must wait
+    // for turn 2's loop (it once awaited turn 1's finished loop, closed the session under turn 2
+    // and left turn/start 2 without its turn/end).
+    const { agent, release } = gatedAgent()
+    let statuses = 0
+    agent.on('agent/status', () => {
+      statuses++
+      if (statuses === 1) agent.cancel({ kind: 'user' }) // running (turn 1)
+      if (statuses === 2) agent.followup('two') // idle (turn 1 closed): opens turn 2
+    })
+    agent.followup('one')
+    let disposed = false
+    const done = agent.dispose().then(() => (disposed = true))
+    await settle()
+    expect(disposed).toBe(false)
+    release()
+    await done
+    expect(trace(agent.events).filter((l) => l.startsWith('turn/'))).toEqual([
+      'turn/start 1', 'turn/end 1 aborted user', 'turn/start 2', 'turn/end 2 aborted disposed',
+    ])
+    valid(agent.events)
+  })
+
   it('R8: dispose() aborts a maintenance task\'s signal with the cause {kind: disposed}', async () => {
     const { agent } = makeAgent([])
     let signal!: AbortSignal
