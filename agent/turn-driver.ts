@@ -58,7 +58,12 @@ export class TurnLoop {
   #loop: Promise<void> | null = null
   /** True while start() emits `running`: the loop starts as soon as the listeners return. */
   #waking = false
-  #loopRunning = false
+  /**
+   * The loop that is running (its start's token), or null. A token, not a flag: a loop that
+   * finishes synchronously inside start() may open the next loop from its `idle` listener, and
+   * start() must then not record the finished loop as the running one.
+   */
+  #current: object | null = null
 
   constructor(agent: LoopHost, control: LoopControl) {
     this.#agent = agent
@@ -88,9 +93,10 @@ export class TurnLoop {
     }
     // A turn cancelled before it opened closes without awaiting anything: the loop may have
     // finished (and gone idle) before its promise is returned here.
-    this.#loopRunning = true
+    const token = {}
+    this.#current = token
     const loop = this.#runLoop()
-    if (this.#loopRunning) this.#loop = loop
+    if (this.#current === token) this.#loop = loop
   }
 
   /** Runs turns until the machine is idle. Synchronous up to the first hook (lifecycle §2). */
@@ -130,7 +136,7 @@ export class TurnLoop {
       this.#emergencyClose(err)
     }
     this.#loop = null
-    this.#loopRunning = false
+    this.#current = null
     agent.abort = null
     agent.grace?.close()
     agent.grace = null
