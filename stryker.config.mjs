@@ -104,6 +104,26 @@
  *   failure path already stops every later effect. (Making `send` refuse unaccepted events would
  *   make these killable; left, see the note.)
  *
+ * machines/lean-actor.ts (round 11; docs/notes/round-11/mlean.md)
+ * - :117 `typeof g === 'object'` → true: only objects and primitives without a string `type` reach it.
+ * - the `depth` and `children` fields of a compiled node (never read), `always: []` (always
+ *   overwritten by `link` before use), `ancestors`' extra array element (only searched for nodes).
+ * - :199 `type === '*'` → false and `'*'` → `''`: `includes('*')` refuses the same with the same
+ *   message; XState itself rejects an empty event key.
+ *
+ * agent/ (round 11; each with its reason in mutation/equivalent.json and docs/notes/round-11/)
+ * - initial values always overwritten before they are read: step-driver.ts `system`/`tools`,
+ *   turn-driver.ts and agent.ts `entered`.
+ * - step-driver.ts :100 the failure built for an abandoned assemble hook (the step is already
+ *   aborted); :150 `outcome === null` (checkedStream always ends with exactly one outcome); :244
+ *   `everyMessage` in the cheap check (both sides hold the same array).
+ * - turn-driver.ts `waking` (:78, :91, :92) and agent.ts :254: only the number of microtasks
+ *   `dispose()` takes changes; :153 (×2) a second pass proposes the same way; :229 `abortCause !==
+ *   null` (the turn's signal is already aborted then); :243 an abandoned stop hook only follows a
+ *   cancel; :277 a step is never open without an open turn.
+ * - agent.ts :171, :373, :390: states the status already implies; :256 `m` and `grace` are both
+ *   set or both null.
+ *
  * Static mutants (module-level code, e.g. each reducer's `name`) can be scored Survived although a
  * test kills them: under the vitest runner only part of the suite ran for them. Those checked by
  * hand are in mutation/hand-killed.json with the killing test.

@@ -40,6 +40,18 @@ for (const { name, r } of parsed) {
     byFile.set(file, entry)
   }
 }
+// A whole-file run's report lists every mutant of the file; a report of another file's run may
+// carry some of this file's results forward from the incremental file, keyed by positions of an
+// older source. So when the newest report on the current source is also the largest, it alone
+// gives the file's mutants; otherwise (line-range runs) the reports are merged as above.
+for (const [file, e] of byFile) {
+  const sizes = parsed.filter(({ r }) => r.files[file]?.source === current(file)).map(({ name, r }) => ({ name, n: r.files[file]!.mutants.length }))
+  const newest = sizes.at(-1)
+  if (newest === undefined || sizes.some((x) => x.n > newest.n)) continue
+  const only = parsed.find(({ name }) => name === newest.name)!.r.files[file]!.mutants
+  e.byKey = new Map(only.map((m) => [`${m.location.start.line}:${m.location.start.column}-${m.location.end.line}:${m.location.end.column}:${m.mutatorName}:${m.replacement ?? ''}`, m]))
+  e.reports = new Set([newest.name])
+}
 const latest = new Map([...byFile].map(([file, e]) => [file, { mutants: [...e.byKey.values()], report: [...e.reports].join(', ') }]))
 const equivalent = JSON.parse(readFileSync(`${root}mutation/equivalent.json`, 'utf8')) as Record<string, Equivalent[] | string>
 // Mutants Stryker scored Survived that a named test kills when the mutant is applied by hand (static
