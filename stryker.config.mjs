@@ -123,6 +123,10 @@
  *   cancel; :277 a step is never open without an open turn.
  * - agent.ts :171, :373, :390: states the status already implies; :256 `m` and `grace` are both
  *   set or both null.
+ * - persistence.ts :121, :149 guards the failure path already implies; :140 `>` → `>=` (the equal
+ *   case writes the same value); :166/:168 the buffer and waiters reset after a failure (never read
+ *   again). inbox-driver.ts :51/:53/:101/:167 `'next-step'`/`'tail'` → `""` (the code only tests for
+ *   `'next-turn'`/`'head'`); :156 (×2) a splice of nothing returns before any effect.
  *
  * Static mutants (module-level code, e.g. each reducer's `name`) can be scored Survived although a
  * test kills them: under the vitest runner only part of the suite ran for them. Those checked by
