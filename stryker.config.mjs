@@ -105,10 +105,11 @@
  *   make these killable; left, see the note.)
  *
  * machines/lean-actor.ts (round 11; docs/notes/round-11/mlean.md)
- * - :117 `typeof g === 'object'` → true: only objects and primitives without a string `type` reach it.
- * - the `depth` and `children` fields of a compiled node (never read), `always: []` (always
- *   overwritten by `link` before use), `ancestors`' extra array element (only searched for nodes).
- * - :199 `type === '*'` → false and `'*'` → `''`: `includes('*')` refuses the same with the same
+ * - :115 `typeof g === 'object'` → true: only objects and primitives without a string `type` reach it.
+ * - `always: []` (always overwritten by `link` before use), `ancestors`' extra array element (only
+ *   searched for nodes). (Two more, on the never-read `depth`/`children` fields, went with the
+ *   fields in the final review.)
+ * - :197 `type === '*'` → false and `'*'` → `''`: `includes('*')` refuses the same with the same
  *   message; XState itself rejects an empty event key.
  *
  * agent/ (round 11; each with its reason in mutation/equivalent.json and docs/notes/round-11/)

@@ -69,10 +69,8 @@ interface Node {
   key: string
   id: string
   parent: Node | null
-  depth: number
-  /** Children, for compound states; the initial child first is `initial`. */
+  /** The initial child of a compound state; null for an atomic one. */
   initial: Node | null
-  children: Node[]
   entry: Action[]
   exit: Action[]
   on: Map<string, Transition[]>
@@ -170,12 +168,12 @@ function compile(machine: AnyStateMachine): Compiled {
     if (x.type === 'parallel' || x.type === 'history' || x.type === 'final') throw unsupported(`${x.type} state ${x.id}`)
     if (x.invoke.length || x.after.length) throw unsupported(`invoke/after in ${x.id}`)
     const node: Node = {
-      key: x.key, id: x.id, parent, depth: parent ? parent.depth + 1 : 0, initial: null, children: [],
+      key: x.key, id: x.id, parent, initial: null,
       entry: x.entry.map((a) => compileAction(machine, a)), exit: x.exit.map((a) => compileAction(machine, a)),
       on: new Map(), always: [],
     }
     byX.set(x, node)
-    for (const child of Object.values(x.states)) node.children.push(build(child, node))
+    for (const child of Object.values(x.states)) build(child, node)
     return node
   }
   const xroot = machine.root as unknown as XNode
