@@ -14,6 +14,7 @@
 import { realpathSync, statSync, type Stats } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
 import { TurnlogError } from '../events/errors.js'
+import { AtomicFile, exists } from '../replay/atomic-file.js'
 
 interface Identity {
   /** Real path (the directory's real path plus the name when the file does not exist). */
@@ -51,10 +52,10 @@ function same(a: Identity, b: Identity): boolean {
 }
 
 /**
- * Throws `INVALID_ARGUMENT` (field `-o`) when any of `outputs` is one of `inputs` or an input's
- * quarantine file (`<input>.quarantine`).
+ * Throws `INVALID_ARGUMENT` (field `-o`, or `field`) when any of `outputs` is one of `inputs` or an
+ * input's quarantine file (`<input>.quarantine`).
  */
-export function assertNotInputs(inputs: readonly string[], outputs: readonly string[]): void {
+export function assertNotInputs(inputs: readonly string[], outputs: readonly string[], field = '-o'): void {
   const protectedFiles: { path: string; what: string; id: Identity }[] = []
   for (const i of inputs) {
     protectedFiles.push({ path: i, what: 'LOG', id: identify(i) })
@@ -69,9 +70,53 @@ export function assertNotInputs(inputs: readonly string[], outputs: readonly str
     for (const p of protectedFiles) {
       if (same(oid, p.id)) {
         throw new TurnlogError('INVALID_ARGUMENT', `refusing to write ${o}: it is ${p.what} (${p.path}); a log is never rewritten in place, pick another OUT`, {
-          file: o, field: '-o', info: { input: p.path },
+          file: o, field, info: { input: p.path },
         })
       }
     }
   }
+}
+
+export interface WriteOutputOptions {
+  /** The files the command read (never written, by name or by inode). A postgres URL is not a file: leave it out. */
+  inputs: readonly string[]
+  /** Replace an existing OUT (by renaming a new file over its name). */
+  force?: boolean
+  /** The option that named OUT (`-o`, `--report`, `--out`), for messages. */
+  field: string
+}
+
+/**
+ * The one output rule of every CLI command that writes a file (issue 27.1): OUT is never an input
+ * (`assertNotInputs`), an existing OUT is refused with `FILE_EXISTS` naming `--force`, and the bytes
+ * go to a temp file in OUT's directory that is fsynced and then moved into place (`AtomicFile`:
+ * link without `--force`, rename with it), so a reader never sees half a file and an existing
+ * inode (a hard link's other name, a symlink's target) is never written into.
+ */
+export async function writeOutput(out: string, data: string | Uint8Array, opts: WriteOutputOptions): Promise<void> {
+  await checkOutput(out, opts)
+  const force = opts.force === true
+  const f = await AtomicFile.create(out)
+  try {
+    await f.write(typeof data === 'string' ? Buffer.from(data, 'utf8') : data)
+    await f.commit({ overwrite: force })
+  } catch (err) {
+    throw TurnlogError.is(err, 'FILE_EXISTS') ? outputExists(out, opts.field) : err
+  } finally {
+    await f.discard()
+  }
+}
+
+/**
+ * The checks of `writeOutput` alone, for a command to run before its work (a refused OUT should
+ * not cost a whole re-execution first); `writeOutput` runs them again at the write.
+ */
+export async function checkOutput(out: string, opts: WriteOutputOptions): Promise<void> {
+  assertNotInputs(opts.inputs, [out], opts.field)
+  if (opts.force !== true && (await exists(out))) throw outputExists(out, opts.field)
+}
+
+/** `FILE_EXISTS` for the command line: the flag is `--force` (the library's says `{ overwrite: true }`). */
+export function outputExists(out: string, field: string): TurnlogError {
+  return new TurnlogError('FILE_EXISTS', `${out} already exists: pass --force to replace it, or choose another ${field} path`, { file: out, field })
 }

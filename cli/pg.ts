@@ -14,6 +14,7 @@ import { assertSessionId } from '../stores/ids.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import { EXIT_OK, UsageError } from './errors.js'
 import { colorsFor, writeLines, type CliIo } from './io.js'
+import { checkOutput, outputExists } from './outputs.js'
 
 /** True for `postgres://…` and `postgresql://…`. */
 export function isPgUrl(arg: string): boolean {
@@ -101,6 +102,10 @@ export async function sessionsCommand(url: string, opts: { json?: boolean }, io:
  * `parent` and `inheritedEventCount`.
  */
 export async function copyCommand(from: string, to: string, opts: { force?: boolean }, io: CliIo): Promise<number> {
+  // a JSONL TARGET follows the one output rule (cli/outputs.ts): never FROM, FILE_EXISTS without --force
+  const outFile = isPgUrl(to) ? undefined : resolve(io.cwd ?? process.cwd(), to)
+  const rule = { inputs: isPgUrl(from) ? [] : [resolve(io.cwd ?? process.cwd(), from)], force: opts.force === true, field: 'TARGET' }
+  if (outFile !== undefined) await checkOutput(outFile, rule)
   let log: { header: LogHeader; events: readonly LogEvent[] }
   if (isPgUrl(from)) log = await loadPgLog(from)
   else log = await readLog(resolve(io.cwd ?? process.cwd(), from))
@@ -126,9 +131,15 @@ export async function copyCommand(from: string, to: string, opts: { force?: bool
     })
     where = `${redact(url)}#${sessionId}`
   } else {
-    const out = resolve(io.cwd ?? process.cwd(), to)
+    const out = outFile!
     const target = isPgUrl(from) ? { ...log.header, id: parsePgLog(from).sessionId } : log.header
-    await writeLog(out, { header: target, events: log.events }, { overwrite: opts.force === true })
+    await checkOutput(out, rule)
+    try {
+      // writeLog: validated, temp file, fsync, link (or rename with --force)
+      await writeLog(out, { header: target, events: log.events }, { overwrite: opts.force === true })
+    } catch (err) {
+      throw TurnlogError.is(err, 'FILE_EXISTS') ? outputExists(out, 'TARGET') : err
+    }
     where = to
   }
   const c = colorsFor(io)

@@ -5,15 +5,15 @@
  * `-o` the document goes to stdout. OUT is never the log itself and is never overwritten without
  * `--force`.
  */
-import { realpathSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { TurnlogError, type LogEvent } from '../../events/index.js'
+import type { LogEvent } from '../../events/index.js'
 import { verify } from '../../replay/verify.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { chromeTrace } from '../export/chrome-trace.js'
 import { colorsFor, type CliIo } from '../io.js'
-import { loadLog } from '../load.js'
+import { loadLog, resolveLogPath } from '../load.js'
+import { checkOutput, writeOutput } from '../outputs.js'
+import { isPgUrl } from '../pg.js'
 import { otlpJsonExport } from './export-otlp.js'
 
 export interface ExportCommandOptions {
@@ -33,37 +33,22 @@ export const FORMATS: Record<string, Converter> = {
   'otlp-json': otlpJsonExport,
 }
 
-function realOrSelf(p: string): string {
-  try {
-    return realpathSync(p)
-  } catch {
-    return p
-  }
-}
-
 export async function exportCommand(logArg: string, opts: ExportCommandOptions, io: CliIo, version: string): Promise<number> {
   const names = Object.keys(FORMATS).join(', ')
   if (opts.format === undefined) throw new UsageError(`export needs --format (${names})`)
   if (!Object.prototype.hasOwnProperty.call(FORMATS, opts.format)) throw new UsageError(`unknown --format ${opts.format} (known: ${names})`)
   const convert = FORMATS[opts.format]!
+  const toStdout = !opts.output || opts.output === '-'
+  const out = toStdout ? undefined : resolve(io.cwd ?? process.cwd(), opts.output!)
+  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  if (out !== undefined) await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const { text, summary } = convert(log.header.id, log.events, version)
-  if (!opts.output || opts.output === '-') {
+  if (out === undefined) {
     io.stdout(text)
     return EXIT_OK
   }
-  const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  if (log.file && realOrSelf(out) === realOrSelf(log.file)) {
-    throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
-  }
-  try {
-    await writeFile(out, text, { flag: opts.force === true ? 'w' : 'wx' })
-  } catch (e) {
-    if ((e as { code?: unknown }).code === 'EEXIST') {
-      throw new TurnlogError('FILE_EXISTS', 'refusing to overwrite an existing file (pass --force)', { file: out })
-    }
-    throw e
-  }
+  await writeOutput(out, text, rule)
   io.stdout(`${colorsFor(io).green('exported')} ${logArg} → ${opts.output}: ${summary}\n`)
   return EXIT_OK
 }

@@ -12,7 +12,6 @@
  * that replays exactly that failure. `--json` prints one JSON object instead.
  */
 import { SingleBar } from 'cli-progress'
-import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { AgentOptions } from '../../agent/types.js'
@@ -24,6 +23,8 @@ import type { FuzzAgentOptions } from '../../testing/fuzz/types.js'
 import type { AnyTool } from '../../tools/types.js'
 import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
+import { checkOutput, outputExists } from '../outputs.js'
+import { TurnlogError } from '../../events/errors.js'
 
 export interface FuzzCommandOptions {
   runs?: string
@@ -32,6 +33,8 @@ export interface FuzzCommandOptions {
   hooks?: string
   tools?: string
   out?: string
+  /** Replace an existing --out FILE. */
+  force?: boolean
   stuckAfter?: string
   json?: boolean
 }
@@ -65,7 +68,7 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   if (opts.path !== undefined && opts.seed === undefined) throw new UsageError('--path replays a failure only with the --seed it was found with')
   if (opts.path !== undefined && !/^\d+(:\d+)*(\|[A-Za-z0-9+/:]*)?$/.test(opts.path)) throw new UsageError(`--path ${opts.path}: not a path printed by turnlog fuzz`)
   const out = opts.out !== undefined ? resolve(io.cwd ?? process.cwd(), opts.out) : undefined
-  if (out !== undefined && existsSync(out)) throw new UsageError(`--out ${opts.out} already exists: choose another file (a log is never overwritten)`)
+  if (out !== undefined) await checkOutput(out, { inputs: [], force: opts.force === true, field: '--out' })
   const tools = opts.tools ? await loadExport(opts.tools, 'tools', io, isTools) : undefined
   const hooks = opts.hooks ? await loadExport(opts.hooks, 'hooks', io, isHooks) : undefined
   const c = colorsFor(io)
@@ -111,7 +114,11 @@ async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | u
     ...(opts.stuckAfter !== undefined ? ['--stuck-after', opts.stuckAfter] : [])].map(shellWord).join(' ')
   if (out !== undefined && f.events.length > 0) {
     const header = { type: 'session' as const, format: 1 as const, id: 'fuzz', createdAt: 0 }
-    await writeLog(out, { header, events: f.events })
+    try {
+      await writeLog(out, { header, events: f.events }, { overwrite: opts.force === true })
+    } catch (err) {
+      throw TurnlogError.is(err, 'FILE_EXISTS') ? outputExists(out, '--out') : err
+    }
   }
   if (opts.json) {
     io.stdout(JSON.stringify({

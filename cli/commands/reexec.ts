@@ -15,18 +15,22 @@ import { EXIT_OK, EXIT_VIOLATIONS } from '../errors.js'
 import { inline, text } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog } from '../load.js'
-import { writeReexecReport } from './report.js'
+import { checkOutput } from '../outputs.js'
+import { reexecReportRule, writeReexecReport } from './report.js'
 
 export interface ReexecCommandOptions {
   tools?: string
   ignoreTime?: boolean
   /** Also write the inspector page with the first divergence side by side. */
   report?: string
+  /** Replace an existing --report OUT. */
+  force?: boolean
 }
 
 const PASSED = ['hooks', 'system', 'config', 'maxParallelToolCalls', 'maxStepsPerTurn', 'retry'] as const
 
 export async function reexecCommand(logArg: string, opts: ReexecCommandOptions, io: CliIo): Promise<number> {
+  if (opts.report !== undefined) await checkOutput(resolve(io.cwd ?? process.cwd(), opts.report), reexecReportRule(logArg, io, opts.force === true))
   const log = await loadLog(logArg, io)
   const options: ReexecuteOptions = { compareTime: opts.ignoreTime !== true }
   if (opts.tools !== undefined) {
@@ -45,7 +49,7 @@ export async function reexecCommand(logArg: string, opts: ReexecCommandOptions, 
     for (const k of PASSED) if (mod[k] !== undefined) (options as Record<string, unknown>)[k] = mod[k]
   }
   const r = await reexecute(log, options)
-  if (opts.report !== undefined) await writeReexecReport(opts.report, logArg, log, r.ok ? null : r.divergence, io, r.ok ? r.eventCount : undefined)
+  if (opts.report !== undefined) await writeReexecReport(opts.report, logArg, log, r.ok ? null : r.divergence, io, r.ok ? r.eventCount : undefined, opts.force === true)
   const c = colorsFor(io)
   if (r.ok) {
     writeHuman(io, [`${c.green('OK')} ${inline(logArg)}: re-executed ${r.eventCount} events, identical to the recording`])

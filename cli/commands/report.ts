@@ -2,13 +2,13 @@
  * `turnlog report LOG -o report.html`: one self-contained HTML file (the log embedded, no network
  * request, opens from file://): timeline, state at any seq, transcript, tokens, verify marks.
  */
-import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
-import { loadLog } from '../load.js'
+import { loadLog, resolveLogPath } from '../load.js'
+import { checkOutput, writeOutput } from '../outputs.js'
 import { isPgUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
@@ -19,15 +19,18 @@ export interface ReportCommandOptions {
   maxRetries?: string
   /** Embed the log gzipped (≈7× smaller file, slower to open: cli/page.ts). */
   gzip?: boolean
+  /** Replace an existing OUT (never an input: cli/outputs.ts). */
+  force?: boolean
 }
 
 export async function reportCommand(logArg: string, opts: ReportCommandOptions, io: CliIo): Promise<number> {
   if (opts.output === undefined || opts.output === '') {
     throw new TurnlogError('INVALID_ARGUMENT', 'report needs -o OUT (the HTML file to write)', { field: '-o' })
   }
-  const log = await loadLog(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '-o' })
+  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  await checkOutput(out, rule)
+  const log = await loadLog(logArg, io)
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
   const html = await renderPage({
     // a postgres LOG is shown as the store read it: its URL without the password
@@ -35,7 +38,7 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
     verifyOptions: verifyOptions(opts),
     ...(select !== undefined ? { select } : {}),
   }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
-  await writeFile(out, html)
+  await writeOutput(out, html, rule)
   io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(html.length / 1024)} kB)\n`)
   return EXIT_OK
 }
@@ -53,10 +56,9 @@ export function verifyOptions(opts: { maxSteps?: string; maxRetries?: string }):
 export async function writeReexecReport(
   outArg: string, logArg: string, log: { file: string; header: unknown; events: readonly LogEvent[] },
   divergence: { seq: number; kind: string; diff: string; expected: unknown; actual: unknown } | null, io: CliIo,
-  eventCount = log.events.length,
+  eventCount = log.events.length, force = false,
 ): Promise<void> {
   const out = resolve(io.cwd ?? process.cwd(), outArg)
-  if (out === log.file) throw new TurnlogError('INVALID_ARGUMENT', 'OUT is the log itself; a log is never rewritten', { file: out, field: '--report' })
   const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
   const html = await renderPage({
     version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
@@ -65,6 +67,11 @@ export async function writeReexecReport(
     ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
     ...(select !== undefined ? { select } : {}),
   })
-  await writeFile(out, html)
+  await writeOutput(out, html, reexecReportRule(logArg, io, force))
   io.stderr(`wrote ${outArg}\n`)
+}
+
+/** The output rule of `reexec --report OUT` (checked before the re-execution, and at the write). */
+export function reexecReportRule(logArg: string, io: CliIo, force: boolean): { inputs: string[]; force: boolean; field: string } {
+  return { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
 }
