@@ -32,6 +32,15 @@ export function redact(url: string): string {
   }
 }
 
+/**
+ * A LOG or TARGET argument as every command prints it (issue 27.2): a PostgreSQL URL with its
+ * password masked (`postgres://user:***@host/db#id`: CI logs keep what commands print), anything
+ * else as given. The one function the CLI prints a LOG through.
+ */
+export function displayLog(arg: string): string {
+  return isPgUrl(arg) ? redact(arg) : arg
+}
+
 /** Splits `postgres://…#session-id`; `INVALID_ARGUMENT` without a session id. */
 export function parsePgLog(arg: string): { url: string; sessionId: string } {
   const hash = arg.lastIndexOf('#')

@@ -10,10 +10,11 @@ import type { LogEvent } from '../../events/index.js'
 import { verify } from '../../replay/verify.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { chromeTrace } from '../export/chrome-trace.js'
+import { inline } from '../escape.js'
 import { colorsFor, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { isPgUrl } from '../pg.js'
+import { displayLog, isPgUrl } from '../pg.js'
 import { otlpJsonExport } from './export-otlp.js'
 
 export interface ExportCommandOptions {
@@ -49,6 +50,6 @@ export async function exportCommand(logArg: string, opts: ExportCommandOptions, 
     return EXIT_OK
   }
   await writeOutput(out, text, rule)
-  io.stdout(`${colorsFor(io).green('exported')} ${logArg} → ${opts.output}: ${summary}\n`)
+  io.stdout(`${colorsFor(io).green('exported')} ${inline(displayLog(logArg))} → ${opts.output}: ${summary}\n`)
   return EXIT_OK
 }

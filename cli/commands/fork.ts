@@ -10,7 +10,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, parseCount, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { isPgUrl } from '../pg.js'
+import { displayLog, isPgUrl } from '../pg.js'
 import { assertNotInputs } from '../outputs.js'
 import { withForceHint } from './repair.js'
 
@@ -38,7 +38,7 @@ export async function forkCommand(logArg: string, opts: ForkCommandOptions, io: 
   const c = colorsFor(io)
   const turns = f.events.filter((e) => e.type === 'turn/start').length
   writeHuman(io, [
-    `${c.green('forked')} ${inline(logArg)} at seq ${at} → ${inline(opts.output)} (session ${inline(f.header.id)})`,
+    `${c.green('forked')} ${inline(displayLog(logArg))} at seq ${at} → ${inline(opts.output)} (session ${inline(f.header.id)})`,
     `  ${at + 1} inherited event${at === 0 ? '' : 's'}, ${f.closers.length} synthetic (${f.closers.map((e) => e.type).join(', ')}), ${turns} turn${turns === 1 ? '' : 's'}`,
   ])
   return EXIT_OK

@@ -7,7 +7,7 @@ import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { resolveLogPath } from '../load.js'
 import { startInspector, type Inspector, type InspectorOptions } from '../inspect-server.js'
-import { isPgUrl } from '../pg.js'
+import { displayLog, isPgUrl } from '../pg.js'
 import { verifyOptions } from './report.js'
 
 export interface InspectCommandOptions {
@@ -32,7 +32,7 @@ export async function inspectCommand(logArg: string, opts: InspectCommandOptions
     ...from, port, verifyOptions: verifyOptions(opts),
     onError: (err) => io.stderr(`inspect: the log stopped decoding: ${(err as Error)?.message ?? String(err)}\n`),
   })
-  io.stdout(`inspecting ${from.label ?? logArg} at ${inspector.url} (127.0.0.1 only; Ctrl-C to stop)\n`)
+  io.stdout(`inspecting ${from.label ?? displayLog(logArg)} at ${inspector.url} (127.0.0.1 only; Ctrl-C to stop)\n`)
   try {
     if (opts.onListening) await opts.onListening(inspector)
     else await untilSignal()

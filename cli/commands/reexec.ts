@@ -13,6 +13,7 @@ import { TurnlogError } from '../../events/errors.js'
 import { reexecute, type ReexecuteOptions } from '../../replay/reexecute.js'
 import { EXIT_OK, EXIT_VIOLATIONS } from '../errors.js'
 import { inline, text } from '../escape.js'
+import { displayLog } from '../pg.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog } from '../load.js'
 import { checkOutput } from '../outputs.js'
@@ -52,12 +53,12 @@ export async function reexecCommand(logArg: string, opts: ReexecCommandOptions, 
   if (opts.report !== undefined) await writeReexecReport(opts.report, logArg, log, r.ok ? null : r.divergence, io, r.ok ? r.eventCount : undefined, opts.force === true)
   const c = colorsFor(io)
   if (r.ok) {
-    writeHuman(io, [`${c.green('OK')} ${inline(logArg)}: re-executed ${r.eventCount} events, identical to the recording`])
+    writeHuman(io, [`${c.green('OK')} ${inline(displayLog(logArg))}: re-executed ${r.eventCount} events, identical to the recording`])
     return EXIT_OK
   }
   const d = r.divergence
   writeHuman(io, [
-    `${c.red('DIVERGED')} ${inline(logArg)} at seq ${d.seq} (${d.kind})`,
+    `${c.red('DIVERGED')} ${inline(displayLog(logArg))} at seq ${d.seq} (${d.kind})`,
     ...text(d.diff).split('\n').map((l, i) => (i === 0 ? `  ${l}` : l)),
     c.dim(`  expected: ${d.expected ? inline(JSON.stringify(d.expected)) : '(nothing)'}`),
     c.dim(`  actual:   ${d.actual ? inline(JSON.stringify(d.actual)) : '(nothing)'}`),

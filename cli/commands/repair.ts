@@ -13,7 +13,7 @@ import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { progressBar, resolveLogPath } from '../load.js'
 import { assertNotInputs } from '../outputs.js'
-import { isPgUrl, loadPgLog } from '../pg.js'
+import { displayLog, isPgUrl, loadPgLog } from '../pg.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -52,7 +52,7 @@ export async function repairCommand(logArg: string, opts: RepairCommandOptions, 
   }
   const c = colorsFor(io)
   const outName = inline(opts.output)
-  const lines = [`${c.green('repaired')} ${inline(logArg)} → ${outName}: kept ${result.keptEventCount} event${result.keptEventCount === 1 ? '' : 's'}`]
+  const lines = [`${c.green('repaired')} ${inline(displayLog(logArg))} → ${outName}: kept ${result.keptEventCount} event${result.keptEventCount === 1 ? '' : 's'}`]
   if (result.quarantined) {
     lines.push(`  torn tail: ${result.quarantined.bytes.length} byte${result.quarantined.bytes.length === 1 ? '' : 's'} at byte offset ${result.quarantined.offset} → ${outName}.quarantine`)
   } else lines.push('  no torn tail')

@@ -8,6 +8,7 @@ import { freezeState } from '../../reducers/projection.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { streamLog } from '../load.js'
+import { displayLog } from '../pg.js'
 import { PrintFold, printContext, stateAtLines, summaryLines, titleLine, writeTranscript } from '../print.js'
 
 export interface ReplayCommandOptions {
@@ -36,7 +37,7 @@ export async function replayCommand(logArg: string, opts: ReplayCommandOptions, 
     writeHuman(io, stateAtLines(fold, at, c))
     return EXIT_OK
   }
-  writeHuman(io, [titleLine(fold, c, { header: log.header, file: logArg }), ''])
+  writeHuman(io, [titleLine(fold, c, { header: log.header, file: displayLog(logArg) }), ''])
   writeTranscript(fold.state, printContext(fold, c), (lines) => writeHuman(io, lines))
   writeHuman(io, summaryLines(fold, c))
   return EXIT_OK

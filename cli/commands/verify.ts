@@ -6,6 +6,7 @@
  */
 import { Verifier } from '../../replay/verify.js'
 import { inline } from '../escape.js'
+import { displayLog } from '../pg.js'
 import { EXIT_OK, EXIT_VIOLATIONS, parseCount } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { streamLog } from '../load.js'
@@ -37,7 +38,7 @@ export async function verifyCommand(logArg: string, opts: VerifyCommandOptions, 
   const c = colorsFor(io)
   const events = v.eventCount
   const counts = `${events} event${events === 1 ? '' : 's'}, ${turns} turn${turns === 1 ? '' : 's'}`
-  const name = inline(logArg)
+  const name = inline(displayLog(logArg))
   if (v.ok) {
     writeHuman(io, [`${c.green('OK')} ${name}: ${counts}, every invariant holds`])
     return EXIT_OK
