@@ -9,11 +9,11 @@
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { InspectorOptions, TailSource } from './inspect-server.js'
-import { parsePgLog, redact } from './pg.js'
+import { importPgStore, parsePgLog, redact } from './pg.js'
 
 export async function pgTail(arg: string): Promise<TailSource & { label: string }> {
   const { url, sessionId } = parsePgLog(arg)
-  const { postgresStore } = await import('../stores/postgres/store.js')
+  const { postgresStore } = await importPgStore()
   const store = postgresStore({ connectionString: url })
   let header: unknown = null
   return {

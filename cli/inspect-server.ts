@@ -12,10 +12,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { open } from 'node:fs/promises'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import { JsonlDecoder } from '../events/jsonl.js'
+import { openLogFile } from '../replay/read-log.js'
 import { renderPage } from './page.js'
 
 /** Where the events come from. `read` appends the events after `events.length` (in seq order)
@@ -61,7 +61,8 @@ const BATCH = 2000
 /** A JSONL file as a tail source: new bytes from the last offset through the push decoder. */
 export async function jsonlTail(file: string): Promise<TailSource> {
   const decoder = new JsonlDecoder({ file })
-  const fh = await open(file, 'r')
+  // only a regular file is a log: a missing path or a directory is IO_ERROR (exit 2), never a crash
+  const { fh } = await openLogFile(file)
   const buf = new Uint8Array(1 << 20)
   let offset = 0
   return {

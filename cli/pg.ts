@@ -52,8 +52,27 @@ export function parsePgLog(arg: string): { url: string; sessionId: string } {
   return { url: arg.slice(0, hash), sessionId }
 }
 
+/**
+ * `turnlog/stores/postgres`, imported on demand. `pg` is an optional peer dependency: where it is
+ * not installed the import fails with `ERR_MODULE_NOT_FOUND`, which becomes `MISSING_DEPENDENCY`
+ * naming what to install (issue 27.6: a user's setup, not an internal error).
+ */
+export async function importPgStore(): Promise<typeof import('../stores/postgres/store.js')> {
+  try {
+    return await import('../stores/postgres/store.js')
+  } catch (err) {
+    const e = err as { code?: unknown; message?: unknown } | null
+    if (e?.code === 'ERR_MODULE_NOT_FOUND' && typeof e.message === 'string' && /['"]pg['"]/.test(e.message)) {
+      throw new TurnlogError('MISSING_DEPENDENCY',
+        "a postgres:// LOG needs the optional peer dependency 'pg', which is not installed: npm install pg (and npm install -D @types/pg for TypeScript)",
+        { field: 'LOG', info: { package: 'pg', install: 'npm install pg' } }, { cause: err })
+    }
+    throw err
+  }
+}
+
 async function openStore(url: string): Promise<PostgresStore> {
-  const { postgresStore } = await import('../stores/postgres/store.js')
+  const { postgresStore } = await importPgStore()
   // one connection is enough for a command; a wrong URL fails at the first query
   return postgresStore({ connectionString: url })
 }

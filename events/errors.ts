@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   'RECORD_TOO_LARGE',
   'IO_ERROR',
   'FILE_EXISTS',
+  /** an optional peer dependency a feature needs is not installed (`pg` for a postgres:// LOG): the message names what to install */
+  'MISSING_DEPENDENCY',
   // stores
   'SESSION_OWNED',
   'SEQ_CONFLICT',
