@@ -28,7 +28,7 @@ export const VERSION = '0.1.0'
 
 function program(io: CliIo, done: (code: number) => void): Command {
   const p = new Command('turnlog')
-    .description('Replay, verify and demo turnlog agent session logs (JSONL).')
+    .description('Replay, verify and inspect turnlog session logs (JSONL or PostgreSQL).')
     .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({
