@@ -139,6 +139,8 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--out <FILE>', 'on failure, write the failing run\'s log to FILE (JSONL)')
     .option('--force', 'overwrite the --out FILE if it exists')
     .option('--stuck-after <MS>', 'a run with no progress for MS milliseconds fails STUCK (default 5000)')
+    .option('--fail-on <KINDS>', 'also fail (exit 1) when one of your tools reached any of these contained failures: tool-error, invalid-output, timeout (comma-separated)')
+    .option('--check <MODULE>', 'a JS module exporting check(run): your own property, run after every run (throw to fail)')
     .option('--json', 'print one JSON object (report with census, or the failure)')
     .action(async (opts: FuzzCommandOptions) => done(await fuzzCommand(opts, io)))
 

@@ -10,6 +10,12 @@
  * violated invariant and its message, the seed and path, the shrunk scenario, what was pending (a
  * hang), the failing run's log (printed, or written as JSONL to `--out FILE`) and the one command
  * that replays exactly that failure. `--json` prints one JSON object instead.
+ *
+ * As a CI gate for your tools (issue 27.7): the census counts each tool's outcomes (`tool weather
+ * ok 40 · TOOL_ERROR 3`); `--fail-on tool-error,invalid-output,timeout` exits 1 when one of your
+ * tools (the `--tools` module's, not the fuzzer's own `fuzz_*`) reached such a contained failure,
+ * naming the tool, the count and the first such call; `--check MODULE` (exports `check(run)`, as
+ * `fuzzAgent({ check })`) adds your own property, whose throw fails the run as `CHECK`.
  */
 import { SingleBar } from 'cli-progress'
 import { resolve } from 'node:path'
@@ -21,6 +27,8 @@ import { FuzzFailure } from '../../testing/fuzz/failure.js'
 import { fuzzAgent } from '../../testing/fuzz/fuzz-agent.js'
 import type { FuzzAgentOptions } from '../../testing/fuzz/types.js'
 import type { AnyTool } from '../../tools/types.js'
+import type { LogEvent } from '../../events/envelope.js'
+import { inline } from '../escape.js'
 import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
 import { checkOutput, outputExists } from '../outputs.js'
@@ -37,6 +45,30 @@ export interface FuzzCommandOptions {
   force?: boolean
   stuckAfter?: string
   json?: boolean
+  /** Comma-separated kinds of contained tool failure that fail the run (exit 1): `tool-error`,
+   * `invalid-output`, `timeout` (issue 27.7: a CI gate for your tools). */
+  failOn?: string
+  /** A module exporting `check(run)` (as `fuzzAgent({ check })`): your own property, run after every run. */
+  check?: string
+}
+
+/** `--fail-on` kinds → the `tool/result` error code each one counts. */
+export const FAIL_ON: Record<string, string> = {
+  'tool-error': 'TOOL_ERROR',
+  'invalid-output': 'INVALID_TOOL_OUTPUT',
+  timeout: 'TOOL_TIMEOUT',
+}
+
+/** One failed gate: a tool of yours and a failure kind it reached. */
+export interface GateFailure {
+  kind: string
+  tool: string
+  code: string
+  count: number
+  /** Every result of that tool. */
+  calls: number
+  /** The first such call: its arguments (as logged) and the error message. */
+  example?: { arguments: string; message: string }
 }
 
 async function loadExport<T>(path: string, name: string, io: CliIo, check: (v: unknown) => v is T): Promise<T> {
@@ -55,6 +87,7 @@ async function loadExport<T>(path: string, name: string, io: CliIo, check: (v: u
 const isToolList = (v: unknown): v is AnyTool[] =>
   Array.isArray(v) && v.every((t) => typeof t === 'object' && t !== null && typeof (t as AnyTool).name === 'string' && typeof (t as AnyTool).execute === 'function')
 const isTools = (v: unknown): v is AnyTool[] | (() => AnyTool[]) => typeof v === 'function' || isToolList(v)
+const isCheck = (v: unknown): v is NonNullable<FuzzAgentOptions['check']> => typeof v === 'function'
 const isHooks = (v: unknown): v is NonNullable<AgentOptions['hooks']> | (() => AgentOptions['hooks']) =>
   typeof v === 'function' || (typeof v === 'object' && v !== null && !Array.isArray(v))
 
@@ -69,8 +102,13 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   if (opts.path !== undefined && !/^\d+(:\d+)*(\|[A-Za-z0-9+/:]*)?$/.test(opts.path)) throw new UsageError(`--path ${opts.path}: not a path printed by turnlog fuzz`)
   const out = opts.out !== undefined ? resolve(io.cwd ?? process.cwd(), opts.out) : undefined
   if (out !== undefined) await checkOutput(out, { inputs: [], force: opts.force === true, field: '--out' })
+  const failOn = parseFailOn(opts.failOn)
   const tools = opts.tools ? await loadExport(opts.tools, 'tools', io, isTools) : undefined
   const hooks = opts.hooks ? await loadExport(opts.hooks, 'hooks', io, isHooks) : undefined
+  const check = opts.check ? await loadExport(opts.check, 'check', io, isCheck) : undefined
+  // the gate counts your tools only (the fuzzer's own `fuzz_*` fail on purpose)
+  const yours = new Set(tools === undefined ? [] : toolNames(tools))
+  const examples = new Map<string, { arguments: string; message: string }>()
   const c = colorsFor(io)
   const bar = io.progress && !opts.json
     ? new SingleBar({ format: 'fuzz [{bar}] {value}/{total} runs', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
@@ -84,7 +122,11 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
     ...(stuckAfterMs !== undefined ? { stuckAfterMs } : {}),
     ...(tools ? { tools } : {}),
     ...(hooks ? { hooks } : {}),
-    onRun: () => bar?.update(++passed),
+    ...(check ? { check } : {}),
+    onRun: (events) => {
+      bar?.update(++passed)
+      if (failOn.length) collectExamples(events, yours, new Set(failOn.map((k) => FAIL_ON[k]!)), examples)
+    },
   }
   let report
   try {
@@ -96,21 +138,77 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   }
   bar?.stop()
   const seconds = (Date.now() - t0) / 1000
+  const gate = gateFailures(report.census.perTool, yours, failOn, examples)
   if (opts.json) {
-    io.stdout(JSON.stringify({ ok: true, numRuns: report.numRuns, seed: report.seed, seconds, census: report.census }) + '\n')
-    return EXIT_OK
+    io.stdout(JSON.stringify({ ok: gate.length === 0, numRuns: report.numRuns, seed: report.seed, seconds, ...(failOn.length ? { gate } : {}), census: report.census }) + '\n')
+    return gate.length ? EXIT_VIOLATIONS : EXIT_OK
   }
-  const lines = [`${c.green('OK')} fuzz: ${numRuns} runs, seed ${seed}, every invariant held (${seconds.toFixed(1)} s)`, ...formatCensus(report.census)]
+  const lines = gate.length
+    ? [`${c.red('FAIL')} fuzz: every invariant held over ${numRuns} runs (seed ${seed}, ${seconds.toFixed(1)} s), but your tools failed:`,
+        ...gate.flatMap((g) => [
+          `  --fail-on ${g.kind}: tool '${g.tool}' ${g.code} on ${g.count} of ${g.calls} calls`,
+          ...(g.example ? [`    e.g. ${g.tool}(${inline(clip(g.example.arguments))}) → ${inline(clip(g.example.message))}`] : []),
+        ])]
+    : [`${c.green('OK')} fuzz: ${numRuns} runs, seed ${seed}, every invariant held (${seconds.toFixed(1)} s)`]
+  lines.push(...formatCensus(report.census))
   const silent = (tools && Array.isArray(tools) ? tools : []).filter((t) => !report.census.bodies[t.name])
   for (const t of silent) lines.push(c.yellow(`  warning: the body of tool '${t.name}' never ran (every call was refused before it)`))
   writeLines(io.stdout, lines)
-  return EXIT_OK
+  return gate.length ? EXIT_VIOLATIONS : EXIT_OK
 }
+
+function parseFailOn(v: string | undefined): string[] {
+  if (v === undefined) return []
+  const kinds = v.split(',').map((k) => k.trim()).filter(Boolean)
+  for (const k of kinds) {
+    if (!Object.prototype.hasOwnProperty.call(FAIL_ON, k)) throw new UsageError(`--fail-on: unknown kind '${k}' (${Object.keys(FAIL_ON).join(', ')})`)
+  }
+  if (!kinds.length) throw new UsageError(`--fail-on needs a kind (${Object.keys(FAIL_ON).join(', ')})`)
+  return [...new Set(kinds)]
+}
+
+function toolNames(tools: AnyTool[] | (() => AnyTool[])): string[] {
+  // a factory is called once more here, as fuzzAgent does up front for the names and schemas
+  const list = typeof tools === 'function' ? tools() : tools
+  return Array.isArray(list) ? list.map((t) => String((t as { name?: unknown })?.name)) : []
+}
+
+/** The first failing call of each (tool, code) the gate watches: its logged arguments and message. */
+function collectExamples(events: readonly LogEvent[], yours: ReadonlySet<string>, codes: ReadonlySet<string>, into: Map<string, { arguments: string; message: string }>): void {
+  const calls = new Map<string, { name: string; arguments: string }>()
+  for (const e of events) {
+    const d = e.data as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (e.type === 'tool/call') calls.set(String(d.callId), { name: String(d.name), arguments: String(d.arguments) })
+    else if (e.type === 'tool/result' && d.error && codes.has(String(d.error.code))) {
+      const call = calls.get(String(d.callId))
+      const key = `${call?.name}\u0000${d.error.code}`
+      if (call && yours.has(call.name) && !into.has(key)) into.set(key, { arguments: call.arguments, message: String(d.error.message ?? '') })
+    }
+  }
+}
+
+function gateFailures(perTool: Record<string, Record<string, number>>, yours: ReadonlySet<string>, failOn: readonly string[], examples: Map<string, { arguments: string; message: string }>): GateFailure[] {
+  const out: GateFailure[] = []
+  for (const kind of failOn) {
+    const code = FAIL_ON[kind]!
+    for (const tool of [...yours].sort()) {
+      const counts = perTool[tool] ?? {}
+      const count = counts[code] ?? 0
+      if (!count) continue
+      const example = examples.get(`${tool}\u0000${code}`)
+      out.push({ kind, tool, code, count, calls: Object.values(counts).reduce((a, b) => a + b, 0), ...(example ? { example } : {}) })
+    }
+  }
+  return out
+}
+
+const clip = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n)}…` : s)
 
 async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | undefined, io: CliIo): Promise<number> {
   const c = colorsFor(io)
   const replay = ['turnlog', 'fuzz', '--seed', String(f.seed), '--path', f.path,
     ...(opts.tools ? ['--tools', opts.tools] : []), ...(opts.hooks ? ['--hooks', opts.hooks] : []),
+    ...(opts.check ? ['--check', opts.check] : []),
     ...(opts.stuckAfter !== undefined ? ['--stuck-after', opts.stuckAfter] : [])].map(shellWord).join(' ')
   if (out !== undefined && f.events.length > 0) {
     const header = { type: 'session' as const, format: 1 as const, id: 'fuzz', createdAt: 0 }

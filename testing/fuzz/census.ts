@@ -15,6 +15,9 @@ export interface FuzzCensus {
   stepOutcomes: Record<string, number>
   /** `tool/result`s: `ok`, or the error class (`INVALID_ARGS`, `TOOL_ERROR`, `ABORTED`, …). */
   toolResults: Record<string, number>
+  /** `tool/result`s per tool (by the name of its `tool/call`): `ok` or the error code, so a tool
+   * that throws on valid input shows as `TOOL_ERROR` under its own name. */
+  perTool: Record<string, Record<string, number>>
   /** Tool bodies that started, per tool (yours and the fuzzer's `fuzz_*`). */
   bodies: Record<string, number>
   /** Errors the agent contained and reported on `agent/error`, by where (`agent/pre-step`, `tools/execute`, …). */
@@ -29,7 +32,7 @@ export interface FuzzCensus {
 }
 
 export function newCensus(): FuzzCensus {
-  return { runs: 0, turnEnds: {}, stepOutcomes: {}, toolResults: {}, bodies: {}, hookErrors: {}, cancels: {}, other: {}, hostile: {} }
+  return { runs: 0, turnEnds: {}, stepOutcomes: {}, toolResults: {}, perTool: {}, bodies: {}, hookErrors: {}, cancels: {}, other: {}, hostile: {} }
 }
 
 export const bump = (m: Record<string, number>, k: string, n = 1): void => {
@@ -47,12 +50,19 @@ export interface RunTally {
 
 export function countRun(c: FuzzCensus, r: RunTally): void {
   c.runs++
+  const names = new Map<string, string>()
   for (const e of r.events) {
     const d = e.data as Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
     switch (e.type) {
       case 'turn/end': bump(c.turnEnds, String(d.reason?.kind)); break
       case 'step/end': bump(c.stepOutcomes, String(d.outcome?.kind)); break
-      case 'tool/result': bump(c.toolResults, d.error ? String(d.error.code) : 'ok'); break
+      case 'tool/call': names.set(String(d.callId), String(d.name)); break
+      case 'tool/result': {
+        const outcome = d.error ? String(d.error.code) : 'ok'
+        bump(c.toolResults, outcome)
+        bump((c.perTool[names.get(String(d.callId)) ?? '(no call)'] ??= {}), outcome)
+        break
+      }
       case 'llm/retry': bump(c.other, 'llm/retry'); break
       case 'turn/start': if (d.cause) bump(c.other, 'retry turn'); break
       case 'assistant/message': if (d.interrupted) bump(c.other, 'interrupted'); break
@@ -91,6 +101,9 @@ export function formatCensus(c: FuzzCensus): string[] {
     row('turn ends', c.turnEnds),
     row('step outcomes', c.stepOutcomes),
     row('tool results', c.toolResults),
+    // one row per tool, yours first (the fuzzer's own `fuzz_*` after)
+    ...Object.keys(c.perTool).sort((a, b) => Number(a.startsWith('fuzz_')) - Number(b.startsWith('fuzz_')) || a.localeCompare(b))
+      .map((name) => row(`tool ${name}`, c.perTool[name]!)),
     row('bodies run', c.bodies),
     row('hook errors', c.hookErrors),
     row('cancels', c.cancels),

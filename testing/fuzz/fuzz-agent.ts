@@ -141,7 +141,7 @@ function stuckViolation(run: Run, ms: number, how: 'timer' | 'quick'): FuzzViola
   try {
     const snap = a.snapshot()
     const calls = snap.pendingToolCalls.map((c) => `'${c.name}' ${c.callId}`).join(', ')
-    where = `; the agent is ${snap.status}, turn ${snap.openTurn ?? '-'} step ${snap.openStep ?? '-'} (${snap.turn.state}${snap.step ? `/${snap.step.state}` : ''})` +
+    where = `; the agent is ${snap.status}, turn ${snap.openTurn ?? '-'} step ${snap.openStep ?? '-'} (${stateText(snap.turn.state)}${snap.step ? `/${stateText(snap.step.state)}` : ''})` +
       `${calls ? `, tool calls without a result: ${calls}` : ''}; ${run.scheduler.count()} scheduled task(s) waiting`
   } catch {
     // a snapshot that throws tells nothing more
@@ -149,6 +149,16 @@ function stuckViolation(run: Run, ms: number, how: 'timer' | 'quick'): FuzzViola
   const what = pending.length ? `pending: ${pending.join('; ')}` : 'nothing the fuzzer tracks is pending'
   const since = how === 'timer' ? `no progress for ${ms} ms` : 'no progress (quiet while a call that hung in an earlier run is pending again)'
   return new FuzzViolation('STUCK', `${since}; ${what}${where}`, [...a.events], pending)
+}
+
+/** A machine's state value as text: `idle`, `running.runningTools` (an XState value is a string or
+ * an object of one nested value per region). */
+function stateText(v: unknown): string {
+  if (typeof v === 'string') return v
+  if (v !== null && typeof v === 'object') {
+    return Object.entries(v as Record<string, unknown>).map(([k, x]) => (x === undefined || x === null || (typeof x === 'object' && Object.keys(x).length === 0) ? k : `${k}.${stateText(x)}`)).join(',')
+  }
+  return String(v)
 }
 
 function splitPath(path: string): [string, string | undefined] {
