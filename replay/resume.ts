@@ -28,6 +28,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { LogWriter } from '../stores/types.js'
 import { openLogInStore } from './log-into-store.js'
+import { checkResumeOptions } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
 import { repairSession } from './repair-session.js'
 import { applyResumePlan, planResume } from './resume-plan.js'
@@ -68,6 +69,8 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
 
 /** Repairs the log, creates the agent on it, and starts its pending followups. */
 export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
+  // every option checked before the log is read or the store opened (issue 27 item 5)
+  checkResumeOptions(opts, 'resumeAgent')
   const { log, runPending, autoStart, rerunInterrupted, onRepaired, ...agentOptions } = opts
   const start = autoStart ?? runPending ?? true
   const owe = (agent: Agent): Agent => {
