@@ -28,7 +28,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { LogWriter } from '../stores/types.js'
 import { openLogInStore } from './log-into-store.js'
-import { checkResumeOptions } from './resume-options.js'
+import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
 import { repairSession } from './repair-session.js'
 import { applyResumePlan, planResume } from './resume-plan.js'
@@ -66,6 +66,10 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
   /** Called with the repair result before the agent is created (closers, quarantined bytes). */
   onRepaired?: (r: RepairResult) => void
 }
+
+// every ResumeOptions member has its line in the options schema, and no other (resume-options.ts)
+const fieldsMatch: SameKeys<typeof RESUME_OPTION_FIELDS, ResumeOptions> = true
+void fieldsMatch
 
 /** Repairs the log, creates the agent on it, and starts its pending followups. */
 export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
