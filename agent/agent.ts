@@ -217,8 +217,9 @@ export class TurnlogAgent implements Agent {
     return this.hooks.on(name, listener as never)
   }
 
-  subscribe(listener: (event: LogEvent) => void): () => void {
-    return this.session.subscribe(listener)
+  subscribe(listener: (event: SessionEvent) => void): () => void {
+    // the session's observers take LogEvent; extension events arrive too (see Agent.subscribe)
+    return this.session.subscribe(listener as (event: LogEvent) => void)
   }
 
   whenIdle(): Promise<void> {
