@@ -27,6 +27,7 @@ import { agentSnapshot, foldLive, foldTranscript } from './live-state.js'
 import { Persistence } from './persistence.js'
 import { toUserMessage } from './messages.js'
 import { assertModel, checkLimits } from './options.js'
+import { AGENT_OPTION_FIELDS, checkHook, checkOptionFields } from './options-schema.js'
 import { installHooks } from './install.js'
 import { realTimers, resolveRetry } from './retry-policy.js'
 import type { StepRun } from './step-driver.js'
@@ -97,6 +98,7 @@ export class TurnlogAgent implements Agent {
 
   constructor(options: AgentOptions) {
     assertModel(options)
+    checkOptionFields(options, AGENT_OPTION_FIELDS, 'createAgent')
     this.options = options
     this.timers = { ...realTimers, ...options.timers }
     this.newId = options.ids ?? (() => globalThis.crypto.randomUUID())
@@ -211,11 +213,13 @@ export class TurnlogAgent implements Agent {
   }
 
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void {
+    checkHook(name, listener)
     return this.hooks.on(name, listener as never)
   }
 
-  subscribe(listener: (event: LogEvent) => void): () => void {
-    return this.session.subscribe(listener)
+  subscribe(listener: (event: SessionEvent) => void): () => void {
+    // the session's observers take LogEvent; extension events arrive too (see Agent.subscribe)
+    return this.session.subscribe(listener as (event: LogEvent) => void)
   }
 
   whenIdle(): Promise<void> {

@@ -308,13 +308,31 @@ export interface Agent {
    */
   readonly events: readonly SessionEvent[]
   send(message: MessageInput, target: InboxTarget, wake: boolean): string
+  /**
+   * Queues a prompt for the next turn (waking the agent when idle) and returns the id the logged
+   * message carries, at once. With a store, the message is NOT durable yet when this returns: it
+   * is accepted (a crash can no longer lose it; `resumeAgent`/`openAgent` answer it) once
+   * `await agent.flush()` resolves. The same holds for `steer`, `inject`, `send` and inbox edits.
+   */
   followup(message: MessageInput): string
   steer(message: MessageInput): string
   inject(message: MessageInput): string
   /** Opens a turn for prompts already queued (resume, parked work); false when idle work is not there. */
   wake(): boolean
+  /**
+   * Adds a listener for a hook or live event (`HookMap`); returns a disposer. A name that is not
+   * a hook (a misspelling such as `agent/prestep`) or a listener that is not a function throws
+   * `INVALID_OPTION` at once (with "did you mean"), so a policy never silently fails to run.
+   */
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void
-  subscribe(listener: (event: LogEvent) => void): () => void
+  /**
+   * Calls `listener` with each event committed from now on, after the agent's own projections
+   * saw it; returns an unsubscribe function. Typed like `events`: `e.type === 'tool/result'`
+   * narrows `e.data` (events of plugin-registered types arrive too; a listener may take
+   * `LogEvent` and test with `isCore(e, type)`). A throwing listener is reported as `agent/error`
+   * (where `'subscribe'`); it never breaks the agent. It must not append (`REENTRANT_APPEND`).
+   */
+  subscribe(listener: (event: SessionEvent) => void): () => void
   whenIdle(): Promise<void>
   /** Resolves when every event committed so far is durable in the store (at once without one). */
   flush(): Promise<void>

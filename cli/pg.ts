@@ -5,7 +5,7 @@
  * when a postgres URL is given: the rest of the CLI never loads it.
  */
 import { resolve } from 'node:path'
-import type { LogEvent } from '../events/envelope.js'
+import type { LogEvent, SessionEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { readLog, type ReadLogResult } from '../replay/read-log.js'
@@ -96,8 +96,8 @@ export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: st
   const { url, sessionId } = parsePgLog(arg)
   return withStore(url, async (store) => {
     const r = await store.open(sessionId, 'read')
-    const events: LogEvent[] = []
-    for await (const e of r.events()) events.push(e)
+    const events: SessionEvent[] = []
+    for await (const e of r.events()) events.push(e as SessionEvent) // typed as readLog's (extension events included)
     return { header: r.header, events, file: `${redact(url)}#${sessionId}`, bytes: 0 }
   })
 }

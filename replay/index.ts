@@ -9,6 +9,7 @@ export { repair, repairEvents, writeRepaired, type RepairOptions, type RepairRes
 export { fork, type ForkOptions, type ForkResult } from './fork.js'
 export { computeClosers, type CloserReason, type CloserOptions } from './closers.js'
 export { resumeAgent, wakePending, type ResumeOptions } from './resume.js'
+export { openAgent, type OpenOptions } from './open-agent.js'
 export { planResume, applyResumePlan, type ResumePlan, type ResumePlanOptions } from './resume-plan.js'
 export { reexecute, type ReexecuteOptions, type ReexecuteResult, type Divergence } from './reexecute.js'
 export { repairSession, type RepairSessionResult } from './repair-session.js'

@@ -6,7 +6,7 @@
  */
 import { constants as fsc, type Stats } from 'node:fs'
 import { open, stat, type FileHandle } from 'node:fs/promises'
-import type { LogEvent } from '../events/envelope.js'
+import type { LogEvent, SessionEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import { JsonlDecoder, type LogHeader, type TornTail } from '../events/jsonl.js'
 import type { EventRegistry } from '../events/registry.js'
@@ -37,8 +37,13 @@ export interface ReadLogOptions {
 
 export interface ReadLogResult {
   header: LogHeader
-  /** Every complete, checked, validated record, in seq order (`events[i].seq === i`). */
-  events: LogEvent[]
+  /**
+   * Every complete, checked, validated record, in seq order (`events[i].seq === i`). Typed by
+   * event type like `agent.events`: `e.type === 'tool/result'` narrows `e.data`. Events of
+   * extension types (a plugin's registry, or ignorable unknown types) are in it too; read them as
+   * `LogEvent` and narrow with `isCore(e, type)`.
+   */
+  events: SessionEvent[]
   /** The path, when `source` was a path. */
   file?: string
   /** With `tolerateTornTail` only: the torn last line, not part of `events`. */
@@ -79,7 +84,8 @@ const DEFAULT_CHUNK = 4 * 1024 * 1024
 export async function readLog(source: string | Uint8Array, opts: ReadLogOptions = {}): Promise<ReadLogResult> {
   const events: LogEvent[] = []
   const r = await scanLog(source, opts, (batch) => pushAll(events, batch))
-  const out: ReadLogResult = { header: r.header, events, bytes: r.bytes }
+  // typed by event type for readers; extension events stay in it (see ReadLogResult.events)
+  const out: ReadLogResult = { header: r.header, events: events as SessionEvent[], bytes: r.bytes }
   if (typeof source === 'string') out.file = source
   if (r.torn) out.torn = r.torn
   if (r.stopped) out.stopped = true

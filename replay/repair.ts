@@ -17,7 +17,7 @@
  * so memory stays bounded by the folded state, not the log. The original is never touched.
  */
 import { rm } from 'node:fs/promises'
-import type { LogEvent } from '../events/envelope.js'
+import type { LogEvent, SessionEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { CheckerOptions, Violation } from '../events/invariants/types.js'
 import { encodeEvent, encodeHeader, type LogHeader } from '../events/jsonl.js'
@@ -60,7 +60,7 @@ export async function repair(source: string | Uint8Array, opts: RepairOptions = 
   let quarantined: RepairResult['quarantined'] = null
   if (torn) {
     if (torn.header) header = torn.header
-    if (torn.record) events.push(torn.record) // complete but for its `\n`: kept, nothing to quarantine
+    if (torn.record) events.push(torn.record as SessionEvent) // complete but for its `\n`: kept, nothing to quarantine
     else quarantined = { offset: torn.offset, bytes: torn.bytes }
   }
   return repairEvents({ header, events }, { ...opts, quarantined, file: read.file ?? opts.file })

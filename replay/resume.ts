@@ -26,6 +26,9 @@ import type { Agent, AgentOptions } from '../agent/types.js'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
+import type { LogWriter } from '../stores/types.js'
+import { openLogInStore } from './log-into-store.js'
+import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
 import { repairSession } from './repair-session.js'
 import { applyResumePlan, planResume } from './resume-plan.js'
@@ -37,6 +40,13 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
    *
    * The stored log: a JSONL path or its bytes (a torn tail is tolerated and quarantined in the
    * result), `{header, events}`, or the events alone.
+   *
+   * With `store` too, the repaired log is continued INTO the store (e.g. a forked JSONL file
+   * continued with persistence), as session `sessionId` (default the log header's id): a missing
+   * or empty session is created from the log (header `createdAt`, `parent`,
+   * `inheritedEventCount` kept); a session holding a prefix of this same log gets the rest; a
+   * session holding anything else is `SESSION_EXISTS` (nothing written), one with a live writer
+   * `SESSION_OWNED`. Then every event goes to the store and `flush()` means durable there.
    */
   log?: string | Uint8Array | { header?: LogHeader; events: readonly LogEvent[] } | readonly LogEvent[]
   /**
@@ -57,8 +67,14 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
   onRepaired?: (r: RepairResult) => void
 }
 
+// every ResumeOptions member has its line in the options schema, and no other (resume-options.ts)
+const fieldsMatch: SameKeys<typeof RESUME_OPTION_FIELDS, ResumeOptions> = true
+void fieldsMatch
+
 /** Repairs the log, creates the agent on it, and starts its pending followups. */
 export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
+  // every option checked before the log is read or the store opened (issue 27 item 5)
+  checkResumeOptions(opts, 'resumeAgent')
   const { log, runPending, autoStart, rerunInterrupted, onRepaired, ...agentOptions } = opts
   const start = autoStart ?? runPending ?? true
   const owe = (agent: Agent): Agent => {
@@ -79,7 +95,7 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
       log: { header: r.header, events: r.events }, closers: r.closers, keptEventCount: r.keptEventCount,
       quarantined: r.quarantined ? { offset: r.quarantined.offset, bytes: new Uint8Array(0) } : null,
     })
-    return owe(createAgent({ ...agentOptions, storeWriter: r.writer!, prefix: r.events }))
+    return owe(createOwning(r.writer!, { ...agentOptions, storeWriter: r.writer!, prefix: r.events }))
   }
   let repaired: RepairResult
   if (typeof log === 'string' || log instanceof Uint8Array) {
@@ -93,10 +109,22 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   }
   onRepaired?.(repaired)
   const sessionId = agentOptions.sessionId ?? repaired.log.header.id
-  // without a store the resumed agent logs in memory (pass { store, sessionId } to persist)
-  const { store: _store, ...rest } = agentOptions
-  void _store
-  return owe(createAgent({ ...rest, sessionId, prefix: repaired.log.events }))
+  const { store, ...rest } = agentOptions
+  // without a store the resumed agent logs in memory; with one, the log is continued into it
+  // (log-into-store.ts: created from the log, or the same log's prefix completed; else refused)
+  if (!store) return owe(createAgent({ ...rest, sessionId, prefix: repaired.log.events }))
+  const writer = await openLogInStore(store, sessionId, repaired.log)
+  return owe(createOwning(writer, { ...rest, sessionId, storeWriter: writer, prefix: repaired.log.events }))
+}
+
+/** `createAgent` with a write handle the agent will own: closed (the lock released) if creation throws. */
+function createOwning(writer: LogWriter, options: AgentOptions): Agent {
+  try {
+    return createAgent(options)
+  } catch (err) {
+    void writer.close().catch(() => {})
+    throw err
+  }
 }
 
 function checker(o: Omit<AgentOptions, 'prefix'>): { maxStepsPerTurn?: number; maxRetries?: number; maxResumeRuns?: number } {

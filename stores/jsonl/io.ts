@@ -1,4 +1,5 @@
 /** Small I/O helpers shared by the jsonl store's parts (store.ts, reader.ts, writer.ts). */
+import { readFileSync } from 'node:fs'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import type { StoreFile } from './fs.js'
@@ -63,13 +64,31 @@ export function ioError(
   }, { cause: err })
 }
 
-/** Liveness of a pid on this host: `kill(pid, 0)`; EPERM means it exists (another user's). */
+/**
+ * Liveness of a pid on this host: `kill(pid, 0)` (EPERM means it exists: another user's), and on
+ * Linux not a zombie. A process that exited but was never reaped (state `Z`, or `X` while it is
+ * being reaped, in `/proc/PID/stat`) still answers `kill(pid, 0)`; it writes nothing more, so its
+ * lock is stale (issue 27 item 11: a container whose init does not reap).
+ */
 export function pidAlive(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)
-    return true
   } catch (err) {
-    return errno(err) === 'EPERM'
+    if (errno(err) !== 'EPERM') return false
   }
+  return !isZombie(pid)
+}
+
+/** True when `/proc/PID/stat` says the process has exited (Z or X); false when it cannot tell. */
+export function isZombie(pid: number): boolean {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  } catch {
+    return false // no /proc (not Linux), or the process is gone: kill(pid, 0) decided
+  }
+  // "pid (comm) S ...": comm may hold spaces and parentheses, so the state follows the LAST ')'
+  const state = stat.charAt(stat.lastIndexOf(')') + 2)
+  return state === 'Z' || state === 'X'
 }
