@@ -1,6 +1,6 @@
 /** Stream chunks: the model seam's vocabulary (events.md "Stream chunks"). */
 import { z } from 'zod'
-import { Failure, Usage } from './messages.js'
+import { Failure, ProviderData, Usage } from './messages.js'
 
 const index = z.number().int().nonnegative()
 
@@ -18,7 +18,8 @@ export const ToolCallDeltaChunk = z.strictObject({
   name: z.string().optional(),
   argumentsDelta: z.string(),
 })
-export const BlockEndChunk = z.strictObject({ type: z.literal('block-end'), index })
+/** `providerData` (issue 23): the block's opaque provider data, known once the block is complete. */
+export const BlockEndChunk = z.strictObject({ type: z.literal('block-end'), index, providerData: ProviderData.optional() })
 export const UsageChunk = z.strictObject({ type: z.literal('usage'), usage: Usage })
 export const FinishChunk = z.union([
   z.strictObject({ type: z.literal('finish'), reason: z.enum(['stop', 'tool-calls', 'max-tokens']) }),

@@ -1,15 +1,27 @@
 /** Message blocks, messages, usage and failures: the shapes of events.md "Exact shapes". */
 import { z } from 'zod'
 
-export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string() })
-export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() })
-export const ImageBlock = z.strictObject({ type: z.literal('image'), mediaType: z.string(), data: z.string() })
+// --- issue 23 (bridge): provider data on blocks -------------------------------------------------
+/**
+ * A block's opaque provider data, keyed by provider (e.g. `{anthropic: {signature}}` on a Claude
+ * thinking block, `{anthropic: {redactedData}}` on a redacted one): logged, replayed and sent back
+ * to the provider with the block, never shown (events.md `Block`).
+ */
+export const ProviderData = z.record(z.string(), z.record(z.string(), z.unknown()))
+export type ProviderData = z.infer<typeof ProviderData>
+const providerData = ProviderData.optional()
+// --- end issue 23 -------------------------------------------------------------------------------
+
+export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string(), providerData })
+export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string(), providerData })
+export const ImageBlock = z.strictObject({ type: z.literal('image'), mediaType: z.string(), data: z.string(), providerData })
 export const ToolCallBlock = z.strictObject({
   type: z.literal('tool-call'),
   id: z.string(),
   name: z.string(),
   /** The raw JSON string the model produced (may be invalid JSON). */
   arguments: z.string(),
+  providerData,
 })
 export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock])
 export type Block = z.infer<typeof Block>

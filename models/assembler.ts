@@ -5,7 +5,9 @@
  * Decisions (the design is silent):
  * - Content blocks are ordered by their chunk `index`, not by when they started.
  * - Text and reasoning blocks whose concatenated text is empty are dropped: an empty block says
- *   nothing, is noise in the history, and some providers refuse empty text parts. A tool-call
+ *   nothing, is noise in the history, and some providers refuse empty text parts. Unless it carries
+ *   `providerData` (from its `block-end`, issue 23): Claude's redacted thinking has no text and must
+ *   be sent back. A tool-call
  *   block is kept even with empty arguments (a tool's empty arguments mean `{}`, lifecycle §5).
  * - A tool call's `id` and `name` are the first non-empty ones its deltas carry.
  * - `max-tokens`: every tool-call block is dropped (they are truncated; no tool runs, §4.5).
@@ -22,13 +24,14 @@ import {
   type Block,
   type Failure,
   type FinishChunk,
+  type ProviderData,
   type StreamChunk,
   type SuccessFinishReason,
   type Usage,
 } from '../events/index.js'
 
-type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean }
-type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean }
+type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData }
+type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean; providerData?: ProviderData }
 type BlockState = TextState | CallState
 
 /** A successful response, ready for `assistant/message`. */
@@ -81,9 +84,12 @@ export class MessageAssembler {
         b.arguments += chunk.argumentsDelta
         return
       }
-      case 'block-end':
-        this.#block(chunk.index, chunk.type).ended = true
+      case 'block-end': {
+        const b = this.#block(chunk.index, chunk.type)
+        b.ended = true
+        if (chunk.providerData !== undefined) b.providerData = chunk.providerData
         return
+      }
       case 'usage':
         this.#usage = chunk.usage
         return
@@ -186,8 +192,15 @@ export class MessageAssembler {
     for (const i of indexes) {
       const b = this.#blocks.get(i)!
       if (!keep(b)) continue
-      if (b.type === 'tool-call') content.push({ type: 'tool-call', id: b.id, name: b.name, arguments: b.arguments })
-      else if (b.text !== '') content.push({ type: b.type, text: b.text })
+      if (b.type === 'tool-call') {
+        const call: Block = { type: 'tool-call', id: b.id, name: b.name, arguments: b.arguments }
+        if (b.providerData !== undefined) call.providerData = b.providerData
+        content.push(call)
+      } else if (b.providerData !== undefined) {
+        // an empty block with provider data (Claude's redacted thinking) is content: the provider
+        // wants it back
+        content.push({ type: b.type, text: b.text, providerData: b.providerData })
+      } else if (b.text !== '') content.push({ type: b.type, text: b.text })
     }
     return content
   }

@@ -2,7 +2,7 @@
  * The request side of `fromAiSdk`: a frozen `ModelRequest` → AI SDK call options (the prompt,
  * function tools and the sampling settings both specification versions share).
  */
-import type { LanguageModelV3CallOptions, LanguageModelV3Message } from '@ai-sdk/provider'
+import type { LanguageModelV3CallOptions, LanguageModelV3Message, SharedV3ProviderOptions } from '@ai-sdk/provider'
 import type { Block, ModelMessage } from '../../events/index.js'
 import type { ModelRequest } from '../types.js'
 
@@ -41,11 +41,14 @@ function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): Langu
     case 'assistant': {
       const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = []
       for (const b of m.content) {
-        if (b.type === 'text') content.push({ type: 'text', text: b.text })
-        else if (b.type === 'reasoning') content.push({ type: 'reasoning', text: b.text })
+        // a block's provider data goes back as the part's providerOptions, as `streamText` sends
+        // a response part's providerMetadata (Claude's thinking signature, redacted thinking)
+        const po = b.providerData === undefined ? {} : { providerOptions: b.providerData as SharedV3ProviderOptions }
+        if (b.type === 'text') content.push({ type: 'text', text: b.text, ...po })
+        else if (b.type === 'reasoning') content.push({ type: 'reasoning', text: b.text, ...po })
         else if (b.type === 'tool-call') {
           toolNames.set(b.id, b.name)
-          content.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: parseArguments(b.arguments) })
+          content.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: parseArguments(b.arguments), ...po })
         }
       }
       return { role: 'assistant', content }

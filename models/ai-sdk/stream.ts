@@ -18,7 +18,7 @@
  * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
  * - `stream-start`, `response-metadata`, `raw`, `source`, `file`, `tool-result`, approvals: ignored.
  */
-import type { StreamChunk, Usage } from '../../events/index.js'
+import type { ProviderData, StreamChunk, Usage } from '../../events/index.js'
 
 type Kind = 'text' | 'reasoning' | 'tool-call'
 
@@ -28,6 +28,25 @@ function count(v: unknown): number | undefined {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
+/**
+ * A part's `providerMetadata` as log data: a JSON copy (provider code may leave `undefined`
+ * members or class instances in it; the log takes lossless JSON only), kept only when it is an
+ * object of per-provider objects. Anything else reads as absent.
+ */
+export function providerDataOf(v: unknown): ProviderData | undefined {
+  if (!isObject(v)) return undefined
+  let copy: unknown
+  try {
+    copy = JSON.parse(JSON.stringify(v)) as unknown
+  } catch {
+    return undefined // a cycle, a BigInt, a throwing toJSON: not data the log can hold
+  }
+  if (!isObject(copy)) return undefined
+  const out: ProviderData = {}
+  for (const [k, inner] of Object.entries(copy)) if (isObject(inner)) out[k] = inner
+  return Object.keys(out).length > 0 ? out : undefined
 }
 
 /**
@@ -75,6 +94,8 @@ export class PartTranslator {
   #next = 0
   /** `${kind}:${id}` → block index, for blocks still open */
   readonly #open = new Map<string, number>()
+  /** block index → the latest provider data seen on its parts (the last one wins, as in `streamText`) */
+  readonly #data = new Map<number, ProviderData>()
   /** tool-call id → streamed argument length, for open tool-call blocks */
   readonly #streamed = new Map<string, number>()
   readonly #skipped = new Set<string>()
@@ -94,7 +115,21 @@ export class PartTranslator {
     const index = this.#open.get(`${kind}:${id}`)
     if (index === undefined) return
     this.#open.delete(`${kind}:${id}`)
-    out.push({ type: 'block-end', index })
+    out.push(this.#blockEnd(index))
+  }
+
+  #blockEnd(index: number): StreamChunk {
+    const data = this.#data.get(index)
+    this.#data.delete(index)
+    return data === undefined ? { type: 'block-end', index } : { type: 'block-end', index, providerData: data }
+  }
+
+  /** Remembers a part's provider data for the open block `kind:id`. */
+  #note(kind: Kind, id: string, part: Record<string, unknown>): void {
+    if (part.providerMetadata === undefined) return
+    const index = this.#open.get(`${kind}:${id}`)
+    const data = providerDataOf(part.providerMetadata)
+    if (index !== undefined && data !== undefined) this.#data.set(index, data)
   }
 
   /** Chunks for one part. Throws the `error` part's payload (the caller maps it). */
@@ -106,6 +141,7 @@ export class PartTranslator {
       case 'reasoning-start': {
         const kind = part.type === 'text-start' ? 'text' : 'reasoning'
         if (!this.#open.has(`${kind}:${id}`)) this.#start(kind, id, out)
+        this.#note(kind, id, part)
         return
       }
       case 'text-delta':
@@ -113,6 +149,7 @@ export class PartTranslator {
         const kind = part.type === 'text-delta' ? 'text' : 'reasoning'
         // V2 and V3 name the member `delta`; very early V2 builds used `textDelta`
         const text = typeof part.delta === 'string' ? part.delta : typeof part.textDelta === 'string' ? part.textDelta : ''
+        this.#note(kind, id, part) // Claude's signature comes on an empty reasoning delta
         if (text === '') return
         const index = this.#open.get(`${kind}:${id}`) ?? this.#start(kind, id, out)
         if (kind === 'text') this.#text = true
@@ -120,8 +157,10 @@ export class PartTranslator {
         return
       }
       case 'text-end':
+        this.#note('text', id, part)
         return this.#end('text', id, out)
       case 'reasoning-end':
+        this.#note('reasoning', id, part)
         return this.#end('reasoning', id, out)
       case 'tool-input-start': {
         if (part.providerExecuted === true) {
@@ -134,6 +173,7 @@ export class PartTranslator {
         this.#calls++
         const name = typeof part.toolName === 'string' ? part.toolName : ''
         out.push({ type: 'tool-call-delta', index, id, name, argumentsDelta: '' })
+        this.#note('tool-call', id, part)
         return
       }
       case 'tool-input-delta': {
@@ -160,6 +200,7 @@ export class PartTranslator {
           out.push({ type: 'tool-call-delta', index, id: callId, argumentsDelta: input })
         }
         this.#streamed.delete(callId)
+        this.#note('tool-call', callId, part)
         this.#end('tool-call', callId, out)
         return
       }
@@ -174,7 +215,7 @@ export class PartTranslator {
   }
 
   #finish(part: Record<string, unknown>, out: StreamChunk[]): void {
-    for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push({ type: 'block-end', index })
+    for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push(this.#blockEnd(index))
     this.#open.clear()
     const usage = usageFromAiSdk(part.usage)
     if (usage !== undefined) out.push({ type: 'usage', usage })

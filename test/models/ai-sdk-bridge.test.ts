@@ -1,0 +1,118 @@
+/**
+ * The AI SDK bridge side by side with the AI SDK's own `streamText` (ai@6) on the same recorded
+ * streams, served from 127.0.0.1 (issue 23). What `streamText` keeps, `fromAiSdk` must keep: the
+ * provider data of reasoning blocks (Claude's thinking signature, redacted thinking), and what the
+ * next request sends back.
+ */
+import { createAnthropic } from '@ai-sdk/anthropic'
+import { jsonSchema, stepCountIs, streamText, tool } from 'ai6'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { createAgent } from '../../agent/index.js'
+import type { AssistantMessage } from '../../events/index.js'
+import { fromAiSdk } from '../../models/ai-sdk/index.js'
+import { defineTool } from '../../tools/index.js'
+import { verify } from '../../replay/verify.js'
+import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
+import { startFixtureServer, type FixtureServer } from './fixture-server.js'
+import { runChecked } from './helpers.js'
+
+let server: FixtureServer
+beforeAll(async () => {
+  server = await startFixtureServer()
+})
+afterAll(async () => {
+  await server.close()
+})
+
+/** A fetch that serves the nth request from the nth fixture and records every request body. */
+function sequenceFetch(files: readonly string[]): { fetch: typeof fetch; bodies: any[] } {
+  const bodies: any[] = []
+  const f: typeof fetch = async (input, init) => {
+    const n = bodies.length
+    bodies.push(typeof init?.body === 'string' ? JSON.parse(init.body) : undefined)
+    const file = files[Math.min(n, files.length - 1)]!
+    const url = new URL(String(input))
+    return fetch(server.url(file) + url.pathname, init)
+  }
+  return { fetch: f, bodies }
+}
+
+const THINKING = { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } } as const
+const TWO_STEPS = ['turnlog/anthropic--thinking-redacted-tool.chunks.txt', 'vercel-ai/anthropic--anthropic-text.chunks.txt']
+
+/** The assistant turn's content of the second request, as `streamText` (two steps) sends it. */
+async function streamTextSecondRequest(): Promise<any[]> {
+  const { fetch: f, bodies } = sequenceFetch(TWO_STEPS)
+  const model = createAnthropic({ baseURL: 'http://fixture.invalid/v1', apiKey: 'k', fetch: f })('claude-sonnet-4-5')
+  const result = streamText({
+    model,
+    system: 'You are terse.',
+    prompt: 'What is the weather in Paris?',
+    providerOptions: THINKING,
+    tools: {
+      get_weather: tool({
+        description: 'weather for a city',
+        inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+        execute: async () => 'sunny',
+      }),
+    },
+    stopWhen: stepCountIs(2),
+  })
+  await result.consumeStream()
+  expect(bodies).toHaveLength(2)
+  return bodies[1].messages
+}
+
+/** The same through a turnlog agent: the second request is rebuilt from the log. */
+async function turnlogSecondRequest(): Promise<{ messages: any[]; assistant: AssistantMessage; events: readonly any[] }> {
+  const { fetch: f, bodies } = sequenceFetch(TWO_STEPS)
+  const model = createAnthropic({ baseURL: 'http://fixture.invalid/v1', apiKey: 'k', fetch: f })('claude-sonnet-4-5')
+  const agent = createAgent({
+    model: fromAiSdk(model, { providerOptions: THINKING }),
+    system: 'You are terse.',
+    clock: fakeClock(),
+    ids: counterIds('m'),
+    timers: instantTimers(),
+    checkRequests: 'full',
+    tools: [defineTool({ name: 'get_weather', description: 'weather for a city', parameters: z.object({ city: z.string() }), execute: () => 'sunny' })],
+  })
+  agent.followup('What is the weather in Paris?')
+  await agent.whenIdle()
+  expect(bodies).toHaveLength(2)
+  const first = agent.events.find((e) => e.type === 'assistant/message')!
+  return { messages: bodies[1].messages, assistant: (first.data as { message: AssistantMessage }).message, events: agent.events }
+}
+
+describe('issue 23 item 1: Claude thinking round-trips through fromAiSdk(@ai-sdk/anthropic)', () => {
+  it('R3: the second request sends the assistant turn exactly as streamText does: thinking (signed), redacted_thinking, tool_use', async () => {
+    const reference = await streamTextSecondRequest()
+    const ours = await turnlogSecondRequest()
+    expect(reference[1].role).toBe('assistant')
+    expect(reference[1].content.map((b: { type: string }) => b.type)).toEqual(['thinking', 'redacted_thinking', 'tool_use'])
+    expect(ours.messages[1]).toEqual(reference[1])
+    expect(verify(ours.events).violations).toEqual([])
+  })
+
+  it('L9: the log keeps the signature and the redacted data as the blocks\' providerData (and the text of the thinking)', async () => {
+    const { assistant } = await turnlogSecondRequest()
+    expect(assistant.content).toEqual([
+      {
+        type: 'reasoning',
+        text: 'The user wants the weather in Paris. I should call get_weather.',
+        providerData: { anthropic: { signature: 'EqQBCkgIARABGAIiQKLm1v9turnlogSignatureForTests0a1b2c3d4e5f==' } },
+      },
+      { type: 'reasoning', text: '', providerData: { anthropic: { redactedData: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP' } } },
+      { type: 'tool-call', id: 'toolu_01TurnlogWeather', name: 'get_weather', arguments: '{"city": "Paris"}' },
+    ])
+  })
+
+  it('L9: a recorded thinking stream (claude-sonnet-4-5, vercel/ai fixture) keeps its signature', async () => {
+    const model = createAnthropic({ baseURL: server.url('vercel-ai/anthropic--anthropic-clear-thinking.1.chunks.txt'), apiKey: 'k' })('claude-sonnet-4-5')
+    const { outcome } = await runChecked(fromAiSdk(model))
+    if (outcome.kind !== 'success') throw new Error(JSON.stringify(outcome.failure))
+    const reasoning = outcome.message.content[0]!
+    expect(reasoning).toMatchObject({ type: 'reasoning', text: 'The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185' })
+    expect((reasoning as { providerData?: any }).providerData?.anthropic?.signature).toMatch(/^EvQBCkYICxgCKkAxhD4N/)
+  })
+})
