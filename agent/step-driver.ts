@@ -164,7 +164,7 @@ export async function runStep(
           const s = success!
           agent.append({
             type: 'assistant/message',
-            data: { turn, step, message: s.message, ...(s.usage ? { usage: s.usage } : {}), finish: s.finish },
+            data: { turn, step, message: s.message, ...(s.usage ? { usage: s.usage } : {}), finish: s.finish, ...(s.explanation !== undefined ? { explanation: s.explanation } : {}) },
             surfaceOp: 'append',
             sourceEventSeqs: chunkSeqs,
           })

@@ -24,6 +24,9 @@ export const UsageChunk = z.strictObject({ type: z.literal('usage'), usage: Usag
 export const FinishChunk = z.union([
   z.strictObject({ type: z.literal('finish'), reason: z.enum(['stop', 'tool-calls', 'max-tokens']) }),
   z.strictObject({ type: z.literal('finish'), reason: z.enum(['error', 'aborted']), failure: Failure }),
+  // --- issue 23 (bridge): a refusal is the model's answer; `explanation` is the provider's reason
+  // when the model wrote none (Anthropic's stop_details), kept beside the message, never re-sent
+  z.strictObject({ type: z.literal('finish'), reason: z.literal('refusal'), explanation: z.string().optional() }),
 ])
 
 export const StreamChunk = z.union([
@@ -31,4 +34,4 @@ export const StreamChunk = z.union([
 ])
 export type StreamChunk = z.infer<typeof StreamChunk>
 export type FinishChunk = z.infer<typeof FinishChunk>
-export type SuccessFinishReason = 'stop' | 'tool-calls' | 'max-tokens'
+export type SuccessFinishReason = 'stop' | 'tool-calls' | 'max-tokens' | 'refusal'

@@ -77,6 +77,9 @@ export type Usage = z.infer<typeof Usage>
 export const FAILURE_CODES = [
   'CONTEXT_WINDOW_EXCEEDED', 'RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT', 'EMPTY_RESPONSE', 'QUOTA',
   'INVALID_CREDENTIAL', 'ABORTED', 'STREAM_GRAMMAR', 'HOOK_ERROR', 'UNKNOWN',
+  // issue 23 (bridge): the provider filtered its own output (not a refusal: the model's answer was
+  // cut by a filter); not retried by default
+  'CONTENT_FILTER',
 ] as const
 export type FailureCode = (typeof FAILURE_CODES)[number]
 

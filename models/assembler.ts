@@ -11,6 +11,7 @@
  *   block is kept even with empty arguments (a tool's empty arguments mean `{}`, lifecycle §5).
  * - A tool call's `id` and `name` are the first non-empty ones its deltas carry.
  * - `max-tokens`: every tool-call block is dropped (they are truncated; no tool runs, §4.5).
+ *   Likewise under `refusal` (issue 23): a refusing model's calls are not run.
  * - `partial()` (cancel mid-stream, §4.7) keeps only text and reasoning, ended or still open;
  *   every tool call is dropped: nothing runs after a cancel, so a call in an interrupted message
  *   would be owed a result it never gets.
@@ -39,6 +40,8 @@ export interface AssembledMessage {
   message: AssistantMessage
   usage?: Usage
   finish: SuccessFinishReason
+  /** A refusal's explanation by the provider (issue 23). */
+  explanation?: string
 }
 
 /** What a cancel mid-stream leaves (lifecycle §4.7). */
@@ -156,18 +159,20 @@ export class MessageAssembler {
   /** True when a success finish was seen. */
   get succeeded(): boolean {
     const r = this.#finish?.reason
-    return r === 'stop' || r === 'tool-calls' || r === 'max-tokens'
+    return r === 'stop' || r === 'tool-calls' || r === 'max-tokens' || r === 'refusal'
   }
 
   /** The message of a successful response. Throws `INVALID_ARGUMENT` before a success finish. */
   result(): AssembledMessage {
     const f = this.#finish
-    if (f === undefined || !(f.reason === 'stop' || f.reason === 'tool-calls' || f.reason === 'max-tokens')) {
+    if (f === undefined || !(f.reason === 'stop' || f.reason === 'tool-calls' || f.reason === 'max-tokens' || f.reason === 'refusal')) {
       throw misuse(f === undefined ? 'result() before finish' : `result() after a finish of reason ${f.reason}`)
     }
-    const dropCalls = f.reason === 'max-tokens'
+    // truncated calls never run (§4.5); nor does anything the model asked for while refusing
+    const dropCalls = f.reason === 'max-tokens' || f.reason === 'refusal'
     const content = this.#content((b) => b.type !== 'tool-call' || (!dropCalls && b.ended))
     const out: AssembledMessage = { message: { role: 'assistant', content }, finish: f.reason }
+    if (f.reason === 'refusal' && f.explanation !== undefined) out.explanation = f.explanation
     if (this.#usage !== undefined) out.usage = this.#usage
     return out
   }

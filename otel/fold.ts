@@ -80,7 +80,7 @@ interface OpenChat {
   requestTime: number
 }
 
-const FINISH: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_calls', 'max-tokens': 'length' }
+const FINISH: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_calls', 'max-tokens': 'length', refusal: 'content_filter' }
 
 /** Usage → the convention's attributes (inclusive totals plus details). */
 export function usageAttributes(u: D | undefined): Attributes {

@@ -50,7 +50,8 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
     throw new TypeError(`fromAiSdk: expected an AI SDK language model (specification v2 or v3), got ${spec === undefined ? typeof model : `specification ${String(spec)}`}`)
   }
   const now = opts.now ?? Date.now
-  const extra: Partial<LanguageModelV3CallOptions> = {}
+  // raw chunks carry what a V2 provider leaves out of its parts (an OpenAI refusal, issue 23)
+  const extra: Partial<LanguageModelV3CallOptions> = { includeRawChunks: true }
   if (opts.providerOptions !== undefined) extra.providerOptions = opts.providerOptions
   if (opts.headers !== undefined) extra.headers = opts.headers
 

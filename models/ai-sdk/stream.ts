@@ -10,13 +10,14 @@
  *   web search and the like) are not turnlog's to run: their parts are skipped.
  * - `finish` → every open block ends, then `usage`, then `finish`: `stop` → stop (tool-calls when
  *   calls streamed), `tool-calls` → tool-calls, `length` → max-tokens, `content-filter` → stop when the
- *   model wrote its refusal out as text and the raw reason is `stop` or `refusal` (OpenAI's
- *   `refusal` deltas: the refusal is the model's answer and is logged as the message), else an
- *   in-band error finish `CONTENT_FILTER` naming the raw reason (Anthropic's text-less `refusal`,
- *   a filter that cut the output; not among the retried codes), `error` → an
+ *   model refused (raw reason `refusal`, Anthropic; or text over a raw `stop`, OpenAI's `refusal`
+ *   deltas; or a refusal in the raw chunks, which V2 providers leave out of their parts) →
+ *   `refusal` with the provider's explanation, else (a filter cut the output) an in-band error
+ *   finish `CONTENT_FILTER` naming the raw reason (not among the retried codes), `error` → an
  *   in-band error finish `SERVER`, `other`/`unknown` → stop/tool-calls.
  * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
- * - `stream-start`, `response-metadata`, `raw`, `source`, `file`, `tool-result`, approvals: ignored.
+ * - `raw` (the adapter asks for raw chunks): read for an OpenAI `delta.refusal` only.
+ * - `stream-start`, `response-metadata`, `source`, `file`, `tool-result`, approvals: ignored.
  */
 import type { ProviderData, StreamChunk, Usage } from '../../events/index.js'
 
@@ -102,6 +103,8 @@ export class PartTranslator {
   #calls = 0
   /** whether visible text streamed (a written-out refusal) */
   #text = false
+  /** OpenAI refusal text seen in raw chunks (a V2 provider drops `delta.refusal` from its parts) */
+  #rawRefusal = ''
   finished = false
 
   #start(kind: Kind, id: string, out: StreamChunk[]): number {
@@ -207,6 +210,9 @@ export class PartTranslator {
       case 'finish':
         this.#finish(part, out)
         return
+      case 'raw':
+        this.#raw(part.rawValue)
+        return
       case 'error':
         throw new StreamPartError(part.error)
       default:
@@ -214,7 +220,21 @@ export class PartTranslator {
     }
   }
 
+  /** Reads what the parts leave out from a raw wire chunk: an OpenAI `delta.refusal`. */
+  #raw(v: unknown): void {
+    if (!isObject(v) || !Array.isArray(v.choices)) return
+    const choice = v.choices.find((c) => isObject(c) && (c.index === undefined || c.index === 0)) as Record<string, unknown> | undefined
+    const delta = choice !== undefined && isObject(choice.delta) ? choice.delta : undefined
+    if (delta !== undefined && typeof delta.refusal === 'string') this.#rawRefusal += delta.refusal
+  }
+
   #finish(part: Record<string, unknown>, out: StreamChunk[]): void {
+    // a refusal the parts dropped (V2) is still the model's answer: write it out as text
+    if (this.#rawRefusal !== '' && !this.#text) {
+      const index = this.#next++
+      out.push({ type: 'block-start', index, blockType: 'text' }, { type: 'text-delta', index, text: this.#rawRefusal }, { type: 'block-end', index })
+      this.#text = true
+    }
     for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push(this.#blockEnd(index))
     this.#open.clear()
     const usage = usageFromAiSdk(part.usage)
@@ -230,10 +250,12 @@ export class PartTranslator {
         out.push({ type: 'finish', reason: 'tool-calls' })
         break
       case 'content-filter':
-        // a refusal the model wrote out (OpenAI's `refusal` deltas arrive as text and the SDK
-        // reports content-filter over a raw `stop`) is the model's answer: log it as one
-        if (this.#text && (raw === 'stop' || raw === 'refusal')) {
-          out.push({ type: 'finish', reason: 'stop' })
+        // a refusal is the model's answer (issue 23): OpenAI's `refusal` deltas arrive as text
+        // and the SDK reports content-filter over a raw `stop`; Anthropic's raw reason is
+        // `refusal` (its explanation in the finish's provider metadata). Anything else is the
+        // provider filtering its own output.
+        if (raw === 'refusal' || (this.#text && raw === 'stop') || this.#rawRefusal !== '') {
+          out.push(this.#refusal(part))
           break
         }
         out.push({ type: 'finish', reason: 'error', failure: { code: 'CONTENT_FILTER', message: `the provider stopped the response (${raw})` } })
@@ -242,9 +264,19 @@ export class PartTranslator {
         out.push({ type: 'finish', reason: 'error', failure: { code: 'SERVER', message: `the provider reported an error (${raw})` } })
         break
       default:
-        out.push({ type: 'finish', reason: this.#calls > 0 ? 'tool-calls' : 'stop' })
+        out.push(this.#rawRefusal !== '' ? this.#refusal(part) : { type: 'finish', reason: this.#calls > 0 ? 'tool-calls' : 'stop' })
     }
     this.finished = true
+  }
+
+  /** A refusal finish, with the provider's explanation when it gave one (Anthropic's stop_details). */
+  #refusal(part: Record<string, unknown>): StreamChunk {
+    const meta = isObject(part.providerMetadata) ? part.providerMetadata : {}
+    for (const provider of Object.values(meta)) {
+      const details = isObject(provider) && isObject(provider.stopDetails) ? provider.stopDetails : undefined
+      if (details !== undefined && typeof details.explanation === 'string') return { type: 'finish', reason: 'refusal', explanation: details.explanation }
+    }
+    return { type: 'finish', reason: 'refusal' }
   }
 }
 
