@@ -54,10 +54,14 @@ export function providerDataOf(v: unknown): ProviderData | undefined {
  * AI SDK usage → disjoint buckets. V3: `inputTokens.noCache` (else total − cacheRead − cacheWrite),
  * `cacheRead`, `cacheWrite`; `outputTokens.text` (else total − reasoning) and `reasoning`. When
  * reasoning exceeds the output total the provider counted the total without it (xAI through
- * openai-compatible): the total is then the visible output. V2: `inputTokens` − `cachedInputTokens`,
- * `outputTokens` − `reasoningTokens` under the same rule.
+ * openai-compatible): the total is then the visible output. V2: `outputTokens` − `reasoningTokens`
+ * under the same rule; V2's `inputTokens` is provider-defined (issue 23), so it is read per
+ * provider, from the data where possible: with `anthropic` provider metadata (@ai-sdk/anthropic@2)
+ * it excludes cache reads and the cache write is `providerMetadata.anthropic.cacheCreationInputTokens`;
+ * cache reads above the input count can only mean the count excludes them; otherwise (OpenAI's
+ * convention) it includes them and the uncached input is `inputTokens` − `cachedInputTokens`.
  */
-export function usageFromAiSdk(u: unknown): Usage | undefined {
+export function usageFromAiSdk(u: unknown, providerMetadata?: unknown): Usage | undefined {
   if (!isObject(u)) return undefined
   if (isObject(u.inputTokens) || isObject(u.outputTokens)) {
     const input = isObject(u.inputTokens) ? u.inputTokens : {}
@@ -79,13 +83,18 @@ export function usageFromAiSdk(u: unknown): Usage | undefined {
   const inTotal = count(u.inputTokens)
   const outTotal = count(u.outputTokens)
   if (inTotal === undefined && outTotal === undefined) return undefined
-  const cached = Math.min(count(u.cachedInputTokens) ?? 0, inTotal ?? 0)
+  const anthropic = isObject(providerMetadata) && isObject(providerMetadata.anthropic) ? providerMetadata.anthropic : undefined
+  const cachedRaw = count(u.cachedInputTokens) ?? 0
+  const exclusive = anthropic !== undefined || cachedRaw > (inTotal ?? 0)
+  const cached = exclusive ? cachedRaw : Math.min(cachedRaw, inTotal ?? 0)
+  const cacheWrite = anthropic !== undefined ? count(anthropic.cacheCreationInputTokens) ?? 0 : 0
   const reasoning = count(u.reasoningTokens) ?? 0
   const usage: Usage = {
-    inputTokens: (inTotal ?? 0) - cached,
+    inputTokens: exclusive ? inTotal ?? 0 : (inTotal ?? 0) - cached,
     outputTokens: reasoning > (outTotal ?? 0) ? (outTotal ?? 0) : (outTotal ?? 0) - reasoning,
   }
   if (cached > 0) usage.cacheReadTokens = cached
+  if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite
   if (reasoning > 0) usage.reasoningTokens = reasoning
   return usage
 }
@@ -237,7 +246,7 @@ export class PartTranslator {
     }
     for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push(this.#blockEnd(index))
     this.#open.clear()
-    const usage = usageFromAiSdk(part.usage)
+    const usage = usageFromAiSdk(part.usage, part.providerMetadata)
     if (usage !== undefined) out.push({ type: 'usage', usage })
     const fr = part.finishReason
     const reason = typeof fr === 'string' ? fr : isObject(fr) && typeof fr.unified === 'string' ? fr.unified : 'other'

@@ -6,6 +6,7 @@
  */
 import { createAnthropic } from '@ai-sdk/anthropic'
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai6'
+import { MockLanguageModelV2, simulateReadableStream } from 'ai/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createAgent } from '../../agent/index.js'
@@ -114,5 +115,55 @@ describe('issue 23 item 1: Claude thinking round-trips through fromAiSdk(@ai-sdk
     const reasoning = outcome.message.content[0]!
     expect(reasoning).toMatchObject({ type: 'reasoning', text: 'The previous result was 925. Now I need to divide that by 5.\n\n925 ÷ 5 = 185' })
     expect((reasoning as { providerData?: any }).providerData?.anthropic?.signature).toMatch(/^EvQBCkYICxgCKkAxhD4N/)
+  })
+})
+
+describe('issue 23 item 2: usage under prompt caching, per provider, from the data', () => {
+  const v2 = (finish: Record<string, unknown>) =>
+    new MockLanguageModelV2({
+      doStream: async () => ({
+        stream: simulateReadableStream({
+          chunks: [{ type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'ok' }, { type: 'text-end', id: 't' }, { type: 'finish', finishReason: 'stop', ...finish }] as never[],
+        }),
+      }),
+    })
+
+  it('L9 V2 @ai-sdk/anthropic@2 (input 12 / cache read 100 / cache write 50 on the wire): input excludes cache reads, the write comes from providerMetadata', async () => {
+    // what @ai-sdk/anthropic@2 reports for that wire usage: inputTokens = input_tokens,
+    // cachedInputTokens = cache_read_input_tokens, the write only in providerMetadata
+    const { outcome } = await runChecked(fromAiSdk(v2({
+      usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17, cachedInputTokens: 100 },
+      providerMetadata: { anthropic: { cacheCreationInputTokens: 50, usage: { input_tokens: 12, cache_read_input_tokens: 100, cache_creation_input_tokens: 50 } } },
+    })))
+    if (outcome.kind !== 'success') throw new Error(JSON.stringify(outcome.failure))
+    expect(outcome.usage).toEqual({ inputTokens: 12, cacheReadTokens: 100, cacheWriteTokens: 50, outputTokens: 5 })
+  })
+
+  it('L9 V2 without provider metadata: cache reads above the input count can only mean the input count excludes them', async () => {
+    const { outcome } = await runChecked(fromAiSdk(v2({ usage: { inputTokens: 12, outputTokens: 5, totalTokens: 17, cachedInputTokens: 100 } })))
+    if (outcome.kind !== 'success') throw new Error(JSON.stringify(outcome.failure))
+    expect(outcome.usage).toEqual({ inputTokens: 12, cacheReadTokens: 100, outputTokens: 5 })
+  })
+
+  it('L9 V2 OpenAI convention kept (cached inside the input count): 100 in, 40 cached → 60 + 40', async () => {
+    const { outcome } = await runChecked(fromAiSdk(v2({ usage: { inputTokens: 100, outputTokens: 5, totalTokens: 105, cachedInputTokens: 40 }, providerMetadata: { openai: {} } })))
+    if (outcome.kind !== 'success') throw new Error(JSON.stringify(outcome.failure))
+    expect(outcome.usage).toEqual({ inputTokens: 60, cacheReadTokens: 40, outputTokens: 5 })
+  })
+
+  it('L9 V3 @ai-sdk/anthropic on a recorded prompt-cache stream: the same buckets as streamText reports', async () => {
+    const file = 'vercel-ai/anthropic--anthropic-code-execution-20260120-prompt-cache.1.chunks.txt'
+    const reference = streamText({ model: createAnthropic({ baseURL: server.url(file), apiKey: 'k' })('claude-sonnet-4-5'), prompt: 'x' })
+    await reference.consumeStream()
+    const u = await reference.usage
+    const { outcome } = await runChecked(fromAiSdk(createAnthropic({ baseURL: server.url(file), apiKey: 'k' })('claude-sonnet-4-5')))
+    if (outcome.kind !== 'success') throw new Error(JSON.stringify(outcome.failure))
+    expect(outcome.usage).toEqual({
+      inputTokens: u.inputTokenDetails.noCacheTokens,
+      cacheReadTokens: u.inputTokenDetails.cacheReadTokens,
+      cacheWriteTokens: u.inputTokenDetails.cacheWriteTokens,
+      outputTokens: u.outputTokens,
+    })
+    expect(outcome.usage).toEqual({ inputTokens: 6, cacheReadTokens: 6289, cacheWriteTokens: 3337, outputTokens: 198 })
   })
 })
