@@ -20,7 +20,7 @@ import { isAbandoned } from './grace.js'
 import type { HookRegistry } from './hooks.js'
 import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
 import type { AgentOptions, HookName, InboxHandle, Timers } from './types.js'
-import { TurnlogError } from '../events/index.js'
+import { TurnlogError, isRunnableCall } from '../events/index.js'
 
 /**
  * What a step needs of its agent: exactly these members (the agent, `TurnlogAgent`, provides
@@ -150,7 +150,7 @@ export async function runStep(
           if (outcome === null) throw new Error('checkedStream ended without an outcome')
           if (outcome.kind === 'success') {
             success = outcome
-            const calls = outcome.message.content.filter((b) => b.type === 'tool-call').length
+            const calls = outcome.message.content.filter(isRunnableCall).length
             actor.send({ type: 'STREAMED', result: 'success', finish: outcome.finish, toolCalls: calls })
           } else if (signal.aborted) {
             partial = outcome.partial
@@ -172,7 +172,7 @@ export async function runStep(
           break
         }
         case 'runningTools': {
-          const calls = success!.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+          const calls = success!.message.content.filter(isRunnableCall) // a provider-executed call is not ours to run
           const r = await runToolCalls(calls, toolEnv(agent, turn, step, signal))
           actor.send({ type: 'TOOLS_DONE', concluded: r.concluded, aborted: r.aborted || signal.aborted })
           break

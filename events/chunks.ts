@@ -1,6 +1,6 @@
 /** Stream chunks: the model seam's vocabulary (events.md "Stream chunks"). */
 import { z } from 'zod'
-import { Failure, ProviderData, Usage } from './messages.js'
+import { Block, Failure, ProviderData, Usage } from './messages.js'
 
 const index = z.number().int().nonnegative()
 
@@ -21,6 +21,18 @@ export const ToolCallDeltaChunk = z.strictObject({
 /** `providerData` (issue 23): the block's opaque provider data, known once the block is complete. */
 export const BlockEndChunk = z.strictObject({ type: z.literal('block-end'), index, providerData: ProviderData.optional() })
 export const UsageChunk = z.strictObject({ type: z.literal('usage'), usage: Usage })
+// --- issue 23 (bridge): parts the AI SDK streams besides deltas ----------------------------------
+/** A whole block in one chunk (a source, a file, a provider-executed call or its result). */
+export const WholeBlockChunk = z.strictObject({ type: z.literal('block'), index, block: Block })
+/** Which response answered: the provider's response id and the model that actually answered. */
+export const ResponseMetadataChunk = z.strictObject({
+  type: z.literal('response-metadata'),
+  id: z.string().optional(),
+  model: z.string().optional(),
+})
+/** A provider warning about the call (an unsupported setting…), in one line. */
+export const WarningChunk = z.strictObject({ type: z.literal('warning'), message: z.string() })
+// --- end issue 23 -------------------------------------------------------------------------------
 export const FinishChunk = z.union([
   z.strictObject({ type: z.literal('finish'), reason: z.enum(['stop', 'tool-calls', 'max-tokens']) }),
   z.strictObject({ type: z.literal('finish'), reason: z.enum(['error', 'aborted']), failure: Failure }),
@@ -31,6 +43,7 @@ export const FinishChunk = z.union([
 
 export const StreamChunk = z.union([
   BlockStartChunk, TextDeltaChunk, ReasoningDeltaChunk, ToolCallDeltaChunk, BlockEndChunk, UsageChunk, FinishChunk,
+  WholeBlockChunk, ResponseMetadataChunk, WarningChunk,
 ])
 export type StreamChunk = z.infer<typeof StreamChunk>
 export type FinishChunk = z.infer<typeof FinishChunk>

@@ -22,11 +22,42 @@ export const ToolCallBlock = z.strictObject({
   /** The raw JSON string the model produced (may be invalid JSON). */
   arguments: z.string(),
   providerData,
+  /** issue 23: a call the provider ran itself (web search…): recorded and re-sent, never run by turnlog. */
+  providerExecuted: z.literal(true).optional(),
 })
-export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock])
+// --- issue 23 (bridge): blocks the AI SDK streams besides text, reasoning and calls ---------------
+/** A citation (an AI SDK `source` part): a URL or a document the answer cites. Shown, never re-sent. */
+export const SourceBlock = z.strictObject({
+  type: z.literal('source'),
+  sourceType: z.enum(['url', 'document']),
+  id: z.string(),
+  url: z.string().optional(),
+  title: z.string().optional(),
+  mediaType: z.string().optional(),
+  filename: z.string().optional(),
+  providerData,
+})
+/** A file the model generated (an image…), base64 `data`. */
+export const FileBlock = z.strictObject({ type: z.literal('file'), mediaType: z.string(), data: z.string(), providerData })
+/** The result of a provider-executed call (`id` and `name` of that call); `result` is its JSON. */
+export const ToolResultBlock = z.strictObject({
+  type: z.literal('tool-result'),
+  id: z.string(),
+  name: z.string(),
+  result: z.unknown(),
+  isError: z.literal(true).optional(),
+  providerData,
+})
+// --- end issue 23 -------------------------------------------------------------------------------
+export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, SourceBlock, FileBlock, ToolResultBlock])
 export type Block = z.infer<typeof Block>
 export type TextBlock = z.infer<typeof TextBlock>
 export type ToolCallBlock = z.infer<typeof ToolCallBlock>
+
+/** A tool call turnlog runs: a `tool-call` block the provider did not execute itself (issue 23). */
+export function isRunnableCall(b: Block): b is ToolCallBlock {
+  return b.type === 'tool-call' && b.providerExecuted !== true
+}
 
 export const MessageId = z.string().min(1)
 export type MessageId = string

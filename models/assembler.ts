@@ -33,7 +33,9 @@ import {
 
 type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData }
 type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean; providerData?: ProviderData }
-type BlockState = TextState | CallState
+/** A block that arrived whole (a `block` chunk, issue 23): a source, a file, a provider-executed call or result. */
+type WholeState = { type: 'whole'; block: Block; ended: true }
+type BlockState = TextState | CallState | WholeState
 
 /** A successful response, ready for `assistant/message`. */
 export interface AssembledMessage {
@@ -74,7 +76,7 @@ export class MessageAssembler {
       case 'text-delta':
       case 'reasoning-delta': {
         const b = this.#block(chunk.index, chunk.type)
-        if (b.type === 'tool-call') throw misuse(`${chunk.type} for tool-call block ${chunk.index}`)
+        if (b.type === 'tool-call' || b.type === 'whole') throw misuse(`${chunk.type} for ${b.type} block ${chunk.index}`)
         b.text += chunk.text
         if (chunk.text.length > 0) this.#streamedVisible = true
         return
@@ -90,9 +92,15 @@ export class MessageAssembler {
       case 'block-end': {
         const b = this.#block(chunk.index, chunk.type)
         b.ended = true
-        if (chunk.providerData !== undefined) b.providerData = chunk.providerData
+        if (chunk.providerData !== undefined && b.type !== 'whole') b.providerData = chunk.providerData
         return
       }
+      case 'block':
+        this.#blocks.set(chunk.index, { type: 'whole', block: chunk.block, ended: true })
+        return
+      case 'response-metadata':
+      case 'warning':
+        return // logged as chunks; not part of the message
       case 'usage':
         this.#usage = chunk.usage
         return
@@ -171,6 +179,7 @@ export class MessageAssembler {
     // truncated calls never run (§4.5); nor does anything the model asked for while refusing
     const dropCalls = f.reason === 'max-tokens' || f.reason === 'refusal'
     const content = this.#content((b) => b.type !== 'tool-call' || (!dropCalls && b.ended))
+    // (whole blocks stay: a provider-executed call already ran at the provider)
     const out: AssembledMessage = { message: { role: 'assistant', content }, finish: f.reason }
     if (f.reason === 'refusal' && f.explanation !== undefined) out.explanation = f.explanation
     if (this.#usage !== undefined) out.usage = this.#usage
@@ -180,7 +189,7 @@ export class MessageAssembler {
   /** What a cancel mid-stream keeps: visible text and reasoning only (see the module comment). */
   partial(): PartialMessage {
     return {
-      message: { role: 'assistant', content: this.#content((b) => b.type !== 'tool-call') },
+      message: { role: 'assistant', content: this.#content((b) => b.type === 'text' || b.type === 'reasoning') },
       streamedVisible: this.#streamedVisible,
     }
   }
@@ -197,15 +206,18 @@ export class MessageAssembler {
     for (const i of indexes) {
       const b = this.#blocks.get(i)!
       if (!keep(b)) continue
-      if (b.type === 'tool-call') {
+      if (b.type === 'whole') content.push(b.block)
+      else if (b.type === 'tool-call') {
         const call: Block = { type: 'tool-call', id: b.id, name: b.name, arguments: b.arguments }
         if (b.providerData !== undefined) call.providerData = b.providerData
         content.push(call)
-      } else if (b.providerData !== undefined) {
-        // an empty block with provider data (Claude's redacted thinking) is content: the provider
-        // wants it back
+      } else if (b.type === 'reasoning' && b.providerData !== undefined) {
+        // an empty reasoning block with provider data (Claude's redacted thinking) is content:
+        // the provider wants it back
         content.push({ type: b.type, text: b.text, providerData: b.providerData })
-      } else if (b.text !== '') content.push({ type: b.type, text: b.text })
+      } else if (b.text !== '') {
+        content.push(b.providerData === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, providerData: b.providerData })
+      }
     }
     return content
   }

@@ -29,6 +29,12 @@ export { usageFromAiSdk } from './stream.js'
 export interface FromAiSdkOptions {
   /** Passed through on every call (provider-specific knobs, e.g. `{ anthropic: { thinking } }`). */
   providerOptions?: LanguageModelV3CallOptions['providerOptions']
+  /**
+   * Provider-defined tools sent with every call (e.g. Anthropic's web search,
+   * `{type: 'provider', id: 'anthropic.web_search_20250305', name: 'web_search', args: {}}`). The
+   * provider runs them: their calls and results are logged and re-sent, never run by turnlog.
+   */
+  providerTools?: Extract<NonNullable<LanguageModelV3CallOptions['tools']>[number], { type: 'provider' }>[]
   /** Extra HTTP headers on every call. */
   headers?: Record<string, string>
   /** Static facts for the token meter and display; `name` defaults to the model id. */
@@ -59,7 +65,7 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
     let result: { stream: ReadableStream<unknown> }
     try {
       // the V2 and V3 call options agree on every member turnlog sends
-      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra))) as { stream: ReadableStream<unknown> }
+      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra, opts.providerTools))) as { stream: ReadableStream<unknown> }
     } catch (e) {
       throw wrap(e, signal, now)
     }

@@ -6,8 +6,11 @@
  * - `tool-input-start {id, toolName}` opens a tool-call block (the first delta carries the name),
  *   `tool-input-delta` streams its arguments; the block ends at the `tool-call` part with the same
  *   id (which, when no input streamed, supplies the whole input) or, failing that, at `finish`.
- *   A `tool-call` without streamed input is a whole block. Provider-executed tools (server-side
- *   web search and the like) are not turnlog's to run: their parts are skipped.
+ *   A `tool-call` without streamed input is a whole block. Provider-executed calls (server-side
+ *   web search and the like) are not turnlog's to run: their input parts are skipped and the call
+ *   is logged whole (`block` chunk, `providerExecuted: true`), as is its `tool-result` (issue 23).
+ * - `source` → a whole `source` block; `file` → a whole `file` block (base64); `stream-start`'s
+ *   warnings → `warning` chunks; `response-metadata` → a `response-metadata` chunk (id, model).
  * - `finish` → every open block ends, then `usage`, then `finish`: `stop` → stop (tool-calls when
  *   calls streamed), `tool-calls` → tool-calls, `length` → max-tokens, `content-filter` → stop when the
  *   model refused (raw reason `refusal`, Anthropic; or text over a raw `stop`, OpenAI's `refusal`
@@ -17,9 +20,9 @@
  *   in-band error finish `SERVER`, `other`/`unknown` → stop/tool-calls.
  * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
  * - `raw` (the adapter asks for raw chunks): read for an OpenAI `delta.refusal` only.
- * - `stream-start`, `response-metadata`, `source`, `file`, `tool-result`, approvals: ignored.
+ * - approvals (`tool-approval-request`): not yet (they wait for the approvals vocabulary).
  */
-import type { ProviderData, StreamChunk, Usage } from '../../events/index.js'
+import type { Block, ProviderData, StreamChunk, Usage } from '../../events/index.js'
 
 type Kind = 'text' | 'reasoning' | 'tool-call'
 
@@ -48,6 +51,30 @@ export function providerDataOf(v: unknown): ProviderData | undefined {
   const out: ProviderData = {}
   for (const [k, inner] of Object.entries(copy)) if (isObject(inner)) out[k] = inner
   return Object.keys(out).length > 0 ? out : undefined
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : ''
+}
+
+/** A JSON copy of provider data (undefined when it is not JSON). */
+function jsonCopy(v: unknown): unknown {
+  try {
+    const s = JSON.stringify(v)
+    return s === undefined ? undefined : (JSON.parse(s) as unknown)
+  } catch {
+    return undefined
+  }
+}
+
+/** One line for a call warning (V2 `unsupported-setting`/`unsupported-tool`, V3 `unsupported`/`compatibility`, `other`). */
+function warningText(w: unknown): string {
+  if (!isObject(w)) return String(w)
+  const type = str(w.type) || 'warning'
+  const tool = isObject(w.tool) ? str(w.tool.name) : ''
+  const what = str(w.setting) || str(w.feature) || tool
+  const detail = str(w.details) || str(w.message)
+  return `${type}${what !== '' ? ` ${what}` : ''}${detail !== '' ? `: ${detail}` : ''}`
 }
 
 /**
@@ -200,7 +227,13 @@ export class PartTranslator {
         return // the block ends at its tool-call part (which may still supply the input)
       case 'tool-call': {
         const callId = typeof part.toolCallId === 'string' ? part.toolCallId : ''
-        if (part.providerExecuted === true || this.#skipped.has(callId)) return
+        if (part.providerExecuted === true || this.#skipped.has(callId)) {
+          // the provider ran it (web search…): recorded whole, re-sent, never run by turnlog
+          const input = typeof part.input === 'string' ? part.input : ''
+          const block: Block = { type: 'tool-call', id: callId, name: str(part.toolName), arguments: input, providerExecuted: true }
+          this.#whole(block, part, out)
+          return
+        }
         const input = typeof part.input === 'string' ? part.input : typeof part.args === 'string' ? part.args : ''
         let index = this.#open.get(`tool-call:${callId}`)
         if (index === undefined) {
@@ -216,6 +249,35 @@ export class PartTranslator {
         this.#end('tool-call', callId, out)
         return
       }
+      case 'tool-result': {
+        // a provider-executed call's result (turnlog's own calls never stream results)
+        const block: Block = { type: 'tool-result', id: str(part.toolCallId), name: str(part.toolName), result: jsonCopy(part.result) ?? null }
+        if (part.isError === true) block.isError = true
+        this.#whole(block, part, out)
+        return
+      }
+      case 'source': {
+        const block: Block = { type: 'source', sourceType: part.sourceType === 'document' ? 'document' : 'url', id }
+        for (const k of ['url', 'title', 'mediaType', 'filename'] as const) if (typeof part[k] === 'string') block[k] = part[k] as string
+        this.#whole(block, part, out)
+        return
+      }
+      case 'file': {
+        const data = typeof part.data === 'string' ? part.data : part.data instanceof Uint8Array ? Buffer.from(part.data).toString('base64') : undefined
+        if (data === undefined) return
+        this.#whole({ type: 'file', mediaType: str(part.mediaType), data }, part, out)
+        return
+      }
+      case 'stream-start':
+        if (Array.isArray(part.warnings)) for (const w of part.warnings) out.push({ type: 'warning', message: warningText(w) })
+        return
+      case 'response-metadata': {
+        const chunk: StreamChunk = { type: 'response-metadata' }
+        if (typeof part.id === 'string') chunk.id = part.id
+        if (typeof part.modelId === 'string') chunk.model = part.modelId
+        if (chunk.id !== undefined || chunk.model !== undefined) out.push(chunk)
+        return
+      }
       case 'finish':
         this.#finish(part, out)
         return
@@ -227,6 +289,13 @@ export class PartTranslator {
       default:
         return
     }
+  }
+
+  /** A whole block (with the part's provider data) in one chunk. */
+  #whole(block: Block, part: Record<string, unknown>, out: StreamChunk[]): void {
+    const data = providerDataOf(part.providerMetadata)
+    if (data !== undefined) block.providerData = data
+    out.push({ type: 'block', index: this.#next++, block })
   }
 
   /** Reads what the parts leave out from a raw wire chunk: an OpenAI `delta.refusal`. */
