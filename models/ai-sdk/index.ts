@@ -21,7 +21,7 @@ import { ModelError } from '../errors.js'
 import type { ModelAdapter, ModelInfo, ModelRequest } from '../types.js'
 import { aiSdkFailure } from './errors.js'
 import { callOptions } from './prompt.js'
-import { PartTranslator, StreamPartError } from './stream.js'
+import { PartTranslator, StreamGrammarError, StreamPartError } from './stream.js'
 
 export { usageFromAiSdk } from './stream.js'
 
@@ -71,6 +71,12 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
     }
     const reader = result.stream.getReader()
     const t = new PartTranslator()
+    // a provider that ignores the abort signal would hold the read open until its next part:
+    // cancel the part stream at once (a pending read then resolves as done)
+    const onAbort = (): void => {
+      reader.cancel(signal.reason).catch(() => {})
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
     try {
       while (!t.finished) {
         let r: { done: boolean; value?: unknown }
@@ -85,6 +91,7 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
           t.onPart(r.value, out)
         } catch (e) {
           if (e instanceof StreamPartError) throw wrap(e.payload, signal, now)
+          if (e instanceof StreamGrammarError) throw new ModelError({ code: 'STREAM_GRAMMAR', message: e.message })
           throw e
         }
         for (const c of out) yield c
@@ -92,6 +99,7 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')
       if (!t.finished) throw new ModelError({ code: 'TRANSPORT', message: 'the stream ended before the response finished' })
     } finally {
+      signal.removeEventListener('abort', onAbort)
       // a consumer that stopped early (cancel) closes the provider's response body
       reader.cancel().catch(() => {})
     }

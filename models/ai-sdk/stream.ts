@@ -137,6 +137,8 @@ export class PartTranslator {
   readonly #streamed = new Map<string, number>()
   readonly #skipped = new Set<string>()
   #calls = 0
+  /** `${kind}:${id}` of text and reasoning blocks that ended (a later delta for one is refused) */
+  readonly #ended = new Set<string>()
   /** whether visible text streamed (a written-out refusal) */
   #text = false
   /** OpenAI refusal text seen in raw chunks (a V2 provider drops `delta.refusal` from its parts) */
@@ -154,6 +156,7 @@ export class PartTranslator {
     const index = this.#open.get(`${kind}:${id}`)
     if (index === undefined) return
     this.#open.delete(`${kind}:${id}`)
+    if (kind !== 'tool-call') this.#ended.add(`${kind}:${id}`)
     out.push(this.#blockEnd(index))
   }
 
@@ -188,6 +191,7 @@ export class PartTranslator {
         const kind = part.type === 'text-delta' ? 'text' : 'reasoning'
         // V2 and V3 name the member `delta`; very early V2 builds used `textDelta`
         const text = typeof part.delta === 'string' ? part.delta : typeof part.textDelta === 'string' ? part.textDelta : ''
+        if (this.#ended.has(`${kind}:${id}`)) throw new StreamGrammarError(`${part.type} for ${kind} block ${JSON.stringify(id)} after it ended`)
         this.#note(kind, id, part) // Claude's signature comes on an empty reasoning delta
         if (text === '') return
         const index = this.#open.get(`${kind}:${id}`) ?? this.#start(kind, id, out)
@@ -307,6 +311,16 @@ export class PartTranslator {
   }
 
   #finish(part: Record<string, unknown>, out: StreamChunk[]): void {
+    // a call whose input streamed but whose `tool-call` part never came is no call (streamText
+    // makes none of it): it must not run, and the step is not what the model meant either
+    const orphans = [...this.#streamed.keys()]
+    if (orphans.length > 0) {
+      for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push(this.#blockEnd(index))
+      this.#open.clear()
+      out.push({ type: 'finish', reason: 'error', failure: { code: 'STREAM_GRAMMAR', message: `tool input streamed for ${orphans.map((o) => JSON.stringify(o)).join(', ')} without a tool-call part: not run` } })
+      this.finished = true
+      return
+    }
     // a refusal the parts dropped (V2) is still the model's answer: write it out as text
     if (this.#rawRefusal !== '' && !this.#text) {
       const index = this.#next++
@@ -357,6 +371,9 @@ export class PartTranslator {
     return { type: 'finish', reason: 'refusal' }
   }
 }
+
+/** A part sequence the AI SDK itself refuses (issue 23): the adapter reports `STREAM_GRAMMAR`. */
+export class StreamGrammarError extends Error {}
 
 /** An `error` stream part, carried to the adapter, which maps its payload to a failure. */
 export class StreamPartError extends Error {
