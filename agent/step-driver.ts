@@ -204,12 +204,23 @@ export async function runStep(
   }
 }
 
+/** The adapter's `info.provider` (user data: read inside a guard; a non-string is no provider). */
+function providerOf(model: ModelAdapter): string | undefined {
+  try {
+    const p = model.info?.provider
+    return typeof p === 'string' && p !== '' ? p : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Builds the frozen request, logs `request/header` when it changed, and checks R3. */
 function freezeRequest(agent: StepHost, system: string, tools: readonly ToolSpec[], config: RequestConfig): ModelRequest {
   const last = agent.lifecycle.header
   if (agent.resumed || headerChanged(last, system, tools, config)) {
     const reason = agent.resumed ? 'resume' : last === null ? 'initial' : 'change'
-    agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools] } })
+    const provider = providerOf(agent.options.model)
+    agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools], ...(provider !== undefined ? { provider } : {}) } })
     agent.resumed = false
   }
   // Zero-copy request: the messages are the live history array as of now (its length), copied and

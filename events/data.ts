@@ -92,6 +92,8 @@ export const EVENT_DATA = {
     config: RequestConfig,
     system: z.string(),
     tools: z.array(ToolSpec),
+    /** issue 23 (bridge): the provider of the model (`ModelInfo.provider`), for spans. */
+    provider: z.string().optional(),
   }),
   'agent/inbox/spliced': z.strictObject({
     target: InboxTarget,
