@@ -105,7 +105,22 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
     }
   }
 
-  return { stream, info: { name: model.modelId, ...opts.info } }
+  const provider = conventionProvider((model as { provider?: unknown }).provider)
+  return { stream, info: { name: model.modelId, ...(provider !== undefined ? { provider } : {}), ...opts.info } }
+}
+
+/** AI SDK provider ids (the part of `model.provider` before the dot) → GenAI `gen_ai.provider.name` values. */
+const PROVIDER_NAMES: Record<string, string> = {
+  anthropic: 'anthropic', openai: 'openai', azure: 'azure.ai.openai', google: 'gcp.gemini', vertex: 'gcp.vertex_ai',
+  'amazon-bedrock': 'aws.bedrock', bedrock: 'aws.bedrock', mistral: 'mistral_ai', xai: 'x_ai', groq: 'groq',
+  deepseek: 'deepseek', perplexity: 'perplexity', cohere: 'cohere',
+}
+
+/** The provider as the conventions name it (issue 23): a known id mapped, another kept as is. */
+function conventionProvider(p: unknown): string | undefined {
+  if (typeof p !== 'string' || p === '') return undefined
+  const id = p.split('.')[0]!
+  return PROVIDER_NAMES[id] ?? id
 }
 
 function wrap(e: unknown, signal: AbortSignal, now: () => number): unknown {

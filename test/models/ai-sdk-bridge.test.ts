@@ -259,3 +259,15 @@ describe('issue 23 item 3: no stream part is dropped (response metadata, warning
     ])
   })
 })
+
+describe('issue 23 item 6: the provider reaches the log', () => {
+  it('P7: fromAiSdk names the provider as the conventions do; the agent records it in request/header', async () => {
+    const model = createAnthropic({ baseURL: server.url('vercel-ai/anthropic--anthropic-text.chunks.txt'), apiKey: 'k' })('claude-sonnet-4-5')
+    const adapter = fromAiSdk(model)
+    expect(adapter.info).toEqual({ name: 'claude-sonnet-4-5', provider: 'anthropic' })
+    const agent = createAgent({ model: adapter, system: 's', clock: fakeClock(), ids: counterIds('m'), timers: instantTimers() })
+    agent.followup('hi')
+    await agent.whenIdle()
+    expect((agent.events.find((e) => e.type === 'request/header')!.data as { provider?: string }).provider).toBe('anthropic')
+  })
+})
