@@ -46,6 +46,7 @@ export const ATTR = {
   turnEnd: 'turnlog.turn.end_reason',
   stepOutcome: 'turnlog.step.outcome',
   retryOf: 'turnlog.turn.retry_of',
+  compactionId: 'turnlog.compaction.id',
 } as const
 
 /** `latest` (the default; `default` is its old alias), `dup` (old and new names), `v1.36` (old only). */

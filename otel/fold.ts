@@ -111,6 +111,8 @@ export class SpanFold {
   #turn: { key: string; startSeq: number; turn: number; inputs: unknown[] } | undefined
   #chat: OpenChat | undefined
   readonly #tools = new Map<string, { key: string; startSeq: number }>()
+  /** open compactions: id → start (a summary call becomes a chat span, issue 23) */
+  readonly #compactions = new Map<string, { startSeq: number; startTime: number; done: boolean }>()
   #header: D | undefined
   #lastSeq = -1
   readonly #open = new Set<string>()
@@ -245,6 +247,16 @@ export class SpanFold {
         })
         break
       }
+      case 'compaction/start':
+        this.#compactions.set(String(d.compactionId), { startSeq: seq, startTime: time, done: false })
+        break
+      case 'compaction/summary':
+        this.#summarySpan(out, d, seq, time, undefined)
+        break
+      case 'compaction/end':
+        if (d.error !== undefined) this.#summarySpan(out, d, seq, time, d.error as D)
+        this.#compactions.delete(String(d.compactionId))
+        break
       case 'turn/end': {
         const turn = this.#turn
         if (turn === undefined) break
@@ -328,6 +340,30 @@ export class SpanFold {
       }
     }
     this.#end(out, { key: chat.key, endTime: time, attributes, status })
+  }
+
+  /**
+   * A compaction's summary call as a chat span (issue 23): from `compaction/start` to its
+   * `compaction/summary` (usage) or to a `compaction/end` with an error (error status); child of
+   * the open turn, if any. One per compaction.
+   */
+  #summarySpan(out: SpanAction[], d: D, seq: number, time: number, error: D | undefined): void {
+    const c = this.#compactions.get(String(d.compactionId))
+    if (c === undefined || c.done) return
+    c.done = true
+    const config = (this.#header?.config ?? {}) as D
+    const model = typeof config.model === 'string' && config.model !== '' && config.model !== PLACEHOLDER_MODEL ? config.model : undefined
+    const key = `compaction-${String(d.compactionId)}`
+    const attributes: Attributes = { ...this.#common(), [ATTR.operation]: 'chat', [ATTR.requestStream]: true, [ATTR.compactionId]: String(d.compactionId) }
+    if (model !== undefined) attributes[ATTR.requestModel] = model
+    this.#start(out, { key, parentKey: this.#turn?.key, name: model !== undefined ? `chat ${model}` : 'chat', kind: 'client', startTime: c.startTime, attributes })
+    const end: Attributes = { ...usageAttributes(d.usage), [ATTR.seqStart]: c.startSeq, [ATTR.seqEnd]: seq }
+    let status: SpanEnd['status'] = { code: 'unset' }
+    if (error !== undefined) {
+      end[ATTR.errorType] = String(error.code)
+      status = { code: 'error', message: String(error.message ?? '') }
+    }
+    this.#end(out, { key, endTime: time, attributes: end, status })
   }
 
   /** The seq of the last event pushed (-1 before any). */

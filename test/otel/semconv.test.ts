@@ -160,3 +160,27 @@ describe('issue 23 item 7: the current conventions by default', () => {
     expect(old!.attributes).not.toHaveProperty('gen_ai.provider.name')
   })
 })
+
+describe('issue 23 item 6: compaction summary calls', () => {
+  it('P7: each compaction summary call is a chat span (child of the open turn) with its usage; a failed one has error.type', () => {
+    const ev = (seq: number, type: string, data: unknown) => ({ seq, time: 1000 + seq * 10, type, data }) as LogEvent
+    const events = [
+      ev(0, 'request/header', { reason: 'initial', config: { model: 'gpt-test' }, system: '', tools: [], provider: 'openai' }),
+      ev(1, 'turn/start', { turn: 1 }),
+      ev(2, 'compaction/start', { compactionId: 'k1', turn: 1 }),
+      ev(3, 'compaction/summary', { compactionId: 'k1', summary: 'short', shadowedSeqs: [], usage: { inputTokens: 900, outputTokens: 40 } }),
+      ev(4, 'compaction/end', { compactionId: 'k1' }),
+      ev(5, 'compaction/start', { compactionId: 'k2', turn: 1 }),
+      ev(6, 'compaction/end', { compactionId: 'k2', error: { code: 'SERVER', message: 'down' } }),
+      ev(7, 'turn/end', { turn: 1, reason: { kind: 'completed' } }),
+    ]
+    const spans = logToSpans(events, { sessionId: 's' })
+    const summaries = spans.filter((s) => s.attributes['turnlog.compaction.id'] !== undefined)
+    expect(summaries.map((s) => [s.name, s.parentKey, s.startTime, s.endTime, s.status.code])).toEqual([
+      ['chat gpt-test', 'turn-1', 1020, 1030, 'unset'],
+      ['chat gpt-test', 'turn-1', 1050, 1060, 'error'],
+    ])
+    expect(summaries[0]!.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.usage.input_tokens': 900, 'gen_ai.usage.output_tokens': 40, 'gen_ai.provider.name': 'openai' })
+    expect(summaries[1]!.attributes['error.type']).toBe('SERVER')
+  })
+})
