@@ -271,3 +271,13 @@ describe('issue 23 item 6: the provider reaches the log', () => {
     expect((agent.events.find((e) => e.type === 'request/header')!.data as { provider?: string }).provider).toBe('anthropic')
   })
 })
+
+describe('issue 23 item 6: the OpenAI-compatible adapter names well-known providers by host', () => {
+  it('P7: api.openai.com → openai, api.deepseek.com → deepseek, another host → none (info.provider names it)', async () => {
+    const { openaiCompatibleModel } = await import('../../models/openai.js')
+    expect(openaiCompatibleModel().info?.provider).toBe('openai')
+    expect(openaiCompatibleModel({ baseURL: 'https://api.deepseek.com' }).info?.provider).toBe('deepseek')
+    expect(openaiCompatibleModel({ baseURL: 'http://127.0.0.1:9/v1' }).info?.provider).toBeUndefined()
+    expect(openaiCompatibleModel({ baseURL: 'http://127.0.0.1:9/v1', info: { provider: 'groq' } }).info?.provider).toBe('groq')
+  })
+})

@@ -16,6 +16,7 @@ import type { LogEvent, StreamChunk } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import type { ModelAdapter } from '../../models/types.js'
 import { logToSpans, semconvFromEnv, toOtlpJson } from '../../otel/index.js'
+import { reexecute } from '../../replay/index.js'
 import { defineTool } from '../../tools/index.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
 
@@ -133,6 +134,12 @@ describe('issue 23 item 6: spans to the letter of the GenAI conventions', () => 
     const header = events.find((e) => e.type === 'request/header')!.data as { provider?: string }
     expect(header.provider).toBe('openai')
     for (const s of logToSpans(events, { sessionId: 's', semconv: 'latest' })) expect(s.attributes['gen_ai.provider.name']).toBe('openai')
+  })
+
+  it('P4: a log that recorded its provider re-executes without divergence (the served model carries it)', async () => {
+    const events = await runLog({ ...scripted(), info: { name: 'gpt-test', provider: 'openai' } })
+    const r = await reexecute({ header: { type: 'session', format: 1, id: 's', createdAt: 0 } as never, events }, { tools: [weather, broken] })
+    expect(r).toMatchObject({ ok: true })
   })
 
   it('P7: a log whose clock steps back gives clamped spans (never an end before a start) in the SDK records and OTLP/JSON', async () => {
