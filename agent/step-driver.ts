@@ -20,7 +20,7 @@ import { isAbandoned } from './grace.js'
 import type { HookRegistry } from './hooks.js'
 import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
 import type { AgentOptions, HookName, InboxHandle, Timers } from './types.js'
-import { TurnlogError } from '../events/index.js'
+import { TurnlogError, isRunnableCall } from '../events/index.js'
 
 /**
  * What a step needs of its agent: exactly these members (the agent, `TurnlogAgent`, provides
@@ -150,7 +150,7 @@ export async function runStep(
           if (outcome === null) throw new Error('checkedStream ended without an outcome')
           if (outcome.kind === 'success') {
             success = outcome
-            const calls = outcome.message.content.filter((b) => b.type === 'tool-call').length
+            const calls = outcome.message.content.filter(isRunnableCall).length
             actor.send({ type: 'STREAMED', result: 'success', finish: outcome.finish, toolCalls: calls })
           } else if (signal.aborted) {
             partial = outcome.partial
@@ -164,7 +164,7 @@ export async function runStep(
           const s = success!
           agent.append({
             type: 'assistant/message',
-            data: { turn, step, message: s.message, ...(s.usage ? { usage: s.usage } : {}), finish: s.finish },
+            data: { turn, step, message: s.message, ...(s.usage ? { usage: s.usage } : {}), finish: s.finish, ...(s.explanation !== undefined ? { explanation: s.explanation } : {}) },
             surfaceOp: 'append',
             sourceEventSeqs: chunkSeqs,
           })
@@ -172,7 +172,7 @@ export async function runStep(
           break
         }
         case 'runningTools': {
-          const calls = success!.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+          const calls = success!.message.content.filter(isRunnableCall) // a provider-executed call is not ours to run
           const r = await runToolCalls(calls, toolEnv(agent, turn, step, signal))
           actor.send({ type: 'TOOLS_DONE', concluded: r.concluded, aborted: r.aborted || signal.aborted })
           break
@@ -204,12 +204,23 @@ export async function runStep(
   }
 }
 
+/** The adapter's `info.provider` (user data: read inside a guard; a non-string is no provider). */
+function providerOf(model: ModelAdapter): string | undefined {
+  try {
+    const p = model.info?.provider
+    return typeof p === 'string' && p !== '' ? p : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Builds the frozen request, logs `request/header` when it changed, and checks R3. */
 function freezeRequest(agent: StepHost, system: string, tools: readonly ToolSpec[], config: RequestConfig): ModelRequest {
   const last = agent.lifecycle.header
   if (agent.resumed || headerChanged(last, system, tools, config)) {
     const reason = agent.resumed ? 'resume' : last === null ? 'initial' : 'change'
-    agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools] } })
+    const provider = providerOf(agent.options.model)
+    agent.append({ type: 'request/header', data: { reason, config, system, tools: [...tools], ...(provider !== undefined ? { provider } : {}) } })
     agent.resumed = false
   }
   // Zero-copy request: the messages are the live history array as of now (its length), copied and

@@ -89,7 +89,14 @@ function blockLines(b: Block, c: Colors, indent: string): string[] {
     case 'image':
       return [c.dim(`[image ${one(b.mediaType, 80)}, ${b.data.length} base64 chars]`)]
     case 'tool-call':
-      return [c.cyan(`→ ${one(b.name, 120)}(${one(b.arguments)})`) + c.dim(`  ${one(b.id, 120)}`)]
+      return [c.cyan(`${b.providerExecuted === true ? '⇢ (provider) ' : '→ '}${one(b.name, 120)}(${one(b.arguments)})`) + c.dim(`  ${one(b.id, 120)}`)]
+    // issue 23: what the AI SDK bridge logs besides text and calls
+    case 'source':
+      return [c.dim(`[source ${one(b.title ?? b.filename ?? '', 120)} ${one(b.url ?? b.mediaType ?? '', 200)}]`)]
+    case 'file':
+      return [c.dim(`[file ${one(b.mediaType, 80)}, ${b.data.length} base64 chars]`)]
+    case 'tool-result':
+      return [c.dim(`⇠ (provider) ${one(b.name, 120)}${b.isError === true ? ' error' : ''}: ${one(JSON.stringify(b.result) ?? '')}`)]
   }
 }
 

@@ -23,6 +23,7 @@
  * text length of a tool result, and the set of tool results above the prune threshold.
  */
 import type { EventOf, LogEvent, ModelMessage, ToolSpec, Usage } from '../events/index.js'
+import { isRunnableCall } from '../events/index.js'
 import { visibleMessage } from '../reducers/history.js'
 import { replacedRange } from '../reducers/order.js'
 import { isSurfaceEvent, surfaceReducer, type SurfaceState } from '../reducers/surface.js'
@@ -51,7 +52,13 @@ export function estimateMessage(m: ModelMessage, tokenizer: Tokenizer = charToke
         n += tokenizer(b.name) + tokenizer(b.arguments)
         break
       case 'image':
+      case 'file':
         n += IMAGE_TOKENS
+        break
+      case 'tool-result': // a provider-executed call's result (issue 23): its JSON as sent
+        n += tokenizer(JSON.stringify(b.result) ?? '')
+        break
+      case 'source': // never sent
         break
     }
   }
@@ -133,7 +140,7 @@ export function createMeterReducer(opts: MeterOptions = {}): Reducer<MeterState>
     const info: NodeInfo = { type, tokens: message ? estimateMessage(message, tokenizer) : 0, visible: message !== null }
     const m = (event.data as { message: ModelMessage }).message
     if (type === 'assistant/message') {
-      const ids = m.content.flatMap((b) => (b.type === 'tool-call' ? [b.id] : []))
+      const ids = m.content.flatMap((b) => (isRunnableCall(b) ? [b.id] : []))
       if (ids.length > 0) info.callIds = ids
     } else if (type === 'tool/result') {
       info.callId = (event as EventOf<'tool/result'>).data.callId

@@ -74,8 +74,10 @@ export const EVENT_DATA = {
     step: stepNo,
     message: AssistantMessage,
     usage: Usage.optional(),
-    finish: z.enum(['stop', 'tool-calls', 'max-tokens']),
+    finish: z.enum(['stop', 'tool-calls', 'max-tokens', 'refusal']),
     interrupted: z.literal(true).optional(),
+    /** issue 23 (bridge): a refusal's explanation by the provider (finish `refusal` only). */
+    explanation: z.string().optional(),
   }),
   'tool/call': z.strictObject({ turn: turnNo, step: stepNo, callId: z.string().min(1), name: z.string(), arguments: z.string() }),
   'tool/result': z.strictObject({
@@ -90,6 +92,8 @@ export const EVENT_DATA = {
     config: RequestConfig,
     system: z.string(),
     tools: z.array(ToolSpec),
+    /** issue 23 (bridge): the provider of the model (`ModelInfo.provider`), for spans. */
+    provider: z.string().optional(),
   }),
   'agent/inbox/spliced': z.strictObject({
     target: InboxTarget,

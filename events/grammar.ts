@@ -50,6 +50,15 @@ export class StreamGrammar {
         this.#open--
         return null
       }
+      case 'block': {
+        // a whole block: starts and ends in one chunk (issue 23)
+        if (this.#blocks.has(chunk.index)) return `block ${chunk.index} started twice`
+        this.#blocks.set(chunk.index, 'ended')
+        return null
+      }
+      case 'response-metadata':
+      case 'warning':
+        return null
       case 'usage':
         if (this.#usage) return 'a second usage chunk'
         this.#usage = true

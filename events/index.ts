@@ -1,7 +1,8 @@
 export { TurnlogError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './errors.js'
 export {
   Block, TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, MessageId, MessageSource, UserMessage, AssistantMessage,
-  ToolResultMessage, Usage, Failure, FAILURE_CODES, ToolErrorInfo,
+  ToolResultMessage, Usage, Failure, FAILURE_CODES, ToolErrorInfo, ProviderData,
+  SourceBlock, FileBlock, ToolResultBlock, isRunnableCall,
   type ModelMessage, type FailureCode,
 } from './messages.js'
 export { StreamChunk, FinishChunk, type SuccessFinishReason } from './chunks.js'

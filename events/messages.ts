@@ -1,20 +1,63 @@
 /** Message blocks, messages, usage and failures: the shapes of events.md "Exact shapes". */
 import { z } from 'zod'
 
-export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string() })
-export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string() })
-export const ImageBlock = z.strictObject({ type: z.literal('image'), mediaType: z.string(), data: z.string() })
+// --- issue 23 (bridge): provider data on blocks -------------------------------------------------
+/**
+ * A block's opaque provider data, keyed by provider (e.g. `{anthropic: {signature}}` on a Claude
+ * thinking block, `{anthropic: {redactedData}}` on a redacted one): logged, replayed and sent back
+ * to the provider with the block, never shown (events.md `Block`).
+ */
+export const ProviderData = z.record(z.string(), z.record(z.string(), z.unknown()))
+export type ProviderData = z.infer<typeof ProviderData>
+const providerData = ProviderData.optional()
+// --- end issue 23 -------------------------------------------------------------------------------
+
+export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string(), providerData })
+export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string(), providerData })
+export const ImageBlock = z.strictObject({ type: z.literal('image'), mediaType: z.string(), data: z.string(), providerData })
 export const ToolCallBlock = z.strictObject({
   type: z.literal('tool-call'),
   id: z.string(),
   name: z.string(),
   /** The raw JSON string the model produced (may be invalid JSON). */
   arguments: z.string(),
+  providerData,
+  /** issue 23: a call the provider ran itself (web search…): recorded and re-sent, never run by turnlog. */
+  providerExecuted: z.literal(true).optional(),
 })
-export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock])
+// --- issue 23 (bridge): blocks the AI SDK streams besides text, reasoning and calls ---------------
+/** A citation (an AI SDK `source` part): a URL or a document the answer cites. Shown, never re-sent. */
+export const SourceBlock = z.strictObject({
+  type: z.literal('source'),
+  sourceType: z.enum(['url', 'document']),
+  id: z.string(),
+  url: z.string().optional(),
+  title: z.string().optional(),
+  mediaType: z.string().optional(),
+  filename: z.string().optional(),
+  providerData,
+})
+/** A file the model generated (an image…), base64 `data`. */
+export const FileBlock = z.strictObject({ type: z.literal('file'), mediaType: z.string(), data: z.string(), providerData })
+/** The result of a provider-executed call (`id` and `name` of that call); `result` is its JSON. */
+export const ToolResultBlock = z.strictObject({
+  type: z.literal('tool-result'),
+  id: z.string(),
+  name: z.string(),
+  result: z.unknown(),
+  isError: z.literal(true).optional(),
+  providerData,
+})
+// --- end issue 23 -------------------------------------------------------------------------------
+export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, SourceBlock, FileBlock, ToolResultBlock])
 export type Block = z.infer<typeof Block>
 export type TextBlock = z.infer<typeof TextBlock>
 export type ToolCallBlock = z.infer<typeof ToolCallBlock>
+
+/** A tool call turnlog runs: a `tool-call` block the provider did not execute itself (issue 23). */
+export function isRunnableCall(b: Block): b is ToolCallBlock {
+  return b.type === 'tool-call' && b.providerExecuted !== true
+}
 
 export const MessageId = z.string().min(1)
 export type MessageId = string
@@ -65,6 +108,9 @@ export type Usage = z.infer<typeof Usage>
 export const FAILURE_CODES = [
   'CONTEXT_WINDOW_EXCEEDED', 'RATE_LIMIT', 'SERVER', 'TIMEOUT', 'TRANSPORT', 'EMPTY_RESPONSE', 'QUOTA',
   'INVALID_CREDENTIAL', 'ABORTED', 'STREAM_GRAMMAR', 'HOOK_ERROR', 'UNKNOWN',
+  // issue 23 (bridge): the provider filtered its own output (not a refusal: the model's answer was
+  // cut by a filter); not retried by default
+  'CONTENT_FILTER',
 ] as const
 export type FailureCode = (typeof FAILURE_CODES)[number]
 

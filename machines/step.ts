@@ -17,7 +17,7 @@ export interface StepContext {
   /** Whether visible text or reasoning streamed before a cancel (an interrupted message is owed). */
   visibleStreamed: boolean
   /** The success finish and the number of complete tool calls, from the stream. */
-  finish: 'stop' | 'tool-calls' | 'max-tokens' | null
+  finish: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' | null
   toolCalls: number
 }
 
@@ -26,7 +26,7 @@ export type StepEvent =
   | { type: 'ASSEMBLED' }
   | { type: 'REQUESTED' }
   | { type: 'HOOK_FAILED'; failure: Failure }
-  | { type: 'STREAMED'; result: 'success'; finish: 'stop' | 'tool-calls' | 'max-tokens'; toolCalls: number }
+  | { type: 'STREAMED'; result: 'success'; finish: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal'; toolCalls: number }
   | { type: 'STREAMED'; result: 'failure'; failure: Failure }
   | { type: 'STREAMED'; result: 'aborted'; visibleStreamed: boolean }
   | { type: 'COMMITTED' }

@@ -5,10 +5,13 @@
  * Decisions (the design is silent):
  * - Content blocks are ordered by their chunk `index`, not by when they started.
  * - Text and reasoning blocks whose concatenated text is empty are dropped: an empty block says
- *   nothing, is noise in the history, and some providers refuse empty text parts. A tool-call
+ *   nothing, is noise in the history, and some providers refuse empty text parts. Unless it carries
+ *   `providerData` (from its `block-end`, issue 23): Claude's redacted thinking has no text and must
+ *   be sent back. A tool-call
  *   block is kept even with empty arguments (a tool's empty arguments mean `{}`, lifecycle §5).
  * - A tool call's `id` and `name` are the first non-empty ones its deltas carry.
  * - `max-tokens`: every tool-call block is dropped (they are truncated; no tool runs, §4.5).
+ *   Likewise under `refusal` (issue 23): a refusing model's calls are not run.
  * - `partial()` (cancel mid-stream, §4.7) keeps only text and reasoning, ended or still open;
  *   every tool call is dropped: nothing runs after a cancel, so a call in an interrupted message
  *   would be owed a result it never gets.
@@ -22,20 +25,25 @@ import {
   type Block,
   type Failure,
   type FinishChunk,
+  type ProviderData,
   type StreamChunk,
   type SuccessFinishReason,
   type Usage,
 } from '../events/index.js'
 
-type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean }
-type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean }
-type BlockState = TextState | CallState
+type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData }
+type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean; providerData?: ProviderData }
+/** A block that arrived whole (a `block` chunk, issue 23): a source, a file, a provider-executed call or result. */
+type WholeState = { type: 'whole'; block: Block; ended: true }
+type BlockState = TextState | CallState | WholeState
 
 /** A successful response, ready for `assistant/message`. */
 export interface AssembledMessage {
   message: AssistantMessage
   usage?: Usage
   finish: SuccessFinishReason
+  /** A refusal's explanation by the provider (issue 23). */
+  explanation?: string
 }
 
 /** What a cancel mid-stream leaves (lifecycle §4.7). */
@@ -68,7 +76,7 @@ export class MessageAssembler {
       case 'text-delta':
       case 'reasoning-delta': {
         const b = this.#block(chunk.index, chunk.type)
-        if (b.type === 'tool-call') throw misuse(`${chunk.type} for tool-call block ${chunk.index}`)
+        if (b.type === 'tool-call' || b.type === 'whole') throw misuse(`${chunk.type} for ${b.type} block ${chunk.index}`)
         b.text += chunk.text
         if (chunk.text.length > 0) this.#streamedVisible = true
         return
@@ -81,9 +89,18 @@ export class MessageAssembler {
         b.arguments += chunk.argumentsDelta
         return
       }
-      case 'block-end':
-        this.#block(chunk.index, chunk.type).ended = true
+      case 'block-end': {
+        const b = this.#block(chunk.index, chunk.type)
+        b.ended = true
+        if (chunk.providerData !== undefined && b.type !== 'whole') b.providerData = chunk.providerData
         return
+      }
+      case 'block':
+        this.#blocks.set(chunk.index, { type: 'whole', block: chunk.block, ended: true })
+        return
+      case 'response-metadata':
+      case 'warning':
+        return // logged as chunks; not part of the message
       case 'usage':
         this.#usage = chunk.usage
         return
@@ -150,18 +167,21 @@ export class MessageAssembler {
   /** True when a success finish was seen. */
   get succeeded(): boolean {
     const r = this.#finish?.reason
-    return r === 'stop' || r === 'tool-calls' || r === 'max-tokens'
+    return r === 'stop' || r === 'tool-calls' || r === 'max-tokens' || r === 'refusal'
   }
 
   /** The message of a successful response. Throws `INVALID_ARGUMENT` before a success finish. */
   result(): AssembledMessage {
     const f = this.#finish
-    if (f === undefined || !(f.reason === 'stop' || f.reason === 'tool-calls' || f.reason === 'max-tokens')) {
+    if (f === undefined || !(f.reason === 'stop' || f.reason === 'tool-calls' || f.reason === 'max-tokens' || f.reason === 'refusal')) {
       throw misuse(f === undefined ? 'result() before finish' : `result() after a finish of reason ${f.reason}`)
     }
-    const dropCalls = f.reason === 'max-tokens'
+    // truncated calls never run (§4.5); nor does anything the model asked for while refusing
+    const dropCalls = f.reason === 'max-tokens' || f.reason === 'refusal'
     const content = this.#content((b) => b.type !== 'tool-call' || (!dropCalls && b.ended))
+    // (whole blocks stay: a provider-executed call already ran at the provider)
     const out: AssembledMessage = { message: { role: 'assistant', content }, finish: f.reason }
+    if (f.reason === 'refusal' && f.explanation !== undefined) out.explanation = f.explanation
     if (this.#usage !== undefined) out.usage = this.#usage
     return out
   }
@@ -169,7 +189,7 @@ export class MessageAssembler {
   /** What a cancel mid-stream keeps: visible text and reasoning only (see the module comment). */
   partial(): PartialMessage {
     return {
-      message: { role: 'assistant', content: this.#content((b) => b.type !== 'tool-call') },
+      message: { role: 'assistant', content: this.#content((b) => b.type === 'text' || b.type === 'reasoning') },
       streamedVisible: this.#streamedVisible,
     }
   }
@@ -186,8 +206,18 @@ export class MessageAssembler {
     for (const i of indexes) {
       const b = this.#blocks.get(i)!
       if (!keep(b)) continue
-      if (b.type === 'tool-call') content.push({ type: 'tool-call', id: b.id, name: b.name, arguments: b.arguments })
-      else if (b.text !== '') content.push({ type: b.type, text: b.text })
+      if (b.type === 'whole') content.push(b.block)
+      else if (b.type === 'tool-call') {
+        const call: Block = { type: 'tool-call', id: b.id, name: b.name, arguments: b.arguments }
+        if (b.providerData !== undefined) call.providerData = b.providerData
+        content.push(call)
+      } else if (b.type === 'reasoning' && b.providerData !== undefined) {
+        // an empty reasoning block with provider data (Claude's redacted thinking) is content:
+        // the provider wants it back
+        content.push({ type: b.type, text: b.text, providerData: b.providerData })
+      } else if (b.text !== '') {
+        content.push(b.providerData === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, providerData: b.providerData })
+      }
     }
     return content
   }

@@ -34,7 +34,7 @@ import { parseChunk, type ParsedChunk } from './parse-chunk.js'
 import type { ModelAdapter, ModelRequest, StreamFn } from './types.js'
 
 export type StreamOutcome =
-  | { kind: 'success'; message: AssistantMessage; usage?: Usage; finish: SuccessFinishReason }
+  | { kind: 'success'; message: AssistantMessage; usage?: Usage; finish: SuccessFinishReason; explanation?: string }
   | {
       kind: 'failure'
       failure: Failure
@@ -175,12 +175,14 @@ export async function* checkedStream(
       return
     }
     const result = assembler.result()
-    if (result.finish !== 'max-tokens' && result.message.content.length === 0) {
+    // a refusal is an answer even when the model wrote nothing (the provider explained it)
+    if (result.finish !== 'max-tokens' && result.finish !== 'refusal' && result.message.content.length === 0) {
       yield fail({ code: 'EMPTY_RESPONSE', message: `the model finished (${result.finish}) with no content` })
       return
     }
     const outcome: StreamOutcome = { kind: 'success', message: result.message, finish: result.finish }
     if (result.usage !== undefined) outcome.usage = result.usage
+    if (result.explanation !== undefined) outcome.explanation = result.explanation
     yield { kind: 'end', outcome }
   } finally {
     signal.removeEventListener('abort', onAbort)

@@ -103,7 +103,22 @@ export function openaiCompatibleModel(opts: OpenAICompatibleOptions = {}): Model
     }
   }
 
-  return { stream, info: { name: opts.model ?? 'openai-compatible', ...opts.info } }
+  const provider = providerOfHost(base)
+  return { stream, info: { name: opts.model ?? 'openai-compatible', ...(provider !== undefined ? { provider } : {}), ...opts.info } }
+}
+
+/** Well-known hosts → `gen_ai.provider.name` (issue 23); behind a proxy, `info.provider` says it. */
+const HOST_PROVIDERS: Record<string, string> = {
+  'api.openai.com': 'openai', 'api.deepseek.com': 'deepseek', 'api.groq.com': 'groq', 'api.mistral.ai': 'mistral_ai',
+  'api.x.ai': 'x_ai', 'api.perplexity.ai': 'perplexity',
+}
+
+function providerOfHost(base: string): string | undefined {
+  try {
+    return HOST_PROVIDERS[new URL(base).hostname]
+  } catch {
+    return undefined
+  }
 }
 
 function wrap(e: unknown, signal: AbortSignal): unknown {

@@ -21,6 +21,11 @@ export interface ModelRequest {
 export interface ModelInfo {
   contextWindow?: number
   name?: string
+  /**
+   * The provider, as the GenAI conventions name it (`openai`, `anthropic`, …): recorded in
+   * `request/header` (issue 23), so spans exported from the log name it.
+   */
+  provider?: string
 }
 
 /**

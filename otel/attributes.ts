@@ -2,11 +2,12 @@
  * OpenTelemetry GenAI semantic-convention attribute names used by `turnlog/otel`, and the
  * `OTEL_SEMCONV_STABILITY_OPT_IN` switch.
  *
- * The conventions are in Development status. Following their transition plan, the default output
- * keeps the v1.36-era provider attribute `gen_ai.system`; with `gen_ai_latest_experimental` in
- * `OTEL_SEMCONV_STABILITY_OPT_IN` (or `semconv: 'latest'`) the renamed `gen_ai.provider.name` is
- * emitted instead (never both). Attributes that were added rather than renamed (usage details,
- * time to first chunk, conversation id, tool call id, content attributes) are the same in both.
+ * turnlog is a new instrumentation, so it follows the current conventions by default (issue 23):
+ * `gen_ai.provider.name`. The v1.36-era `gen_ai.system` comes out only when asked for:
+ * `gen_ai/dup` in `OTEL_SEMCONV_STABILITY_OPT_IN` (or `semconv: 'dup'`) emits both names (the
+ * transition plan's `…/dup` form), `semconv: 'v1.36'` the old name only. `gen_ai_latest_experimental`
+ * selects the current names, as the default does. Attributes that were added rather than renamed
+ * (usage details, time to first chunk, conversation id, tool call id, content) are the same in all.
  */
 
 export const ATTR = {
@@ -16,6 +17,9 @@ export const ATTR = {
   conversation: 'gen_ai.conversation.id',
   agentName: 'gen_ai.agent.name',
   requestModel: 'gen_ai.request.model',
+  requestStream: 'gen_ai.request.stream',
+  responseId: 'gen_ai.response.id',
+  responseModel: 'gen_ai.response.model',
   temperature: 'gen_ai.request.temperature',
   maxTokens: 'gen_ai.request.max_tokens',
   topP: 'gen_ai.request.top_p',
@@ -42,12 +46,20 @@ export const ATTR = {
   turnEnd: 'turnlog.turn.end_reason',
   stepOutcome: 'turnlog.step.outcome',
   retryOf: 'turnlog.turn.retry_of',
+  compactionId: 'turnlog.compaction.id',
 } as const
 
-export type SemconvMode = 'default' | 'latest'
+/** `latest` (the default; `default` is its old alias), `dup` (old and new names), `v1.36` (old only). */
+export type SemconvMode = 'latest' | 'dup' | 'v1.36' | 'default'
 
-/** `latest` when `OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai_latest_experimental`. */
+/** Attributes of OTLP type double (`doubleValue` in OTLP/JSON even when the value is whole). */
+export const DOUBLE_ATTRIBUTES: ReadonlySet<string> = new Set([
+  'gen_ai.request.temperature', 'gen_ai.request.top_p', 'gen_ai.request.top_k', 'gen_ai.request.frequency_penalty',
+  'gen_ai.request.presence_penalty', 'gen_ai.response.time_to_first_chunk',
+])
+
+/** `dup` when `OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai/dup`, else `latest`. */
 export function semconvFromEnv(env: Record<string, string | undefined> = process.env): SemconvMode {
   const v = env.OTEL_SEMCONV_STABILITY_OPT_IN ?? ''
-  return v.split(',').map((s) => s.trim()).includes('gen_ai_latest_experimental') ? 'latest' : 'default'
+  return v.split(',').map((s) => s.trim()).includes('gen_ai/dup') ? 'dup' : 'latest'
 }

@@ -31,6 +31,7 @@
  */
 import type { LogEvent } from '../events/index.js'
 import { ATTR, type SemconvMode } from './attributes.js'
+import { conventionMessage, outputMessages, toolResultText } from './content.js'
 
 export type AttrValue = string | number | boolean | string[]
 export type Attributes = Record<string, AttrValue>
@@ -55,7 +56,8 @@ export type SpanAction = ({ op: 'start' } & SpanStart) | ({ op: 'end' } & SpanEn
 export interface SpanFoldOptions {
   /** The session id (`gen_ai.conversation.id`). */
   sessionId: string
-  /** `gen_ai.provider.name` / `gen_ai.system` (e.g. `openai`, `anthropic`). Default `_OTHER`. */
+  /** `gen_ai.provider.name` / `gen_ai.system` (e.g. `openai`, `anthropic`). Default: the provider
+   * the last `request/header` recorded, else `_OTHER`. */
   provider?: string
   /** `gen_ai.agent.name`; also names the turn span `invoke_agent {agentName}`. */
   agentName?: string
@@ -78,9 +80,16 @@ interface OpenChat {
   lastTime: number
   firstChunkTime?: number
   requestTime: number
+  /** from `response-metadata` chunks (issue 23) */
+  responseId?: string
+  responseModel?: string
 }
 
-const FINISH: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_calls', 'max-tokens': 'length' }
+/** turnlog's finish → `gen_ai.response.finish_reasons` (provider-style values). */
+const FINISH_REASONS: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_calls', 'max-tokens': 'length', refusal: 'content_filter' }
+
+/** The model the agent names when its adapter gave none: no model known (issue 23). */
+const PLACEHOLDER_MODEL = 'model'
 
 /** Usage → the convention's attributes (inclusive totals plus details). */
 export function usageAttributes(u: D | undefined): Attributes {
@@ -102,16 +111,20 @@ export class SpanFold {
   #turn: { key: string; startSeq: number; turn: number; inputs: unknown[] } | undefined
   #chat: OpenChat | undefined
   readonly #tools = new Map<string, { key: string; startSeq: number }>()
+  /** open compactions: id → start (a summary call becomes a chat span, issue 23) */
+  readonly #compactions = new Map<string, { startSeq: number; startTime: number; done: boolean }>()
   #header: D | undefined
   #lastSeq = -1
   readonly #open = new Set<string>()
+  /** span key → start time, to clamp ends: a log whose clock stepped back never ends a span before it starts */
+  readonly #starts = new Map<string, number>()
 
   constructor(opts: SpanFoldOptions) {
     this.#opts = {
       sessionId: opts.sessionId,
-      provider: opts.provider ?? '_OTHER',
+      provider: opts.provider ?? '',
       includeContent: opts.includeContent ?? false,
-      semconv: opts.semconv ?? 'default',
+      semconv: opts.semconv ?? 'latest',
       ...(opts.agentName !== undefined ? { agentName: opts.agentName } : {}),
     }
   }
@@ -122,19 +135,31 @@ export class SpanFold {
   }
 
   #common(): Attributes {
-    const a: Attributes = { [ATTR.conversation]: this.#opts.sessionId }
-    a[this.#opts.semconv === 'latest' ? ATTR.provider : ATTR.systemOld] = this.#opts.provider
+    return { [ATTR.conversation]: this.#opts.sessionId, ...this.#providerAttrs() }
+  }
+
+  /** The provider attribute(s): the option, else the one `request/header` recorded, else `_OTHER`. */
+  #providerAttrs(): Attributes {
+    const a: Attributes = {}
+    const recorded = typeof this.#header?.provider === 'string' && this.#header.provider !== '' ? this.#header.provider : undefined
+    const provider = this.#opts.provider !== '' ? this.#opts.provider : recorded ?? '_OTHER'
+    const mode = this.#opts.semconv
+    if (mode !== 'v1.36') a[ATTR.provider] = provider
+    if (mode === 'v1.36' || mode === 'dup') a[ATTR.systemOld] = provider
     return a
   }
 
   #start(out: SpanAction[], s: SpanStart): void {
     this.#open.add(s.key)
+    this.#starts.set(s.key, s.startTime)
     out.push({ op: 'start', ...s })
   }
 
   #end(out: SpanAction[], e: SpanEnd): void {
     if (!this.#open.delete(e.key)) return
-    out.push({ op: 'end', ...e })
+    const start = this.#starts.get(e.key) ?? e.endTime
+    this.#starts.delete(e.key)
+    out.push({ op: 'end', ...e, endTime: Math.max(start, e.endTime) })
   }
 
   push(event: LogEvent): SpanAction[] {
@@ -173,11 +198,15 @@ export class SpanFold {
         }
         break
       case 'user/message':
-        if (this.#turn !== undefined && this.#opts.includeContent) this.#turn.inputs.push(d.message)
+        if (this.#turn !== undefined && this.#opts.includeContent) this.#turn.inputs.push(conventionMessage(d.message))
         break
       case 'assistant/chunk':
         this.#startChat(out)
         if (this.#chat !== undefined && this.#chat.firstChunkTime === undefined) this.#chat.firstChunkTime = time
+        if (this.#chat !== undefined && d.chunk?.type === 'response-metadata') {
+          if (typeof d.chunk.id === 'string') this.#chat.responseId = d.chunk.id
+          if (typeof d.chunk.model === 'string') this.#chat.responseModel = d.chunk.model
+        }
         break
       case 'assistant/message':
         if (this.#chat !== undefined) this.#endChat(out, seq, time, d, undefined)
@@ -206,8 +235,9 @@ export class SpanFold {
         if (open === undefined) break // a compaction replacement of an old result, not a call ending
         this.#tools.delete(d.callId)
         const attributes: Attributes = { [ATTR.seqStart]: open.startSeq, [ATTR.seqEnd]: seq }
-        if (this.#opts.includeContent) attributes[ATTR.toolResult] = JSON.stringify(d.message?.content ?? [])
         const err = d.error as D | undefined
+        // the conventions record the result of a successful call only
+        if (this.#opts.includeContent && err === undefined && d.message?.isError !== true) attributes[ATTR.toolResult] = toolResultText(d.message?.content)
         if (err !== undefined) attributes[ATTR.errorType] = String(err.code)
         this.#end(out, {
           key: open.key,
@@ -217,6 +247,16 @@ export class SpanFold {
         })
         break
       }
+      case 'compaction/start':
+        this.#compactions.set(String(d.compactionId), { startSeq: seq, startTime: time, done: false })
+        break
+      case 'compaction/summary':
+        this.#summarySpan(out, d, seq, time, undefined)
+        break
+      case 'compaction/end':
+        if (d.error !== undefined) this.#summarySpan(out, d, seq, time, d.error as D)
+        this.#compactions.delete(String(d.compactionId))
+        break
       case 'turn/end': {
         const turn = this.#turn
         if (turn === undefined) break
@@ -227,7 +267,8 @@ export class SpanFold {
         }
         if (this.#chat !== undefined) this.#endChat(out, seq, time, undefined, undefined)
         const reason = d.reason as D
-        const attributes: Attributes = { [ATTR.seqStart]: turn.startSeq, [ATTR.seqEnd]: seq, [ATTR.turnEnd]: String(reason?.kind) }
+        // the provider again: the turn span started before the turn's first request/header named it
+        const attributes: Attributes = { ...this.#providerAttrs(), [ATTR.seqStart]: turn.startSeq, [ATTR.seqEnd]: seq, [ATTR.turnEnd]: String(reason?.kind) }
         if (this.#opts.includeContent && turn.inputs.length > 0) attributes[ATTR.inputMessages] = JSON.stringify(turn.inputs)
         let status: SpanEnd['status'] = { code: 'unset' }
         if (reason?.kind === 'error') {
@@ -254,18 +295,20 @@ export class SpanFold {
     if (chat === undefined || chat.started) return
     chat.started = true
     const config = (this.#header?.config ?? {}) as D
-    const model = typeof config.model === 'string' ? config.model : 'model'
+    // no placeholder: a model nobody named is no model (the span is then `chat`)
+    const model = typeof config.model === 'string' && config.model !== '' && config.model !== PLACEHOLDER_MODEL ? config.model : undefined
     const attributes: Attributes = {
       ...this.#common(),
       [ATTR.operation]: 'chat',
-      [ATTR.requestModel]: model,
+      [ATTR.requestStream]: true, // every turnlog model call streams
       [ATTR.turn]: chat.turn,
       [ATTR.step]: chat.step,
     }
+    if (model !== undefined) attributes[ATTR.requestModel] = model
     if (typeof config.temperature === 'number') attributes[ATTR.temperature] = config.temperature
     if (typeof config.maxTokens === 'number') attributes[ATTR.maxTokens] = config.maxTokens
     if (typeof config.topP === 'number') attributes[ATTR.topP] = config.topP
-    this.#start(out, { key: chat.key, parentKey: this.#turn?.key, name: `chat ${model}`, kind: 'client', startTime: chat.startTime, attributes })
+    this.#start(out, { key: chat.key, parentKey: this.#turn?.key, name: model !== undefined ? `chat ${model}` : 'chat', kind: 'client', startTime: chat.startTime, attributes })
   }
 
   #endChat(out: SpanAction[], seq: number, time: number, message: D | undefined, outcome: D | undefined): void {
@@ -274,12 +317,14 @@ export class SpanFold {
     this.#chat = undefined
     const attributes: Attributes = { [ATTR.seqStart]: chat.startSeq, [ATTR.seqEnd]: seq }
     if (chat.firstChunkTime !== undefined) attributes[ATTR.timeToFirstChunk] = Math.max(0, chat.firstChunkTime - chat.requestTime) / 1000
+    if (chat.responseId !== undefined) attributes[ATTR.responseId] = chat.responseId
+    if (chat.responseModel !== undefined) attributes[ATTR.responseModel] = chat.responseModel
     let status: SpanEnd['status'] = { code: 'unset' }
     if (message !== undefined) {
-      attributes[ATTR.finishReasons] = [message.interrupted === true ? 'cancelled' : FINISH[message.finish] ?? String(message.finish)]
+      attributes[ATTR.finishReasons] = [message.interrupted === true ? 'cancelled' : FINISH_REASONS[message.finish] ?? String(message.finish)]
       Object.assign(attributes, usageAttributes(message.usage))
       if (this.#opts.includeContent) {
-        attributes[ATTR.outputMessages] = JSON.stringify([message.message])
+        attributes[ATTR.outputMessages] = JSON.stringify(outputMessages(message))
         if (typeof this.#header?.system === 'string' && this.#header.system !== '') {
           attributes[ATTR.systemInstructions] = JSON.stringify([{ type: 'text', content: this.#header.system }])
         }
@@ -295,6 +340,30 @@ export class SpanFold {
       }
     }
     this.#end(out, { key: chat.key, endTime: time, attributes, status })
+  }
+
+  /**
+   * A compaction's summary call as a chat span (issue 23): from `compaction/start` to its
+   * `compaction/summary` (usage) or to a `compaction/end` with an error (error status); child of
+   * the open turn, if any. One per compaction.
+   */
+  #summarySpan(out: SpanAction[], d: D, seq: number, time: number, error: D | undefined): void {
+    const c = this.#compactions.get(String(d.compactionId))
+    if (c === undefined || c.done) return
+    c.done = true
+    const config = (this.#header?.config ?? {}) as D
+    const model = typeof config.model === 'string' && config.model !== '' && config.model !== PLACEHOLDER_MODEL ? config.model : undefined
+    const key = `compaction-${String(d.compactionId)}`
+    const attributes: Attributes = { ...this.#common(), [ATTR.operation]: 'chat', [ATTR.requestStream]: true, [ATTR.compactionId]: String(d.compactionId) }
+    if (model !== undefined) attributes[ATTR.requestModel] = model
+    this.#start(out, { key, parentKey: this.#turn?.key, name: model !== undefined ? `chat ${model}` : 'chat', kind: 'client', startTime: c.startTime, attributes })
+    const end: Attributes = { ...usageAttributes(d.usage), [ATTR.seqStart]: c.startSeq, [ATTR.seqEnd]: seq }
+    let status: SpanEnd['status'] = { code: 'unset' }
+    if (error !== undefined) {
+      end[ATTR.errorType] = String(error.code)
+      status = { code: 'error', message: String(error.message ?? '') }
+    }
+    this.#end(out, { key, endTime: time, attributes: end, status })
   }
 
   /** The seq of the last event pushed (-1 before any). */

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { LogEvent } from '../events/index.js'
+import { DOUBLE_ATTRIBUTES } from './attributes.js'
 import type { AttrValue } from './fold.js'
 import { logToSpans, type SpanFoldOptions, type SpanRecord } from './fold.js'
 
@@ -19,10 +20,11 @@ type OtlpValue =
   | { boolValue: boolean }
   | { arrayValue: { values: OtlpValue[] } }
 
-function value(v: AttrValue): OtlpValue {
+function value(v: AttrValue, key = ''): OtlpValue {
   if (typeof v === 'string') return { stringValue: v }
   if (typeof v === 'boolean') return { boolValue: v }
-  if (typeof v === 'number') return Number.isInteger(v) ? { intValue: String(v) } : { doubleValue: v }
+  // a double-typed attribute stays a double when whole (temperature 1 is not the int 1)
+  if (typeof v === 'number') return Number.isInteger(v) && !DOUBLE_ATTRIBUTES.has(key) ? { intValue: String(v) } : { doubleValue: v }
   return { arrayValue: { values: v.map((s) => ({ stringValue: s })) } }
 }
 
@@ -54,7 +56,7 @@ export function toOtlpJson(
         kind: r.kind === 'client' ? 3 : 1, // SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL
         startTimeUnixNano: nanos(r.startTime),
         endTimeUnixNano: nanos(r.endTime!),
-        attributes: Object.entries(r.attributes).map(([key, v]) => ({ key, value: value(v) })),
+        attributes: Object.entries(r.attributes).map(([key, v]) => ({ key, value: value(v, key) })),
         status: r.status.code === 'error' ? { code: 2, ...(r.status.message ? { message: r.status.message } : {}) } : { code: 0 },
       }
       if (r.parentKey !== undefined && byKey.has(r.parentKey)) span.parentSpanId = hexId(opts.sessionId, r.parentKey, 8)

@@ -56,7 +56,7 @@ export interface TranscriptMessage {
   /** For a replacement: the seqs it hid from the model, in surface order. */
   replaces?: number[]
   /** `assistant/message`: finish reason, usage, `interrupted: true` when cancelled mid-stream. */
-  finish?: 'stop' | 'tool-calls' | 'max-tokens'
+  finish?: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal'
   usage?: Usage
   interrupted?: true
   /** `tool/result`: the call it answers and the tool error, if any. */

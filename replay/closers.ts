@@ -27,6 +27,7 @@
  * Every closer carries the time of the last event of the log.
  */
 import type { EventOf, LogEvent, StreamChunk, ToolCallBlock } from '../events/index.js'
+import { isRunnableCall } from '../events/index.js'
 import { MessageAssembler } from '../models/assembler.js'
 import { lifecycleReducer, type LifecycleState } from '../reducers/lifecycle.js'
 import { surfaceReducer, type SurfaceState } from '../reducers/surface.js'
@@ -228,7 +229,7 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
       }
     } else {
       const m = st.message.data
-      const blocks = m.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+      const blocks = m.message.content.filter(isRunnableCall)
       if (m.finish === 'max-tokens') outcome = { kind: 'max-tokens' }
       else if (blocks.length === 0) outcome = { kind: 'stop' }
       else {

@@ -8,6 +8,7 @@
  */
 import type { StreamChunk } from '../chunks.js'
 import type { SessionEvent } from '../envelope.js'
+import { isRunnableCall } from '../messages.js'
 import { StreamGrammar } from '../grammar.js'
 import type { TurnState } from './structure.js'
 import type { Emit } from './types.js'
@@ -136,7 +137,7 @@ export class StepContent {
         this.#messageSeen = true
         if (!e.data.interrupted && this.#message === null) {
           const blocks: string[] = []
-          for (const b of e.data.message.content) if (b.type === 'tool-call') blocks.push(b.id)
+          for (const b of e.data.message.content) if (isRunnableCall(b)) blocks.push(b.id)
           this.#message = { finish: e.data.finish, blocks }
         }
         return

@@ -87,6 +87,10 @@ function message(m: TranscriptMessage, out: Line[], depth: number): void {
     if (t === 'tool-call') out.push({ seq: m.seq, depth, kind: 'tool-call', text: `${str(b.name)}(${oneLine(str(b.arguments), 300)}) ${str(b.id)}${flags}` })
     else if (t === 'reasoning') out.push({ seq: m.seq, depth, kind: 'reasoning', text: oneLine(str(b.text), 300) + flags })
     else if (t === 'text') out.push({ seq: m.seq, depth, kind: role, text: oneLine(str(b.text), 400) + flags })
+    // issue 23: citations, generated files and provider-executed results reach the report
+    else if (t === 'source') out.push({ seq: m.seq, depth, kind: role, text: `[source] ${oneLine(str(b.title ?? b.filename ?? ''), 200)} ${oneLine(str(b.url ?? b.mediaType ?? ''), 300)}${flags}` })
+    else if (t === 'file') out.push({ seq: m.seq, depth, kind: role, text: `[file ${oneLine(str(b.mediaType), 80)}]${flags}` })
+    else if (t === 'tool-result') out.push({ seq: m.seq, depth, kind: 'tool-call', text: `⇠ ${str(b.name)} ${oneLine(JSON.stringify(b.result) ?? '', 300)} ${str(b.id)}${flags}` })
     else out.push({ seq: m.seq, depth, kind: role, text: `[${t}]${flags}` })
   }
 }

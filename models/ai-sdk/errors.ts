@@ -11,7 +11,25 @@ import { failureFromError } from '../errors.js'
 import { httpFailure } from '../openai/errors.js'
 
 function prop(e: unknown, key: string): unknown {
-  return typeof e === 'object' && e !== null ? (e as Record<string, unknown>)[key] : undefined
+  try {
+    return typeof e === 'object' && e !== null ? (e as Record<string, unknown>)[key] : undefined
+  } catch {
+    return undefined // a throwing getter in provider data reads as absent
+  }
+}
+
+/** Provider error types (Anthropic's, OpenAI's) in an `error` part → failure codes. */
+const STREAM_ERROR_CODES: Record<string, string> = {
+  overloaded_error: 'SERVER',
+  api_error: 'SERVER',
+  server_error: 'SERVER',
+  rate_limit_error: 'RATE_LIMIT',
+  rate_limit_exceeded: 'RATE_LIMIT',
+  authentication_error: 'INVALID_CREDENTIAL',
+  permission_error: 'INVALID_CREDENTIAL',
+  billing_error: 'QUOTA',
+  insufficient_quota: 'QUOTA',
+  timeout_error: 'TIMEOUT',
 }
 
 /** The failure for anything an AI SDK model threw or reported in an `error` part. */
@@ -28,11 +46,14 @@ export function aiSdkFailure(e: unknown, signal: AbortSignal | undefined, now: (
     const message = prop(e, 'message')
     return httpFailure(status, headers, typeof body === 'string' && body !== '' ? body : typeof message === 'string' ? message : '', now)
   }
-  // an `error` part of a stream carries the provider's payload (e.g. Anthropic's overloaded_error)
-  const type = prop(prop(e, 'error'), 'type') ?? prop(e, 'type')
-  if (type === 'overloaded_error' || type === 'api_error') {
-    const msg = prop(prop(e, 'error'), 'message')
-    return { code: 'SERVER', message: typeof msg === 'string' ? msg : String(type) }
+  // an `error` part of a stream carries the provider's payload, `{type, message}` (Anthropic's
+  // SSE error event) or wrapped once more as `{error: {type, message}}`: keep its message (issue 23)
+  const payload = typeof prop(prop(e, 'error'), 'type') === 'string' ? prop(e, 'error') : e
+  const type = prop(payload, 'type')
+  const msg = prop(payload, 'message')
+  if (typeof type === 'string' && !(e instanceof Error)) {
+    const code = STREAM_ERROR_CODES[type] ?? 'UNKNOWN'
+    return { code, message: typeof msg === 'string' && msg !== '' ? msg : type }
   }
   return failureFromError(e, signal)
 }

@@ -21,7 +21,7 @@ import { ModelError } from '../errors.js'
 import type { ModelAdapter, ModelInfo, ModelRequest } from '../types.js'
 import { aiSdkFailure } from './errors.js'
 import { callOptions } from './prompt.js'
-import { PartTranslator, StreamPartError } from './stream.js'
+import { PartTranslator, StreamGrammarError, StreamPartError } from './stream.js'
 
 export { usageFromAiSdk } from './stream.js'
 
@@ -29,6 +29,12 @@ export { usageFromAiSdk } from './stream.js'
 export interface FromAiSdkOptions {
   /** Passed through on every call (provider-specific knobs, e.g. `{ anthropic: { thinking } }`). */
   providerOptions?: LanguageModelV3CallOptions['providerOptions']
+  /**
+   * Provider-defined tools sent with every call (e.g. Anthropic's web search,
+   * `{type: 'provider', id: 'anthropic.web_search_20250305', name: 'web_search', args: {}}`). The
+   * provider runs them: their calls and results are logged and re-sent, never run by turnlog.
+   */
+  providerTools?: Extract<NonNullable<LanguageModelV3CallOptions['tools']>[number], { type: 'provider' }>[]
   /** Extra HTTP headers on every call. */
   headers?: Record<string, string>
   /** Static facts for the token meter and display; `name` defaults to the model id. */
@@ -50,7 +56,8 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
     throw new TypeError(`fromAiSdk: expected an AI SDK language model (specification v2 or v3), got ${spec === undefined ? typeof model : `specification ${String(spec)}`}`)
   }
   const now = opts.now ?? Date.now
-  const extra: Partial<LanguageModelV3CallOptions> = {}
+  // raw chunks carry what a V2 provider leaves out of its parts (an OpenAI refusal, issue 23)
+  const extra: Partial<LanguageModelV3CallOptions> = { includeRawChunks: true }
   if (opts.providerOptions !== undefined) extra.providerOptions = opts.providerOptions
   if (opts.headers !== undefined) extra.headers = opts.headers
 
@@ -58,12 +65,18 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
     let result: { stream: ReadableStream<unknown> }
     try {
       // the V2 and V3 call options agree on every member turnlog sends
-      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra))) as { stream: ReadableStream<unknown> }
+      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra, opts.providerTools))) as { stream: ReadableStream<unknown> }
     } catch (e) {
       throw wrap(e, signal, now)
     }
     const reader = result.stream.getReader()
     const t = new PartTranslator()
+    // a provider that ignores the abort signal would hold the read open until its next part:
+    // cancel the part stream at once (a pending read then resolves as done)
+    const onAbort = (): void => {
+      reader.cancel(signal.reason).catch(() => {})
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
     try {
       while (!t.finished) {
         let r: { done: boolean; value?: unknown }
@@ -78,6 +91,7 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
           t.onPart(r.value, out)
         } catch (e) {
           if (e instanceof StreamPartError) throw wrap(e.payload, signal, now)
+          if (e instanceof StreamGrammarError) throw new ModelError({ code: 'STREAM_GRAMMAR', message: e.message })
           throw e
         }
         for (const c of out) yield c
@@ -85,12 +99,28 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('aborted', 'AbortError')
       if (!t.finished) throw new ModelError({ code: 'TRANSPORT', message: 'the stream ended before the response finished' })
     } finally {
+      signal.removeEventListener('abort', onAbort)
       // a consumer that stopped early (cancel) closes the provider's response body
       reader.cancel().catch(() => {})
     }
   }
 
-  return { stream, info: { name: model.modelId, ...opts.info } }
+  const provider = conventionProvider((model as { provider?: unknown }).provider)
+  return { stream, info: { name: model.modelId, ...(provider !== undefined ? { provider } : {}), ...opts.info } }
+}
+
+/** AI SDK provider ids (the part of `model.provider` before the dot) → GenAI `gen_ai.provider.name` values. */
+const PROVIDER_NAMES: Record<string, string> = {
+  anthropic: 'anthropic', openai: 'openai', azure: 'azure.ai.openai', google: 'gcp.gemini', vertex: 'gcp.vertex_ai',
+  'amazon-bedrock': 'aws.bedrock', bedrock: 'aws.bedrock', mistral: 'mistral_ai', xai: 'x_ai', groq: 'groq',
+  deepseek: 'deepseek', perplexity: 'perplexity', cohere: 'cohere',
+}
+
+/** The provider as the conventions name it (issue 23): a known id mapped, another kept as is. */
+function conventionProvider(p: unknown): string | undefined {
+  if (typeof p !== 'string' || p === '') return undefined
+  const id = p.split('.')[0]!
+  return PROVIDER_NAMES[id] ?? id
 }
 
 function wrap(e: unknown, signal: AbortSignal, now: () => number): unknown {

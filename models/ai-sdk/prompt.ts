@@ -2,7 +2,7 @@
  * The request side of `fromAiSdk`: a frozen `ModelRequest` → AI SDK call options (the prompt,
  * function tools and the sampling settings both specification versions share).
  */
-import type { LanguageModelV3CallOptions, LanguageModelV3Message } from '@ai-sdk/provider'
+import type { JSONValue, LanguageModelV3CallOptions, LanguageModelV3Message, SharedV3ProviderOptions } from '@ai-sdk/provider'
 import type { Block, ModelMessage } from '../../events/index.js'
 import type { ModelRequest } from '../types.js'
 
@@ -41,12 +41,22 @@ function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): Langu
     case 'assistant': {
       const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = []
       for (const b of m.content) {
-        if (b.type === 'text') content.push({ type: 'text', text: b.text })
-        else if (b.type === 'reasoning') content.push({ type: 'reasoning', text: b.text })
+        // a block's provider data goes back as the part's providerOptions, as `streamText` sends
+        // a response part's providerMetadata (Claude's thinking signature, redacted thinking)
+        const po = b.providerData === undefined ? {} : { providerOptions: b.providerData as SharedV3ProviderOptions }
+        if (b.type === 'text') content.push({ type: 'text', text: b.text, ...po })
+        else if (b.type === 'reasoning') content.push({ type: 'reasoning', text: b.text, ...po })
         else if (b.type === 'tool-call') {
           toolNames.set(b.id, b.name)
-          content.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: parseArguments(b.arguments) })
-        }
+          const pe = b.providerExecuted === true ? { providerExecuted: true } : {}
+          content.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: parseArguments(b.arguments), ...pe, ...po })
+        } else if (b.type === 'tool-result') {
+          // a provider-executed call's result goes back in the assistant turn, as streamText sends it
+          const value = (b.result ?? null) as JSONValue
+          const output = b.isError === true ? { type: 'error-json' as const, value } : typeof value === 'string' ? { type: 'text' as const, value } : { type: 'json' as const, value }
+          content.push({ type: 'tool-result', toolCallId: b.id, toolName: b.name, output, ...po })
+        } else if (b.type === 'file') content.push({ type: 'file', data: b.data, mediaType: b.mediaType, ...po })
+        // sources are citations for people: never sent back (as in streamText)
       }
       return { role: 'assistant', content }
     }
@@ -89,7 +99,12 @@ function settings(config: Record<string, unknown>): Partial<LanguageModelV3CallO
  * The call options for a request. The shape is common to specification V2 and V3 for everything
  * turnlog sends (V2 ignores nothing it needs), so one builder serves both.
  */
-export function callOptions(request: ModelRequest, signal: AbortSignal, extra: Partial<LanguageModelV3CallOptions> = {}): LanguageModelV3CallOptions {
+export function callOptions(
+  request: ModelRequest,
+  signal: AbortSignal,
+  extra: Partial<LanguageModelV3CallOptions> = {},
+  providerTools?: NonNullable<LanguageModelV3CallOptions['tools']>,
+): LanguageModelV3CallOptions {
   const toolNames = new Map<string, string>()
   const prompt: LanguageModelV3Message[] = []
   if (request.system !== '') prompt.push({ role: 'system', content: request.system })
@@ -100,13 +115,13 @@ export function callOptions(request: ModelRequest, signal: AbortSignal, extra: P
     prompt,
     abortSignal: signal,
   }
-  if (request.tools.length > 0) {
-    options.tools = request.tools.map((t) => ({
-      type: 'function' as const,
-      name: t.name,
-      description: t.description,
-      inputSchema: t.parameters as Extract<NonNullable<LanguageModelV3CallOptions['tools']>[number], { type: 'function' }>['inputSchema'],
-    }))
-  }
+  const tools: NonNullable<LanguageModelV3CallOptions['tools']> = request.tools.map((t) => ({
+    type: 'function' as const,
+    name: t.name,
+    description: t.description,
+    inputSchema: t.parameters as Extract<NonNullable<LanguageModelV3CallOptions['tools']>[number], { type: 'function' }>['inputSchema'],
+  }))
+  if (providerTools !== undefined) tools.push(...providerTools)
+  if (tools.length > 0) options.tools = tools
   return options
 }

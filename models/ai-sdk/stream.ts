@@ -6,19 +6,23 @@
  * - `tool-input-start {id, toolName}` opens a tool-call block (the first delta carries the name),
  *   `tool-input-delta` streams its arguments; the block ends at the `tool-call` part with the same
  *   id (which, when no input streamed, supplies the whole input) or, failing that, at `finish`.
- *   A `tool-call` without streamed input is a whole block. Provider-executed tools (server-side
- *   web search and the like) are not turnlog's to run: their parts are skipped.
+ *   A `tool-call` without streamed input is a whole block. Provider-executed calls (server-side
+ *   web search and the like) are not turnlog's to run: their input parts are skipped and the call
+ *   is logged whole (`block` chunk, `providerExecuted: true`), as is its `tool-result` (issue 23).
+ * - `source` → a whole `source` block; `file` → a whole `file` block (base64); `stream-start`'s
+ *   warnings → `warning` chunks; `response-metadata` → a `response-metadata` chunk (id, model).
  * - `finish` → every open block ends, then `usage`, then `finish`: `stop` → stop (tool-calls when
  *   calls streamed), `tool-calls` → tool-calls, `length` → max-tokens, `content-filter` → stop when the
- *   model wrote its refusal out as text and the raw reason is `stop` or `refusal` (OpenAI's
- *   `refusal` deltas: the refusal is the model's answer and is logged as the message), else an
- *   in-band error finish `CONTENT_FILTER` naming the raw reason (Anthropic's text-less `refusal`,
- *   a filter that cut the output; not among the retried codes), `error` → an
+ *   model refused (raw reason `refusal`, Anthropic; or text over a raw `stop`, OpenAI's `refusal`
+ *   deltas; or a refusal in the raw chunks, which V2 providers leave out of their parts) →
+ *   `refusal` with the provider's explanation, else (a filter cut the output) an in-band error
+ *   finish `CONTENT_FILTER` naming the raw reason (not among the retried codes), `error` → an
  *   in-band error finish `SERVER`, `other`/`unknown` → stop/tool-calls.
  * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
- * - `stream-start`, `response-metadata`, `raw`, `source`, `file`, `tool-result`, approvals: ignored.
+ * - `raw` (the adapter asks for raw chunks): read for an OpenAI `delta.refusal` only.
+ * - approvals (`tool-approval-request`): not yet (they wait for the approvals vocabulary).
  */
-import type { StreamChunk, Usage } from '../../events/index.js'
+import type { Block, ProviderData, StreamChunk, Usage } from '../../events/index.js'
 
 type Kind = 'text' | 'reasoning' | 'tool-call'
 
@@ -31,13 +35,60 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
+ * A part's `providerMetadata` as log data: a JSON copy (provider code may leave `undefined`
+ * members or class instances in it; the log takes lossless JSON only), kept only when it is an
+ * object of per-provider objects. Anything else reads as absent.
+ */
+export function providerDataOf(v: unknown): ProviderData | undefined {
+  if (!isObject(v)) return undefined
+  let copy: unknown
+  try {
+    copy = JSON.parse(JSON.stringify(v)) as unknown
+  } catch {
+    return undefined // a cycle, a BigInt, a throwing toJSON: not data the log can hold
+  }
+  if (!isObject(copy)) return undefined
+  const out: ProviderData = {}
+  for (const [k, inner] of Object.entries(copy)) if (isObject(inner)) out[k] = inner
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : ''
+}
+
+/** A JSON copy of provider data (undefined when it is not JSON). */
+function jsonCopy(v: unknown): unknown {
+  try {
+    const s = JSON.stringify(v)
+    return s === undefined ? undefined : (JSON.parse(s) as unknown)
+  } catch {
+    return undefined
+  }
+}
+
+/** One line for a call warning (V2 `unsupported-setting`/`unsupported-tool`, V3 `unsupported`/`compatibility`, `other`). */
+function warningText(w: unknown): string {
+  if (!isObject(w)) return String(w)
+  const type = str(w.type) || 'warning'
+  const tool = isObject(w.tool) ? str(w.tool.name) : ''
+  const what = str(w.setting) || str(w.feature) || tool
+  const detail = str(w.details) || str(w.message)
+  return `${type}${what !== '' ? ` ${what}` : ''}${detail !== '' ? `: ${detail}` : ''}`
+}
+
+/**
  * AI SDK usage → disjoint buckets. V3: `inputTokens.noCache` (else total − cacheRead − cacheWrite),
  * `cacheRead`, `cacheWrite`; `outputTokens.text` (else total − reasoning) and `reasoning`. When
  * reasoning exceeds the output total the provider counted the total without it (xAI through
- * openai-compatible): the total is then the visible output. V2: `inputTokens` − `cachedInputTokens`,
- * `outputTokens` − `reasoningTokens` under the same rule.
+ * openai-compatible): the total is then the visible output. V2: `outputTokens` − `reasoningTokens`
+ * under the same rule; V2's `inputTokens` is provider-defined (issue 23), so it is read per
+ * provider, from the data where possible: with `anthropic` provider metadata (@ai-sdk/anthropic@2)
+ * it excludes cache reads and the cache write is `providerMetadata.anthropic.cacheCreationInputTokens`;
+ * cache reads above the input count can only mean the count excludes them; otherwise (OpenAI's
+ * convention) it includes them and the uncached input is `inputTokens` − `cachedInputTokens`.
  */
-export function usageFromAiSdk(u: unknown): Usage | undefined {
+export function usageFromAiSdk(u: unknown, providerMetadata?: unknown): Usage | undefined {
   if (!isObject(u)) return undefined
   if (isObject(u.inputTokens) || isObject(u.outputTokens)) {
     const input = isObject(u.inputTokens) ? u.inputTokens : {}
@@ -59,13 +110,18 @@ export function usageFromAiSdk(u: unknown): Usage | undefined {
   const inTotal = count(u.inputTokens)
   const outTotal = count(u.outputTokens)
   if (inTotal === undefined && outTotal === undefined) return undefined
-  const cached = Math.min(count(u.cachedInputTokens) ?? 0, inTotal ?? 0)
+  const anthropic = isObject(providerMetadata) && isObject(providerMetadata.anthropic) ? providerMetadata.anthropic : undefined
+  const cachedRaw = count(u.cachedInputTokens) ?? 0
+  const exclusive = anthropic !== undefined || cachedRaw > (inTotal ?? 0)
+  const cached = exclusive ? cachedRaw : Math.min(cachedRaw, inTotal ?? 0)
+  const cacheWrite = anthropic !== undefined ? count(anthropic.cacheCreationInputTokens) ?? 0 : 0
   const reasoning = count(u.reasoningTokens) ?? 0
   const usage: Usage = {
-    inputTokens: (inTotal ?? 0) - cached,
+    inputTokens: exclusive ? inTotal ?? 0 : (inTotal ?? 0) - cached,
     outputTokens: reasoning > (outTotal ?? 0) ? (outTotal ?? 0) : (outTotal ?? 0) - reasoning,
   }
   if (cached > 0) usage.cacheReadTokens = cached
+  if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite
   if (reasoning > 0) usage.reasoningTokens = reasoning
   return usage
 }
@@ -75,12 +131,18 @@ export class PartTranslator {
   #next = 0
   /** `${kind}:${id}` → block index, for blocks still open */
   readonly #open = new Map<string, number>()
+  /** block index → the latest provider data seen on its parts (the last one wins, as in `streamText`) */
+  readonly #data = new Map<number, ProviderData>()
   /** tool-call id → streamed argument length, for open tool-call blocks */
   readonly #streamed = new Map<string, number>()
   readonly #skipped = new Set<string>()
   #calls = 0
+  /** `${kind}:${id}` of text and reasoning blocks that ended (a later delta for one is refused) */
+  readonly #ended = new Set<string>()
   /** whether visible text streamed (a written-out refusal) */
   #text = false
+  /** OpenAI refusal text seen in raw chunks (a V2 provider drops `delta.refusal` from its parts) */
+  #rawRefusal = ''
   finished = false
 
   #start(kind: Kind, id: string, out: StreamChunk[]): number {
@@ -94,7 +156,22 @@ export class PartTranslator {
     const index = this.#open.get(`${kind}:${id}`)
     if (index === undefined) return
     this.#open.delete(`${kind}:${id}`)
-    out.push({ type: 'block-end', index })
+    if (kind !== 'tool-call') this.#ended.add(`${kind}:${id}`)
+    out.push(this.#blockEnd(index))
+  }
+
+  #blockEnd(index: number): StreamChunk {
+    const data = this.#data.get(index)
+    this.#data.delete(index)
+    return data === undefined ? { type: 'block-end', index } : { type: 'block-end', index, providerData: data }
+  }
+
+  /** Remembers a part's provider data for the open block `kind:id`. */
+  #note(kind: Kind, id: string, part: Record<string, unknown>): void {
+    if (part.providerMetadata === undefined) return
+    const index = this.#open.get(`${kind}:${id}`)
+    const data = providerDataOf(part.providerMetadata)
+    if (index !== undefined && data !== undefined) this.#data.set(index, data)
   }
 
   /** Chunks for one part. Throws the `error` part's payload (the caller maps it). */
@@ -106,6 +183,7 @@ export class PartTranslator {
       case 'reasoning-start': {
         const kind = part.type === 'text-start' ? 'text' : 'reasoning'
         if (!this.#open.has(`${kind}:${id}`)) this.#start(kind, id, out)
+        this.#note(kind, id, part)
         return
       }
       case 'text-delta':
@@ -113,6 +191,8 @@ export class PartTranslator {
         const kind = part.type === 'text-delta' ? 'text' : 'reasoning'
         // V2 and V3 name the member `delta`; very early V2 builds used `textDelta`
         const text = typeof part.delta === 'string' ? part.delta : typeof part.textDelta === 'string' ? part.textDelta : ''
+        if (this.#ended.has(`${kind}:${id}`)) throw new StreamGrammarError(`${part.type} for ${kind} block ${JSON.stringify(id)} after it ended`)
+        this.#note(kind, id, part) // Claude's signature comes on an empty reasoning delta
         if (text === '') return
         const index = this.#open.get(`${kind}:${id}`) ?? this.#start(kind, id, out)
         if (kind === 'text') this.#text = true
@@ -120,8 +200,10 @@ export class PartTranslator {
         return
       }
       case 'text-end':
+        this.#note('text', id, part)
         return this.#end('text', id, out)
       case 'reasoning-end':
+        this.#note('reasoning', id, part)
         return this.#end('reasoning', id, out)
       case 'tool-input-start': {
         if (part.providerExecuted === true) {
@@ -134,6 +216,7 @@ export class PartTranslator {
         this.#calls++
         const name = typeof part.toolName === 'string' ? part.toolName : ''
         out.push({ type: 'tool-call-delta', index, id, name, argumentsDelta: '' })
+        this.#note('tool-call', id, part)
         return
       }
       case 'tool-input-delta': {
@@ -148,7 +231,13 @@ export class PartTranslator {
         return // the block ends at its tool-call part (which may still supply the input)
       case 'tool-call': {
         const callId = typeof part.toolCallId === 'string' ? part.toolCallId : ''
-        if (part.providerExecuted === true || this.#skipped.has(callId)) return
+        if (part.providerExecuted === true || this.#skipped.has(callId)) {
+          // the provider ran it (web search…): recorded whole, re-sent, never run by turnlog
+          const input = typeof part.input === 'string' ? part.input : ''
+          const block: Block = { type: 'tool-call', id: callId, name: str(part.toolName), arguments: input, providerExecuted: true }
+          this.#whole(block, part, out)
+          return
+        }
         const input = typeof part.input === 'string' ? part.input : typeof part.args === 'string' ? part.args : ''
         let index = this.#open.get(`tool-call:${callId}`)
         if (index === undefined) {
@@ -160,11 +249,44 @@ export class PartTranslator {
           out.push({ type: 'tool-call-delta', index, id: callId, argumentsDelta: input })
         }
         this.#streamed.delete(callId)
+        this.#note('tool-call', callId, part)
         this.#end('tool-call', callId, out)
+        return
+      }
+      case 'tool-result': {
+        // a provider-executed call's result (turnlog's own calls never stream results)
+        const block: Block = { type: 'tool-result', id: str(part.toolCallId), name: str(part.toolName), result: jsonCopy(part.result) ?? null }
+        if (part.isError === true) block.isError = true
+        this.#whole(block, part, out)
+        return
+      }
+      case 'source': {
+        const block: Block = { type: 'source', sourceType: part.sourceType === 'document' ? 'document' : 'url', id }
+        for (const k of ['url', 'title', 'mediaType', 'filename'] as const) if (typeof part[k] === 'string') block[k] = part[k] as string
+        this.#whole(block, part, out)
+        return
+      }
+      case 'file': {
+        const data = typeof part.data === 'string' ? part.data : part.data instanceof Uint8Array ? Buffer.from(part.data).toString('base64') : undefined
+        if (data === undefined) return
+        this.#whole({ type: 'file', mediaType: str(part.mediaType), data }, part, out)
+        return
+      }
+      case 'stream-start':
+        if (Array.isArray(part.warnings)) for (const w of part.warnings) out.push({ type: 'warning', message: warningText(w) })
+        return
+      case 'response-metadata': {
+        const chunk: StreamChunk = { type: 'response-metadata' }
+        if (typeof part.id === 'string') chunk.id = part.id
+        if (typeof part.modelId === 'string') chunk.model = part.modelId
+        if (chunk.id !== undefined || chunk.model !== undefined) out.push(chunk)
         return
       }
       case 'finish':
         this.#finish(part, out)
+        return
+      case 'raw':
+        this.#raw(part.rawValue)
         return
       case 'error':
         throw new StreamPartError(part.error)
@@ -173,10 +295,41 @@ export class PartTranslator {
     }
   }
 
+  /** A whole block (with the part's provider data) in one chunk. */
+  #whole(block: Block, part: Record<string, unknown>, out: StreamChunk[]): void {
+    const data = providerDataOf(part.providerMetadata)
+    if (data !== undefined) block.providerData = data
+    out.push({ type: 'block', index: this.#next++, block })
+  }
+
+  /** Reads what the parts leave out from a raw wire chunk: an OpenAI `delta.refusal`. */
+  #raw(v: unknown): void {
+    if (!isObject(v) || !Array.isArray(v.choices)) return
+    const choice = v.choices.find((c) => isObject(c) && (c.index === undefined || c.index === 0)) as Record<string, unknown> | undefined
+    const delta = choice !== undefined && isObject(choice.delta) ? choice.delta : undefined
+    if (delta !== undefined && typeof delta.refusal === 'string') this.#rawRefusal += delta.refusal
+  }
+
   #finish(part: Record<string, unknown>, out: StreamChunk[]): void {
-    for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push({ type: 'block-end', index })
+    // a call whose input streamed but whose `tool-call` part never came is no call (streamText
+    // makes none of it): it must not run, and the step is not what the model meant either
+    const orphans = [...this.#streamed.keys()]
+    if (orphans.length > 0) {
+      for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push(this.#blockEnd(index))
+      this.#open.clear()
+      out.push({ type: 'finish', reason: 'error', failure: { code: 'STREAM_GRAMMAR', message: `tool input streamed for ${orphans.map((o) => JSON.stringify(o)).join(', ')} without a tool-call part: not run` } })
+      this.finished = true
+      return
+    }
+    // a refusal the parts dropped (V2) is still the model's answer: write it out as text
+    if (this.#rawRefusal !== '' && !this.#text) {
+      const index = this.#next++
+      out.push({ type: 'block-start', index, blockType: 'text' }, { type: 'text-delta', index, text: this.#rawRefusal }, { type: 'block-end', index })
+      this.#text = true
+    }
+    for (const index of [...this.#open.values()].sort((a, b) => a - b)) out.push(this.#blockEnd(index))
     this.#open.clear()
-    const usage = usageFromAiSdk(part.usage)
+    const usage = usageFromAiSdk(part.usage, part.providerMetadata)
     if (usage !== undefined) out.push({ type: 'usage', usage })
     const fr = part.finishReason
     const reason = typeof fr === 'string' ? fr : isObject(fr) && typeof fr.unified === 'string' ? fr.unified : 'other'
@@ -189,10 +342,12 @@ export class PartTranslator {
         out.push({ type: 'finish', reason: 'tool-calls' })
         break
       case 'content-filter':
-        // a refusal the model wrote out (OpenAI's `refusal` deltas arrive as text and the SDK
-        // reports content-filter over a raw `stop`) is the model's answer: log it as one
-        if (this.#text && (raw === 'stop' || raw === 'refusal')) {
-          out.push({ type: 'finish', reason: 'stop' })
+        // a refusal is the model's answer (issue 23): OpenAI's `refusal` deltas arrive as text
+        // and the SDK reports content-filter over a raw `stop`; Anthropic's raw reason is
+        // `refusal` (its explanation in the finish's provider metadata). Anything else is the
+        // provider filtering its own output.
+        if (raw === 'refusal' || (this.#text && raw === 'stop') || this.#rawRefusal !== '') {
+          out.push(this.#refusal(part))
           break
         }
         out.push({ type: 'finish', reason: 'error', failure: { code: 'CONTENT_FILTER', message: `the provider stopped the response (${raw})` } })
@@ -201,11 +356,24 @@ export class PartTranslator {
         out.push({ type: 'finish', reason: 'error', failure: { code: 'SERVER', message: `the provider reported an error (${raw})` } })
         break
       default:
-        out.push({ type: 'finish', reason: this.#calls > 0 ? 'tool-calls' : 'stop' })
+        out.push(this.#rawRefusal !== '' ? this.#refusal(part) : { type: 'finish', reason: this.#calls > 0 ? 'tool-calls' : 'stop' })
     }
     this.finished = true
   }
+
+  /** A refusal finish, with the provider's explanation when it gave one (Anthropic's stop_details). */
+  #refusal(part: Record<string, unknown>): StreamChunk {
+    const meta = isObject(part.providerMetadata) ? part.providerMetadata : {}
+    for (const provider of Object.values(meta)) {
+      const details = isObject(provider) && isObject(provider.stopDetails) ? provider.stopDetails : undefined
+      if (details !== undefined && typeof details.explanation === 'string') return { type: 'finish', reason: 'refusal', explanation: details.explanation }
+    }
+    return { type: 'finish', reason: 'refusal' }
+  }
 }
+
+/** A part sequence the AI SDK itself refuses (issue 23): the adapter reports `STREAM_GRAMMAR`. */
+export class StreamGrammarError extends Error {}
 
 /** An `error` stream part, carried to the adapter, which maps its payload to a failure. */
 export class StreamPartError extends Error {

@@ -58,7 +58,9 @@ function toWireMessage(m: ModelMessage, sendReasoning: boolean): Record<string, 
       for (const b of m.content) {
         if (b.type === 'text') text += b.text
         else if (b.type === 'reasoning') reasoning += b.text
-        else if (b.type === 'tool-call') {
+        else if (b.type === 'tool-call' && b.providerExecuted !== true) {
+          // (a provider-executed call, issue 23, is another provider's: chat completions has no
+          // place for it, and its result is not a tool message)
           calls.push({ id: b.id, type: 'function', function: { name: b.name, arguments: b.arguments } })
         }
       }

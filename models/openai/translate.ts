@@ -7,9 +7,9 @@
  * - `delta.reasoning_content` (DeepSeek, xAI) or `delta.reasoning` (OpenRouter, vLLM) → a
  *   reasoning block. A switch between text and reasoning closes the open block and starts a new
  *   one, so blocks never interleave.
- * - `delta.refusal` (OpenAI) → text. A refusal is the model's answer: it is logged and seen by the
- *   next request like any text, and the response finishes as its `finish_reason` says (`stop`), so
- *   it is neither an `EMPTY_RESPONSE` nor retried.
+ * - `delta.refusal` (OpenAI) → text, and the response finishes `refusal` (issue 23) where the wire
+ *   says `stop`: a refusal is the model's answer, logged and seen by the next request like any
+ *   text, but the log tells it from an answer; it is neither an `EMPTY_RESPONSE` nor retried.
  * - `delta.tool_calls[]` → one tool-call block per call; its `id` (sent once on the wire) is
  *   repeated on every delta; a call whose first delta lacks an id gets `call_<block index>`.
  *   Calls are told apart by their wire `index`; a delta without `index` (Gemini's endpoint sends
@@ -42,6 +42,8 @@ export class Translator {
   readonly #unindexed: Call[] = []
   #finishReason: string | undefined
   #usage: Usage | undefined
+  /** whether a `delta.refusal` streamed (the finish is then `refusal`) */
+  #refused = false
   sawDone = false
 
   onEvent(ev: EventSourceMessage, out: StreamChunk[]): void {
@@ -65,7 +67,10 @@ export class Translator {
       const reasoning = typeof delta.reasoning_content === 'string' ? delta.reasoning_content : delta.reasoning
       if (typeof reasoning === 'string' && reasoning !== '') this.#text('reasoning', reasoning, out)
       this.#content(delta.content, out)
-      if (typeof delta.refusal === 'string' && delta.refusal !== '') this.#text('text', delta.refusal, out)
+      if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+        this.#refused = true
+        this.#text('text', delta.refusal, out)
+      }
       if (Array.isArray(delta.tool_calls)) {
         for (const tc of delta.tool_calls) if (isObject(tc)) this.#toolCall(tc, out)
       }
@@ -178,7 +183,7 @@ export class Translator {
         out.push({ type: 'finish', reason: 'tool-calls' })
         break
       default:
-        out.push({ type: 'finish', reason: this.#callCount > 0 ? 'tool-calls' : 'stop' })
+        out.push(this.#refused ? { type: 'finish', reason: 'refusal' } : { type: 'finish', reason: this.#callCount > 0 ? 'tool-calls' : 'stop' })
     }
     return out
   }

@@ -15,9 +15,10 @@ import type { Host, StreamServe } from './state.js'
 /** Summariser decisions of compaction/summarise.ts (not model failures). */
 const SUMMARISER_CODES = new Set(['EMPTY_SUMMARY', 'SUMMARY_NOT_SMALLER', 'SURFACE_CHANGED', 'SUMMARISER_ERROR'])
 
-export function servedModel(rx: Host, name: string, contextWindow: number | undefined, gen: number): ModelAdapter {
+export function servedModel(rx: Host, name: string, contextWindow: number | undefined, gen: number, provider?: string): ModelAdapter {
   return {
-    info: { name, ...(contextWindow !== undefined ? { contextWindow } : {}) },
+    // the recorded provider (issue 23: request/header records it), so the headers come out equal
+    info: { name, ...(contextWindow !== undefined ? { contextWindow } : {}), ...(provider !== undefined ? { provider } : {}) },
     stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk> {
       if (gen !== rx.gen) return (async function* () { await NEVER })()
       if (request.purpose === 'compaction') return servedSummary(rx, signal)

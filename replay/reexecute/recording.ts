@@ -5,6 +5,7 @@
  */
 import { deepEqual as isDeepStrictEqual } from '../../events/deep-equal.js'
 import type { EventOf, LogEvent, StreamChunk } from '../../events/index.js'
+import { isRunnableCall } from '../../events/index.js'
 import { computeClosers } from '../closers.js'
 import { isCancelEffect, key2, key3 } from './facts.js'
 
@@ -174,7 +175,7 @@ export class Recording {
           const d = (e as EventOf<'assistant/message'>).data
           if (cur && e.surfaceOp === 'append' && !d.interrupted) {
             cur.end = { kind: 'return' }
-            cur.hasTools = d.message.content.some((b) => b.type === 'tool-call')
+            cur.hasTools = d.message.content.some(isRunnableCall)
           }
           break
         }

@@ -99,7 +99,7 @@ export class Reexecution implements Host {
     const system = this.opts.system ?? firstHeader?.data.system ?? ''
     {
       this.agent = createAgent({
-        model: servedModel(this, config.model ?? 'model', this.opts.contextWindow, gen),
+        model: servedModel(this, config.model ?? 'model', this.opts.contextWindow, gen, firstHeader?.data.provider),
         tools: (this.opts.tools ?? []).map((t) => servedTool(this, t, gen)),
         system,
         config,

@@ -97,7 +97,7 @@ export class LogWriter {
   /** One block per entry, then usage and (unless null) the finish. */
   stream(blocks: Block[], finish: 'stop' | 'tool-calls' | 'max-tokens' | null): void {
     blocks.forEach((b, index) => {
-      if (b.type === 'image') throw new Error('no image blocks in streams')
+      if (b.type !== 'text' && b.type !== 'reasoning' && b.type !== 'tool-call') throw new Error(`no ${b.type} blocks in streams`)
       this.chunk({ type: 'block-start', index, blockType: b.type })
       if (b.type === 'text') this.chunk({ type: 'text-delta', index, text: b.text })
       else if (b.type === 'reasoning') this.chunk({ type: 'reasoning-delta', index, text: b.text })

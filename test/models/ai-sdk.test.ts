@@ -92,12 +92,12 @@ describe('fromAiSdk(@ai-sdk/anthropic) on recorded Messages streams', () => {
     expect(noArgs.outcome.finish).toBe('tool-calls')
   })
 
-  it('refusal: an in-band CONTENT_FILTER failure naming the raw reason (not EMPTY_RESPONSE, not in the retried codes)', async () => {
+  it('refusal: the model\'s answer since issue 23 (finish refusal with the provider\'s explanation; not EMPTY_RESPONSE, not CONTENT_FILTER)', async () => {
     const { chunks, outcome } = await runChecked(fromAiSdk(anthropic('vercel-ai/anthropic--anthropic-refusal.chunks.txt')))
     expect(grammarError(chunks)).toBeNull()
-    if (outcome.kind !== 'failure') throw new Error('expected a failure')
-    expect(outcome.failure.code).toBe('CONTENT_FILTER')
-    expect(outcome.failure.message).toContain('refusal')
+    if (outcome.kind !== 'success') throw new Error('expected a refusal answer')
+    expect(outcome.finish).toBe('refusal')
+    expect(outcome.explanation).toContain("Anthropic's Usage Policy")
     expect(outcome.usage?.inputTokens).toBe(18)
   })
 

@@ -61,12 +61,12 @@ describe('fixes, each on a recorded stream', () => {
     expect(outcome.usage).toEqual({ inputTokens: 1, cacheReadTokens: 290, outputTokens: 26, reasoningTokens: 196 })
   })
 
-  it('gpt-4o refusal: the refusal text is the answer (text block, finish stop), not EMPTY_RESPONSE', async () => {
+  it('gpt-4o refusal: the refusal text is the answer (text block, finish refusal since issue 23), not EMPTY_RESPONSE', async () => {
     const { outcome } = await runChecked(openaiCompatibleModel({ baseURL: server.url('openai-python/gpt-4o-refusal.sse') }))
     expect(outcome.kind).toBe('success')
     if (outcome.kind !== 'success') return
     expect(outcome.message.content).toEqual([{ type: 'text', text: "I'm sorry, I can't assist with that request." }])
-    expect(outcome.finish).toBe('stop')
+    expect(outcome.finish).toBe('refusal')
   })
 
   it('R3, L9: a refusal is logged as the assistant message and never retried by the agent', async () => {
@@ -84,7 +84,7 @@ describe('fixes, each on a recorded stream', () => {
     expect(types.filter((t) => t === 'turn/start')).toHaveLength(1)
     const message = agent.events.find((e) => e.type === 'assistant/message')!.data as { message: AssistantMessage; finish: string }
     expect(message.message.content).toEqual([{ type: 'text', text: "I'm sorry, I can't assist with that request." }])
-    expect(message.finish).toBe('stop')
+    expect(message.finish).toBe('refusal')
     expect(verify(agent.events).violations).toEqual([])
     await agent.dispose()
   })

@@ -54,7 +54,7 @@ function shape(spans: readonly ReadableSpan[]) {
 describe('spans of examples/weather.jsonl', () => {
   it('P7: the expected tree: invoke_agent > chat scripted (tool_calls), execute_tool weather, chat scripted (stop)', async () => {
     const log = await readLog(WEATHER)
-    const spans = logToSpans(log.events, { sessionId: log.header.id, semconv: 'default' })
+    const spans = logToSpans(log.events, { sessionId: log.header.id, semconv: 'v1.36' })
     expect(renderSpanTree(spans)).toEqual([
       'invoke_agent [internal, 24ms] seq.start=1 seq.end=25',
       '  chat scripted [client, 9ms] request.model="scripted" response.finish_reasons=["tool_calls"] usage.input_tokens=42 usage.output_tokens=9 seq.start=3 seq.end=12',
@@ -66,6 +66,7 @@ describe('spans of examples/weather.jsonl', () => {
       'gen_ai.operation.name': 'chat',
       'gen_ai.conversation.id': 'example-weather',
       'gen_ai.system': '_OTHER',
+      'gen_ai.request.stream': true,
       'gen_ai.response.time_to_first_chunk': 0.001,
       'turnlog.turn': 1,
       'turnlog.step': 1,
@@ -96,16 +97,18 @@ describe('spans of examples/weather.jsonl', () => {
   it('includeContent: system instructions, output messages, tool arguments and result, turn input', async () => {
     const log = await readLog(WEATHER)
     const spans = logToSpans(log.events, { sessionId: 's', includeContent: true })
-    expect(JSON.parse(spans[0]!.attributes['gen_ai.input.messages'] as string)[0].content[0].text).toBe('What is the weather in Paris?')
+    // the conventions' JSON schema shape since issue 23: {role, parts: [{type, content}]}
+    expect(JSON.parse(spans[0]!.attributes['gen_ai.input.messages'] as string)[0].parts[0].content).toBe('What is the weather in Paris?')
     expect(spans[1]!.attributes['gen_ai.system_instructions']).toBe(JSON.stringify([{ type: 'text', content: 'You are a helpful assistant.' }]))
     expect(spans[2]!.attributes['gen_ai.tool.call.arguments']).toBe('{"city":"Paris"}')
-    expect(JSON.parse(spans[3]!.attributes['gen_ai.output.messages'] as string)[0].content[0].text).toBe('It is 21 °C in Paris.')
+    expect(JSON.parse(spans[3]!.attributes['gen_ai.output.messages'] as string)[0].parts[0].content).toBe('It is 21 °C in Paris.')
   })
 
-  it('OTEL_SEMCONV_STABILITY_OPT_IN selects the latest names', () => {
+  it('OTEL_SEMCONV_STABILITY_OPT_IN: the latest names by default since issue 23, gen_ai/dup for both', () => {
     expect(semconvFromEnv({ OTEL_SEMCONV_STABILITY_OPT_IN: 'http, gen_ai_latest_experimental' })).toBe('latest')
-    expect(semconvFromEnv({ OTEL_SEMCONV_STABILITY_OPT_IN: 'http' })).toBe('default')
-    expect(semconvFromEnv({})).toBe('default')
+    expect(semconvFromEnv({ OTEL_SEMCONV_STABILITY_OPT_IN: 'http' })).toBe('latest')
+    expect(semconvFromEnv({ OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai/dup' })).toBe('dup')
+    expect(semconvFromEnv({})).toBe('latest')
   })
 })
 
