@@ -24,6 +24,7 @@ import type { FuzzAgentOptions } from '../../testing/fuzz/types.js'
 import type { AnyTool } from '../../tools/types.js'
 import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
+import { json } from '../escape.js'
 
 export interface FuzzCommandOptions {
   runs?: string
@@ -94,7 +95,7 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   bar?.stop()
   const seconds = (Date.now() - t0) / 1000
   if (opts.json) {
-    io.stdout(JSON.stringify({ ok: true, numRuns: report.numRuns, seed: report.seed, seconds, census: report.census }) + '\n')
+    io.stdout(json({ ok: true, numRuns: report.numRuns, seed: report.seed, seconds, census: report.census }) + '\n')
     return EXIT_OK
   }
   const lines = [`${c.green('OK')} fuzz: ${numRuns} runs, seed ${seed}, every invariant held (${seconds.toFixed(1)} s)`, ...formatCensus(report.census)]
@@ -114,7 +115,7 @@ async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | u
     await writeLog(out, { header, events: f.events })
   }
   if (opts.json) {
-    io.stdout(JSON.stringify({
+    io.stdout(json({
       ok: false, invariant: f.invariant, message: f.detail, seed: f.seed, path: f.path, replay,
       counterexample: f.counterexample, pending: f.pending, numRuns: f.numRuns, numShrinks: f.numShrinks,
       ...(out !== undefined ? { out } : {}), events: f.events, census: f.census,
