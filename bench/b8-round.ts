@@ -48,7 +48,8 @@ export interface RoundResult {
   completed: number
   ms: number
   sessionsPerSec: number
-  /** Sessions without the user's message or a final answer / with either twice. */
+  /** Of the sessions handed back (all, unless `timedOut`): without the user's message or a final
+   * answer / with either twice. */
   lost: number
   runTwice: number
   /** Sessions whose turn was closed and run again (a lease lost or a worker killed; lifecycle §8). */
@@ -186,13 +187,16 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
       const line = /stats (.*)/.exec(k.out())?.[1]
       return line ? (JSON.parse(line) as { claimed: number; errors: number; firstError?: string; cpuMs: number }) : null
     }))
+    // only sessions handed back are judged: a round cut by its time limit leaves some unfinished
     const counts = await probe.query(
-      `SELECT session_id,
+      `SELECT e.session_id,
               count(*) FILTER (WHERE event->>'type' = 'user/message')::int AS users,
               count(*) FILTER (WHERE event->>'type' = 'turn/start')::int AS turns,
               count(*) FILTER (WHERE event->>'type' = 'assistant/message' AND event->'data'->>'finish' = 'stop')::int AS answers
-       FROM turnlog_events WHERE session_id LIKE 'b8-%' GROUP BY session_id`)
-    let lost = spec.sessions - counts.rows.length
+       FROM turnlog_events e JOIN turnlog_sessions s ON s.id = e.session_id
+       WHERE e.session_id LIKE 'b8-%' AND s.lease_owner IS NULL AND s.pending = 0
+       GROUP BY e.session_id`)
+    let lost = timedOut ? 0 : spec.sessions - counts.rows.length
     let runTwice = 0
     let resumed = 0
     for (const x of counts.rows as Array<{ users: number; turns: number; answers: number }>) {

@@ -13,7 +13,7 @@
  * Every round reports the most connections open on its database, the workers' and the
  * PostgreSQL server's CPU per session, and the load average (the machine is shared).
  * Knobs: TURNLOG_B8_SESSIONS (400), TURNLOG_B8_LATENCY_MS (200), TURNLOG_B8_CONCURRENCY (1),
- * TURNLOG_B8_SCALE=0 (only the quality.md rounds and the takeover), TURNLOG_B8_ROUND_S (180).
+ * TURNLOG_B8_SCALE=0 (only the quality.md rounds and the takeover), TURNLOG_B8_ROUND_S (600).
  */
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
@@ -42,7 +42,7 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
   const sessions = envInt('TURNLOG_B8_SESSIONS', 400)
   const latencyMs = envInt('TURNLOG_B8_LATENCY_MS', 200)
   const conc = envInt('TURNLOG_B8_CONCURRENCY', 1)
-  const limitMs = envInt('TURNLOG_B8_ROUND_S', 180) * 1000
+  const limitMs = envInt('TURNLOG_B8_ROUND_S', 600) * 1000
   const scale = process.env.TURNLOG_B8_SCALE !== '0'
   // one server for every round (a fresh database each), unless TURNLOG_PG_URL names one
   let dir: string | undefined
