@@ -1,77 +1,112 @@
 /**
- * B8 workers (quality.md "Performance"): sessions completed per second by 1, 2 and 4 worker
- * processes on one PostgreSQL (scripted model, 4 steps per session). Each round: fresh database,
- * N processes started and READY (boot not timed), then `TURNLOG_B8_SESSIONS` (default 40)
- * messages sent, one per session, and the clock runs until every session is handed back with its
- * answer. Reported: sessions/s per N and the ratio to 1 worker; checked: no session lost (each has
- * exactly one user message and one final answer) or run twice (claims = sessions).
+ * B8 workers (quality.md "Performance"): sessions completed per second by 1, 2, 4 and 8 worker
+ * processes on one PostgreSQL, a scripted model with 200 ms latency per request, 4 steps per
+ * session, 400 sessions; ratio to 1 worker measured in the same run (target: 8 workers ≥ 6×).
+ * Then, to find where it stops scaling (issue 24 item 6):
+ * - takeover: 4 workers × 4 sessions with a 2 s lease, worker 0 SIGKILLed after 30% of 100
+ *   sessions: the time until each session it held is leased by another worker (≤ 2 leases);
+ * - 16, 32, 64 processes at the same concurrency and sessions;
+ * - sessions per worker: 8 processes × 8 sessions (the slots of 64 × 1 in 8 processes);
+ * - pooling: 64 processes with a pool of 2; polling: 64 processes polling every 100 ms.
+ * Workers poll every 1000 ms otherwise (`runWorkers`' default for a 10 s lease; LISTEN wakes them
+ * on every send, and a worker claims again as soon as a session is handed back).
+ * Every round reports the most connections open on its database, the workers' and the
+ * PostgreSQL server's CPU per session, and the load average (the machine is shared).
+ * Knobs: TURNLOG_B8_SESSIONS (400), TURNLOG_B8_LATENCY_MS (200), TURNLOG_B8_CONCURRENCY (1),
+ * TURNLOG_B8_SCALE=0 (only the quality.md rounds and the takeover), TURNLOG_B8_ROUND_S (600).
  */
-import { spawn } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import type { LogEvent } from '../events/envelope.js'
-import { postgresStore } from '../stores/postgres/index.js'
 import { envInt, round, type BenchResult } from './common.js'
-import { benchDb } from './pg-server.js'
+import { runRound, type RoundResult, type RoundSpec } from './b8-round.js'
 
-const CHILD = fileURLToPath(new URL('./b8-worker.js', import.meta.url))
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const PG_SH = fileURLToPath(new URL('../../scripts/pg.sh', import.meta.url))
 
-async function round1(procs: number, sessions: number, log: (l: string) => void): Promise<{ perSec: number; lost: number; claims: number }> {
-  const db = await benchDb('b8')
-  const store = postgresStore({ connectionString: db.url })
-  try {
-    await store.migrate()
-    const children = Array.from({ length: procs }, () => {
-      const c = spawn(process.execPath, [CHILD, db.url, '16'], { stdio: ['ignore', 'pipe', 'inherit'] })
-      let out = ''
-      c.stdout.setEncoding('utf8')
-      c.stdout.on('data', (d: string) => (out += d))
-      return { c, out: () => out }
-    })
-    while (!children.every((k) => k.out().includes('READY'))) await sleep(20)
-    const t0 = performance.now()
-    await Promise.all(Array.from({ length: sessions }, (_, i) => store.send(`b8-${i}`, `task ${i}`)))
-    for (;;) {
-      const rows = await store.sessions()
-      if (rows.length === sessions && rows.every((r) => r.status === 'idle' && r.events > 0)) break
-      await sleep(10)
-    }
-    const ms = performance.now() - t0
-    let claims = 0
-    await Promise.all(children.map(async (k) => {
-      k.c.kill('SIGTERM')
-      await new Promise((r) => k.c.on('exit', r))
-      claims += Number(/claimed (\d+)/.exec(k.out())?.[1] ?? 0)
-    }))
-    let lost = 0
-    for (let i = 0; i < sessions; i++) {
-      const r = await store.open(`b8-${i}`, 'read')
-      const es: LogEvent[] = []
-      for await (const e of r.events()) es.push(e)
-      const users = es.filter((e) => e.type === 'user/message').length
-      const answers = es.filter((e) => e.type === 'assistant/message' && (e.data as { finish: string }).finish === 'stop').length
-      if (users !== 1 || answers !== 1) lost++
-    }
-    log(`  ${procs} worker process${procs === 1 ? '' : 'es'}: ${sessions} sessions in ${ms.toFixed(0)} ms, claims ${claims}, lost ${lost}`)
-    return { perSec: sessions / (ms / 1000), lost, claims }
-  } finally {
-    await store.close()
-    await db.done()
+/** One round in bench/results.json; `ofIdeal`: against every slot busy on model latency alone. */
+function row(r: RoundResult, base: number, latencyMs: number): Record<string, unknown> {
+  const ideal = (r.procs * r.conc * 1000) / (4 * latencyMs)
+  return {
+    procs: r.procs, concurrency: r.conc, poolMax: r.poolMax, pollMs: r.pollMs, slots: r.procs * r.conc, sessions: r.sessions,
+    completed: r.completed, ms: r.ms, sessionsPerSec: round(r.sessionsPerSec, 1), ratio: round(r.sessionsPerSec / base, 2),
+    ofIdeal: round(r.sessionsPerSec / ideal, 2),
+    lost: r.lost, runTwice: r.runTwice, resumed: r.resumed, claims: r.claims, workerErrors: r.workerErrors,
+    ...(r.firstError ? { firstError: r.firstError } : {}),
+    maxConnections: r.maxConnections, workerCpuMsPerSession: round(r.workerCpuMsPerSession, 1),
+    pgCpuMsPerSession: r.pgCpuMsPerSession === null ? null : round(r.pgCpuMsPerSession, 1),
+    load1: r.load1.map((x) => round(x, 1)), timedOut: r.timedOut,
+    ...(r.takeover ? { takeover: r.takeover } : {}),
   }
 }
 
 export async function benchWorkers(log: (l: string) => void): Promise<BenchResult> {
-  const sessions = envInt('TURNLOG_B8_SESSIONS', 40)
-  const by: Record<string, { sessionsPerSec: number; lost: number; claims: number }> = {}
-  for (const n of [1, 2, 4]) {
-    const r = await round1(n, sessions, log)
-    by[String(n)] = { sessionsPerSec: round(r.perSec, 1), lost: r.lost, claims: r.claims }
+  const sessions = envInt('TURNLOG_B8_SESSIONS', 400)
+  const latencyMs = envInt('TURNLOG_B8_LATENCY_MS', 200)
+  const conc = envInt('TURNLOG_B8_CONCURRENCY', 1)
+  const limitMs = envInt('TURNLOG_B8_ROUND_S', 600) * 1000
+  const scale = process.env.TURNLOG_B8_SCALE !== '0'
+  // one server for every round (a fresh database each), unless TURNLOG_PG_URL names one
+  let dir: string | undefined
+  if (!process.env.TURNLOG_PG_URL) {
+    const r = spawnSync('bash', [PG_SH, 'start'], { encoding: 'utf8' })
+    if (r.status !== 0) throw new Error(`scripts/pg.sh start failed: ${r.stderr}`)
+    process.env.TURNLOG_PG_URL = r.stdout.trim().split('\n').pop()!
+    dir = r.stderr.trim().split('\n').pop()!
   }
-  const okAll = Object.values(by).every((x) => x.lost === 0 && x.claims === sessions)
+  const spec = (procs: number, over: Partial<RoundSpec> = {}): RoundSpec =>
+    ({ procs, conc, poolMax: 10, sessions, latencyMs, leaseMs: 10_000, pollMs: 1000, limitMs, ...(dir ? { pgDir: dir } : {}), ...over })
+  const rounds: Array<[string, RoundSpec]> = [
+    ['1', spec(1)], ['2', spec(2)], ['4', spec(4)], ['8', spec(8)],
+    ['takeover', spec(4, { conc: 4, sessions: Math.min(100, sessions), leaseMs: 2_000, killAt: 0.3 })],
+  ]
+  if (scale) {
+    for (const p of [16, 32, 64]) rounds.push([String(p), spec(p)])
+    rounds.push(['8x8', spec(8, { conc: 8 })])
+    rounds.push(['64-pool2', spec(64, { poolMax: 2 })])
+    rounds.push(['64-poll100', spec(64, { pollMs: 100 })])
+  }
+  const results: Record<string, RoundResult> = {}
+  const failures: Record<string, string> = {}
+  try {
+    for (const [name, s] of rounds) {
+      let r: RoundResult
+      try {
+        r = await runRound(s)
+      } catch (err) {
+        // a scale-out round that cannot even start (e.g. out of connections) is a finding, not the end
+        if (['1', '2', '4', '8', 'takeover'].includes(name)) throw err
+        failures[name] = String((err as Error)?.message ?? err).slice(0, 200)
+        log(`  B8 ${name}: failed: ${failures[name]}`)
+        continue
+      }
+      results[name] = r
+      log(`  B8 ${name}: ${s.procs} proc × ${s.conc} (pool ${s.poolMax}, poll ${s.pollMs} ms): ${r.completed}/${s.sessions} sessions in ${r.ms} ms = ${r.sessionsPerSec.toFixed(1)}/s, ` +
+        `lost ${r.lost}, twice ${r.runTwice}, resumed ${r.resumed}, claims ${r.claims}, errors ${r.workerErrors}${r.firstError ? ` (${r.firstError})` : ''}, ` +
+        `conns ${r.maxConnections}, cpu ${r.workerCpuMsPerSession.toFixed(1)} (workers) + ${r.pgCpuMsPerSession?.toFixed(1) ?? '?'} (pg) ms/session, load ${r.load1.map((x) => x.toFixed(1)).join('→')}` +
+        (r.takeover ? `, takeover of ${r.takeover.killedSessions}: median ${r.takeover.msMedian} ms, max ${r.takeover.msMax} ms (lease ${r.takeover.leaseMs})` : ''))
+    }
+  } finally {
+    if (dir) {
+      spawnSync('bash', [PG_SH, 'stop', dir])
+      delete process.env.TURNLOG_PG_URL
+    }
+  }
+  const base = results['1']!.sessionsPerSec
+  const table: Record<string, unknown> = {}
+  for (const [name, r] of Object.entries(results)) table[name] = row(r, base, latencyMs)
+  const quality = ['1', '2', '4', '8'].map((k) => results[k]!)
+  const t = results.takeover!.takeover!
   return {
-    value: round(by['4']!.sessionsPerSec / by['1']!.sessionsPerSec, 2),
-    unit: 'x 1 worker (4 workers)',
-    target: 'reported',
-    detail: { sessions, stepsPerSession: 4, workers: by, noneLostOrRunTwice: okAll },
+    value: round(results['8']!.sessionsPerSec / base, 2),
+    unit: 'x 1 worker (8 workers)',
+    target: '>= 6',
+    detail: {
+      sessions, stepsPerSession: 4, latencyMsPerRequest: latencyMs, concurrencyPerWorker: conc,
+      idealSessionsPerSecPerSlot: round(1000 / (4 * latencyMs), 2),
+      noneLostOrRunTwice: Object.values(results).every((r) => r.lost === 0 && r.runTwice === 0 && !r.timedOut),
+      takeoverWithin2Leases: t.msMax <= 2 * t.leaseMs,
+      quality: quality.map((r) => `${r.procs}: ${round(r.sessionsPerSec, 1)}/s`).join(', '),
+      rounds: table,
+      ...(Object.keys(failures).length ? { failedRounds: failures } : {}),
+    },
   }
 }

@@ -32,7 +32,7 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B4'], title: 'jsonl store append+fsync, 8 sessions, vs raw appendFile+fsync', module: './b4-stores.js', export: 'benchStores' },
   // postgres: a server from TURNLOG_PG_URL, else a throwaway one (scripts/pg.sh)
   { ids: ['B4PG'], title: 'postgres store appends, 8 sessions, vs raw multi-row INSERTs', module: './b4-postgres.js', export: 'benchPostgres' },
-  { ids: ['B8'], title: 'postgres workers: sessions/s with 1, 2, 4 worker processes', module: './b8-workers.js', export: 'benchWorkers' },
+  { ids: ['B8'], title: 'postgres workers: sessions/s with 1, 2, 4, 8 (16, 32, 64) worker processes, 200 ms model', module: './b8-workers.js', export: 'benchWorkers' },
   // B5: the same scripted tool loop in Vercel AI SDK, OpenAI Agents JS and LangGraph.js, from bench/b5-peers.ts
   { ids: ['B5'], title: 'peers: per-step overhead', module: './b5-peers.js', export: 'benchPeers', optional: true },
   { ids: ['B6'], title: 'memory per idle agent (10,000 agents)', module: './b6-memory.js', export: 'benchMemory' },

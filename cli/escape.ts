@@ -2,8 +2,8 @@
  * Control characters from a log never reach the operator's terminal raw (api.md "CLI": human output
  * escapes control characters from log text). A model, a tool or a user can put `ESC]0;…BEL` (set
  * the window title), `ESC[2J` (clear the screen) or a bare `\r` (overwrite the line) into a log;
- * printed raw, they would rewrite what the operator sees. `--json` output is left exact (JSON
- * escapes C0 itself, and a program reads it).
+ * printed raw, they would rewrite what the operator sees. JSON output (`--json`, exports to
+ * stdout) goes through `json`: exact for a program, and safe on a terminal too.
  *
  * Two layers: every log string is escaped where the printer puts it in a line (`inline`, `text`),
  * and every human line goes through `scrubLine` on its way out, which escapes any control
@@ -65,4 +65,19 @@ export function scrubLine(line: string, keepColors: boolean): string {
     out += (c < 0x20 && c !== 0x09 && c !== 0x0a) || (c >= 0x7f && c <= 0x9f) || ANY_CONTROL.test(ch) ? esc(ch) : ch
   }
   return out
+}
+
+// What JSON.stringify leaves raw (it escapes C0, the quote and the backslash only) that a terminal acts on: DEL,
+// C1 (U+009B is a one-byte CSI), the bidi controls, and U+2028/U+2029 (line breaks to some
+// terminals and to JavaScript before ES2019). Outside strings JSON text is ASCII, so each of these
+// is inside a string, where `\uXXXX` stands for the same character.
+const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
+
+/**
+ * `JSON.stringify(value, null, space)` with every character a terminal acts on written as a `\u`
+ * escape: valid JSON that parses back to the same value, safe to print to a TTY (issue 24). Every
+ * JSON document the CLI prints goes through here.
+ */
+export function json(value: unknown, space?: number): string {
+  return (JSON.stringify(value, null, space) ?? 'null').replace(JSON_UNSAFE, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }

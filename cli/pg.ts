@@ -15,6 +15,7 @@ import type { PostgresStore } from '../stores/postgres/store.js'
 import { EXIT_OK, UsageError } from './errors.js'
 import { colorsFor, writeLines, type CliIo } from './io.js'
 import { checkOutput, outputExists } from './outputs.js'
+import { json } from './escape.js'
 
 /** True for `postgres://…` and `postgresql://…`. */
 export function isPgUrl(arg: string): boolean {
@@ -107,7 +108,7 @@ export async function sessionsCommand(url: string, opts: { json?: boolean }, io:
   if (!isPgUrl(url)) throw new UsageError('sessions takes a postgres:// URL')
   const rows = await withStore(url.split('#')[0]!, (s) => s.sessions())
   if (opts.json) {
-    io.stdout(JSON.stringify(rows, null, 2) + '\n')
+    io.stdout(json(rows, 2) + '\n')
     return EXIT_OK
   }
   const c = colorsFor(io)

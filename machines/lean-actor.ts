@@ -11,7 +11,8 @@
  *
  * - an event is handled by the deepest active state that has an enabled transition for it,
  *   searching from the atomic state up to the root (document order of candidates, first enabled
- *   guard wins); an unhandled event changes nothing;
+ *   guard wins); an unhandled event takes no transition of its own, but the eventless ones below
+ *   are still evaluated with it (a guard may read the event);
  * - a transition with a target exits the states below the transition's domain (innermost first),
  *   runs its own actions, then enters the target path (outermost first) and the initial children
  *   below it; `reenter: true` makes a self or descendant target leave and re-enter the source; a
@@ -82,6 +83,8 @@ interface Compiled {
   root: Node
   /** The initial atomic state after the machine starts (entry actions are run by `start`). */
   machine: AnyStateMachine
+  /** Any state has `always` transitions. */
+  hasAlways: boolean
 }
 
 const CACHE = new WeakMap<AnyStateMachine, Compiled>()
@@ -201,7 +204,7 @@ function compile(machine: AnyStateMachine): Compiled {
     for (const child of Object.values(x.states)) link(child)
   }
   link(xroot)
-  return { root, machine }
+  return { root, machine, hasAlways: [...byX.values()].some((n) => n.always.length > 0) }
 }
 
 /**
@@ -304,9 +307,12 @@ class LeanActor<TContext, TEvent extends EventObject> implements MachineRunner<T
   #context: any
   #atomic: Node
   #snapshot: LeanSnapshotImpl<TContext> | null = null
+  /** Some state has eventless transitions (else an unhandled event is a no-op: no walk). */
+  readonly #hasAlways: boolean
 
   constructor(compiled: Compiled, machine: AnyStateMachine, input: unknown) {
     const { root } = compiled
+    this.#hasAlways = compiled.hasAlways
     const initEvent = { type: 'xstate.init', input } as EventObject
     const ctxConfig = (machine.config as { context?: unknown }).context
     this.#context = typeof ctxConfig === 'function' ? (ctxConfig as (a: { input: unknown }) => unknown)({ input }) : ctxConfig ?? {}
@@ -318,10 +324,15 @@ class LeanActor<TContext, TEvent extends EventObject> implements MachineRunner<T
 
   send(event: TEvent): void {
     const hit = this.#select(event, false)
-    if (!hit) return
-    this.#take(hit, event)
-    this.#settle(event)
-    this.#snapshot = null
+    if (hit) {
+      this.#take(hit, event)
+      this.#settle(event)
+      this.#snapshot = null
+      return
+    }
+    // An event no transition handles is still a macrostep: XState evaluates the eventless
+    // transitions with it, and a guard that reads the event may now be enabled (issue 24).
+    if (this.#hasAlways && this.#settle(event)) this.#snapshot = null
   }
 
   getSnapshot(): LeanSnapshot<TContext> {
@@ -363,12 +374,13 @@ class LeanActor<TContext, TEvent extends EventObject> implements MachineRunner<T
     return null
   }
 
-  /** Eventless transitions until none is enabled, each seeing the macrostep's event. */
-  #settle(event: EventObject): void {
+  /** Eventless transitions until none is enabled, each seeing the macrostep's event; true when
+   * one was taken. */
+  #settle(event: EventObject): boolean {
     for (let n = 0; ; n++) {
       if (n > 1000) throw new Error('lean-actor: eventless transitions did not settle')
       const hit = this.#select(event, true)
-      if (!hit) return
+      if (!hit) return n > 0
       this.#take(hit, event)
     }
   }

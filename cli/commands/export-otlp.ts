@@ -6,10 +6,11 @@
 import type { LogEvent } from '../../events/index.js'
 import { semconvFromEnv } from '../../otel/attributes.js'
 import { toOtlpJson } from '../../otel/otlp-json.js'
+import { json } from '../escape.js'
 
 /** The file's text (one JSON document and a newline) and a one-line summary. */
 export function otlpJsonExport(sessionId: string, events: readonly LogEvent[], version: string): { text: string; summary: string } {
   const request = toOtlpJson(events, { sessionId, semconv: semconvFromEnv(), scopeVersion: version })
   const spans = (request.resourceSpans[0] as { scopeSpans: { spans: unknown[] }[] }).scopeSpans[0]!.spans.length
-  return { text: `${JSON.stringify(request)}\n`, summary: `${spans} span${spans === 1 ? '' : 's'} (OTLP/JSON)` }
+  return { text: `${json(request)}\n`, summary: `${spans} span${spans === 1 ? '' : 's'} (OTLP/JSON)` }
 }

@@ -10,7 +10,7 @@ import type { LogEvent } from '../../events/index.js'
 import { verify } from '../../replay/verify.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { chromeTrace } from '../export/chrome-trace.js'
-import { inline } from '../escape.js'
+import { inline, json } from '../escape.js'
 import { colorsFor, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
@@ -28,7 +28,7 @@ type Converter = (sessionId: string, events: readonly LogEvent[], version: strin
 /** The export formats: name → converter. Add a format with one entry. */
 export const FORMATS: Record<string, Converter> = {
   'chrome-trace': (sessionId, events) => ({
-    text: JSON.stringify(chromeTrace(events, sessionId, verify(events).violations)) + '\n',
+    text: json(chromeTrace(events, sessionId, verify(events).violations)) + '\n',
     summary: `Trace Event Format, ${events.length} events (open in ui.perfetto.dev or chrome://tracing)`,
   }),
   'otlp-json': otlpJsonExport,

@@ -28,7 +28,7 @@ import { fuzzAgent } from '../../testing/fuzz/fuzz-agent.js'
 import type { FuzzAgentOptions } from '../../testing/fuzz/types.js'
 import type { AnyTool } from '../../tools/types.js'
 import type { LogEvent } from '../../events/envelope.js'
-import { inline } from '../escape.js'
+import { inline, json } from '../escape.js'
 import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
 import { checkOutput, outputExists } from '../outputs.js'
@@ -140,7 +140,7 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   const seconds = (Date.now() - t0) / 1000
   const gate = gateFailures(report.census.perTool, yours, failOn, examples)
   if (opts.json) {
-    io.stdout(JSON.stringify({ ok: gate.length === 0, numRuns: report.numRuns, seed: report.seed, seconds, ...(failOn.length ? { gate } : {}), census: report.census }) + '\n')
+    io.stdout(json({ ok: gate.length === 0, numRuns: report.numRuns, seed: report.seed, seconds, ...(failOn.length ? { gate } : {}), census: report.census }) + '\n')
     return gate.length ? EXIT_VIOLATIONS : EXIT_OK
   }
   const lines = gate.length
@@ -219,7 +219,7 @@ async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | u
     }
   }
   if (opts.json) {
-    io.stdout(JSON.stringify({
+    io.stdout(json({
       ok: false, invariant: f.invariant, message: f.detail, seed: f.seed, path: f.path, replay,
       counterexample: f.counterexample, pending: f.pending, numRuns: f.numRuns, numShrinks: f.numShrinks,
       ...(out !== undefined ? { out } : {}), events: f.events, census: f.census,

@@ -7,6 +7,7 @@ import { TurnlogError } from '../../events/errors.js'
 import { freezeState } from '../../reducers/projection.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
+import { json } from '../escape.js'
 import { streamLog } from '../load.js'
 import { displayLog } from '../pg.js'
 import { PrintFold, printContext, stateAtLines, summaryLines, titleLine, writeTranscript } from '../print.js'
@@ -29,7 +30,7 @@ export async function replayCommand(logArg: string, opts: ReplayCommandOptions, 
     })
   }
   if (opts.json) {
-    io.stdout(JSON.stringify(freezeState(fold.state), null, 2) + '\n')
+    io.stdout(json(freezeState(fold.state), 2) + '\n')
     return EXIT_OK
   }
   const c = colorsFor(io)

@@ -50,7 +50,7 @@ export function same(rx: Host, a: LogEvent, b: LogEvent): boolean {
 export function diverge(rx: Host, d: Omit<Divergence, 'diff'>): void {
   if (rx.done) return
   const head = d.kind === 'extra'
-    ? `seq ${d.seq}: the recorded log ends at seq ${rx.rec.length - 1}, but the agent appended ${d.actual!.type}`
+    ? `seq ${d.seq}: the recorded log ends at seq ${rx.rec.length - 1}, but the agent ${d.actual ? `appended ${d.actual.type}` : d.waiting ?? 'did not stop'}`
     : d.kind === 'missing'
       ? `seq ${d.seq}: expected ${d.expected!.type}, but the agent ${d.waiting ?? 'appended nothing'}`
       : `seq ${d.seq}: expected ${d.expected!.type}, got ${d.actual!.type}`

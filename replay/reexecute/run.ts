@@ -20,6 +20,9 @@ import type { BodyServe, FakeTimer, Gate, Host, StreamServe } from './state.js'
 import { key2 } from './facts.js'
 import { servedTimers, servedTool } from './tools.js'
 
+/** Scheduling rounds in a row that may run without the log growing (see `Reexecution.progressing`). */
+export const MAX_ROUNDS_WITHOUT_PROGRESS = 10_000
+
 export class Reexecution implements Host {
   readonly rec: readonly LogEvent[]
   readonly opts: ReexecuteOptions
@@ -52,6 +55,9 @@ export class Reexecution implements Host {
   readonly choicePoints: number[] = []
   #finish!: (r: ReexecuteResult) => void
   #scheduled = false
+  /** Rounds in a row that did something at log length `#roundsAt` (see `progressing`). */
+  #rounds = 0
+  #roundsAt = -1
   readonly #choices: readonly boolean[]
   /** The plugins of this run (a factory is called once per run). */
   plugins: NonNullable<AgentOptions['plugins']> = []
@@ -165,7 +171,7 @@ export class Reexecution implements Host {
     setImmediate(() => {
       this.#scheduled = false
       try {
-        if (this.tick()) this.schedule()
+        if (this.tick() && this.progressing()) this.schedule()
       } catch (err) {
         // an issued input was refused: that is a divergence too
         const seq = this.len
@@ -175,6 +181,26 @@ export class Reexecution implements Host {
         })
       }
     })
+  }
+
+  /**
+   * The pump's bound (issue 24): a round that did something without the log growing (a released
+   * gate, a settled body, an issued cancel) is legitimate, but only as many times as there are
+   * things to release; a hostile log must not keep the pump busy forever. After
+   * `MAX_ROUNDS_WITHOUT_PROGRESS` rounds in a row at one log length, the run ends as a divergence.
+   */
+  progressing(): boolean {
+    if (this.len !== this.#roundsAt) {
+      this.#roundsAt = this.len
+      this.#rounds = 0
+      return true
+    }
+    if (++this.#rounds <= MAX_ROUNDS_WITHOUT_PROGRESS) return true
+    const seq = this.len
+    const next = this.rec[seq]
+    const waiting = `made no progress in the log in ${MAX_ROUNDS_WITHOUT_PROGRESS} scheduling rounds (${describeWaiting(this)})`
+    diverge(this, { seq, expected: next ?? null, actual: null, kind: next !== undefined ? 'missing' : 'extra', waiting })
+    return false
   }
 
   /** A decision the recording leaves open: false the first time, true when a re-run flips it. */

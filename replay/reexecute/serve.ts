@@ -17,10 +17,7 @@ export function stalled(rx: Host, next: LogEvent | null): void {
   const waiting = describeWaiting(rx)
   rx.stall = setTimeout(() => {
     if (rx.done || rx.len !== seq) return
-    if (next === null) {
-      diverge(rx, { seq, expected: null, actual: null, kind: 'extra', waiting })
-      rx.divergence!.diff = `seq ${seq}: the recorded log ends at seq ${seq - 1}, but the agent ${waiting}`
-    } else diverge(rx, { seq, expected: next, actual: null, kind: 'missing', waiting })
+    diverge(rx, { seq, expected: next, actual: null, kind: next === null ? 'extra' : 'missing', waiting })
   }, rx.opts.stallMs ?? 2000)
 }
 
