@@ -90,7 +90,7 @@ function userParts(content: unknown): UIMessagePart[] {
   const out: UIMessagePart[] = []
   for (const raw of Array.isArray(content) ? content : []) {
     const b = raw as Record<string, unknown>
-    if (b?.['type'] === 'text' && typeof b['text'] === 'string') out.push({ type: 'text', text: b['text'], state: 'done' })
+    if (b?.['type'] === 'text' && typeof b['text'] === 'string') out.push({ type: 'text', text: b['text'] })
     else if (b?.['type'] === 'image' && typeof b['mediaType'] === 'string' && typeof b['data'] === 'string') {
       out.push({ type: 'file', mediaType: b['mediaType'], url: `data:${b['mediaType']};base64,${b['data']}` })
     }

@@ -34,7 +34,8 @@ export interface UIMessageChunkAt {
 /** A part of a UI message (JSON form: members the AI SDK leaves `undefined` are absent). */
 export type UIMessagePart =
   | { type: 'step-start' }
-  | { type: 'text'; text: string; state: 'streaming' | 'done' }
+  /** `state` on an assistant's text; a user's text has none (as `useChat` sends it). */
+  | { type: 'text'; text: string; state?: 'streaming' | 'done' }
   | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done' }
   | { type: `tool-${string}`; toolCallId: string; state: 'input-available' | 'output-available' | 'output-error'; input?: unknown; rawInput?: unknown; output?: unknown; errorText?: string }
   | { type: `data-${string}`; id: string; data: unknown }
