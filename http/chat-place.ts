@@ -3,8 +3,8 @@
  * answers a message, or of the turn that is open, or "wait" while the answer has not begun.
  *
  * - `POST /chat` of message M streams the turn that claimed M (its `user/message`); while M is not
- *   logged yet or still pending in the inbox, it waits; if M left the inbox without a turn (a
- *   cancel cleared it), there is nothing to stream.
+ *   logged yet, pending, or claimed but its `user/message` not logged yet, it waits; if a cancel
+ *   took M out of the inbox (a splice with `outcome: 'canceled'`), there is nothing to stream.
  * - `GET /chat/:id/stream` (resume) streams the open turn from its start; with no open turn but
  *   durable prompts pending, the turn that will run them (the window between a send and the first
  *   token resumes too); otherwise nothing (204).
@@ -21,6 +21,8 @@ export class ChatScanner {
   private openTurn: number | null = null
   private readonly claimedAt = new Map<string, number>()
   private readonly inserted = new Set<string>()
+  /** Ids a cancel took out of the inbox (a claim's removal is followed by the message's `user/message`). */
+  private readonly canceled = new Set<string>()
   private lastTurnStart: number | null = null
 
   push(e: LogEvent): void {
@@ -31,8 +33,15 @@ export class ChatScanner {
       const id = (e.data as { message?: { id?: unknown } }).message?.id
       if (typeof id === 'string' && this.openTurn !== null && !this.claimedAt.has(id)) this.claimedAt.set(id, this.openTurn)
     } else if (e.type === 'agent/inbox/spliced') {
+      const d = e.data as { target?: string; inserted?: readonly UserMessage[]; outcome?: string }
+      const list = (): UserMessage[] => d.target === 'next-step' ? this.inbox.nextStep : this.inbox.nextTurn
+      const before = d.outcome === 'canceled' ? new Set(list().map((m) => m.id)) : null
       inboxReducer.apply(this.inbox, e)
-      for (const m of (e.data as { inserted?: readonly UserMessage[] }).inserted ?? []) this.inserted.add(m.id)
+      for (const m of d.inserted ?? []) this.inserted.add(m.id)
+      if (before) {
+        for (const m of list()) before.delete(m.id)
+        for (const id of before) this.canceled.add(id)
+      }
     }
   }
 
@@ -40,8 +49,8 @@ export class ChatScanner {
   forMessage(id: string): ChatPlace {
     const at = this.claimedAt.get(id)
     if (at !== undefined) return { kind: 'turn', index: at }
-    if (!this.inserted.has(id) || this.pending(id)) return { kind: 'wait' }
-    return { kind: 'none' }
+    if (this.canceled.has(id) && !this.pending(id)) return { kind: 'none' }
+    return { kind: 'wait' }
   }
 
   /** Where a resume starts: the open turn; `after` a turn start index, the next turn. */
