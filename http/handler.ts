@@ -39,6 +39,8 @@ export interface SessionHandlerOptions {
   agent?: (sessionId: string) => SessionAgentOptions | Promise<SessionAgentOptions>
   /** PostgreSQL workers run the sessions: prompts go through `store.send`; stop is not available here. */
   workers?: true
+  /** Nothing is written: reads and history only; `POST /chat` and stop answer 405 `READ_ONLY`. */
+  readOnly?: true
   /** Path prefix of every route (e.g. `/api`). Default ''. */
   basePath?: string
   /** Allowed browser origins (exact `scheme://host[:port]`). Default: none, no CORS headers at all. */
@@ -71,8 +73,8 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs an authorize(req, sessionId, action) function: there is no default', { field: 'authorize' })
   }
   if (!options.store) throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs a store', { field: 'store' })
-  if ((options.agent === undefined) === (options.workers === undefined)) {
-    throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs exactly one of agent (this process runs the sessions) or workers: true', { field: 'agent' })
+  if ([options.agent, options.workers, options.readOnly].filter((x) => x !== undefined).length !== 1) {
+    throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs exactly one of agent (this process runs the sessions), workers: true or readOnly: true', { field: 'agent' })
   }
   if (options.workers && typeof (options.store as { send?: unknown }).send !== 'function') {
     throw new TurnlogError('INVALID_ARGUMENT', 'workers: true needs a store with send() (postgresStore)', { field: 'workers' })
@@ -163,6 +165,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     }
 
     // chat
+    if (options.readOnly && method === 'POST') throw new HttpError(405, 'READ_ONLY', 'this server only reads sessions (no agent runs here)', { allow: 'GET, HEAD' })
     if (rawId === undefined) {
       if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST a chat request', { allow: 'POST' })
       const body = await readBody(req)

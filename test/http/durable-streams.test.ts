@@ -194,9 +194,10 @@ describe('Durable Streams protocol details and errors (plain fetch)', () => {
 })
 
 describe('authorize and CORS', () => {
-  it('sessionHandler refuses to start without authorize, or with neither/both of agent and workers', () => {
+  it('sessionHandler refuses to start without authorize, or without exactly one of agent, workers and readOnly', () => {
     expect(() => sessionHandler({ store } as never)).toThrow(/authorize/)
     expect(() => sessionHandler({ store, authorize: allow } as never)).toThrow(/exactly one of agent/)
+    expect(() => sessionHandler({ store, authorize: allow, readOnly: true, agent: () => ({ model: scriptedModel([]) }) })).toThrow(/exactly one of agent/)
     expect(() => sessionHandler({ store, authorize: allow, workers: true })).toThrow(/send\(\)/)
   })
 
