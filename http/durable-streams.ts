@@ -116,24 +116,24 @@ function sseResponse(req: Request, url: URL, tail: SessionTail, from: number, op
         while (!stop.signal.aborted) {
           const len = tail.events.length
           if (next < len || first) {
-            let out = ''
             while (next < len) {
+              const at = next
               const to = Math.min(len, next + opts.maxBatch)
-              out += sseEvent({ event: 'data', data: batchBody(tail.events, next, to) })
+              controller.enqueue(tail.bytes('sse-data', at, to, () => sseEvent({ event: 'data', data: batchBody(tail.events, at, to) })))
               next = to
-              out += sseEvent({ event: 'control', data: JSON.stringify({ streamNextOffset: formatOffset(next), streamCursor: cursor, ...(next === len ? { upToDate: true } : {}) }) })
+              controller.enqueue(encoder.encode(sseEvent({ event: 'control', data: JSON.stringify({ streamNextOffset: formatOffset(next), streamCursor: cursor, ...(next === len ? { upToDate: true } : {}) }) })))
             }
-            if (first && out === '') {
-              out = sseEvent({ event: 'control', data: JSON.stringify({ streamNextOffset: formatOffset(next), streamCursor: cursor, upToDate: true }) })
+            if (first && next === from && len === from) {
+              controller.enqueue(encoder.encode(sseEvent({ event: 'control', data: JSON.stringify({ streamNextOffset: formatOffset(next), streamCursor: cursor, upToDate: true }) })))
             }
             first = false
-            controller.enqueue(encoder.encode(out))
           }
           await tail.wait(next, stop.signal)
           if (tail.failed) break
         }
-      } catch {
+      } catch (err) {
         // the client went away while we wrote: nothing to clean but the timer
+        if (process.env.TURNLOG_HTTP_DEBUG) console.error('sse stream ended:', err)
       } finally {
         clearTimeout(timer)
         req.signal.removeEventListener('abort', onAbort)

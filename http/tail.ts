@@ -137,6 +137,24 @@ export class SessionTail {
     this.timer = null
   }
 
+  private readonly memo = new Map<string, Uint8Array>()
+
+  /**
+   * The bytes `make()` gives for the events [from, to), made once for every client at the same
+   * place (1,000 followers of one session cost one JSON.stringify per batch, not 1,000; B9).
+   * The events of a range never change, so the bytes never go stale; a few recent ranges are kept.
+   */
+  bytes(kind: string, from: number, to: number, make: () => string): Uint8Array {
+    const key = `${kind}:${from}:${to}`
+    let b = this.memo.get(key)
+    if (!b) {
+      b = new TextEncoder().encode(make())
+      this.memo.set(key, b)
+      if (this.memo.size > 16) this.memo.delete(this.memo.keys().next().value!)
+    }
+    return b
+  }
+
   /** Number of clients waiting now (the B9 bench and tests read it). */
   get waiting(): number { return this.waiters.size }
 
