@@ -46,6 +46,8 @@ export class Gate {
       else this.open++
     }
   }
+  /** Holds chunks again from now on (after `release(Infinity)`). */
+  close(): void { this.open = 0 }
   /** Resolves when the model waits at a chunk (so the log holds everything before it). */
   async held(): Promise<void> {
     await until(() => this.waiting.length > 0)
