@@ -38,6 +38,8 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B6'], title: 'memory per idle agent (10,000 agents)', module: './b6-memory.js', export: 'benchMemory' },
   { ids: ['B7'], title: 'fuzzAgent scenarios per second', module: './b7-fuzz.js', export: 'benchFuzz' },
   // the inspector page in headless Chromium: first paint and scrub, 1k and 100k events (skips without chromium)
+  // turnlog/http fan-out: one session followed by 1,000 SSE clients (the clients in a child process)
+  { ids: ['B9'], title: 'turnlog/http: 1,000 SSE clients of one session, p99 delivery delay and memory per client', module: './b9-fanout.js', export: 'benchFanout' },
   { ids: ['INSPECTOR'], title: 'inspector page: first paint and scrub, 1k / 100k events', module: './b6-inspector.js', export: 'benchInspector' },
 ]
 

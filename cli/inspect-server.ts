@@ -13,21 +13,31 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { LogEvent } from '../events/envelope.js'
+import type { TailSource as HttpTailSource } from '../http/tail.js'
 import { TurnlogError } from '../events/errors.js'
 import { JsonlDecoder } from '../events/jsonl.js'
 import { openLogFile } from '../replay/read-log.js'
+import { SessionTail } from '../http/tail.js'
 import { renderPage } from './page.js'
 
-/** Where the events come from. `read` appends the events after `events.length` (in seq order)
- * and throws a coded error on a defect; it is never called twice at once. */
-export interface TailSource {
-  /** The log's header once known (the page shows its id). */
+/** Where the events come from: turnlog/http's `TailSource` (read after `events.length`, in seq
+ * order; a coded error on a defect; `transient` errors are retried at the next poll, every other
+ * one stops the tail), plus the log's header once known (the page shows its id). */
+export interface TailSource extends HttpTailSource {
   header(): unknown
-  read(events: LogEvent[]): Promise<void>
-  close(): Promise<void>
-  /** True for an error after which reading may resume (a dropped database connection): reported,
-   * and the next poll tries again. Default: every error stops the tail (a torn or corrupt file). */
-  transient?(err: unknown): boolean
+}
+
+/**
+ * Where a page's SSE stream starts: after the `Last-Event-ID` its EventSource sends on a reconnect
+ * (the seq of the last event it got), else `?from=` (what the page had at load), else 0. The
+ * header wins: the page's URL keeps the `from` of its first load, and a reconnect that honoured it
+ * resent everything since then.
+ */
+export function resumeFrom(from: string | null, lastEventId: string | string[] | undefined): number {
+  const last = typeof lastEventId === 'string' && /^\d{1,15}$/.test(lastEventId) ? Number(lastEventId) + 1 : null
+  if (last !== null) return last
+  const n = Number(from ?? 0)
+  return Number.isInteger(n) && n >= 0 ? n : 0
 }
 
 export interface InspectorOptions {
@@ -82,39 +92,41 @@ export async function jsonlTail(file: string): Promise<TailSource> {
 export async function startInspector(opts: InspectorOptions): Promise<Inspector> {
   if (!opts.source && opts.file === undefined) throw new TurnlogError('INVALID_ARGUMENT', 'startInspector needs a file or a source', { field: 'LOG' })
   const source = opts.source ?? await jsonlTail(opts.file!)
-  const events: LogEvent[] = []
-  let failed: unknown = null
-  const clients = new Set<ServerResponse>()
-  let reading: Promise<void> | null = null
-
-  const readMore = async (): Promise<void> => {
-    if (failed) return
-    const before = events.length
-    try {
-      await source.read(events)
-    } catch (err) {
-      const again = events.length > 0 && source.transient?.(err) === true
-      if (!again) failed = err
+  // the same tail as turnlog/http: one reader per log, every page waits on it
+  let starting = true
+  let startError: unknown = null
+  const tail = new SessionTail(source, {
+    pollMs: opts.pollMs ?? 200,
+    onError: (err) => {
+      if (starting) startError = err
       opts.onError?.(err)
-    }
-    if (events.length > before) {
-      for (const c of clients) sendFrom(c, before)
-    }
-  }
-  const poll = (): Promise<void> => {
-    reading ??= readMore().finally(() => { reading = null })
-    return reading
-  }
+    },
+  })
+  const events = tail.events
+  const clients = new Set<AbortController>()
+  const poll = (): Promise<void> => tail.refresh()
   await poll()
-  if (failed) {
+  starting = false
+  if (startError) {
     await source.close()
-    throw failed
+    throw startError
   }
 
-  function sendFrom(res: ServerResponse, from: number): void {
-    for (let i = from; i < events.length; i += BATCH) {
-      const batch = events.slice(i, Math.min(events.length, i + BATCH))
-      res.write(`id: ${batch[batch.length - 1]!.seq}\ndata: ${JSON.stringify(batch)}\n\n`)
+  /** Sends the events from seq `from` on, then each batch as the tail grows, until the page goes away. */
+  async function follow(res: ServerResponse, from: number, stop: AbortSignal): Promise<void> {
+    let next = from
+    while (!stop.aborted) {
+      while (next < events.length) {
+        const to = Math.min(events.length, next + BATCH)
+        res.write(`id: ${events[to - 1]!.seq}\ndata: ${JSON.stringify(events.slice(next, to))}\n\n`)
+        next = to
+      }
+      if (tail.failed) {
+        // the log stopped decoding: keep the page connected with what it has (no reconnect storm)
+        await new Promise((r) => stop.addEventListener('abort', r, { once: true }))
+        break
+      }
+      await tail.wait(next, stop)
     }
   }
 
@@ -150,12 +162,15 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
       return
     }
     if (url.pathname === '/events') {
-      const from = Number(url.searchParams.get('from') ?? req.headers['last-event-id'] ?? 0)
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' })
       res.write('retry: 1000\n\n')
-      sendFrom(res, Number.isInteger(from) && from >= 0 ? from : 0)
-      clients.add(res)
-      req.on('close', () => clients.delete(res))
+      const stop = new AbortController()
+      clients.add(stop)
+      const end = (): void => { stop.abort(); clients.delete(stop) }
+      req.on('close', end)
+      await follow(res, resumeFrom(url.searchParams.get('from'), req.headers['last-event-id']), stop.signal)
+      end()
+      res.end()
       return
     }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' })
@@ -183,12 +198,11 @@ export async function startInspector(opts: InspectorOptions): Promise<Inspector>
     poll,
     async close() {
       clearInterval(timer)
-      for (const c of clients) c.end()
+      for (const c of clients) c.abort()
       clients.clear()
       server.closeAllConnections()
       await new Promise<void>((r) => server.close(() => r()))
-      await reading
-      await source.close()
+      await tail.close()
     },
   }
 }

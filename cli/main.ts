@@ -15,6 +15,7 @@ import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { inspectCommand } from './commands/inspect.js'
+import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
 import { copyCommand, sessionsCommand } from './pg.js'
 import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
@@ -109,6 +110,13 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
     .action(async (log: string, opts: { port?: string; maxSteps?: string; maxRetries?: string }) => done(await inspectCommand(log, opts, io)))
+
+  p.command('serve')
+    .description('serve the sessions of STORE over HTTP on 127.0.0.1 (turnlog/http: Durable Streams reads, the AI SDK chat protocol)')
+    .argument('<STORE>', 'a JSONL directory or postgres://…')
+    .option('--port <N>', 'the port (default 7358; 0: any free port)')
+    .option('--agent <MODULE>', 'JSONL: a module whose default export is (sessionId) => agent options (without it: read-only)')
+    .action(async (store: string, opts: { port?: string; agent?: string }) => done(await serveCommand(store, opts, io)))
 
   p.command('sessions')
     .description('list the sessions of a PostgreSQL store: status, events, pending input, last activity, lease owner')

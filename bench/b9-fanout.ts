@@ -1,0 +1,93 @@
+/**
+ * B9 (quality.md): one session followed live by 1,000 SSE clients of turnlog/http in one process,
+ * against one client in the same run. The server (sessionHandler + toNodeListener on node:http, an
+ * agent of this process on a memory store) runs here; the clients run in a child process
+ * (b9-clients.ts) so the memory measured is the server's. A turn of 200 text chunks, one every
+ * 10 ms, is followed by every client; delay = receipt time minus the event's commit `time` (ms,
+ * the same machine clock). Memory per client = (heap + external after the clients connected −
+ * before) / clients, both after a full GC.
+ */
+import { spawn } from 'node:child_process'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { sessionHandler } from '../http/index.js'
+import { scriptedModel } from '../models/index.js'
+import { memoryStore } from '../stores/index.js'
+import { toNodeListener } from '../http/node.js'
+import { collectGarbage, envInt, round, type BenchResult } from './common.js'
+
+const CHILD = fileURLToPath(new URL('./b9-clients.js', import.meta.url))
+const CHUNKS = 200
+
+async function run(clients: number): Promise<{ p50: number; p99: number; max: number; bytesPerClient: number; samples: number }> {
+  const store = memoryStore()
+  const text = 'x'.repeat(CHUNKS)
+  const handler = sessionHandler({
+    store, authorize: () => true,
+    sseMaxMs: 600_000, // one connection per client for the whole run (the default closes at 60 s)
+    agent: () => ({
+      model: scriptedModel([{ text: 'ready' }, { text, chunkSize: 1, delayMs: 10 }]),
+    }),
+  })
+  const server = createServer(toNodeListener(handler))
+  server.maxConnections = clients + 16
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const post = (id: string, text: string): Promise<string> => fetch(`${base}/chat`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 'b9', trigger: 'submit-message', messages: [{ id, role: 'user', parts: [{ type: 'text', text }] }] }),
+  }).then((r) => r.text())
+  try {
+    await post('m1', 'start') // turn 1: the session exists
+    collectGarbage()
+    const before = process.memoryUsage()
+    const child = spawn(process.execPath, [CHILD, `${base}/sessions/b9`, String(clients), '2'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    const readyP = new Promise<void>((resolve, reject) => {
+      child.stdout.setEncoding('utf8')
+      child.stdout.on('data', (d: string) => { out += d; if (out.includes('ready\n')) resolve() })
+      child.on('close', (code) => { if (!out.includes('ready\n')) reject(new Error(`b9 clients exited ${code}`)) })
+    })
+    await readyP
+    collectGarbage()
+    const after = process.memoryUsage()
+    const resultP = new Promise<{ samples: number; p50: number; p99: number; max: number }>((resolve, reject) => {
+      child.on('close', (code) => {
+        const line = out.split('\n').find((l) => l.startsWith('{'))
+        if (code !== 0 || !line) reject(new Error(`b9 clients exited ${code}`))
+        else resolve(JSON.parse(line) as { samples: number; p50: number; p99: number; max: number })
+      })
+    })
+    void post('m2', 'go') // turn 2: followed by every client
+    const r = await resultP
+    const bytes = (after.heapUsed + after.external) - (before.heapUsed + before.external)
+    return { ...r, bytesPerClient: bytes / clients }
+  } finally {
+    server.closeAllConnections()
+    await new Promise<void>((r) => server.close(() => r()))
+    await handler.close()
+  }
+}
+
+export async function benchFanout(log: (line: string) => void = () => {}): Promise<BenchResult> {
+  const n = envInt('TURNLOG_B9_CLIENTS', 1000)
+  const one = await run(1)
+  log(`B9 one client: p99 ${one.p99} ms, ${round(one.bytesPerClient / 1024, 1)} KB`)
+  const many = await run(n)
+  log(`B9 ${n} clients: p99 ${many.p99} ms, ${round(many.bytesPerClient / 1024, 1)} KB per client`)
+  return {
+    value: many.p99,
+    unit: `ms p99 delivery delay, ${n} SSE clients`,
+    target: '<= 50',
+    detail: {
+      clients: n,
+      p50Ms: many.p50, p99Ms: many.p99, maxMs: many.max, samples: many.samples,
+      kbPerClient: round(many.bytesPerClient / 1024, 2),
+      kbPerClientTarget: '<= 20',
+      oneClient: { p50Ms: one.p50, p99Ms: one.p99, maxMs: one.max, kb: round(one.bytesPerClient / 1024, 2) },
+      p99RatioVsOneClient: one.p99 > 0 ? round(many.p99 / one.p99, 2) : null,
+      machine: 'shared 2-core machine (9 agents)',
+    },
+  }
+}

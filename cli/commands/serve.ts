@@ -1,0 +1,99 @@
+/**
+ * `turnlog serve STORE [--port N] [--agent MODULE]`: turnlog/http's `sessionHandler` for
+ * development, on 127.0.0.1 only. STORE is a JSONL directory or a `postgres://` URL.
+ * - JSONL: with `--agent MODULE` (its default export: `(sessionId) => agentOptions`) this process
+ *   runs the sessions and the chat routes work; without it the server only reads.
+ * - PostgreSQL: prompts go through `store.send` and the store's workers run them (`workers: true`).
+ * `authorize` allows a request only when its Host is this loopback address (a web page elsewhere
+ * cannot reach the sessions through DNS rebinding); there is no other user here.
+ */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { TurnlogError } from '../../events/errors.js'
+import { sessionHandler, type SessionHandlerOptions } from '../../http/handler.js'
+import { toNodeListener } from '../../http/node.js'
+import type { SessionAgentOptions } from '../../http/sessions.js'
+import type { LogStore } from '../../stores/types.js'
+import { EXIT_OK, parseCount } from '../errors.js'
+import type { CliIo } from '../io.js'
+import { isPgUrl, redact } from '../pg.js'
+
+export interface ServeCommandOptions {
+  port?: string
+  agent?: string
+  /** Tests: called with the server's URL instead of waiting for a signal. */
+  onListening?: (url: string) => Promise<void>
+}
+
+async function loadAgent(module: string): Promise<(id: string) => SessionAgentOptions | Promise<SessionAgentOptions>> {
+  let mod: { default?: unknown }
+  try {
+    mod = await import(pathToFileURL(resolve(module)).href) as { default?: unknown }
+  } catch (err) {
+    throw new TurnlogError('INVALID_ARGUMENT', `--agent ${module}: cannot import it: ${(err as Error)?.message ?? String(err)}`, { field: '--agent' }, { cause: err })
+  }
+  if (typeof mod.default !== 'function') {
+    throw new TurnlogError('INVALID_ARGUMENT', `--agent ${module}: its default export must be a function (sessionId) => agent options`, { field: '--agent' })
+  }
+  return mod.default as (id: string) => SessionAgentOptions
+}
+
+export async function serveCommand(storeArg: string, opts: ServeCommandOptions, io: CliIo): Promise<number> {
+  const port = opts.port !== undefined ? parseCount(opts.port, '--port') : 7358
+  let store: LogStore & { close?: () => Promise<void> }
+  let mode: Pick<SessionHandlerOptions, 'agent' | 'workers' | 'readOnly'>
+  let label: string
+  if (isPgUrl(storeArg)) {
+    const { postgresStore } = await import('../../stores/postgres/store.js')
+    store = postgresStore({ connectionString: storeArg })
+    mode = { workers: true }
+    label = redact(storeArg)
+  } else {
+    const { jsonlStore } = await import('../../stores/jsonl/store.js')
+    store = jsonlStore(resolve(storeArg))
+    mode = opts.agent !== undefined ? { agent: await loadAgent(opts.agent) } : { readOnly: true }
+    label = storeArg
+  }
+  let bound = 0
+  const handler = sessionHandler({
+    store, ...mode,
+    authorize: (req) => {
+      const host = req.headers.get('host')
+      return host === `127.0.0.1:${bound}` || host === `localhost:${bound}`
+    },
+    onError: (err) => io.stderr(`serve: ${(err as Error)?.message ?? String(err)}\n`),
+  })
+  const server = createServer(toNodeListener(handler))
+  try {
+    await new Promise<void>((ok, fail) => {
+      server.once('error', (err: Error) => fail(new TurnlogError('INVALID_ARGUMENT', `cannot listen on 127.0.0.1:${port}: ${err.message}`, { field: '--port' }, { cause: err })))
+      server.listen(port, '127.0.0.1', () => ok())
+    })
+    bound = (server.address() as AddressInfo).port
+    const url = `http://127.0.0.1:${bound}`
+    const what = 'workers' in mode && mode.workers ? 'chat through the store\'s workers' : 'agent' in mode && mode.agent ? 'chat with --agent' : 'read-only'
+    io.stdout(`serving ${label} at ${url} (127.0.0.1 only; ${what}): GET /sessions/:id, POST /chat, GET /chat/:id/messages; Ctrl-C to stop\n`)
+    if (opts.onListening) await opts.onListening(url)
+    else await untilSignal()
+  } finally {
+    server.closeAllConnections()
+    await new Promise<void>((r) => server.close(() => r()))
+    await handler.close()
+    await store.close?.()
+  }
+  return EXIT_OK
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (): void => {
+      process.off('SIGINT', stop)
+      process.off('SIGTERM', stop)
+      resolve()
+    }
+    process.on('SIGINT', stop)
+    process.on('SIGTERM', stop)
+  })
+}

@@ -1,0 +1,246 @@
+/**
+ * `sessionHandler(options)`: a Fetch API handler `(Request) => Promise<Response>` serving sessions
+ * (api.md "Serving sessions over HTTP"):
+ *
+ * | route | action asked of `authorize` |
+ * | --- | --- |
+ * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
+ * | `POST /chat` | `write` |
+ * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
+ * | `POST /chat/:id/stop` | `cancel` |
+ *
+ * Every request is authorized before anything about the session is revealed (an unknown session
+ * is a 404 only to a caller allowed to read it). Errors are JSON `{ error: { code, message } }`.
+ * CORS headers are sent only for the origins listed in `cors.origins`.
+ */
+import { TurnlogError } from '../events/errors.js'
+import { isValidSessionId } from '../stores/ids.js'
+import type { LogStore } from '../stores/types.js'
+import { chatStreamResponse, parseChatBody } from './chat.js'
+import type { ChatScanner, ChatPlace } from './chat-place.js'
+import { ChatScanner as Scanner } from './chat-place.js'
+import { headResponse, readResponse, type ReadOptions } from './durable-streams.js'
+import { errorResponse, EXPOSED_HEADERS, HttpError } from './protocol.js'
+import { Sessions, type SessionAgentOptions } from './sessions.js'
+import { toUIMessages } from './ui-messages.js'
+
+/** What a request wants to do with a session. */
+export type SessionAction = 'read' | 'write' | 'cancel'
+
+export interface SessionHandlerOptions {
+  store: LogStore
+  /**
+   * Asked before every request with the session it names and what it wants; `true` allows it.
+   * Required: there is no default. A throw or a rejection is a 500 (`AUTHORIZE_FAILED`), never an
+   * allow; an answer that takes longer than `authorizeTimeoutMs` is a 503.
+   */
+  authorize: (req: Request, sessionId: string, action: SessionAction) => boolean | Promise<boolean>
+  /** The options of each session's agent: this process runs the sessions (JSONL, memory, PostgreSQL). */
+  agent?: (sessionId: string) => SessionAgentOptions | Promise<SessionAgentOptions>
+  /** PostgreSQL workers run the sessions: prompts go through `store.send`; stop is not available here. */
+  workers?: true
+  /** Nothing is written: reads and history only; `POST /chat` and stop answer 405 `READ_ONLY`. */
+  readOnly?: true
+  /** Path prefix of every route (e.g. `/api`). Default ''. */
+  basePath?: string
+  /** Allowed browser origins (exact `scheme://host[:port]`). Default: none, no CORS headers at all. */
+  cors?: { origins: readonly string[] }
+  /** Largest request body in bytes. Default 1 MiB. */
+  maxBodyBytes?: number
+  /** How often a session that no agent of this process writes is polled while followed. Default 250 ms. */
+  pollMs?: number
+  longPollMs?: number
+  sseMaxMs?: number
+  /** Most events per SSE data event. Default 1,000. */
+  maxBatch?: number
+  /** Most events per catch-up or long-poll response. Default 100,000. */
+  maxCatchUp?: number
+  authorizeTimeoutMs?: number
+  /** A read error of a followed log (the request gets a 500; the handler keeps serving). */
+  onError?: (err: unknown) => void
+}
+
+export interface SessionHandler {
+  (req: Request): Promise<Response>
+  /** Disposes the agents this handler runs (their logs stay durable) and ends every follow. */
+  close(): Promise<void>
+}
+
+const ROUTE = /^\/(sessions|chat)(?:\/([^/]+))?(?:\/(stream|stop|messages))?\/?$/
+
+export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
+  if (typeof options?.authorize !== 'function') {
+    throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs an authorize(req, sessionId, action) function: there is no default', { field: 'authorize' })
+  }
+  if (!options.store) throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs a store', { field: 'store' })
+  if ([options.agent, options.workers, options.readOnly].filter((x) => x !== undefined).length !== 1) {
+    throw new TurnlogError('INVALID_ARGUMENT', 'sessionHandler needs exactly one of agent (this process runs the sessions), workers: true or readOnly: true', { field: 'agent' })
+  }
+  if (options.workers && typeof (options.store as { send?: unknown }).send !== 'function') {
+    throw new TurnlogError('INVALID_ARGUMENT', 'workers: true needs a store with send() (postgresStore)', { field: 'workers' })
+  }
+  const base = (options.basePath ?? '').replace(/\/$/, '')
+  const origins = new Set(options.cors?.origins ?? [])
+  const maxBody = options.maxBodyBytes ?? 1 << 20
+  const readOpts: ReadOptions = { maxBatch: options.maxBatch ?? 1000, maxCatchUp: options.maxCatchUp ?? 100_000, longPollMs: options.longPollMs ?? 20_000, sseMaxMs: options.sseMaxMs ?? 60_000 }
+  const sessions = new Sessions(options.store, options.agent, { pollMs: options.pollMs ?? 250, onError: options.onError })
+
+  const corsHeaders = (req: Request): Record<string, string> => {
+    const origin = req.headers.get('origin')
+    if (origin === null || !origins.has(origin)) return {}
+    return { 'access-control-allow-origin': origin, vary: 'Origin', 'access-control-expose-headers': EXPOSED_HEADERS }
+  }
+
+  async function authorize(req: Request, sessionId: string, action: SessionAction): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const timeout = new Promise<'timeout'>((r) => { timer = setTimeout(() => r('timeout'), options.authorizeTimeoutMs ?? 10_000) })
+    let answer: unknown
+    try {
+      answer = await Promise.race([Promise.resolve().then(() => options.authorize(req, sessionId, action)), timeout])
+    } catch (err) {
+      throw new HttpError(500, 'AUTHORIZE_FAILED', `authorize threw: ${(err as Error)?.message ?? String(err)}`)
+    } finally {
+      clearTimeout(timer)
+    }
+    if (answer === 'timeout') throw new HttpError(503, 'AUTHORIZE_TIMEOUT', 'authorize did not answer in time')
+    if (answer !== true) throw new HttpError(403, 'FORBIDDEN', `not allowed to ${action} this session`)
+  }
+
+  function sessionId(raw: string | undefined): string {
+    let id: string
+    try {
+      id = decodeURIComponent(raw ?? '')
+    } catch {
+      throw new HttpError(400, 'INVALID_SESSION_ID', 'the session id is not valid URL encoding')
+    }
+    if (!isValidSessionId(id)) throw new HttpError(400, 'INVALID_SESSION_ID', 'invalid session id: use 1–128 of [A-Za-z0-9._-], starting with a letter or digit, without ..')
+    return id
+  }
+
+  async function readBody(req: Request): Promise<unknown> {
+    const declared = Number(req.headers.get('content-length') ?? NaN)
+    if (declared > maxBody) throw new HttpError(413, 'BODY_TOO_LARGE', `the body is larger than ${maxBody} bytes`)
+    const chunks: Uint8Array[] = []
+    let size = 0
+    if (req.body) {
+      const reader = req.body.getReader()
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        size += value.byteLength
+        if (size > maxBody) {
+          await reader.cancel().catch(() => {})
+          throw new HttpError(413, 'BODY_TOO_LARGE', `the body is larger than ${maxBody} bytes`)
+        }
+        chunks.push(value)
+      }
+    }
+    const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks))
+    try {
+      return JSON.parse(text)
+    } catch {
+      throw new HttpError(400, 'BAD_JSON', 'the body is not JSON')
+    }
+  }
+
+  async function route(req: Request): Promise<Response> {
+    const url = new URL(req.url)
+    if (base !== '' && !url.pathname.startsWith(base + '/')) throw new HttpError(404, 'NOT_FOUND', 'no such route')
+    const m = ROUTE.exec(url.pathname.slice(base.length))
+    if (!m) throw new HttpError(404, 'NOT_FOUND', 'no such route')
+    const [, kind, rawId, sub] = m
+    const method = req.method.toUpperCase()
+
+    if (kind === 'sessions') {
+      if (rawId === undefined || sub !== undefined) throw new HttpError(404, 'NOT_FOUND', 'no such route')
+      if (method !== 'GET' && method !== 'HEAD') {
+        throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'a session log is written by its agent only: read it with GET or HEAD', { allow: 'GET, HEAD' })
+      }
+      const id = sessionId(rawId)
+      await authorize(req, id, 'read')
+      if (!await sessions.exists(id)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
+      const tail = await sessions.tail(id)
+      if (method === 'HEAD') return headResponse(tail)
+      return readResponse(req, url, tail, readOpts)
+    }
+
+    // chat
+    if (options.readOnly && method === 'POST') throw new HttpError(405, 'READ_ONLY', 'this server only reads sessions (no agent runs here)', { allow: 'GET, HEAD' })
+    if (rawId === undefined) {
+      if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST a chat request', { allow: 'POST' })
+      const body = await readBody(req)
+      const prompt = parseChatBody(body)
+      await authorize(req, prompt.sessionId, 'write')
+      const exists = await sessions.exists(prompt.sessionId)
+      const tail = exists ? await sessions.tail(prompt.sessionId) : null
+      const scanner = new Scanner()
+      for (const e of tail?.events ?? []) scanner.push(e)
+      // a retried POST (same message id) streams the same turn without sending the prompt twice
+      if (!scanner.known(prompt.messageId)) {
+        try {
+          await sessions.send(prompt.sessionId, { id: prompt.messageId, content: [{ type: 'text', text: prompt.text }] })
+        } catch (err) {
+          if (!TurnlogError.is(err) || err.code !== 'DUPLICATE_PENDING_ID') throw asHttp(err)
+        }
+      }
+      return chatStreamResponse(req, await sessions.tail(prompt.sessionId), (s) => s.forMessage(prompt.messageId))
+    }
+    const id = sessionId(rawId)
+    if (sub === 'stop') {
+      if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST to stop', { allow: 'POST' })
+      await authorize(req, id, 'cancel')
+      if (options.workers) throw new HttpError(501, 'NOT_SUPPORTED', 'stop needs the agent in this process: with workers, cancel where the session runs')
+      const running = sessions.running(id)
+      if (running) (await running).cancel({ kind: 'user' })
+      return new Response(null, { status: 204 })
+    }
+    if (method !== 'GET') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' })
+    await authorize(req, id, 'read')
+    if (sub === 'messages') {
+      const events = await sessions.exists(id) ? (await sessions.tail(id)).events : []
+      return new Response(JSON.stringify(toUIMessages(events)), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
+    }
+    if (sub === 'stream') {
+      if (!await sessions.exists(id)) return new Response(null, { status: 204 })
+      const tail = await sessions.tail(id)
+      const first = new Scanner()
+      for (const e of tail.events) first.push(e)
+      const now = first.forResume()
+      if (now.kind === 'none') return new Response(null, { status: 204 })
+      const after = first.lastStart ?? -1
+      return chatStreamResponse(req, tail, (s: ChatScanner): ChatPlace => now.kind === 'turn' ? now : s.forResume(after))
+    }
+    throw new HttpError(404, 'NOT_FOUND', 'no such route')
+  }
+
+  const handler = (async (req: Request): Promise<Response> => {
+    const cors = corsHeaders(req)
+    if (req.method.toUpperCase() === 'OPTIONS') {
+      if (Object.keys(cors).length === 0) return errorResponse(new HttpError(403, 'CORS_ORIGIN', 'this origin is not allowed'))
+      return new Response(null, {
+        status: 204,
+        headers: { ...cors, 'access-control-allow-methods': 'GET, HEAD, POST', 'access-control-allow-headers': req.headers.get('access-control-request-headers') ?? 'content-type', 'access-control-max-age': '600' },
+      })
+    }
+    try {
+      const res = await route(req)
+      for (const [k, v] of Object.entries(cors)) res.headers.set(k, v)
+      return res
+    } catch (err) {
+      const e = asHttp(err)
+      if (e.status >= 500) options.onError?.(err)
+      return errorResponse(e, cors)
+    }
+  }) as SessionHandler
+  handler.close = () => sessions.close()
+  return handler
+}
+
+function asHttp(err: unknown): HttpError {
+  if (err instanceof HttpError) return err
+  if (TurnlogError.is(err)) {
+    const status = err.code === 'SESSION_NOT_FOUND' ? 404 : err.code === 'INVALID_SESSION_ID' ? 400 : err.code === 'SESSION_OWNED' ? 409 : 500
+    return new HttpError(status, err.code, err.message)
+  }
+  return new HttpError(500, 'INTERNAL', (err as Error)?.message ?? String(err))
+}

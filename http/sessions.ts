@@ -1,0 +1,129 @@
+/**
+ * The sessions a handler serves: one `SessionTail` per followed session, and (with `agent`) the
+ * agents this process runs. An agent is created for a new session (`createAgent`) or resumed for
+ * one that exists (`resumeAgent`: repair, then the owed work) on the first write, and kept until
+ * the handler closes. Its durable events feed the session's tail: after every commit the tail is
+ * given what `agent.flush()` has made durable, so a client never sees an event that a crash could
+ * take back. With `workers` (PostgreSQL), nothing runs here: input goes through `store.send` and
+ * the tail polls the store.
+ */
+import type { Agent, AgentOptions } from '../agent/types.js'
+import { createAgent } from '../agent/agent.js'
+import { TurnlogError } from '../events/errors.js'
+import { resumeAgent } from '../replay/resume.js'
+import type { LogStore } from '../stores/types.js'
+import { SessionTail, storeTailSource, type SessionTailOptions } from './tail.js'
+
+/** What an agent of a session is made of (the handler adds `store` and `sessionId`). */
+export type SessionAgentOptions = Omit<AgentOptions, 'store' | 'storeWriter' | 'sessionId' | 'prefix'>
+
+/** A store that takes durable input without a lease (PostgreSQL's `send`). */
+export interface SendingStore extends LogStore {
+  send(sessionId: string, message: { id?: string; content: unknown }, opts?: { target?: 'next-turn' | 'next-step' }): Promise<string>
+}
+
+export class Sessions {
+  private readonly tails = new Map<string, SessionTail>()
+  private readonly agents = new Map<string, Promise<Agent>>()
+  private closed = false
+
+  constructor(
+    private readonly store: LogStore,
+    private readonly agentOptions: ((sessionId: string) => SessionAgentOptions | Promise<SessionAgentOptions>) | undefined,
+    private readonly tailOptions: SessionTailOptions,
+  ) {}
+
+  /** True when the session exists (in the store, or as an agent of this process not yet flushed). */
+  async exists(id: string): Promise<boolean> {
+    return this.agents.has(id) || (this.tails.get(id)?.events.length ?? 0) > 0 || await this.store.has(id)
+  }
+
+  /** The session's tail, read up to what is durable now. */
+  async tail(id: string): Promise<SessionTail> {
+    let t = this.tails.get(id)
+    if (!t) {
+      t = new SessionTail(storeTailSource(this.store, id), this.tailOptions)
+      this.tails.set(id, t)
+    }
+    await t.refresh()
+    return t
+  }
+
+  /** The running agent of a session of this process, if any. */
+  running(id: string): Promise<Agent> | undefined {
+    return this.agents.get(id)
+  }
+
+  /** Sends a prompt: to this process's agent (created or resumed on demand), or through `store.send`. */
+  async send(id: string, message: { id: string; content: Array<{ type: 'text'; text: string }> }): Promise<void> {
+    if (this.closed) throw new TurnlogError('AGENT_DISPOSED', 'the handler is closed')
+    if (!this.agentOptions) {
+      await (this.store as SendingStore).send(id, { id: message.id, content: message.content })
+      return
+    }
+    const agent = await this.agent(id)
+    agent.followup({ id: message.id, content: message.content })
+  }
+
+  private agent(id: string): Promise<Agent> {
+    let p = this.agents.get(id)
+    if (!p) {
+      p = this.start(id)
+      this.agents.set(id, p)
+      // a failed start is not cached: the next request tries again
+      p.catch(() => { if (this.agents.get(id) === p) this.agents.delete(id) })
+    }
+    return p
+  }
+
+  private async start(id: string): Promise<Agent> {
+    const options = await this.agentOptions!(id)
+    const exists = await this.store.has(id)
+    let agent: Agent
+    if (exists) {
+      const r = await this.store.open(id, 'read')
+      const length = r.length
+      await r.close()
+      agent = length > 0
+        ? await resumeAgent({ ...options, store: this.store, sessionId: id })
+        : createAgent({ ...options, store: this.store, sessionId: id })
+    } else {
+      agent = createAgent({ ...options, store: this.store, sessionId: id })
+    }
+    const tail = this.tails.get(id) ?? new SessionTail(storeTailSource(this.store, id), this.tailOptions)
+    this.tails.set(id, tail)
+    this.feed(agent, tail)
+    return agent
+  }
+
+  /** Hands the agent's durable events to the tail after each flush (one flush in flight at a time). */
+  private feed(agent: Agent, tail: SessionTail): void {
+    let flushing = false
+    let stopped = false
+    const pump = (): void => {
+      if (flushing || stopped) return
+      flushing = true
+      const n = agent.events.length
+      agent.flush().then(() => {
+        flushing = false
+        tail.feed(agent.events, n)
+        if (agent.events.length > n) pump()
+      }, () => {
+        // the store failed: the agent halted (PERSISTENCE_FAILED); the tail reads the store again
+        stopped = true
+        tail.unfeed()
+      })
+    }
+    agent.subscribe(() => pump())
+    pump()
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    const agents = await Promise.allSettled([...this.agents.values()])
+    for (const a of agents) if (a.status === 'fulfilled') await a.value.dispose()
+    for (const t of this.tails.values()) await t.close()
+    this.tails.clear()
+    this.agents.clear()
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * The projection of a session log onto the AI SDK's UI message stream (v1): one assistant message
+ * per turn, from its `turn/start` to its `turn/end`. Pure: a fold over events, no I/O.
+ *
+ * Each chunk carries the seq of the event that made it, and what a chunk looks like depends only
+ * on the events of its own turn. So the chunks of the events from seq `r` on are the same whether
+ * the fold started at 0, at the turn's `turn/start`, or anywhere before `r`: a resume from any seq
+ * finds its place without replaying or duplicating anything (`toUIMessageChunks(events, r)`).
+ *
+ * The mapping (docs/ARCHITECTURE.md "Decisions: HTTP"):
+ * - `turn/start` → `start` (message id `turn-N`); `step/start` → `start-step`; `step/end` closes
+ *   the blocks the model left open, then `finish-step`.
+ * - `assistant/chunk` text and reasoning blocks → `text-*` / `reasoning-*`; a step that logged an
+ *   `assistant/message` without any streamed text shows the message's blocks whole.
+ * - `tool/call` → `tool-input-available` (arguments that are not JSON: `tool-input-error`);
+ *   `tool/result` → `tool-output-available` / `tool-output-error` (compaction's replacements are
+ *   not shown again: the UI keeps what the user saw).
+ * - `llm/retry`, `compaction/end`, `turn/end` → `data-turnlog-retry` / `-compaction` / `-turn-end`
+ *   parts (stock UIs ignore them); `turn/end` → `error` (a failed turn), `abort` (a cancelled one),
+ *   then `finish`.
+ * - Everything outside turns (inbox edits, headers) and user messages are not chunks:
+ *   `toUIMessages` places user messages.
+ */
+import type { LogEvent } from '../events/envelope.js'
+import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt } from './ui-types.js'
+
+interface Block { kind: 'text' | 'reasoning'; id: string }
+
+interface TurnState {
+  turn: number
+  step: number
+  /** Open text/reasoning blocks of the current step, by the model's block index. */
+  open: Map<number, Block>
+  /** The current step streamed text or reasoning (its `assistant/message` is then not re-shown). */
+  streamed: boolean
+  /** Tool call ids shown in this turn (a result needs its call's part). */
+  calls: Map<string, string>
+}
+
+/** A read-only record guard: log data is validated, but a plugin's or a hostile log's shape is not assumed. */
+function rec(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {}
+}
+function num(v: unknown): number { return typeof v === 'number' ? v : -1 }
+function str(v: unknown): string { return typeof v === 'string' ? v : '' }
+
+/** The text of a tool result's content: plain text when every block is text, else the blocks. */
+function toolOutput(message: Record<string, unknown>): unknown {
+  const content = Array.isArray(message['content']) ? message['content'] as unknown[] : []
+  if (content.every((b) => rec(b)['type'] === 'text')) return content.map((b) => str(rec(b)['text'])).join('')
+  return content
+}
+
+function finishReason(kind: string): 'stop' | 'length' | 'error' | 'other' {
+  if (kind === 'completed') return 'stop'
+  if (kind === 'max-tokens') return 'length'
+  if (kind === 'error') return 'error'
+  return 'other'
+}
+
+/**
+ * An incremental projector: feed every event in seq order with `push`; it returns the chunks that
+ * event makes. Starting one at a turn's `turn/start` gives the same chunks for that turn as
+ * starting at seq 0. O(1) per event apart from the event's own content.
+ */
+export class UIChunkProjector {
+  private t: TurnState | null = null
+
+  /** The turn that is open after the events pushed so far, or null. */
+  get openTurn(): number | null { return this.t?.turn ?? null }
+
+  push(e: LogEvent): UIMessageChunkAt[] {
+    const out: UIMessageChunkAt[] = []
+    const d = rec(e.data)
+    const emit = (chunk: UIMessageChunk): void => { out.push({ seq: e.seq, turn: this.t!.turn, chunk }) }
+    if (e.type === 'turn/start') {
+      this.t = { turn: num(d['turn']), step: -1, open: new Map(), streamed: false, calls: new Map() }
+      emit({ type: 'start', messageId: turnMessageId(this.t.turn) })
+      return out
+    }
+    const t = this.t
+    if (t === null) return out
+    switch (e.type) {
+      case 'step/start':
+        t.step = num(d['step'])
+        t.open.clear()
+        t.streamed = false
+        emit({ type: 'start-step' })
+        break
+      case 'assistant/chunk':
+        this.chunk(rec(d['chunk']), emit)
+        break
+      case 'assistant/message':
+        if (!t.streamed) this.wholeMessage(rec(d['message']), emit)
+        break
+      case 'tool/call': {
+        const callId = str(d['callId'])
+        const toolName = str(d['name'])
+        const raw = str(d['arguments'])
+        t.calls.set(callId, toolName)
+        let input: unknown
+        try {
+          input = JSON.parse(raw)
+        } catch {
+          emit({ type: 'tool-input-error', toolCallId: callId, toolName, input: raw, errorText: 'the arguments are not JSON' })
+          break
+        }
+        emit({ type: 'tool-input-available', toolCallId: callId, toolName, input })
+        break
+      }
+      case 'tool/result': {
+        if (e.surfaceOp !== undefined && e.surfaceOp !== 'append') break // compaction's replacement
+        const callId = str(d['callId'])
+        if (!t.calls.has(callId)) break // a result for a call this turn never showed
+        const error = d['error']
+        if (error !== undefined) emit({ type: 'tool-output-error', toolCallId: callId, errorText: str(rec(error)['message']) })
+        else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message'])) })
+        break
+      }
+      case 'step/end':
+        this.closeBlocks(emit)
+        emit({ type: 'finish-step' })
+        break
+      case 'llm/retry':
+        emit({ type: 'data-turnlog-retry', id: `retry-${e.seq}`, data: { attempt: d['attempt'], delayMs: d['delayMs'], failure: d['failure'] } })
+        break
+      case 'compaction/end':
+        emit({ type: 'data-turnlog-compaction', id: `compaction-${e.seq}`, data: { compactionId: d['compactionId'], ...(d['error'] !== undefined ? { error: d['error'] } : {}) } })
+        break
+      case 'turn/end': {
+        this.closeBlocks(emit)
+        const reason = rec(d['reason'])
+        const kind = str(reason['kind'])
+        emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
+        if (kind === 'error') emit({ type: 'error', errorText: str(rec(reason['failure'])['message']) || 'the turn failed' })
+        if (kind === 'aborted') emit({ type: 'abort', reason: str(rec(reason['cause'])['kind']) || 'aborted' })
+        emit({ type: 'finish', finishReason: finishReason(kind) })
+        this.t = null
+        break
+      }
+      default:
+        break
+    }
+    return out
+  }
+
+  private chunk(c: Record<string, unknown>, emit: (c: UIMessageChunk) => void): void {
+    const t = this.t!
+    const index = num(c['index'])
+    switch (c['type']) {
+      case 'block-start': {
+        const kind = c['blockType']
+        if (kind !== 'text' && kind !== 'reasoning') return
+        if (t.open.has(index)) return
+        const block: Block = { kind, id: `${kind === 'text' ? 't' : 'r'}${t.step}-${index}` }
+        t.open.set(index, block)
+        t.streamed = true
+        emit(kind === 'text' ? { type: 'text-start', id: block.id } : { type: 'reasoning-start', id: block.id })
+        return
+      }
+      case 'text-delta':
+      case 'reasoning-delta': {
+        const block = t.open.get(index)
+        const kind = c['type'] === 'text-delta' ? 'text' : 'reasoning'
+        if (block?.kind !== kind) return
+        const delta = str(c['text'])
+        if (delta === '') return
+        emit(kind === 'text' ? { type: 'text-delta', id: block.id, delta } : { type: 'reasoning-delta', id: block.id, delta })
+        return
+      }
+      case 'block-end': {
+        const block = t.open.get(index)
+        if (!block) return
+        t.open.delete(index)
+        emit(block.kind === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id })
+        return
+      }
+      default:
+        return
+    }
+  }
+
+  private closeBlocks(emit: (c: UIMessageChunk) => void): void {
+    const t = this.t!
+    for (const block of t.open.values()) {
+      emit(block.kind === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id })
+    }
+    t.open.clear()
+  }
+
+  /** A step whose text was not streamed (an adapter without deltas, an imported log): its blocks whole. */
+  private wholeMessage(message: Record<string, unknown>, emit: (c: UIMessageChunk) => void): void {
+    const t = this.t!
+    const content = Array.isArray(message['content']) ? message['content'] as unknown[] : []
+    content.forEach((raw, i) => {
+      const b = rec(raw)
+      const text = str(b['text'])
+      if ((b['type'] !== 'text' && b['type'] !== 'reasoning') || text === '') return
+      const id = `${b['type'] === 'text' ? 'm' : 'n'}${t.step}-${i}`
+      if (b['type'] === 'text') {
+        emit({ type: 'text-start', id }); emit({ type: 'text-delta', id, delta: text }); emit({ type: 'text-end', id })
+      } else {
+        emit({ type: 'reasoning-start', id }); emit({ type: 'reasoning-delta', id, delta: text }); emit({ type: 'reasoning-end', id })
+      }
+    })
+  }
+}
+
+/**
+ * The UI message stream chunks of the events with `seq >= fromSeq` (default 0), each with its seq
+ * and turn. Events before `fromSeq` are folded for context only. Pure.
+ */
+export function toUIMessageChunks(events: readonly LogEvent[], fromSeq = 0): UIMessageChunkAt[] {
+  const p = new UIChunkProjector()
+  const out: UIMessageChunkAt[] = []
+  for (const e of events) {
+    const chunks = p.push(e)
+    if (e.seq >= fromSeq) for (const c of chunks) out.push(c)
+  }
+  return out
+}

@@ -1,0 +1,54 @@
+/**
+ * The shapes of the AI SDK's UI message stream, protocol v1 (`x-vercel-ai-ui-message-stream: v1`,
+ * `ai@6`): the subset turnlog produces, declared here so `turnlog/http` needs no `ai` package at
+ * run time. A stock client (`useChat`, `Chat`, `readUIMessageStream`) parses them unchanged.
+ */
+
+/** One chunk of a UI message stream, as turnlog writes it. */
+export type UIMessageChunk =
+  | { type: 'start'; messageId: string }
+  | { type: 'start-step' }
+  | { type: 'finish-step' }
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-end'; id: string }
+  | { type: 'reasoning-start'; id: string }
+  | { type: 'reasoning-delta'; id: string; delta: string }
+  | { type: 'reasoning-end'; id: string }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
+  | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string }
+  | { type: 'tool-output-available'; toolCallId: string; output: unknown }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string }
+  | { type: `data-turnlog-${string}`; id: string; data: unknown }
+  | { type: 'error'; errorText: string }
+  | { type: 'abort'; reason?: string }
+  | { type: 'finish'; finishReason: 'stop' | 'length' | 'error' | 'other' }
+
+/** A chunk with the seq of the log event that made it and the turn it belongs to. */
+export interface UIMessageChunkAt {
+  seq: number
+  turn: number
+  chunk: UIMessageChunk
+}
+
+/** A part of a UI message (JSON form: members the AI SDK leaves `undefined` are absent). */
+export type UIMessagePart =
+  | { type: 'step-start' }
+  /** `state` on an assistant's text; a user's text has none (as `useChat` sends it). */
+  | { type: 'text'; text: string; state?: 'streaming' | 'done' }
+  | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done' }
+  | { type: `tool-${string}`; toolCallId: string; state: 'input-available' | 'output-available' | 'output-error'; input?: unknown; rawInput?: unknown; output?: unknown; errorText?: string }
+  | { type: `data-${string}`; id: string; data: unknown }
+  | { type: 'file'; mediaType: string; url: string }
+
+/** A UI message as `useChat` holds it. Assistant messages are turns; user messages keep their ids. */
+export interface UIMessage {
+  id: string
+  role: 'user' | 'assistant'
+  parts: UIMessagePart[]
+}
+
+/** The id of the assistant message that shows turn `turn` (stable: resumes and history agree). */
+export function turnMessageId(turn: number): string {
+  return `turn-${turn}`
+}

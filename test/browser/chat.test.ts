@@ -1,0 +1,108 @@
+/**
+ * `useChat` (@ai-sdk/react 3.0.328, React 19) in Debian's Chromium against turnlog/http: a small
+ * page (test/browser/fixtures/chat, built here with vite) types a message, the page is reloaded
+ * mid-answer and the answer finishes in the reloaded page (history + resume), then a stop. The
+ * model is gated, so "mid-answer" is an exact place. Screenshot: docs/http-chat.png.
+ */
+import { readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
+import { build } from 'vite'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { sessionHandler, toNodeListener, type SessionHandler } from '../../http/index.js'
+import { scriptedModel } from '../../models/scripted.js'
+import { jsonlStore } from '../../stores/jsonl/index.js'
+import { Gate, tempDir, until } from '../http/helpers.js'
+import { hasChromium, launch, type Launched } from './chromium.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const ANSWER = 'It is sunny in Paris today, twenty-one degrees, with a light breeze.'
+const run = hasChromium() ? describe : describe.skip
+
+run('useChat in Chromium against turnlog/http', () => {
+  let tmp: ReturnType<typeof tempDir>
+  let handler: SessionHandler
+  let server: Server
+  let base = ''
+  let chromium: Launched
+  const gate = new Gate()
+
+  beforeAll(async () => {
+    tmp = tempDir()
+    const outDir = join(tmp.dir, 'page')
+    await build({
+      configFile: false, logLevel: 'silent', root: join(ROOT, 'test/browser/fixtures/chat'),
+      define: { 'process.env.NODE_ENV': '"production"' },
+      build: { outDir, emptyOutDir: true, minify: false, target: 'es2022' },
+    })
+    handler = sessionHandler({
+      store: jsonlStore(join(tmp.dir, 'sessions')), authorize: () => true, basePath: '/api', pollMs: 20,
+      agent: () => ({ model: scriptedModel(() => ({ text: ANSWER, chunkSize: 6 }), { beforeChunk: gate.wait }) }),
+    })
+    const api = toNodeListener(handler)
+    server = createServer((req, res) => {
+      if (req.url?.startsWith('/api/')) return api(req, res)
+      const path = (req.url ?? '/').split('?')[0]!
+      const file = join(outDir, path === '/' ? 'index.html' : path)
+      if (!file.startsWith(outDir)) { res.writeHead(404); res.end(); return }
+      try {
+        const body = readFileSync(file)
+        res.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : file.endsWith('.css') ? 'text/css' : 'text/html' })
+        res.end(body)
+      } catch {
+        res.writeHead(404)
+        res.end()
+      }
+    })
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    chromium = await launch()
+  }, 120_000)
+
+  afterAll(async () => {
+    gate.release(Infinity)
+    await chromium?.close()
+    server?.closeAllConnections()
+    await new Promise<void>((r) => server ? server.close(() => r()) : r())
+    await handler?.close()
+    tmp?.remove()
+  })
+
+  it('H5 type a message, reload mid-answer, the answer finishes in the reloaded page; stop cancels the next one', async () => {
+    const page = await chromium.browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(String(e)))
+    await page.goto(`${base}/?chat=b1`)
+    await page.fill('input', 'Weather in Paris?')
+    await page.press('input', 'Enter')
+    gate.release(3)
+    const assistant = page.locator('p[data-role=assistant]')
+    await until(async () => ((await assistant.count()) > 0 ? (await assistant.first().innerText()).length > 'assistant: '.length : false))
+    const partial = (await assistant.first().innerText()).replace('assistant: ', '')
+    expect(ANSWER.startsWith(partial) && partial.length < ANSWER.length).toBe(true)
+    await page.reload()
+    await until(async () => (await page.locator('p[data-role=user]').count()) === 1)
+    gate.release(Infinity)
+    await until(async () => (await assistant.count()) === 1 && (await assistant.first().innerText()) === `assistant: ${ANSWER}`)
+    expect(await page.locator('p[data-role=user]').first().innerText()).toBe('user: Weather in Paris?')
+    await page.screenshot({ path: join(ROOT, 'docs/http-chat.png') })
+    // stop: the next answer is held mid-way; the Stop button (POST /chat/:id/stop) cancels the turn
+    gate.close()
+    await page.fill('input', 'And tomorrow?')
+    await page.press('input', 'Enter')
+    gate.release(3)
+    await until(async () => (await assistant.count()) === 2 && (await assistant.nth(1).innerText()).length > 'assistant: '.length)
+    await page.click('#stop')
+    await until(async () => (await page.locator('#status').innerText()) === 'ready')
+    const cut = (await assistant.nth(1).innerText()).replace('assistant: ', '')
+    expect(cut.length).toBeLessThan(ANSWER.length)
+    const log = (await (await fetch(`${base}/api/sessions/b1`)).json()) as Array<{ type: string; data: { reason?: { kind: string } } }>
+    expect(log.filter((e) => e.type === 'turn/end').map((e) => e.data.reason!.kind)).toEqual(['completed', 'aborted'])
+    // the history after a reload shows the same cut answer
+    await page.reload()
+    await until(async () => (await assistant.count()) === 2)
+    expect((await assistant.nth(1).innerText()).replace('assistant: ', '')).toBe(cut)
+    expect(errors).toEqual([])
+  }, 120_000)
+})

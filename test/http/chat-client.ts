@@ -1,0 +1,63 @@
+/**
+ * The AI SDK 6 chat client in Node: `AbstractChat` (what `useChat`'s `Chat` extends) with an
+ * in-memory `ChatState`, talking to the server through the stock `DefaultChatTransport`.
+ */
+import { AbstractChat, DefaultChatTransport, type ChatState, type ChatStatus, type UIMessage } from 'ai6'
+
+class MemoryState implements ChatState<UIMessage> {
+  status: ChatStatus = 'ready'
+  error: Error | undefined = undefined
+  messages: UIMessage[]
+  constructor(messages: UIMessage[] = []) { this.messages = messages }
+  pushMessage = (m: UIMessage): void => { this.messages = [...this.messages, m] }
+  popMessage = (): void => { this.messages = this.messages.slice(0, -1) }
+  replaceMessage = (i: number, m: UIMessage): void => { this.messages = [...this.messages.slice(0, i), m, ...this.messages.slice(i + 1)] }
+  snapshot = <T>(v: T): T => structuredClone(v)
+}
+
+export class NodeChat extends AbstractChat<UIMessage> {
+  constructor(opts: { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch }) {
+    super({
+      id: opts.id,
+      transport: new DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
+      state: new MemoryState(opts.messages),
+    })
+  }
+}
+
+/**
+ * A fetch whose response bodies break with a network error once `cut()` is called (a dropped
+ * connection mid-answer, as a browser reports it: a TypeError from the body's reader).
+ */
+export function droppingFetch(): { fetch: typeof fetch; cut(): void } {
+  const live = new Map<ReadableStreamDefaultController<Uint8Array>, ReadableStreamDefaultReader<Uint8Array>>()
+  return {
+    fetch: (async (input: string | URL | Request, init?: RequestInit) => {
+      const res = await fetch(input, init)
+      if (!res.body) return res
+      const reader = res.body.getReader()
+      let ctrl!: ReadableStreamDefaultController<Uint8Array>
+      const body = new ReadableStream<Uint8Array>({
+        start(c) { ctrl = c; live.set(c, reader) },
+        async pull(c) {
+          try {
+            const { done, value } = await reader.read()
+            if (done) { live.delete(c); c.close() } else c.enqueue(value)
+          } catch (err) {
+            live.delete(c)
+            c.error(err)
+          }
+        },
+        cancel() { live.delete(ctrl); void reader.cancel() },
+      })
+      return new Response(body, { status: res.status, headers: res.headers })
+    }) as typeof fetch,
+    cut() {
+      for (const [c, r] of live) {
+        c.error(new TypeError('fetch failed: network connection lost'))
+        void r.cancel().catch(() => {})
+      }
+      live.clear()
+    },
+  }
+}
