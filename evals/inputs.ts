@@ -1,0 +1,130 @@
+/**
+ * The recorded inputs of a golden after the cut, each with its lifecycle position (positions.ts):
+ * sends and inbox edits (splices the agent does not make itself), cancels (from a turn's
+ * `turn/end {aborted}`: issued just before the first event only a cancel makes) and wakes (a turn
+ * opening with no send right before it). Pure: `planInputs` reads the golden only.
+ *
+ * Approval decisions are not inputs yet: "Wait for a person" (the approval events) is not merged.
+ * When it lands, a recorded decision is one more input kind, re-issued at its position like a send.
+ */
+import type { CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
+import { isCancelEffect } from '../replay/reexecute/facts.js'
+import { isAgentSplice } from './agent-splice.js'
+import { PositionCounter } from './positions.js'
+
+export type PlannedInput =
+  | { kind: 'send'; seq: number; at: string; target: 'next-turn' | 'next-step'; message: UserMessage; wakeIfIdle: boolean }
+  | {
+    kind: 'edit'; seq: number; at: string; target: 'next-turn' | 'next-step'; start: number; removedIds: readonly string[];
+    inserted: readonly UserMessage[]; outcome?: 'canceled'
+  }
+  | { kind: 'cancel'; seq: number; at: string; turn: number; cause: CancelCause; keepInbox: boolean }
+  | { kind: 'wake'; seq: number; at: string }
+
+export { isAgentSplice }
+
+/** The recorded inputs from `cut` on, in log order, each with its position. */
+export function planInputs(events: readonly LogEvent[], cut: number): PlannedInput[] {
+  const cancelAt = planCancels(events, cut)
+  const byCancel = new Set<number>()
+  for (const c of cancelAt.values()) for (const s of c.splices) byCancel.add(s)
+  // the pending lists, to name what an edit removes
+  const lists = pendingAt(events, cut)
+  const out: PlannedInput[] = []
+  const counter = new PositionCounter()
+  let at = 'start'
+  for (let i = cut; i < events.length; i++) {
+    const e = events[i]!
+    const c = cancelAt.get(i)
+    if (c) out.push({ kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0 })
+    if (e.type === 'agent/inbox/spliced') {
+      const d = (e as EventOf<'agent/inbox/spliced'>).data
+      const list = d.target === 'next-turn' ? lists.nextTurn : lists.nextStep
+      const removed = list.slice(d.start, d.start + (d.removedCount ?? 0))
+      if (!byCancel.has(i) && !isAgentSplice(d)) {
+        if (d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && d.start === list.length) {
+          out.push({ kind: 'send', seq: i, at, target: d.target, message: d.inserted[0]!, wakeIfIdle: events[i + 1]?.type === 'turn/start' })
+        } else {
+          out.push({
+            kind: 'edit', seq: i, at, target: d.target, start: d.start, removedIds: removed.map((m) => m.id), inserted: d.inserted,
+            ...(d.outcome !== undefined ? { outcome: d.outcome } : {}),
+          })
+        }
+      }
+      list.splice(d.start, d.removedCount ?? 0, ...d.inserted)
+      at = counter.next(e) ?? at
+      continue
+    }
+    if (e.type === 'turn/start' && i > cut && (e as EventOf<'turn/start'>).data.cause?.kind !== 'retry' &&
+      events[i - 1]?.type !== 'agent/inbox/spliced') {
+      out.push({ kind: 'wake', seq: i, at })
+    }
+    at = counter.next(e) ?? at
+  }
+  return out
+}
+
+/** The pending lists just before `cut` (folded from the splices). */
+function pendingAt(events: readonly LogEvent[], cut: number): { nextTurn: UserMessage[]; nextStep: UserMessage[] } {
+  const l = { nextTurn: [] as UserMessage[], nextStep: [] as UserMessage[] }
+  for (let i = 0; i < cut; i++) {
+    const e = events[i]!
+    if (e.type === 'session/end-seed') {
+      l.nextTurn = []
+      l.nextStep = []
+    }
+    if (e.type !== 'agent/inbox/spliced') continue
+    const d = (e as EventOf<'agent/inbox/spliced'>).data
+    ;(d.target === 'next-turn' ? l.nextTurn : l.nextStep).splice(d.start, d.removedCount ?? 0, ...d.inserted)
+  }
+  return l
+}
+
+/**
+ * For each turn after `cut` that ended `aborted`: the seq before which its cancel is issued (the
+ * first event only a cancel makes, moved back over the canceled splices a cancel without
+ * `keepInbox` writes at once), its cause, and those splices.
+ */
+function planCancels(events: readonly LogEvent[], cut: number): Map<number, { turn: number; cause: CancelCause; splices: number[] }> {
+  const out = new Map<number, { turn: number; cause: CancelCause; splices: number[] }>()
+  // the length of each splice's target list just before it
+  const lenBefore = new Map<number, number>()
+  const len = { 'next-turn': 0, 'next-step': 0 }
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'session/end-seed') len['next-turn'] = len['next-step'] = 0
+    if (e.type !== 'agent/inbox/spliced') continue
+    const s = (e as EventOf<'agent/inbox/spliced'>).data
+    lenBefore.set(i, len[s.target])
+    len[s.target] += s.inserted.length - (s.removedCount ?? 0)
+  }
+  let start = -1
+  for (let i = cut; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'turn/start') start = i
+    if (e.type !== 'turn/end' || start < 0) continue
+    const d = (e as EventOf<'turn/end'>).data
+    if (d.reason.kind !== 'aborted') continue
+    let first = i
+    for (let j = start + 1; j <= i; j++) {
+      if (isCancelEffect(events[j]!, events[j + 1])) {
+        first = j
+        break
+      }
+    }
+    // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
+    // non-empty list, each removing the whole list
+    const splices: number[] = []
+    let k = first - 1
+    for (const target of ['next-turn', 'next-step'] as const) {
+      const x = events[k]
+      if (k <= start || x?.type !== 'agent/inbox/spliced') break
+      const s = (x as EventOf<'agent/inbox/spliced'>).data
+      if (s.outcome === 'canceled' && s.target === target && s.start === 0 && s.inserted.length === 0 && s.removedCount === lenBefore.get(k)) {
+        splices.unshift(k--)
+      }
+    }
+    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices })
+  }
+  return out
+}

@@ -1,0 +1,59 @@
+/**
+ * P4 for goldens: sessions made by the fuzzer (its scenario generator, hook plans, tools, inbox
+ * commands and cancels, interleaved by fc.scheduler) re-run with their recorded model and tool
+ * results reproduce themselves, `time` aside — from the first turn and from any later turn.
+ */
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import type { EventOf } from '../../events/index.js'
+import { recordedModel, rerun } from '../../evals/index.js'
+import { arbCommandList, arbScenario, instantTimers, MAX_STEPS, recordRun, withTimeout } from '../replay/agent-runs.js'
+
+const RUNS = Number(process.env.GOLDEN_RUNS ?? 100)
+
+function explain(r: Awaited<ReturnType<typeof rerun>>): string {
+  const d = r.divergence!
+  const lo = Math.max(0, d.seq - 8)
+  const show = (ev: readonly { seq: number; type: string; data: unknown }[]) =>
+    ev.slice(lo, d.seq + 2).map((e) => `${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 140)}`).join('\n')
+  return `${d.diff}\ngolden:\n${show(r.golden.events)}\nre-run:\n${show(r.log.events)}\ninputs: ${JSON.stringify(r.inputs)}\ntimed out: ${r.timedOut}`
+}
+
+describe('P4 for goldens made by the fuzzer', () => {
+  it(`P4: a fuzzer session re-run from turn 1 with its recorded model, tools and hooks reproduces it (${RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        const r = await withTimeout(rerun(run.events, {
+          model: recordedModel(run.events), tools: run.reexec.tools, hooks: run.reexec.hooks,
+          maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS, timers: instantTimers, timeoutMs: 3000,
+        }), 8000, 'rerun')
+        if (r.divergence) throw new Error(explain(r))
+        expect(r.verify.ok).toBe(true)
+        expect(r.unrecorded).toEqual([])
+        expect(r.toolSequenceDiff.every((e) => e.op === 'same')).toBe(true)
+        expect(Object.values(r.usageDelta.delta).every((v) => v === 0)).toBe(true)
+      }),
+      { numRuns: RUNS },
+    )
+  }, 300_000)
+
+  it(`P4: … and from any later turn (hooks that decide by position, not by a counter) (${RUNS} runs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(10), fc.nat(), async (sc0, s, cmds, pick) => {
+        const sc = { ...sc0, preStep: ['next' as const], stopping: ['none' as const] }
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        const turns = run.events.filter((e) => e.type === 'turn/start').map((e) => (e as EventOf<'turn/start'>).data.turn)
+        const turn = turns[pick % turns.length]!
+        const r = await withTimeout(rerun(run.events, {
+          from: { turn }, model: recordedModel(run.events), tools: run.reexec.tools, hooks: run.reexec.hooks,
+          maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS, timers: instantTimers, timeoutMs: 3000,
+        }), 8000, 'rerun')
+        if (r.divergence) throw new Error(`from turn ${turn}: ${explain(r)}`)
+        expect(r.log.events.slice(0, r.liveFrom)).toEqual(run.events.slice(0, r.liveFrom))
+        expect(r.verify.ok).toBe(true)
+      }),
+      { numRuns: RUNS },
+    )
+  }, 300_000)
+})
