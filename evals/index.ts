@@ -7,3 +7,13 @@ export type {
   Golden, GoldenInput, ReissuedInput, RerunDivergence, RerunFrom, RerunOptions, RerunResult, StepAt, StepModel, ToolCallAt,
   ToolMock, ToolSequenceEntry, UsageDelta,
 } from './types.js'
+export { evaluate } from './evaluate.js'
+export {
+  costWithin, defaultGraders, finalAnswer, noDivergence, noInvariantBroken, noUnrecordedCalls, sameFinalAnswer, sameToolSequence,
+} from './graders.js'
+export { junitXml } from './junit.js'
+export { passAtK, passHatK } from './stats.js'
+export type {
+  EvalReport, EvaluateOptions, GoldenReport, GoldenSet, GradedLog, Grader, GraderContext, GraderFn, GraderResult, GraderScore, Price,
+  TrialResult,
+} from './evaluate-types.js'

@@ -8,17 +8,25 @@
  * When it lands, a recorded decision is one more input kind, re-issued at its position like a send.
  */
 import type { CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
-import { isCancelEffect } from '../replay/reexecute/facts.js'
+import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
 import { PositionCounter } from './positions.js'
 
 export type PlannedInput =
-  | { kind: 'send'; seq: number; at: string; target: 'next-turn' | 'next-step'; message: UserMessage; wakeIfIdle: boolean }
+  | {
+    kind: 'send'; seq: number; at: string; target: 'next-turn' | 'next-step'; message: UserMessage; wakeIfIdle: boolean;
+    /** Sent after the next step's (empty, unlogged) claim: issued from `agent/pre-step`. */
+    afterClaim?: boolean
+  }
   | {
     kind: 'edit'; seq: number; at: string; target: 'next-turn' | 'next-step'; start: number; removedIds: readonly string[];
     inserted: readonly UserMessage[]; outcome?: 'canceled'
   }
-  | { kind: 'cancel'; seq: number; at: string; turn: number; cause: CancelCause; keepInbox: boolean }
+  | {
+    kind: 'cancel'; seq: number; at: string; turn: number; cause: CancelCause; keepInbox: boolean;
+    /** Calls (`turn.step.callId`) whose body the recording shows running when the cancel came: issued once they have started. */
+    bodies: readonly string[]
+  }
   | { kind: 'wake'; seq: number; at: string }
 
 export { isAgentSplice }
@@ -36,14 +44,17 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
   for (let i = cut; i < events.length; i++) {
     const e = events[i]!
     const c = cancelAt.get(i)
-    if (c) out.push({ kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0 })
+    if (c) out.push({ kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) })
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
       const list = d.target === 'next-turn' ? lists.nextTurn : lists.nextStep
       const removed = list.slice(d.start, d.start + (d.removedCount ?? 0))
       if (!byCancel.has(i) && !isAgentSplice(d)) {
         if (d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && d.start === list.length) {
-          out.push({ kind: 'send', seq: i, at, target: d.target, message: d.inserted[0]!, wakeIfIdle: events[i + 1]?.type === 'turn/start' })
+          out.push({
+            kind: 'send', seq: i, at, target: d.target, message: d.inserted[0]!, wakeIfIdle: events[i + 1]?.type === 'turn/start',
+            ...(d.target === 'next-step' && afterEmptyClaim(events, i) ? { afterClaim: true } : {}),
+          })
         } else {
           out.push({
             kind: 'edit', seq: i, at, target: d.target, start: d.start, removedIds: removed.map((m) => m.id), inserted: d.inserted,
@@ -60,6 +71,48 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       out.push({ kind: 'wake', seq: i, at })
     }
     at = counter.next(e) ?? at
+  }
+  return out
+}
+
+/**
+ * A next-step send between a step's end and the next `step/start` with no claim after it: the
+ * step's proposal had already claimed (nothing: an empty claim logs no splice) when it came, or
+ * it would have been claimed into that step.
+ */
+function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
+  for (let j = i + 1; j < events.length; j++) {
+    const e = events[j]!
+    if (e.type === 'step/start') break
+    if (e.type === 'agent/inbox/spliced') {
+      if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
+      continue
+    }
+    return false
+  }
+  for (let j = i - 1; j >= 0; j--) {
+    const e = events[j]!
+    if (e.type === 'agent/inbox/spliced') {
+      if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
+      continue
+    }
+    return e.type === 'step/end'
+  }
+  return false
+}
+
+/**
+ * The calls whose bodies were running when the cancel came at `i`: those of the open step whose
+ * recorded result says the cancel stopped them while they ran.
+ */
+function runningAt(events: readonly LogEvent[], i: number): string[] {
+  const out: string[] = []
+  for (let j = i; j < events.length; j++) {
+    const e = events[j]!
+    if (e.type === 'step/end' || e.type === 'turn/end') break
+    if (e.type !== 'tool/result') continue
+    const r = e as EventOf<'tool/result'>
+    if (isAbortedWhileRunning(r)) out.push(`${r.data.turn}.${r.data.step}.${r.data.callId}`)
   }
   return out
 }

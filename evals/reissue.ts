@@ -28,8 +28,13 @@ export class Reissuer {
   readonly #late = new WeakSet<PlannedInput>()
   #scheduled = false
   readonly #drawn = new Set<string>()
-  /** Due inputs wait for the turn-stopping listeners (see `onAppend`). */
-  #held = false
+  /** The last position was a step end after which the turn-stopping listeners run. */
+  #stopping = false
+  /** The step's pre-step ran since the last position (or the position needs no wait). */
+  #preStepPassed = true
+  /** The next flush issues blocked inputs too (a turn ended). */
+  #force = false
+  readonly #started = new Set<string>()
   /** An input is being issued: its splices are ours, not a hook's. */
   #issuing = false
   /** Progress marker for the driver (bumped on every append and issue). */
@@ -46,7 +51,7 @@ export class Reissuer {
   /** Issues the inputs recorded at the start (before any lifecycle event of the live part). */
   start(): void {
     this.#dueThrough((i) => i.at === 'start', 'start')
-    this.#flush()
+    this.#flush(true)
   }
 
   /** The agent appended `e` (called from its `subscribe`). */
@@ -57,27 +62,43 @@ export class Reissuer {
       if (!this.#issuing && e.type === 'agent/inbox/spliced') this.#echo(e as EventOf<'agent/inbox/spliced'>)
       return
     }
-    let changed = this.#dueThrough((i) => i.at === key, key) || this.#held
-    this.#held = false
+    this.#dueThrough((i) => i.at === key, key)
+    // The turn is about to stop: `agent/turn-stopping` runs next, unless input is pending. Its
+    // listeners may send (a steer), and the recording cannot tell their sends from the user's:
+    // the hooks go first (their sends are then matched, `#echo`) and due sends follow from the
+    // innermost turn-stopping listener (`onStopping`), or at the next position.
+    this.#stopping = e.type === 'step/end' && STOPPING.has((e as EventOf<'step/end'>).data.outcome.kind)
+    // a send made after an empty claim waits for the step's pre-step (`onPreStep`), or this fallback
+    this.#preStepPassed = e.type === 'step/start' || e.type === 'turn/end'
+    let force = false
     if (e.type === 'turn/end') {
+      // a turn's end waits for nothing: what its turn left due is issued now
       const t = (e as EventOf<'turn/end'>).data.turn
-      changed = this.#dueThrough((i) => i.at !== 'start' && turnOfPosition(i.at) <= t, key) || changed
+      this.#dueThrough((i) => i.at !== 'start' && turnOfPosition(i.at) <= t, key)
+      force = true
     }
-    if (changed && e.type === 'step/end' && STOPPING.has((e as EventOf<'step/end'>).data.outcome.kind)) {
-      // The turn is about to stop: `agent/turn-stopping` runs next, unless input is pending. Its
-      // listeners may send (a steer), and the recording cannot tell their sends from the user's:
-      // the hooks go first (their sends are then matched, `#echo`), the inputs follow from the
-      // innermost turn-stopping listener (`onStopping`), or at the next position.
-      this.#held = true
-      return
-    }
-    if (changed && !this.#scheduled) {
-      this.#scheduled = true
-      queueMicrotask(() => {
-        this.#scheduled = false
-        this.#flush()
-      })
-    }
+    this.#schedule(force)
+  }
+
+  /** Flushes the due inputs in a microtask (an observer may not append). */
+  #schedule(force = false): void {
+    if (this.#due === 0) return
+    this.#force = this.#force || force
+    if (this.#scheduled) return
+    this.#scheduled = true
+    queueMicrotask(() => {
+      this.#scheduled = false
+      const f = this.#force
+      this.#force = false
+      this.#flush(f)
+    })
+  }
+
+  /** A due input that must wait: a send for the turn-stopping listeners or the step's pre-step; a cancel for bodies to start. */
+  #blocked(i: PlannedInput): boolean {
+    if (i.kind === 'send') return this.#stopping || (i.afterClaim === true && !this.#preStepPassed)
+    if (i.kind === 'cancel') return i.bodies.some((b) => !this.#started.has(b))
+    return false
   }
 
   /**
@@ -97,27 +118,38 @@ export class Reissuer {
     return undefined
   }
 
-  /** The innermost `agent/turn-stopping` listener runs: inputs held for it are issued (inside the hook, as a hook's steer would be). */
+  /** The innermost `agent/turn-stopping` listener runs: sends held for it are issued (inside the hook, as a hook's steer would be). */
   onStopping(): void {
-    if (!this.#held) return
-    this.#held = false
-    this.#flush()
+    this.#stopping = false
+    this.#flush(false)
+  }
+
+  /** The outermost `agent/pre-step` listener runs (after the step's claim): sends made after the claim are issued. */
+  onPreStep(): void {
+    this.#stopping = false
+    this.#preStepPassed = true
+    this.#flush(false)
+  }
+
+  /** A tool body started: a cancel waiting for it is issued once every body it waits for runs. */
+  onBodyStart(turn: number, step: number, callId: string): void {
+    this.#started.add(`${turn}.${step}.${callId}`)
+    this.#schedule()
   }
 
   /** Issues everything left (the re-run is idle). */
   flushAll(): void {
     this.#dueThrough(() => true, null)
-    this.#flush()
+    this.#flush(true)
   }
 
   /** Makes every queued input up to the last one matching due; those recorded elsewhere than `key` are late. */
-  #dueThrough(match: (i: PlannedInput) => boolean, key: string | null): boolean {
+  #dueThrough(match: (i: PlannedInput) => boolean, key: string | null): void {
     let last = -1
     for (let i = 0; i < this.#queue.length; i++) if (match(this.#queue[i]!)) last = i
-    if (last + 1 <= this.#due) return false
+    if (last + 1 <= this.#due) return
     for (let i = this.#due; i <= last; i++) if (this.#queue[i]!.at !== key) this.#late.add(this.#queue[i]!)
     this.#due = last + 1
-    return true
   }
 
   /**
@@ -138,8 +170,10 @@ export class Reissuer {
     this.done.push({ seq: q!.seq, kind: 'send', at: describePosition(q!.at), outcome: 'made-by-hooks', issuedAt: e.seq })
   }
 
-  #flush(): void {
+  /** Issues the due inputs in order, up to the first that must wait (all of them when `force`). */
+  #flush(force: boolean): void {
     while (this.#due > 0 && this.#queue.length > 0) {
+      if (!force && this.#blocked(this.#queue[0]!)) return
       const input = this.#queue.shift()!
       this.#due--
       this.#issue(input, this.#late.has(input))

@@ -66,7 +66,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   const errors: string[] = []
   let agent!: TurnlogAgent
   let reissuer!: Reissuer
-  const tools = new ToolResults(events, plan, opts, () => agent.events)
+  const tools = new ToolResults(events, plan, opts, () => agent.events, (ctx) => reissuer?.onBodyStart(ctx.turn, ctx.step, ctx.callId))
 
   const model: ModelAdapter = {
     info: { name: liveHeader?.data.config.model ?? user.info?.name ?? 'model', ...(user.info?.contextWindow !== undefined ? { contextWindow: user.info.contextWindow } : {}) },
@@ -92,6 +92,11 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
       const r = await next()
       const h = served(p.turn, p.step) ? servedHeader.get(key2(p.turn, p.step)) : undefined
       return h ? h.data.config : r
+    },
+    // outermost: runs right after the step's claim, before the hooks under test
+    'agent/pre-step': (_p, next) => {
+      reissuer.onPreStep()
+      return next()
     },
     'agent/error': (e) => {
       errors.push(`${e.where}: ${(e.error as Error)?.message ?? String(e.error)}`)

@@ -36,7 +36,11 @@ export class ToolResults {
   readonly #occurrences = new Map<string, number>()
   readonly unrecorded: ToolCallAt[] = []
 
-  constructor(golden: readonly LogEvent[], readonly plan: LivePlan, readonly opts: RerunOptions, readonly events: () => readonly LogEvent[]) {
+  constructor(
+    golden: readonly LogEvent[], readonly plan: LivePlan, readonly opts: RerunOptions, readonly events: () => readonly LogEvent[],
+    /** Told when a body starts (a recorded cancel may wait for it). */
+    readonly onBodyStart: (ctx: ToolContext) => void = () => {},
+  ) {
     const calls = new Map<string, EventOf<'tool/call'>>()
     const concluded = new Set<string>()
     for (const e of golden) {
@@ -81,6 +85,7 @@ export class ToolResults {
         } as unknown as AnyTool['output'],
       } : {}),
       execute: async (args: unknown, ctx: ToolContext) => {
+        this.onBodyStart(ctx)
         const v = await this.#execute(tool, args, ctx)
         // without an output schema the recorded `{content}` is the output itself
         return v instanceof RecordedOutput && out === undefined ? v.value : v
