@@ -36,6 +36,72 @@ export function sameFinalAnswer(opts: { normalize?: (text: string) => string } =
   }
 }
 
+/** The last complete assistant text of each turn from `from` on, by turn number. */
+export function answersByTurn(events: readonly LogEvent[], from = 0): Map<number, string> {
+  const out = new Map<number, string>()
+  for (let i = from; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type !== 'assistant/message') continue
+    const d = (e as EventOf<'assistant/message'>).data
+    if (d.interrupted === true) continue
+    const text = d.message.content.filter((b) => b.type === 'text').map((b) => (b as { text: string }).text).join('')
+    if (text !== '') out.set(d.turn, text)
+  }
+  return out
+}
+
+/** Every turn's answer (its last complete assistant text) equals the golden's; the first differing turn is named. */
+export function sameAnswers(opts: { normalize?: (text: string) => string } = {}): Grader {
+  const norm = opts.normalize ?? ((t: string) => t.trim().replace(/\s+/g, ' '))
+  return {
+    name: 'same answer in every turn',
+    grade: (log, golden, ctx) => {
+      const a = answersByTurn(log.events, ctx.run.liveFrom)
+      const b = answersByTurn(golden.events, ctx.run.liveFrom)
+      const turns = [...new Set([...a.keys(), ...b.keys()])].sort((x, y) => x - y)
+      for (const t of turns) {
+        const x = a.get(t)
+        const y = b.get(t)
+        if (x === undefined || y === undefined || norm(x) !== norm(y)) {
+          return { pass: false, reason: `turn ${t}: answer ${JSON.stringify(clip(x ?? null))}, the golden's ${JSON.stringify(clip(y ?? null))}` }
+        }
+      }
+      return true
+    },
+  }
+}
+
+/** The tool results, call by call in order (name, canonical arguments, content, error code), equal the golden's. */
+export function sameToolResults(): Grader {
+  const results = (events: readonly LogEvent[], from: number) => {
+    const calls = new Map<string, EventOf<'tool/call'>>()
+    const out: Array<{ turn: number; callId: string; name: string; content: string; code: string | null }> = []
+    for (let i = from; i < events.length; i++) {
+      const e = events[i]!
+      if (e.type === 'tool/call') calls.set((e as EventOf<'tool/call'>).data.callId, e as EventOf<'tool/call'>)
+      if (e.type !== 'tool/result' || e.surfaceOp !== 'append') continue
+      const d = (e as EventOf<'tool/result'>).data
+      out.push({ turn: d.turn, callId: d.callId, name: calls.get(d.callId)?.data.name ?? '?', content: JSON.stringify(d.message.content), code: d.error?.code ?? null })
+    }
+    return out
+  }
+  return {
+    name: 'same tool results',
+    grade: (log, golden, ctx) => {
+      const a = results(log.events, ctx.run.liveFrom)
+      const b = results(golden.events, ctx.run.liveFrom)
+      for (let i = 0; i < Math.max(a.length, b.length); i++) {
+        const x = a[i]
+        const y = b[i]
+        if (x && y && x.name === y.name && x.content === y.content && x.code === y.code) continue
+        const at = y ?? x!
+        return { pass: false, reason: `turn ${at.turn}: result ${i + 1} (${at.name} ${at.callId}) is ${x ? clip(x.content) : '(none)'}, the golden's ${y ? clip(y.content) : '(none)'}` }
+      }
+      return true
+    },
+  }
+}
+
 /** The re-run called the same tools with the same (canonical) arguments in the same order. */
 export function sameToolSequence(): Grader {
   return {
@@ -83,7 +149,7 @@ export function costWithin(percent: number): Grader {
 export function noDivergence(): Grader {
   return {
     name: 'no divergence',
-    grade: (_log, _golden, ctx) => (ctx.run.divergence === null ? true : { pass: false, reason: ctx.run.divergence.diff.split('\n')[0]! }),
+    grade: (_log, _golden, ctx) => (ctx.run.divergence === null ? true : { pass: false, reason: ctx.run.divergence.diff.split('\n').slice(0, 3).join('; ') }),
   }
 }
 

@@ -9,7 +9,8 @@ export type {
 } from './types.js'
 export { evaluate } from './evaluate.js'
 export {
-  costWithin, defaultGraders, finalAnswer, noDivergence, noInvariantBroken, noUnrecordedCalls, sameFinalAnswer, sameToolSequence,
+  answersByTurn, costWithin, defaultGraders, finalAnswer, noDivergence, noInvariantBroken, noUnrecordedCalls, sameAnswers, sameFinalAnswer,
+  sameToolResults, sameToolSequence,
 } from './graders.js'
 export { junitXml } from './junit.js'
 export { passAtK, passHatK } from './stats.js'

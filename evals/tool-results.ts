@@ -100,6 +100,11 @@ export class ToolResults {
       return this.#unrecorded(tool, args, ctx, this.#callAt(tool, args, ctx))
     }
     const call = this.#callAt(tool, args, ctx)
+    const recorded = () => {
+      const served = this.#byCall.get(call.canonical)?.[call.occurrence]
+      return served ? serve(served, ctx) : this.#unrecorded(tool, args, ctx, call)
+    }
+    call.recorded = recorded
     const mode = this.opts.toolResults ?? 'recorded'
     if (mode === 'live') return tool.execute(args as never, ctx)
     if (typeof mode === 'function') return mode(call)
@@ -107,9 +112,7 @@ export class ToolResults {
       const mock = (mode as Record<string, ToolMock>)[tool.name]
       if (typeof mock === 'function') return mock(call)
     }
-    const served = this.#byCall.get(call.canonical)?.[call.occurrence]
-    if (served) return serve(served, ctx)
-    return this.#unrecorded(tool, args, ctx, call)
+    return recorded()
   }
 
   #unrecorded(tool: AnyTool, args: unknown, ctx: ToolContext, call: ToolCallAt): unknown {
@@ -136,7 +139,10 @@ export class ToolResults {
     const canonical = callKey(tool.name, raw)
     const occurrence = this.#occurrences.get(canonical) ?? 0
     this.#occurrences.set(canonical, occurrence + 1)
-    return { turn: ctx.turn, step: ctx.step, callId: ctx.callId, name: tool.name, args, canonical, occurrence }
+    return {
+      turn: ctx.turn, step: ctx.step, callId: ctx.callId, name: tool.name, args, canonical, occurrence,
+      recorded: () => undefined,
+    }
   }
 }
 

@@ -54,6 +54,12 @@ export interface ToolCallAt {
   canonical: string
   /** How many calls with the same name and canonical arguments came before in the re-run. */
   occurrence: number
+  /**
+   * The golden's output for this call (matched by name, canonical arguments, occurrence), for a
+   * mock that changes only some calls: a recorded error is thrown, an unrecorded call follows
+   * `onUnrecorded`.
+   */
+  recorded(): unknown
 }
 
 /** A tool's body output, given for a call: what a tool's `execute` may return. */

@@ -6,7 +6,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { EventOf } from '../../events/index.js'
-import { recordedModel, rerun } from '../../evals/index.js'
+import { evaluate, noDivergence, recordedModel, rerun, sameAnswers, sameToolResults } from '../../evals/index.js'
 import { arbCommandList, arbScenario, instantTimers, MAX_STEPS, recordRun, withTimeout } from '../replay/agent-runs.js'
 
 const RUNS = Number(process.env.GOLDEN_RUNS ?? 100)
@@ -56,4 +56,59 @@ describe('P4 for goldens made by the fuzzer', () => {
       { numRuns: RUNS },
     )
   }, 300_000)
+
+  it(`a changed system prompt, tool result or model response is found at its turn by the right grader (${RUNS} fuzzer goldens)`, async () => {
+    const stats = { system: 0, tool: 0, model: 0 }
+    await fc.assert(
+      fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(10), fc.nat(), async (sc0, s, cmds, pick) => {
+        const sc = { ...sc0, preStep: ['next' as const], stopping: ['none' as const] }
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        const ev = run.events
+        const opts = {
+          tools: run.reexec.tools, hooks: run.reexec.hooks, maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS,
+          timers: instantTimers, timeoutMs: 3000, graders: [noDivergence(), sameToolResults(), sameAnswers()],
+        }
+        const reasons = async (o: Parameters<typeof evaluate>[1]) => {
+          const r = await withTimeout(evaluate([ev], o), 8000, 'evaluate')
+          return Object.fromEntries(r.goldens[0]!.trials[0]!.graders.map((g) => [g.name, g.pass ? null : g.reason ?? '']))
+        }
+        // 1. the system prompt from a turn that makes a request
+        const asking = [...new Set(ev.filter((e) => e.type === 'assistant/chunk').map((e) => (e as EventOf<'assistant/chunk'>).data.turn))]
+        if (asking.length > 0) {
+          const k = asking[pick % asking.length]!
+          const g = await reasons({ ...opts, from: { turn: k }, model: recordedModel(ev), system: 'changed' })
+          expect(g['no divergence']).toContain(`(turn ${k}, step `)
+          stats.system++
+        }
+        // 2. one tool result a body gave
+        const ok = ev.filter((e) => e.type === 'tool/result' && e.surfaceOp === 'append' && (e as EventOf<'tool/result'>).data.error === undefined) as EventOf<'tool/result'>[]
+        if (ok.length > 0) {
+          const target = ok[pick % ok.length]!.data
+          const g = await reasons({
+            ...opts, model: recordedModel(ev),
+            toolResults: (call) => (call.turn === target.turn && call.callId === target.callId ? { changed: true } : call.recorded()),
+          })
+          expect(g['same tool results']).toMatch(new RegExp(`^turn ${target.turn}: result \\d+ \\(\\w+ ${target.callId}\\)`))
+          expect(g['same answer in every turn']).toBeNull() // the recorded model answers the same
+          stats.tool++
+        }
+        // 3. the model's last answer in a turn
+        const answers = ev.filter((e) => e.type === 'assistant/message' && !(e as EventOf<'assistant/message'>).data.interrupted &&
+          (e as EventOf<'assistant/message'>).data.message.content.some((b) => b.type === 'text' && (b as { text: string }).text !== '')) as EventOf<'assistant/message'>[]
+        const last = [...new Map(answers.map((m) => [m.data.turn, m])).values()]
+        if (last.length > 0) {
+          const at = last[pick % last.length]!.data
+          const g = await reasons({
+            ...opts, model: recordedModel(ev, { replace: (p) => (p.turn === at.turn && p.step === at.step ? { text: 'a changed answer' } : undefined) }),
+          })
+          expect(g['same answer in every turn']).toMatch(new RegExp(`^turn ${at.turn}: answer "a changed answer"`))
+          expect(g['no divergence']).toContain(`(turn ${at.turn}, step ${at.step})`)
+          stats.model++
+        }
+      }),
+      { numRuns: RUNS },
+    )
+    // the generator gives every kind of change a fair share of goldens
+    expect(Math.min(stats.system, stats.tool, stats.model)).toBeGreaterThan(RUNS / 10)
+  }, 600_000)
 })
