@@ -26,6 +26,8 @@ export type PlannedInput =
     kind: 'cancel'; seq: number; at: string; turn: number; cause: CancelCause; keepInbox: boolean;
     /** Calls (`turn.step.callId`) whose body the recording shows running when the cancel came: issued once they have started. */
     bodies: readonly string[]
+    /** Came while the turn-stopping listeners ran (their steer was re-targeted to next-turn): issued from the outermost one. */
+    duringStopping?: boolean
   }
   | { kind: 'wake'; seq: number; at: string }
 
@@ -41,10 +43,22 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
   const out: PlannedInput[] = []
   const counter = new PositionCounter()
   let at = 'start'
+  let atSeq = -1
   for (let i = cut; i < events.length; i++) {
     const e = events[i]!
     const c = cancelAt.get(i)
-    if (c) out.push({ kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) })
+    if (c) {
+      const cancel: PlannedInput = { kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) }
+      // Right after a step that stops the turn, next-turn sends just before the cancel's effects
+      // are steers the turn-stopping listeners made after the cancel (a waking send is re-targeted
+      // to next-turn while the turn aborts): the cancel came first, while those listeners ran.
+      const stop = events[atSeq]
+      let k = out.length
+      while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
+      if (k < out.length && stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)) {
+        out.splice(k, 0, { ...cancel, duringStopping: true })
+      } else out.push(cancel)
+    }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
       const list = d.target === 'next-turn' ? lists.nextTurn : lists.nextStep
@@ -63,7 +77,11 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
         }
       }
       list.splice(d.start, d.removedCount ?? 0, ...d.inserted)
-      at = counter.next(e) ?? at
+      const key = counter.next(e)
+      if (key !== null) {
+        at = key
+        atSeq = i
+      }
       continue
     }
     if (e.type === 'turn/start' && i > cut && (e as EventOf<'turn/start'>).data.cause?.kind !== 'retry' &&
@@ -71,6 +89,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       out.push({ kind: 'wake', seq: i, at })
     }
     at = counter.next(e) ?? at
+    atSeq = i
   }
   return out
 }

@@ -30,6 +30,8 @@ export class Reissuer {
   readonly #drawn = new Set<string>()
   /** The last position was a step end after which the turn-stopping listeners run. */
   #stopping = false
+  /** … and they started. */
+  #stoppingStarted = false
   /** The step's pre-step ran since the last position (or the position needs no wait). */
   #preStepPassed = true
   /** The next flush issues blocked inputs too (a turn ended). */
@@ -68,6 +70,7 @@ export class Reissuer {
     // the hooks go first (their sends are then matched, `#echo`) and due sends follow from the
     // innermost turn-stopping listener (`onStopping`), or at the next position.
     this.#stopping = e.type === 'step/end' && STOPPING.has((e as EventOf<'step/end'>).data.outcome.kind)
+    this.#stoppingStarted = false
     // a send made after an empty claim waits for the step's pre-step (`onPreStep`), or this fallback
     this.#preStepPassed = e.type === 'step/start' || e.type === 'turn/end'
     let force = false
@@ -97,7 +100,7 @@ export class Reissuer {
   /** A due input that must wait: a send for the turn-stopping listeners or the step's pre-step; a cancel for bodies to start. */
   #blocked(i: PlannedInput): boolean {
     if (i.kind === 'send') return this.#stopping || (i.afterClaim === true && !this.#preStepPassed)
-    if (i.kind === 'cancel') return i.bodies.some((b) => !this.#started.has(b))
+    if (i.kind === 'cancel') return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted)
     return false
   }
 
@@ -116,6 +119,12 @@ export class Reissuer {
       }
     }
     return undefined
+  }
+
+  /** The outermost `agent/turn-stopping` listener runs: a cancel that came while the listeners ran is issued. */
+  onStoppingStart(): void {
+    this.#stoppingStarted = true
+    this.#flush(false)
   }
 
   /** The innermost `agent/turn-stopping` listener runs: sends held for it are issued (inside the hook, as a hook's steer would be). */

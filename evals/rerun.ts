@@ -108,10 +108,11 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     const u = (userHooks as Record<string, unknown> | undefined)?.[name]
     hooks[name] = [fn, ...(u === undefined ? [] : Array.isArray(u) ? u : [u])]
   }
-  // innermost (serial hooks run in registration order): after the hooks under test had their say
+  // serial hooks run in registration order: ours first (a cancel that came while they ran) and
+  // last (the inputs that came after the hooks under test had their say)
   {
     const u = (userHooks as Record<string, unknown> | undefined)?.['agent/turn-stopping']
-    hooks['agent/turn-stopping'] = [...(u === undefined ? [] : Array.isArray(u) ? u : [u]), () => reissuer.onStopping()]
+    hooks['agent/turn-stopping'] = [() => reissuer.onStoppingStart(), ...(u === undefined ? [] : Array.isArray(u) ? u : [u]), () => reissuer.onStopping()]
   }
   const plugins = typeof opts.plugins === 'function' ? opts.plugins() : opts.plugins
   agent = createAgent({
