@@ -11,6 +11,7 @@ import { exportCommand, FORMATS } from './commands/export.js'
 import { fuzzCommand, type FuzzCommandOptions } from './commands/fuzz.js'
 import { forkCommand } from './commands/fork.js'
 import { evalCommand, type EvalCommandOptions } from './commands/eval.js'
+import { forkRedactCommand } from './commands/fork-redact.js'
 import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
@@ -72,7 +73,9 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('-o, --output <OUT>', 'the fork (a new file)')
     .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
     .option('--force', 'overwrite OUT if it exists')
-    .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean }) => done(await forkCommand(log, opts, io)))
+    .option('--redact <MODULE>', 'a module exporting redact(text, { kind, seq }): message text and tool data pass through it (a golden without secrets)')
+    .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean; redact?: string }) =>
+      done(opts.redact !== undefined ? await forkRedactCommand(log, { ...opts, redact: opts.redact }, io) : await forkCommand(log, opts, io)))
 
   p.command('export')
     .description('the session in a trace format: chrome-trace (Perfetto, chrome://tracing) or otlp-json (OpenTelemetry GenAI spans)')

@@ -18,3 +18,4 @@ export type {
   EvalReport, EvaluateOptions, GoldenReport, GoldenSet, GradedLog, Grader, GraderContext, GraderFn, GraderResult, GraderScore, Price,
   TrialResult,
 } from './evaluate-types.js'
+export { redactLog, type RedactKind, type Redactor } from './redact.js'
