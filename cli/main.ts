@@ -10,6 +10,8 @@ import { demoCommand } from './commands/demo.js'
 import { exportCommand, FORMATS } from './commands/export.js'
 import { fuzzCommand, type FuzzCommandOptions } from './commands/fuzz.js'
 import { forkCommand } from './commands/fork.js'
+import { evalCommand, type EvalCommandOptions } from './commands/eval.js'
+import { forkRedactCommand } from './commands/fork-redact.js'
 import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
@@ -72,7 +74,9 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('-o, --output <OUT>', 'the fork (a new file)')
     .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
     .option('--force', 'overwrite OUT if it exists')
-    .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean }) => done(await forkCommand(log, opts, io)))
+    .option('--redact <MODULE>', 'a module exporting redact(text, { kind, seq }): message text and tool data pass through it (a golden without secrets)')
+    .action(async (log: string, opts: { at?: string; output?: string; id?: string; force?: boolean; redact?: string }) =>
+      done(opts.redact !== undefined ? await forkRedactCommand(log, { ...opts, redact: opts.redact }, io) : await forkCommand(log, opts, io)))
 
   p.command('export')
     .description('the session in a trace format: chrome-trace (Perfetto, chrome://tracing) or otlp-json (OpenTelemetry GenAI spans)')
@@ -151,6 +155,17 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--check <MODULE>', 'a JS module exporting check(run): your own property, run after every run (throw to fail)')
     .option('--json', 'print one JSON object (report with census, or the failure)')
     .action(async (opts: FuzzCommandOptions) => done(await fuzzCommand(opts, io)))
+
+  p.command('eval')
+    .description('re-run golden sessions (*.jsonl in DIR) with the model and tools under test and grade them; exit 1 when a golden fails')
+    .argument('<DIR>', 'a directory of golden sessions, or one golden')
+    .option('--model <MODULE>', 'a module exporting model (an adapter or a function returning one), or "recorded"')
+    .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, graders, toolResults, price, …)')
+    .option('--trials <N>', 're-runs per golden (default 1): pass@k and pass^k')
+    .option('--junit <FILE>', 'also write the report as JUnit XML')
+    .option('--report <FILE>', 'also write the inspector page of the first failing golden, its first divergence side by side')
+    .option('--json', 'print the report as JSON')
+    .action(async (dir: string, opts: EvalCommandOptions) => done(await evalCommand(dir, opts, io)))
 
   return p
 }

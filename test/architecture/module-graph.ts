@@ -10,7 +10,7 @@ import ts from 'typescript'
 
 /** The folders holding the library's sources (design README "The shape of the code"), and index.ts. */
 export const SOURCE_FOLDERS = [
-  'agent', 'cli', 'compaction', 'events', 'http', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools',
+  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools',
 ] as const
 
 export interface Edge {
@@ -166,7 +166,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['machines', 'reducers'],
   ['agent', 'tools', 'models', 'compaction'],
   ['stores', 'replay', 'otel'],
-  ['testing', 'cli', 'http'],
+  ['testing', 'evals', 'cli', 'http'],
   ['index.ts'],
 ]
 

@@ -1,0 +1,202 @@
+/**
+ * The recorded inputs of a golden after the cut, each with its lifecycle position (positions.ts):
+ * sends and inbox edits (splices the agent does not make itself), cancels (from a turn's
+ * `turn/end {aborted}`: issued just before the first event only a cancel makes) and wakes (a turn
+ * opening with no send right before it). Pure: `planInputs` reads the golden only.
+ *
+ * Approval decisions are not inputs yet: "Wait for a person" (the approval events) is not merged.
+ * When it lands, a recorded decision is one more input kind, re-issued at its position like a send.
+ */
+import type { CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
+import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
+import { isAgentSplice } from './agent-splice.js'
+import { PositionCounter } from './positions.js'
+
+export type PlannedInput =
+  | {
+    kind: 'send'; seq: number; at: string; target: 'next-turn' | 'next-step'; message: UserMessage; wakeIfIdle: boolean;
+    /** Sent after the next step's (empty, unlogged) claim: issued from `agent/pre-step`. */
+    afterClaim?: boolean
+  }
+  | {
+    kind: 'edit'; seq: number; at: string; target: 'next-turn' | 'next-step'; start: number; removedIds: readonly string[];
+    inserted: readonly UserMessage[]; outcome?: 'canceled'
+  }
+  | {
+    kind: 'cancel'; seq: number; at: string; turn: number; cause: CancelCause; keepInbox: boolean;
+    /** Calls (`turn.step.callId`) whose body the recording shows running when the cancel came: issued once they have started. */
+    bodies: readonly string[]
+    /** Came while the turn-stopping listeners ran (their steer was re-targeted to next-turn): issued from the outermost one. */
+    duringStopping?: boolean
+  }
+  | { kind: 'wake'; seq: number; at: string }
+
+export { isAgentSplice }
+
+/** The recorded inputs from `cut` on, in log order, each with its position. */
+export function planInputs(events: readonly LogEvent[], cut: number): PlannedInput[] {
+  const cancelAt = planCancels(events, cut)
+  const byCancel = new Set<number>()
+  for (const c of cancelAt.values()) for (const s of c.splices) byCancel.add(s)
+  // the pending lists, to name what an edit removes
+  const lists = pendingAt(events, cut)
+  const out: PlannedInput[] = []
+  const counter = new PositionCounter()
+  let at = 'start'
+  let atSeq = -1
+  for (let i = cut; i < events.length; i++) {
+    const e = events[i]!
+    const c = cancelAt.get(i)
+    if (c) {
+      const cancel: PlannedInput = { kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) }
+      // Right after a step that stops the turn, next-turn sends just before the cancel's effects
+      // are steers the turn-stopping listeners made after the cancel (a waking send is re-targeted
+      // to next-turn while the turn aborts): the cancel came first, while those listeners ran.
+      const stop = events[atSeq]
+      let k = out.length
+      while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
+      if (k < out.length && stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)) {
+        out.splice(k, 0, { ...cancel, duringStopping: true })
+      } else out.push(cancel)
+    }
+    if (e.type === 'agent/inbox/spliced') {
+      const d = (e as EventOf<'agent/inbox/spliced'>).data
+      const list = d.target === 'next-turn' ? lists.nextTurn : lists.nextStep
+      const removed = list.slice(d.start, d.start + (d.removedCount ?? 0))
+      if (!byCancel.has(i) && !isAgentSplice(d)) {
+        if (d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && d.start === list.length) {
+          out.push({
+            kind: 'send', seq: i, at, target: d.target, message: d.inserted[0]!, wakeIfIdle: events[i + 1]?.type === 'turn/start',
+            ...(d.target === 'next-step' && afterEmptyClaim(events, i) ? { afterClaim: true } : {}),
+          })
+        } else {
+          out.push({
+            kind: 'edit', seq: i, at, target: d.target, start: d.start, removedIds: removed.map((m) => m.id), inserted: d.inserted,
+            ...(d.outcome !== undefined ? { outcome: d.outcome } : {}),
+          })
+        }
+      }
+      list.splice(d.start, d.removedCount ?? 0, ...d.inserted)
+      const key = counter.next(e)
+      if (key !== null) {
+        at = key
+        atSeq = i
+      }
+      continue
+    }
+    if (e.type === 'turn/start' && i > cut && (e as EventOf<'turn/start'>).data.cause?.kind !== 'retry' &&
+      events[i - 1]?.type !== 'agent/inbox/spliced') {
+      out.push({ kind: 'wake', seq: i, at })
+    }
+    at = counter.next(e) ?? at
+    atSeq = i
+  }
+  return out
+}
+
+/**
+ * A next-step send between a step's end and the next `step/start` with no claim after it: the
+ * step's proposal had already claimed (nothing: an empty claim logs no splice) when it came, or
+ * it would have been claimed into that step.
+ */
+function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
+  for (let j = i + 1; j < events.length; j++) {
+    const e = events[j]!
+    if (e.type === 'step/start') break
+    if (e.type === 'agent/inbox/spliced') {
+      if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
+      continue
+    }
+    return false
+  }
+  for (let j = i - 1; j >= 0; j--) {
+    const e = events[j]!
+    if (e.type === 'agent/inbox/spliced') {
+      if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
+      continue
+    }
+    return e.type === 'step/end'
+  }
+  return false
+}
+
+/**
+ * The calls whose bodies were running when the cancel came at `i`: those of the open step whose
+ * recorded result says the cancel stopped them while they ran.
+ */
+function runningAt(events: readonly LogEvent[], i: number): string[] {
+  const out: string[] = []
+  for (let j = i; j < events.length; j++) {
+    const e = events[j]!
+    if (e.type === 'step/end' || e.type === 'turn/end') break
+    if (e.type !== 'tool/result') continue
+    const r = e as EventOf<'tool/result'>
+    if (isAbortedWhileRunning(r)) out.push(`${r.data.turn}.${r.data.step}.${r.data.callId}`)
+  }
+  return out
+}
+
+/** The pending lists just before `cut` (folded from the splices). */
+function pendingAt(events: readonly LogEvent[], cut: number): { nextTurn: UserMessage[]; nextStep: UserMessage[] } {
+  const l = { nextTurn: [] as UserMessage[], nextStep: [] as UserMessage[] }
+  for (let i = 0; i < cut; i++) {
+    const e = events[i]!
+    if (e.type === 'session/end-seed') {
+      l.nextTurn = []
+      l.nextStep = []
+    }
+    if (e.type !== 'agent/inbox/spliced') continue
+    const d = (e as EventOf<'agent/inbox/spliced'>).data
+    ;(d.target === 'next-turn' ? l.nextTurn : l.nextStep).splice(d.start, d.removedCount ?? 0, ...d.inserted)
+  }
+  return l
+}
+
+/**
+ * For each turn after `cut` that ended `aborted`: the seq before which its cancel is issued (the
+ * first event only a cancel makes, moved back over the canceled splices a cancel without
+ * `keepInbox` writes at once), its cause, and those splices.
+ */
+function planCancels(events: readonly LogEvent[], cut: number): Map<number, { turn: number; cause: CancelCause; splices: number[] }> {
+  const out = new Map<number, { turn: number; cause: CancelCause; splices: number[] }>()
+  // the length of each splice's target list just before it
+  const lenBefore = new Map<number, number>()
+  const len = { 'next-turn': 0, 'next-step': 0 }
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'session/end-seed') len['next-turn'] = len['next-step'] = 0
+    if (e.type !== 'agent/inbox/spliced') continue
+    const s = (e as EventOf<'agent/inbox/spliced'>).data
+    lenBefore.set(i, len[s.target])
+    len[s.target] += s.inserted.length - (s.removedCount ?? 0)
+  }
+  let start = -1
+  for (let i = cut; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'turn/start') start = i
+    if (e.type !== 'turn/end' || start < 0) continue
+    const d = (e as EventOf<'turn/end'>).data
+    if (d.reason.kind !== 'aborted') continue
+    let first = i
+    for (let j = start + 1; j <= i; j++) {
+      if (isCancelEffect(events[j]!, events[j + 1])) {
+        first = j
+        break
+      }
+    }
+    // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
+    // non-empty list, each removing the whole list
+    const splices: number[] = []
+    let k = first - 1
+    for (const target of ['next-turn', 'next-step'] as const) {
+      const x = events[k]
+      if (k <= start || x?.type !== 'agent/inbox/spliced') break
+      const s = (x as EventOf<'agent/inbox/spliced'>).data
+      if (s.outcome === 'canceled' && s.target === target && s.start === 0 && s.inserted.length === 0 && s.removedCount === lenBefore.get(k)) {
+        splices.unshift(k--)
+      }
+    }
+    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices })
+  }
+  return out
+}

@@ -1,0 +1,243 @@
+/**
+ * Re-issuing the golden's recorded inputs in a live re-run, at their lifecycle positions
+ * (positions.ts), not at their seqs. The re-run's appends run through the same position counter;
+ * when it reaches the position of a queued input, every queued input up to and including the last
+ * one recorded there is due (inputs keep their recorded order), and is issued in a microtask
+ * (an observer may not append). A turn's end makes everything recorded in that turn due: inputs
+ * whose position the re-run never reached are issued `late`; a cancel whose turn is over is
+ * `dropped`. Inputs due right after a step that stops the turn wait for the turn-stopping
+ * listeners (`onStopping`). `flushAll` issues what is left once the re-run is idle.
+ */
+import type { TurnlogAgent } from '../agent/agent.js'
+import { deepEqual } from '../events/deep-equal.js'
+import type { EventOf, LogEvent } from '../events/index.js'
+import type { PlannedInput } from './inputs.js'
+import { describePosition, PositionCounter, turnOfPosition } from './positions.js'
+import type { ReissuedInput } from './types.js'
+
+/** Step outcomes after which the turn machine asks `agent/turn-stopping` (when nothing is pending). */
+const STOPPING = new Set(['stop', 'max-tokens'])
+
+export class Reissuer {
+  readonly #queue: PlannedInput[]
+  readonly #counter = new PositionCounter()
+  readonly done: ReissuedInput[] = []
+  /** How far into the queue inputs are due, and whether they are late. */
+  #due = 0
+  /** Inputs made due by a later position than their own (theirs never came). */
+  readonly #late = new WeakSet<PlannedInput>()
+  #scheduled = false
+  readonly #drawn = new Set<string>()
+  /** The last position was a step end after which the turn-stopping listeners run. */
+  #stopping = false
+  /** … and they started. */
+  #stoppingStarted = false
+  /** The step's pre-step ran since the last position (or the position needs no wait). */
+  #preStepPassed = true
+  /** The next flush issues blocked inputs too (a turn ended). */
+  #force = false
+  readonly #started = new Set<string>()
+  /** An input is being issued: its splices are ours, not a hook's. */
+  #issuing = false
+  /** Progress marker for the driver (bumped on every append and issue). */
+  progress = 0
+
+  constructor(readonly agent: TurnlogAgent, inputs: readonly PlannedInput[], readonly onError: (msg: string) => void) {
+    this.#queue = [...inputs]
+  }
+
+  get pending(): number {
+    return this.#queue.length
+  }
+
+  /** Issues the inputs recorded at the start (before any lifecycle event of the live part). */
+  start(): void {
+    this.#dueThrough((i) => i.at === 'start', 'start')
+    this.#flush(true)
+  }
+
+  /** The agent appended `e` (called from its `subscribe`). */
+  onAppend(e: LogEvent): void {
+    this.progress++
+    const key = this.#counter.next(e)
+    if (key === null) {
+      if (!this.#issuing && e.type === 'agent/inbox/spliced') this.#echo(e as EventOf<'agent/inbox/spliced'>)
+      return
+    }
+    this.#dueThrough((i) => i.at === key, key)
+    // The turn is about to stop: `agent/turn-stopping` runs next, unless input is pending. Its
+    // listeners may send (a steer), and the recording cannot tell their sends from the user's:
+    // the hooks go first (their sends are then matched, `#echo`) and due sends follow from the
+    // innermost turn-stopping listener (`onStopping`), or at the next position.
+    this.#stopping = e.type === 'step/end' && STOPPING.has((e as EventOf<'step/end'>).data.outcome.kind)
+    this.#stoppingStarted = false
+    // a send made after an empty claim waits for the step's pre-step (`onPreStep`), or this fallback
+    this.#preStepPassed = e.type === 'step/start' || e.type === 'turn/end'
+    let force = false
+    if (e.type === 'turn/end') {
+      // a turn's end waits for nothing: what its turn left due is issued now
+      const t = (e as EventOf<'turn/end'>).data.turn
+      this.#dueThrough((i) => i.at !== 'start' && turnOfPosition(i.at) <= t, key)
+      force = true
+    }
+    this.#schedule(force)
+  }
+
+  /** Flushes the due inputs in a microtask (an observer may not append). */
+  #schedule(force = false): void {
+    if (this.#due === 0) return
+    this.#force = this.#force || force
+    if (this.#scheduled) return
+    this.#scheduled = true
+    queueMicrotask(() => {
+      this.#scheduled = false
+      const f = this.#force
+      this.#force = false
+      this.#flush(f)
+    })
+  }
+
+  /** A due input that must wait: a send for the turn-stopping listeners or the step's pre-step; a cancel for bodies to start. */
+  #blocked(i: PlannedInput): boolean {
+    if (i.kind === 'send') return this.#stopping || (i.afterClaim === true && !this.#preStepPassed)
+    if (i.kind === 'cancel') return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted)
+    return false
+  }
+
+  /**
+   * An id for a message the re-run's own code is about to send (the agent's id source): the id of
+   * the first recorded send whose position was reached and that is not issued yet — the one the
+   * hooks are re-making (`#echo` then matches it) — or undefined.
+   */
+  idForDraw(): string | undefined {
+    const turn = this.#counter.turn
+    for (let i = 0; i < Math.min(this.#due, this.#queue.length); i++) {
+      const q = this.#queue[i]!
+      if (q.kind === 'send' && q.at !== 'start' && turnOfPosition(q.at) === turn && !this.#drawn.has(q.message.id)) {
+        this.#drawn.add(q.message.id)
+        return q.message.id
+      }
+    }
+    return undefined
+  }
+
+  /** The outermost `agent/turn-stopping` listener runs: a cancel that came while the listeners ran is issued. */
+  onStoppingStart(): void {
+    this.#stoppingStarted = true
+    this.#flush(false)
+  }
+
+  /** The innermost `agent/turn-stopping` listener runs: sends held for it are issued (inside the hook, as a hook's steer would be). */
+  onStopping(): void {
+    this.#stopping = false
+    this.#flush(false)
+  }
+
+  /** The outermost `agent/pre-step` listener runs (after the step's claim): sends made after the claim are issued. */
+  onPreStep(): void {
+    this.#stopping = false
+    this.#preStepPassed = true
+    this.#flush(false)
+  }
+
+  /** A tool body started: a cancel waiting for it is issued once every body it waits for runs. */
+  onBodyStart(turn: number, step: number, callId: string): void {
+    this.#started.add(`${turn}.${step}.${callId}`)
+    this.#schedule()
+  }
+
+  /** Issues everything left (the re-run is idle). */
+  flushAll(): void {
+    this.#dueThrough(() => true, null)
+    this.#flush(true)
+  }
+
+  /** Makes every queued input up to the last one matching due; those recorded elsewhere than `key` are late. */
+  #dueThrough(match: (i: PlannedInput) => boolean, key: string | null): void {
+    let last = -1
+    for (let i = 0; i < this.#queue.length; i++) if (match(this.#queue[i]!)) last = i
+    if (last + 1 <= this.#due) return
+    for (let i = this.#due; i <= last; i++) if (this.#queue[i]!.at !== key) this.#late.add(this.#queue[i]!)
+    this.#due = last + 1
+  }
+
+  /**
+   * The re-run's own code (a hook: a turn-stopping steer) sent a message: the recorded send it
+   * matches (same target, content and source, recorded in this turn, not yet issued) was made by
+   * the recorded hooks too, so it is not re-issued.
+   */
+  #echo(e: EventOf<'agent/inbox/spliced'>): void {
+    const d = e.data
+    if (d.outcome !== undefined || d.inserted.length !== 1) return
+    const m = d.inserted[0]!
+    const turn = this.#counter.turn
+    const i = this.#queue.findIndex((q) => q.kind === 'send' && q.target === d.target && q.at !== 'start' &&
+      turnOfPosition(q.at) === turn && deepEqual(q.message.content, m.content) && deepEqual(q.message.source, m.source))
+    if (i < 0) return
+    const [q] = this.#queue.splice(i, 1)
+    if (i < this.#due) this.#due--
+    this.done.push({ seq: q!.seq, kind: 'send', at: describePosition(q!.at), outcome: 'made-by-hooks', issuedAt: e.seq })
+  }
+
+  /** Issues the due inputs in order, up to the first that must wait (all of them when `force`). */
+  #flush(force: boolean): void {
+    while (this.#due > 0 && this.#queue.length > 0) {
+      if (!force && this.#blocked(this.#queue[0]!)) return
+      const input = this.#queue.shift()!
+      this.#due--
+      this.#issue(input, this.#late.has(input))
+    }
+  }
+
+  #issue(input: PlannedInput, late: boolean): void {
+    const a = this.agent
+    const record = (outcome: ReissuedInput['outcome']) => {
+      this.progress++
+      this.done.push({
+        seq: input.seq, kind: input.kind, at: input.at === 'start' ? 'the start of the re-run' : describePosition(input.at),
+        outcome, ...(outcome !== 'dropped' ? { issuedAt: a.events.length } : {}),
+      })
+    }
+    try {
+      switch (input.kind) {
+        case 'send': {
+          const aborting = a.status === 'running' && a.abort?.signal.aborted === true
+          const wake = a.status === 'idle' ? input.wakeIfIdle : aborting ? input.target === 'next-turn' : true
+          const present = [...a.inbox.nextTurn, ...a.inbox.nextStep].some((m) => m.id === input.message.id)
+          if (present) return record('dropped')
+          record(late ? 'late' : 'issued')
+          this.#issuing = true
+          a.send(input.message, input.target, wake)
+          return
+        }
+        case 'edit': {
+          const list = input.target === 'next-turn' ? a.inbox.nextTurn : a.inbox.nextStep
+          let start = Math.min(input.start, list.length)
+          if (input.removedIds.length > 0) {
+            start = list.findIndex((m) => m.id === input.removedIds[0])
+            const contiguous = start >= 0 && input.removedIds.every((id, k) => list[start + k]?.id === id)
+            if (!contiguous) return record('dropped')
+          }
+          record(late ? 'late' : 'issued')
+          this.#issuing = true
+          a.splice(input.target, start, input.removedIds.length, [...input.inserted], input.outcome)
+          return
+        }
+        case 'cancel': {
+          if (a.status !== 'running' || a.lifecycle.openTurn !== input.turn) return record('dropped')
+          record(late ? 'late' : 'issued')
+          a.cancel(input.cause, { keepInbox: input.keepInbox })
+          return
+        }
+        case 'wake':
+          record(late ? 'late' : 'issued')
+          a.wake()
+          return
+      }
+    } catch (err) {
+      this.onError(`the recorded ${input.kind} of seq ${input.seq} was refused: ${(err as Error)?.message ?? String(err)}`)
+    } finally {
+      this.#issuing = false
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest'
+import type { EventOf } from '../../events/index.js'
+import { TurnlogError } from '../../events/errors.js'
+import { recordedModel, rerun } from '../../evals/index.js'
+import { scriptedModel } from '../../models/index.js'
+import { instantTimers, recordGolden, SYSTEM, twoTurnGolden, weatherTools } from './goldens.js'
+
+const base = { timers: instantTimers, timeoutMs: 5000 }
+
+describe('rerun: the golden re-run with a change under test (P4 extended to goldens)', () => {
+  it('P4: the recorded model and tool results reproduce the golden (time aside); the new log is a fork with parent', async () => {
+    const g = await twoTurnGolden()
+    const calls = { n: 0 }
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(calls) })
+    expect(r.divergence).toBeNull()
+    expect(r.log.events.length).toBe(g.events.length)
+    expect(calls.n).toBe(0) // every result served from the golden
+    expect(r.verify.ok).toBe(true)
+    expect(r.toolSequenceDiff.map((e) => e.op)).toEqual(['same', 'same', 'same'])
+    expect(r.usageDelta.delta).toEqual({ requests: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 })
+    expect(r.log.header.parent).toEqual({ session: 'golden-1', seq: 0 })
+    expect(r.log.header.inheritedEventCount).toBe(r.liveFrom)
+    expect(r.liveFrom).toBe(0) // from turn 1: even the first send is re-issued
+    expect(r.unrecorded).toEqual([])
+  })
+
+  it('P4: from { turn: 2 } the prefix is the golden verbatim and the rest reproduces', async () => {
+    const g = await twoTurnGolden()
+    const r = await rerun(g, { ...base, from: { turn: 2 }, model: recordedModel(g), tools: weatherTools() })
+    const t2 = g.events.find((e) => e.type === 'turn/start' && (e as EventOf<'turn/start'>).data.turn === 2)!
+    expect(r.liveFrom).toBe(t2.seq - 1) // the followup that opened turn 2 is re-issued
+    expect(r.log.events.slice(0, r.liveFrom)).toEqual(g.events.slice(0, r.liveFrom))
+    expect(r.divergence).toBeNull()
+  })
+
+  it('a changed system prompt diverges at the first request header of the live turn', async () => {
+    const g = await twoTurnGolden()
+    const r = await rerun(g, { ...base, from: { turn: 2 }, model: recordedModel(g), tools: weatherTools(), system: 'Be terse.' })
+    expect(r.divergence).toMatchObject({ turn: 2, step: 1, kind: 'mismatch' })
+    expect(r.divergence!.expected!.type).toBe('assistant/chunk') // the golden logged no header there
+    expect(r.divergence!.actual!.type).toBe('request/header')
+    expect((r.divergence!.actual as EventOf<'request/header'>).data.system).toBe('Be terse.')
+    expect(r.divergence!.diff).toContain('turn 2, step 1')
+  })
+
+  it('a changed model response (recordedModel replace) diverges at that step; the tool sequence diff shows the call it dropped', async () => {
+    const g = await twoTurnGolden()
+    const r = await rerun(g, {
+      ...base, tools: weatherTools(),
+      model: recordedModel(g, { replace: (at) => (at.turn === 2 && at.step === 1 ? { toolCalls: [{ id: 'c2', name: 'weather', args: { city: 'Oslo' } }] } : undefined) }),
+    })
+    expect(r.divergence).toMatchObject({ turn: 2, step: 1 })
+    expect(r.divergence!.expected!.type).toBe('assistant/chunk')
+    expect(r.toolSequenceDiff).toEqual([
+      { op: 'same', name: 'weather', arguments: '{"city":"Paris"}', turn: 1 },
+      { op: 'same', name: 'weather', arguments: '{"city":"Oslo"}', turn: 2 },
+      { op: 'removed', name: 'weather', arguments: '{"city":"Rome","unit":"C"}', turn: 2 },
+    ])
+  })
+
+  it('a changed tool result (a mock) diverges at that tool/result', async () => {
+    const g = await twoTurnGolden()
+    const r = await rerun(g, {
+      ...base, model: recordedModel(g), tools: weatherTools(),
+      toolResults: { weather: (call) => (call.turn === 2 && (call.args as { city: string }).city === 'Rome' ? { city: 'Rome', tempC: 30 } : { city: (call.args as { city: string }).city, tempC: (call.args as { city: string }).city.length + 10 }) },
+    })
+    expect(r.divergence).toMatchObject({ turn: 2, step: 1, kind: 'mismatch' })
+    expect((r.divergence!.expected as EventOf<'tool/result'>).data.callId).toBe('c3')
+    expect(r.divergence!.diff).toContain('tempC')
+  })
+
+  it('recorded tool results are matched by name, canonical arguments (key order ignored) and occurrence', async () => {
+    const g = await twoTurnGolden()
+    // the model under test asks for Rome with the keys in another order, and for Paris a second time
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'x1', name: 'weather', rawArgs: '{"unit":"C","city":"Rome"}' }] },
+      { toolCalls: [{ id: 'x2', name: 'weather', args: { city: 'Oslo' } }, { id: 'x3', name: 'weather', args: { city: 'Oslo' } }] },
+      { text: 'done' },
+    ])
+    const r = await rerun(g, { ...base, from: { turn: 2 }, model, tools: weatherTools() })
+    const results = r.log.events.slice(r.liveFrom).filter((e) => e.type === 'tool/result') as EventOf<'tool/result'>[]
+    expect(results.map((e) => [e.data.callId, e.data.error?.code ?? 'ok'])).toEqual([['x1', 'ok'], ['x2', 'ok'], ['x3', 'TOOL_ERROR']])
+    expect((results[0]!.data.message.content[0] as { text: string }).text).toBe('{"city":"Rome","tempC":14}')
+    // the second Oslo call: the golden has one, so it is unrecorded (onUnrecorded 'fail')
+    expect(results[2]!.data.error!.message).toContain('no recorded result for weather({"city":"Oslo"}) (occurrence 2)')
+    expect(r.unrecorded.map((c) => [c.callId, c.occurrence])).toEqual([['x3', 1]])
+  })
+
+  it("onUnrecorded: 'live' runs the body; a function gives the output", async () => {
+    const g = await twoTurnGolden()
+    const model = () => scriptedModel([{ toolCalls: [{ id: 'y1', name: 'weather', args: { city: 'Lima' } }] }, { text: 'ok' }])
+    const calls = { n: 0 }
+    const live = await rerun(g, { ...base, from: { turn: 2 }, model: model(), tools: weatherTools(calls), onUnrecorded: 'live' })
+    expect(calls.n).toBe(1)
+    expect(live.unrecorded).toEqual([])
+    const fn = await rerun(g, { ...base, from: { turn: 2 }, model: model(), tools: weatherTools(), onUnrecorded: () => 'mocked' })
+    const res = fn.log.events.find((e) => e.type === 'tool/result' && (e as EventOf<'tool/result'>).data.callId === 'y1') as EventOf<'tool/result'>
+    expect(res.data.message.content).toEqual([{ type: 'text', text: 'mocked' }])
+  })
+
+  it('from { turn, step }: the earlier steps of that turn are served as recorded, whatever the model under test says', async () => {
+    const g = await twoTurnGolden()
+    const wrong = scriptedModel([{ text: 'step 2 under test' }])
+    const r = await rerun(g, { ...base, from: { turn: 2, step: 2 }, model: wrong, tools: weatherTools() })
+    // step 1 of turn 2 (the two calls) as recorded; step 2 is the model under test
+    expect(wrong.requests.length).toBe(1)
+    expect(r.divergence).toMatchObject({ turn: 2, step: 2 })
+    expect(r.toolSequenceDiff.every((e) => e.op === 'same')).toBe(true)
+  })
+
+  it('recorded inputs are re-issued at their lifecycle position, not their seq: a steer after step 1 still lands after step 1', async () => {
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] },
+      { text: 'Paris is mild.' },
+    ], async (a) => {
+      a.followup('Weather in Paris?')
+      // steer once step 1 has ended
+      await new Promise<void>((resolve) => {
+        const off = a.subscribe((e) => {
+          if (e.type === 'step/end') {
+            off()
+            queueMicrotask(() => {
+              a.steer('in Fahrenheit please')
+              resolve()
+            })
+          }
+        })
+      })
+    })
+    const steerSeq = g.events.findIndex((e) => e.type === 'agent/inbox/spliced' && JSON.stringify(e.data).includes('Fahrenheit'))
+    expect(steerSeq).toBeGreaterThan(0)
+    // the model under test streams a longer step 1 (more chunks: every seq after it moves)
+    const model = scriptedModel([
+      { text: 'Let me look that up.', toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }], chunkSize: 2 },
+      { text: 'Paris is 59 °F.' },
+    ])
+    const r = await rerun(g, { ...base, model, tools: weatherTools() })
+    const ev = r.log.events
+    const steer = ev.findIndex((e) => e.type === 'agent/inbox/spliced' && JSON.stringify(e.data).includes('Fahrenheit'))
+    expect(steer).toBeGreaterThan(steerSeq) // another seq …
+    expect(ev[steer - 1]!.type).toBe('step/end') // … the same position: right after step 1 ended
+    expect((ev[steer - 1] as EventOf<'step/end'>).data.step).toBe(1)
+    expect(r.inputs.find((i) => i.seq === steerSeq)).toMatchObject({ kind: 'send', outcome: 'issued' })
+    // and the steer was claimed into step 2 of turn 1, as recorded
+    const msg = ev.find((e) => e.type === 'user/message' && JSON.stringify(e.data).includes('Fahrenheit'))!
+    const step2 = ev.findIndex((e) => e.type === 'step/start' && (e as EventOf<'step/start'>).data.step === 2)
+    expect(msg.seq).toBe(step2 + 1)
+  })
+
+  it('a recorded cancel is re-issued in its turn; one whose turn the re-run already ended is dropped', async () => {
+    // golden: turn 1's tool body is cancelled while it runs
+    let cancel!: () => void
+    const g = await recordGolden([{ toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] }, { text: 'never' }], async (a) => {
+      cancel = () => a.cancel({ kind: 'user' })
+      a.followup('Weather in Paris?')
+      await a.whenIdle()
+    }, {
+      tools: [{ ...weatherTools()[0]!, execute: () => new Promise(() => { queueMicrotask(() => cancel()) }) }],
+      cancelGraceMs: 0,
+    })
+    const end = g.events.find((e) => e.type === 'turn/end') as EventOf<'turn/end'>
+    expect(end.data.reason.kind).toBe('aborted')
+    const same = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), cancelGraceMs: 0 } as never)
+    expect(same.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
+    expect((same.log.events.find((e) => e.type === 'turn/end') as EventOf<'turn/end'>).data.reason).toEqual({ kind: 'aborted', cause: { kind: 'user' } })
+    // a model under test that answers at once: the turn is over before the cancel's position
+    const quick = await rerun(g, { ...base, model: scriptedModel([{ text: 'Paris: mild.' }]), tools: weatherTools() })
+    expect(quick.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'dropped' })
+    expect((quick.log.events.find((e) => e.type === 'turn/end') as EventOf<'turn/end'>).data.reason).toEqual({ kind: 'completed' })
+    expect(quick.divergence).not.toBeNull()
+  })
+
+  it('bad options are coded errors naming the field', async () => {
+    const g = await twoTurnGolden()
+    await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
+    await expect(rerun(g, { model: {} as never })).rejects.toBeInstanceOf(TurnlogError)
+    await expect(rerun(g, { model: recordedModel(g), from: { seq: 10_000 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.seq' })
+  })
+
+  it('the system under test defaults to the golden\'s', async () => {
+    const g = await twoTurnGolden()
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    const h = r.log.events.find((e) => e.type === 'request/header') as EventOf<'request/header'>
+    expect(h.data.system).toBe(SYSTEM)
+  })
+})
