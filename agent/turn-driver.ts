@@ -31,6 +31,8 @@ export interface TurnHost extends Agent, Omit<StepHost, 'inbox'>, GraceHost {
   entered: readonly UserMessage[]
   /** `llm/retry` events in the current failure chain. */
   readonly retriesInChain: number
+  /** The limit a resume turn records on its cause (lifecycle §8), or null to record none. */
+  readonly resumeLimit: number | null
   claim(turn: number, takePrompt: boolean): UserMessage[]
 }
 
@@ -189,7 +191,7 @@ export function openTurn(agent: TurnHost): void {
   agent.append({
     type: 'turn/start',
     data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } }
-      : c.resumeOf !== null ? { turn: c.turn, cause: { kind: 'resume', of: c.resumeOf } }
+      : c.resumeOf !== null ? { turn: c.turn, cause: { kind: 'resume', of: c.resumeOf, ...(agent.resumeLimit !== null ? { maxResumeRuns: agent.resumeLimit } : {}) } }
       : { turn: c.turn },
   })
   agent.turnActor.send({ type: 'OPENED' })
