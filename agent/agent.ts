@@ -106,6 +106,10 @@ export class TurnlogAgent implements Agent {
   #halted: TurnlogError | null = null
   /** The interrupted turn the next turn opened from idle re-runs (lifecycle §8; `armResume`). */
   #resumeOf: number | null = null
+  /** @internal The limit the resume turn records on its cause (lifecycle §8; `armResume`). */
+  resumeLimit: number | null = null
+  /** Errors held until the owed work starts (`deferReport`): resume's `RESUME_LIMIT`. */
+  #deferred: Array<{ error: unknown; where: string }> = []
 
   constructor(options: AgentOptions) {
     assertModel(options)
@@ -212,6 +216,7 @@ export class TurnlogAgent implements Agent {
    */
   wake(): boolean {
     this.#assertUsable()
+    this.#reportDeferred()
     if (this.#status !== 'idle' || !this.turnActor.getSnapshot().matches('idle')) return false
     if (this.restoreStep !== null) {
       this.#turns.restore(this.restoreStep)
@@ -227,8 +232,25 @@ export class TurnlogAgent implements Agent {
    * whatever wakes it, is `turn/start {cause: {kind: 'resume', of}}`, and its first proposal owes a
    * request; `wake()` opens it even with nothing queued. Call before the first turn only.
    */
-  armResume(of: number): void {
+  armResume(of: number, maxResumeRuns?: number): void {
     this.#resumeOf = of
+    this.resumeLimit = maxResumeRuns ?? null
+  }
+
+  /**
+   * @internal Resume (replay/resume-plan.ts): `agent/error` to report when the owed work starts
+   * (`wake()` or the first waking delivery), so listeners added with `agent.on` after
+   * `resumeAgent({autoStart: false})` resolved hear it too.
+   */
+  deferReport(error: unknown, where: string): void {
+    this.#deferred.push({ error, where })
+  }
+
+  #reportDeferred(): void {
+    const held = this.#deferred
+    if (held.length === 0) return
+    this.#deferred = []
+    for (const d of held) this.reportError(d.error, d.where)
   }
 
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void {
@@ -427,6 +449,7 @@ export class TurnlogAgent implements Agent {
   // ---- Waking the turn loop
 
   #wake(): void {
+    this.#reportDeferred()
     const ts = this.turnActor.getSnapshot()
     if (ts.matches('idle') && this.#status === 'idle' && this.restoreStep !== null) {
       this.#turns.restore(this.restoreStep) // the parked step first; the input waits for its boundary

@@ -34,6 +34,8 @@ export interface TurnHost extends Agent, Omit<StepHost, 'inbox'>, GraceHost {
   readonly retriesInChain: number
   /** A parked step of the prefix to restore (taken by the next step; lifecycle §9). */
   restoreStep: RestoredStep | null
+  /** The limit a resume turn records on its cause (lifecycle §8), or null to record none. */
+  readonly resumeLimit: number | null
   claim(turn: number, takePrompt: boolean): UserMessage[]
 }
 
@@ -215,7 +217,7 @@ export function openTurn(agent: TurnHost): void {
   agent.append({
     type: 'turn/start',
     data: c.retryOf !== null ? { turn: c.turn, cause: { kind: 'retry', of: c.retryOf } }
-      : c.resumeOf !== null ? { turn: c.turn, cause: { kind: 'resume', of: c.resumeOf } }
+      : c.resumeOf !== null ? { turn: c.turn, cause: { kind: 'resume', of: c.resumeOf, ...(agent.resumeLimit !== null ? { maxResumeRuns: agent.resumeLimit } : {}) } }
       : { turn: c.turn },
   })
   agent.turnActor.send({ type: 'OPENED' })

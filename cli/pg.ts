@@ -11,8 +11,9 @@ import type { LogHeader } from '../events/jsonl.js'
 import { readLog, type ReadLogResult } from '../replay/read-log.js'
 import { writeLog } from '../replay/write-log.js'
 import { assertSessionId } from '../stores/ids.js'
-import type { PostgresStore } from '../stores/postgres/store.js'
+import type { PostgresStore, SessionRow } from '../stores/postgres/store.js'
 import { EXIT_OK, UsageError } from './errors.js'
+import { inline } from './escape.js'
 import { colorsFor, writeLines, type CliIo } from './io.js'
 import { checkOutput, outputExists } from './outputs.js'
 import { json } from './escape.js'
@@ -112,8 +113,10 @@ export async function sessionsCommand(url: string, opts: { json?: boolean }, io:
     return EXIT_OK
   }
   const c = colorsFor(io)
-  const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'LEASE OWNER']]
-  for (const r of rows) table.push([r.id, r.status, String(r.events), String(r.pending), r.lastActivity, r.leaseOwner ?? '-'])
+  const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'LEASE OWNER', 'GIVEN UP']]
+  for (const r of rows) {
+    table.push([inline(r.id), r.status, String(r.events), String(r.pending), r.lastActivity, inline(r.leaseOwner ?? '-'), givenUpCell(r.givenUp)])
+  }
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)))
   const lines = table.map((row, k) => {
     const line = row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()
@@ -122,6 +125,14 @@ export async function sessionsCommand(url: string, opts: { json?: boolean }, io:
   lines.push(c.dim(`${rows.length} session${rows.length === 1 ? '' : 's'}`))
   writeLines(io.stdout, lines)
   return EXIT_OK
+}
+
+/** "2 messages after 3 runs (turn 4)": resume's give-ups (lifecycle §8), or '-'. */
+function givenUpCell(g: SessionRow['givenUp']): string {
+  if (g.length === 0) return '-'
+  const n = g.reduce((k, x) => k + x.messages.length, 0)
+  const last = g[g.length - 1]!
+  return `${n} message${n === 1 ? '' : 's'} after ${last.runs} run${last.runs === 1 ? '' : 's'} (turn ${last.turn}${g.length > 1 ? `, ${g.length} records` : ''})`
 }
 
 /**

@@ -33,6 +33,8 @@ export class PrintFold {
     events: 0, turns: 0, turnsByEnd: Object.create(null) as Record<string, number>, steps: 0, toolCalls: 0, toolErrors: 0,
     failures: 0, retries: 0, compactions: 0, replaced: 0,
   }
+  /** Resume's give-up records (lifecycle §8): the data of each `resume/given-up`, with its seq. */
+  readonly givenUp: Array<{ seq: number; data: Record<string, unknown> }> = []
   /** The last event folded. */
   last: LogEvent | null = null
   readonly #lists: Record<string, UserMessage[]> = { 'next-turn': [], 'next-step': [] }
@@ -68,6 +70,7 @@ export class PrintFold {
         break
       case 'tool/result': if (e.surfaceOp === 'append' && d.error) n.toolErrors++; break
       case 'llm/retry': n.retries++; break
+      case 'resume/given-up': this.givenUp.push({ seq: e.seq, data: d }); break
       case 'compaction/start': n.compactions++; break
       case 'agent/inbox/spliced': {
         const list = this.#lists[d.target as string]

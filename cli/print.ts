@@ -11,6 +11,7 @@ import type { LogHeader } from '../events/jsonl.js'
 import { inline, text } from './escape.js'
 import type { Colors } from './io.js'
 import { PrintFold } from './print-fold.js'
+import { givenUpText, str } from '../replay/timeline.js'
 
 export { PrintFold, type LogCounts } from './print-fold.js'
 
@@ -325,7 +326,16 @@ export function summaryLines(fold: PrintFold, c: Colors): string[] {
     `  compactions  ${n.compactions}${n.replaced ? c.dim(` (${n.replaced} replacement(s))`) : ''}`,
     `  usage        ${u.requests} request(s) · ${formatUsage(u)}${state.usage.failed.requests ? c.dim(` (failed requests: ${state.usage.failed.requests})`) : ''}`,
     `  events       ${n.events} · surface ${state.surface.seqs.length} · history ${state.history.messages.length} message(s)`,
+    ...givenUpLines(fold, c),
   ]
+}
+
+/** Resume's give-ups (lifecycle §8): each names the acknowledged messages left unanswered. */
+function givenUpLines(fold: PrintFold, c: Colors): string[] {
+  return fold.givenUp.map(({ seq, data }) => {
+    const msgs = Array.isArray(data.messages) ? data.messages.map((m) => inline(str(m))) : []
+    return c.red(`  given up     ${inline(givenUpText(data))} (seq ${seq}): ${msgs.length} message(s) unanswered: ${msgs.join(', ')}`)
+  })
 }
 
 /** The title line of `turnlog replay`. */

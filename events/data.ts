@@ -10,7 +10,13 @@ const seqNo = z.number().int().nonnegative()
 
 export const RetryCause = z.strictObject({ kind: z.literal('retry'), of: turnNo })
 /** A turn that re-runs the `interrupted` turn `of` after a resume (lifecycle.md §8). */
-export const ResumeCause = z.strictObject({ kind: z.literal('resume'), of: turnNo })
+export const ResumeCause = z.strictObject({
+  kind: z.literal('resume'),
+  of: turnNo,
+  /** The limit in force when the turn opened (issue 24): `verify` checks L13 against it. Absent in
+   * older logs, which are checked against the checker's option (default 3). */
+  maxResumeRuns: z.number().int().positive().optional(),
+})
 /** Why a turn opened other than by a waking delivery: a retry (§4.6) or a resume (§8). */
 export const TurnCause = z.discriminatedUnion('kind', [RetryCause, ResumeCause])
 export type TurnCause = z.infer<typeof TurnCause>
@@ -66,6 +72,20 @@ export type RequestConfig = z.infer<typeof RequestConfig>
 export const EVENT_DATA = {
   'turn/start': z.strictObject({ turn: turnNo, cause: TurnCause.optional() }),
   'turn/end': z.strictObject({ turn: turnNo, reason: TurnEndReason }),
+  // -- resume give-up (issue 24, lifecycle.md §8): begin
+  /** Resume stopped re-running an interrupted turn (or re-inserting its messages): the durable
+   * record of the give-up. `messages`: the acknowledged ids (the originals, not resume copies) it
+   * leaves unanswered. `runs` / `unreachedRuns`: the chain's resume runs that reached / did not reach
+   * their model request; `maxResumeRuns`: the limit in force. */
+  'resume/given-up': z.strictObject({
+    turn: turnNo,
+    reason: z.enum(['resume-runs', 'unreached-runs', 're-insertions']),
+    runs: z.number().int().nonnegative(),
+    unreachedRuns: z.number().int().nonnegative(),
+    maxResumeRuns: z.number().int().positive(),
+    messages: z.array(z.string().min(1)),
+  }),
+  // -- resume give-up: end
   'step/start': z.strictObject({ turn: turnNo, step: stepNo }),
   'step/end': z.strictObject({ turn: turnNo, step: stepNo, outcome: StepOutcome }),
   'user/message': z.strictObject({ message: UserMessage }),

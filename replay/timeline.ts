@@ -185,6 +185,12 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
       case 'compaction/prune':
         marks.push({ seq: i, t, kind: 'prune', label: `pruned result of ${str(d.callId)} (${str(d.originalChars)} chars)` })
         break
+      case 'resume/given-up': {
+        // lifecycle §8: resume stopped re-running the turn; the messages it names stay unanswered
+        const msgs = Array.isArray(d.messages) ? d.messages : []
+        marks.push({ seq: i, t, kind: 'failure', label: `${givenUpText(d)}: ${msgs.length} message(s) unanswered (${msgs.slice(0, 3).map(str).join(', ')}${msgs.length > 3 ? ', …' : ''})` })
+        break
+      }
       case 'user/message': {
         const src = ((d.message as { source?: { kind?: string } } | undefined)?.source?.kind)
         if (src === 'steer') marks.push({ seq: i, t, kind: 'steer', label: 'steering message entered' })
@@ -225,6 +231,17 @@ function statusOfEnd(kind: string): string {
   if (kind === 'aborted') return 'aborted'
   if (kind === 'interrupted' || kind === 'forked') return 'interrupted'
   return 'warn'
+}
+
+/**
+ * "turn 4 given up after 3 runs" for a `resume/given-up` event's data (lifecycle §8), read as
+ * untrusted log content: the CLI's replay summary, `turnlog sessions` and the inspector use it.
+ */
+export function givenUpText(d: Record<string, unknown>): string {
+  const runs = num(d.runs) + num(d.unreachedRuns)
+  const why = d.reason === 're-insertions' ? `${num(d.maxResumeRuns) * 3} re-insertions`
+    : `${runs} run${runs === 1 ? '' : 's'}${num(d.unreachedRuns) > 0 ? ` (${num(d.unreachedRuns)} before their request)` : ''}`
+  return `turn ${str(d.turn)} given up after ${why}, maxResumeRuns ${str(d.maxResumeRuns)}`
 }
 
 /** A log value as text for a label (never HTML: labels are drawn on canvas or set as text). */

@@ -39,8 +39,13 @@ export class TurnState {
   prevTurnEnd: { turn: number; reason: string; lastFailed: boolean } | null = null
   /** An inbox splice stands between `prevTurnEnd` and now (a retry turn may not follow one). */
   splicedSinceEnd = false
-  /** How many resume turns the last started turn ends a chain of (0: it is not a resume turn). */
-  resumeChain = 0
+  /** The last started turn is a resume turn. */
+  lastIsResume = false
+  /** The last started turn reached its model request (logged a `request/header` or an `assistant/chunk`). */
+  lastReached = false
+  /** The resume runs before the last started turn in its chain: those that reached their request, and the others. */
+  chainReached = 0
+  chainUnreached = 0
 
   constructor(
     readonly maxStepsPerTurn: number,
@@ -98,6 +103,15 @@ export class TurnState {
       case 'request/header':
         if (this.openStep === null) emit('L4', 'request/header outside an open step')
         return
+      case 'resume/given-up': {
+        // resume's own record: after the turn/end {interrupted} of the turn it names, with only inbox
+        // splices (and other give-ups) between
+        const p = this.prevTurnEnd
+        if (p === null || p.turn !== e.data.turn || p.reason !== 'interrupted') {
+          emit('L13', `resume/given-up names turn ${e.data.turn}, but does not follow that turn's turn/end {interrupted} with only inbox splices between`)
+        }
+        return
+      }
       case 'user/message':
         if (e.surfaceOp === 'append' && this.openStep === null) emit('L4', 'appended user/message outside an open step')
         return
@@ -124,10 +138,11 @@ export class TurnState {
   /**
    * L13. A retry turn directly follows the `turn/end {error}` of the turn it retries, whose last
    * step failed. A resume turn follows the `turn/end {interrupted}` of the turn it re-runs, with
-   * only inbox splices between (resume's re-insertion), and a chain of resume turns is at most
-   * `maxResumeRuns` long.
+   * only inbox splices (and resume's give-up records) between, and a chain of resume turns holds at
+   * most `maxResumeRuns` runs that reached their request and three times as many that did not: the
+   * limit recorded on the resume turn's cause, or the checker's option for a log that records none.
    */
-  #checkCause(turn: number, cause: { kind: 'retry' | 'resume'; of: number }, emit: Emit): void {
+  #checkCause(turn: number, cause: { kind: 'retry' | 'resume'; of: number; maxResumeRuns?: number }, emit: Emit): void {
     const { kind, of } = cause
     const p = this.prevTurnEnd
     if (p === null) {
@@ -148,9 +163,26 @@ export class TurnState {
       else if (!p.lastFailed) emit('L13', `retry of turn ${of}, whose last step did not end failed`)
       return
     }
-    if (p.reason !== 'interrupted') emit('L13', `resume of turn ${of}, which ended ${p.reason}, not interrupted`)
-    else if (this.resumeChain + 1 > this.maxResumeRuns) {
-      emit('L13', `resume turn ${turn} is resume run ${this.resumeChain + 1} of one chain; at most ${this.maxResumeRuns} (maxResumeRuns)`)
+    if (p.reason !== 'interrupted') {
+      emit('L13', `resume of turn ${of}, which ended ${p.reason}, not interrupted`)
+      return
+    }
+    const max = cause.maxResumeRuns ?? this.maxResumeRuns
+    const { reached, unreached } = this.#chainBefore()
+    const recorded = cause.maxResumeRuns !== undefined ? 'recorded on its cause' : 'maxResumeRuns'
+    if (reached >= max) {
+      emit('L13', `resume turn ${turn} is resume run ${reached + 1} of one chain after ${reached} that reached their request; at most ${max} (${recorded})`)
+    } else if (unreached >= max * 3) {
+      emit('L13', `resume turn ${turn} follows ${unreached} resume runs of one chain that did not reach its request; at most ${max * 3} (3 × ${max}, ${recorded})`)
+    }
+  }
+
+  /** The resume runs of the chain the last started turn ends (it included, when it is a resume turn). */
+  #chainBefore(): { reached: number; unreached: number } {
+    if (!this.lastIsResume) return { reached: 0, unreached: 0 }
+    return {
+      reached: this.chainReached + (this.lastReached ? 1 : 0),
+      unreached: this.chainUnreached + (this.lastReached ? 0 : 1),
     }
   }
 
@@ -185,11 +217,13 @@ export class TurnState {
   }
 
   apply(e: SessionEvent): void {
-    if (e.type === 'agent/inbox/spliced') {
-      // resume re-inserts claimed messages between the interrupted turn/end and the resume turn
+    if (e.type === 'agent/inbox/spliced' || e.type === 'resume/given-up') {
+      // resume re-inserts claimed messages (and records a give-up) between the interrupted turn/end
+      // and the resume turn
       this.splicedSinceEnd = true
       return
     }
+    if ((e.type === 'request/header' || e.type === 'assistant/chunk') && this.openTurn !== null) this.lastReached = true
     this.prevTurnEnd = null
     switch (e.type) {
       case 'turn/start':
@@ -203,7 +237,17 @@ export class TurnState {
         this.retried = false
         // a failure chain is linked by retry causes only (L16); a resume turn starts a new one
         if (e.data.cause?.kind !== 'retry') this.chainAttempt = 0
-        this.resumeChain = e.data.cause?.kind === 'resume' ? this.resumeChain + 1 : 0
+        if (e.data.cause?.kind === 'resume') {
+          const before = this.#chainBefore()
+          this.chainReached = before.reached
+          this.chainUnreached = before.unreached
+          this.lastIsResume = true
+        } else {
+          this.chainReached = 0
+          this.chainUnreached = 0
+          this.lastIsResume = false
+        }
+        this.lastReached = false
         break
       case 'turn/end':
         this.prevTurnEnd = {

@@ -1,6 +1,6 @@
 /** The page's header (file, session, counts, verify badge, live badge) and the divergence section
  * of `turnlog reexec --report` (the diff, and the recorded and re-executed events side by side). */
-import { str } from '../../replay/timeline.js'
+import { givenUpText, str } from '../../replay/timeline.js'
 import type { Divergence, PageData } from './data.js'
 import { h, oneLine } from './dom.js'
 
@@ -17,12 +17,20 @@ export function createHeader(d: PageData): Header {
   const counts = h('span', { class: 'muted', data: { testid: 'counts' } })
   const sid = str(d.header?.id ?? '')
   const live = d.mode === 'live' ? h('span', { class: 'badge live', data: { testid: 'live' } }, '● live') : null
+  // resume's give-ups (lifecycle §8): acknowledged messages left unanswered, named in the log
+  const gaveUp = d.events.filter((e) => e?.type === 'resume/given-up')
+  const unanswered = gaveUp.reduce((n, e) => n + (Array.isArray((e.data as { messages?: unknown })?.messages) ? (e.data as { messages: unknown[] }).messages.length : 0), 0)
+  const givenUp = gaveUp.length === 0 ? null : h('span', {
+    class: 'badge bad', data: { testid: 'given-up' },
+    title: gaveUp.map((e) => `seq ${e.seq}: ${givenUpText((e.data ?? {}) as Record<string, unknown>)}`).join('\n'),
+  }, `given up: ${unanswered} message${unanswered === 1 ? '' : 's'}`)
   const el = h('header', { class: 'top' },
     h('span', { class: 'brand' }, 'turnlog'),
     h('span', { class: 'file', title: d.file }, oneLine(d.file, 80)),
     sid ? h('span', { class: 'muted' }, `session ${oneLine(sid, 60)}`) : null,
     counts,
     status,
+    givenUp,
     live,
   )
   return { el, status, counts, setLive: (text) => { if (live) live.textContent = text } }

@@ -130,7 +130,10 @@ export class Reexecution implements Host {
     while (this.rec[i]?.type === 'agent/inbox/spliced') i++
     const t = this.rec[i]
     const cause = t?.type === 'turn/start' ? (t as EventOf<'turn/start'>).data.cause : undefined
-    if (i > this.start && cause?.kind === 'resume') this.agent.armResume(cause.of)
+    if (i > this.start && cause?.kind === 'resume') this.agent.armResume(cause.of, cause.maxResumeRuns)
+    // resume's give-up record (lifecycle §8) comes first after the boundary's closers: a recorded fact
+    const g = this.rec[prefix.length]
+    if (prefix.length > this.start && g?.type === 'resume/given-up') this.agent.append({ type: g.type, data: g.data as EventOf<'resume/given-up'>['data'] })
   }
 
   /** The agent reached a process boundary: it dies there; the next process resumes the log. */

@@ -55,13 +55,17 @@ export class SessionRun {
     const { pool, id, writer } = this
     try {
       const options = await pool.opts.agent(id)
-      // autoStart false: the error listener is in place before the resume turn (lifecycle §8) opens
-      const agent = await resumeAgent({ ...options, store: leasedStore(pool.store, writer), sessionId: id, autoStart: false })
-      this.agent = agent
-      agent.on('agent/error', (e) => {
+      // The error listener is installed with the agent (creation-time hooks), before resume's plan
+      // runs: RESUME_LIMIT and a store failure while repairing reach onError (lifecycle §8).
+      const onError = (e: { error?: unknown; where?: string } | undefined) => {
         if (e?.where === 'store') this.failed = true
         pool.report(e?.error, id)
+      }
+      const agent = await resumeAgent({
+        ...options, hooks: withListener(options.hooks, 'agent/error', onError),
+        store: leasedStore(pool.store, writer), sessionId: id, autoStart: false,
       })
+      this.agent = agent
       agent.wake()
       for (;;) {
         this.#newInput = false
@@ -181,6 +185,15 @@ export class SessionRun {
       }
     })
   }
+}
+
+/** The app's creation-time hooks plus one more listener (an app's own listeners of `name` run first). */
+function withListener<K extends keyof NonNullable<WorkerAgentOptions['hooks']>>(
+  hooks: WorkerAgentOptions['hooks'], name: K, listener: unknown,
+): WorkerAgentOptions['hooks'] {
+  const mine = hooks?.[name]
+  const list = mine === undefined ? [] : Array.isArray(mine) ? [...mine] : [mine]
+  return { ...hooks, [name]: [...list, listener] } as WorkerAgentOptions['hooks']
 }
 
 /** The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer. */

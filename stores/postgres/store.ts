@@ -72,6 +72,9 @@ export interface SessionRow {
   token: number
   lastActivity: string
   createdAt: string
+  /** Resume's give-ups (lifecycle §8, `resume/given-up`): the acknowledged messages it left
+   * unanswered, with the event's seq and the turn it stopped re-running. Empty for most sessions. */
+  givenUp: Array<{ seq: number; turn: number; runs: number; messages: string[] }>
 }
 
 export type MessageLike = string | { id?: string; content: unknown; source?: unknown }
@@ -226,6 +229,26 @@ export class PostgresStore implements LogStore {
               (lease_owner IS NOT NULL AND lease_until > clock_timestamp()) AS live
        FROM turnlog_sessions ORDER BY id COLLATE "C"`, [], undefined, 'sessions failed',
     )
+    const g = await this.query(
+      `SELECT session_id, seq, event::text AS event FROM turnlog_events
+       WHERE (event->>'type') = 'resume/given-up' ORDER BY session_id, seq`, [], undefined, 'sessions failed',
+    )
+    const givenUp = new Map<string, SessionRow['givenUp']>()
+    for (const row of g.rows as Array<{ session_id: string; seq: number; event: string }>) {
+      // log content: read inside a guard (a malformed record is listed with what it holds)
+      let d: Record<string, unknown> = {}
+      try {
+        d = (JSON.parse(row.event) as { data?: Record<string, unknown> }).data ?? {}
+      } catch {
+        // listed with no messages
+      }
+      const list = givenUp.get(row.session_id) ?? []
+      list.push({
+        seq: Number(row.seq), turn: Number(d.turn) || 0, runs: (Number(d.runs) || 0) + (Number(d.unreachedRuns) || 0),
+        messages: Array.isArray(d.messages) ? d.messages.map(String) : [],
+      })
+      givenUp.set(row.session_id, list)
+    }
     return (r.rows as Array<Record<string, unknown>>).map((x) => ({
       id: String(x.id),
       events: Number(x.length),
@@ -236,6 +259,7 @@ export class PostgresStore implements LogStore {
       token: Number(x.token),
       lastActivity: (x.last_activity as Date).toISOString(),
       createdAt: (x.created_at as Date).toISOString(),
+      givenUp: givenUp.get(String(x.id)) ?? [],
     }))
   }
 

@@ -85,6 +85,7 @@ class WorkerPool implements Workers, RunHost {
   #beating = false
   #listener: pg.Client | pg.PoolClient | null = null
   #listenerRetry: NodeJS.Timeout | null = null
+  #listenFailures = 0
   #stopped: Promise<void> | null = null
 
   constructor(readonly opts: WorkerOptions) {
@@ -219,27 +220,35 @@ class WorkerPool implements Workers, RunHost {
 
   async #listen(): Promise<void> {
     if (this.stopping) return
-    let c: pg.Client | pg.PoolClient
-    try {
-      if (this.store.connectionString) {
-        const client = new pg.Client({ connectionString: this.store.connectionString })
-        await client.connect()
-        c = client
-      } else {
-        c = await this.store.pool.connect()
-      }
-    } catch (err) {
-      this.report(err)
-      this.#retryListen()
-      return
-    }
-    const lost = () => {
-      if (this.#listener !== c) return
+    let c: pg.Client | pg.PoolClient | null = null
+    // Issue 24 item 2: the client's 'error' handler is attached before it can emit (a server
+    // restart's 57P01 admin_shutdown during or right after connect was an unhandled 'error' that
+    // killed the worker). A lost LISTEN connection is retried with backoff; it never throws.
+    const lost = (err?: unknown) => {
+      if (err !== undefined) this.report(err)
+      if (c === null || this.#listener !== c) return
       this.#listener = null
       this.#retryListen()
     }
-    c.on('error', lost)
-    c.on('end', lost)
+    try {
+      if (this.store.connectionString) {
+        const client = new pg.Client({ connectionString: this.store.connectionString })
+        client.on('error', lost)
+        client.on('end', () => lost())
+        c = client
+        await client.connect()
+      } else {
+        const client = await this.store.pool.connect()
+        client.on('error', lost)
+        client.on('end', () => lost())
+        c = client
+      }
+    } catch (err) {
+      this.report(err)
+      if (c) endClient(c)
+      this.#retryListen()
+      return
+    }
     c.on('notification', (msg) => {
       if (this.stopping || msg.channel !== INPUT_CHANNEL || !msg.payload) return
       const run = this.runs.get(msg.payload)
@@ -259,16 +268,20 @@ class WorkerPool implements Workers, RunHost {
       return
     }
     this.#listener = c
+    this.#listenFailures = 0
     // input sent while we were not listening: catch up now
     this.claimSoon()
   }
 
+  /** Reconnects the LISTEN client after pollMs, doubling per failure in a row up to 5 s (a server
+   * that is restarting is not hammered; polling serves the sessions meanwhile). */
   #retryListen(): void {
     if (this.stopping || this.#listenerRetry) return
+    const delay = Math.min(5000, this.pollMs * 2 ** Math.min(this.#listenFailures++, 8))
     this.#listenerRetry = setTimeout(() => {
       this.#listenerRetry = null
       void this.#listen()
-    }, this.pollMs)
+    }, delay)
   }
 
   stop(): Promise<void> {

@@ -102,7 +102,7 @@ describe('proposals and openings', () => {
     expect(agent.wake()).toBe(true)
     await agent.whenIdle()
     const after = agent.events.slice(log.length)
-    expect(turnStarts(after)).toEqual([{ turn: 2, cause: { kind: 'resume', of: 1 } }, { turn: 3 }])
+    expect(turnStarts(after)).toEqual([{ turn: 2, cause: { kind: 'resume', of: 1, maxResumeRuns: 3 } }, { turn: 3 }])
     expect(seen).toEqual([
       { turn: 2, step: 1, proposal: 'first', retry: false, resume: true, messages: [] },
       { turn: 2, step: 2, proposal: 'after-tools', retry: false, resume: false, messages: [] },

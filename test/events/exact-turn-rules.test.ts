@@ -14,7 +14,8 @@ const kind = (k: 'completed' | 'max-tokens' | 'step-limit' | 'blocked' | 'interr
 const errorReason: Reason = { kind: 'error', failure: fail('SERVER') }
 const abortedReason: Reason = { kind: 'aborted', cause: { kind: 'user' } }
 const retryTurn = (turn: number, of: number): EventDraft => ({ type: 'turn/start', data: { turn, cause: { kind: 'retry', of } } })
-const resumeTurn = (turn: number, of: number): EventDraft => ({ type: 'turn/start', data: { turn, cause: { kind: 'resume', of } } })
+const resumeTurn = (turn: number, of: number, maxResumeRuns?: number): EventDraft =>
+  ({ type: 'turn/start', data: { turn, cause: { kind: 'resume', of, ...(maxResumeRuns !== undefined ? { maxResumeRuns } : {}) } } })
 const retry = (turn: number, step: number, attempt: number): EventDraft => ({ type: 'llm/retry', data: { turn, step, attempt, delayMs: 0, failure: fail('SERVER') } })
 
 function inTurn(): LogWriter {
@@ -177,12 +178,15 @@ describe('L13 retry after a turn/end with a step open', () => {
 
 describe('L13 resume turns, exact verdicts', () => {
   /** `n` turns ended interrupted, each after the first a resume of the one before. */
-  function interruptedChain(n: number): LogWriter {
+  /** Turns 1..n, each a resume of the one before (recording `limit` on its cause when given), each
+   * closed `interrupted`; with `reached`, each turn reached its model request (a streamed step). */
+  function interruptedChain(n: number, reached = false, limit?: number): LogWriter {
     const w = new LogWriter()
     for (let t = 1; t <= n; t++) {
       w.turn++
       w.step = 0
-      w.append(t === 1 ? { type: 'turn/start', data: { turn: 1 } } : resumeTurn(t, t - 1))
+      w.append(t === 1 ? { type: 'turn/start', data: { turn: 1 } } : resumeTurn(t, t - 1, limit))
+      if (reached) w.textStep('partial')
       w.turnEnd(kind('interrupted'))
     }
     return w
@@ -211,16 +215,44 @@ describe('L13 resume turns, exact verdicts', () => {
     expectExactly(w, resumeTurn(2, 1), [['L13', 'resume of turn 1, which ended completed, not interrupted']])
   })
 
-  it('L13: a chain of resume turns is at most maxResumeRuns long (default 3)', () => {
-    const w = interruptedChain(4)
-    expectExactly(w, resumeTurn(5, 4), [['L13', 'resume turn 5 is resume run 4 of one chain; at most 3 (maxResumeRuns)']])
+  it('L13: a chain of resume turns holds at most maxResumeRuns runs that reached their request (default 3)', () => {
+    const w = interruptedChain(4, true)
+    expectExactly(w, resumeTurn(5, 4), [['L13', 'resume turn 5 is resume run 4 of one chain after 3 that reached their request; at most 3 (maxResumeRuns)']])
     expectClean(w, resumeTurn(5, 4), { maxResumeRuns: 4 })
-    expectExactly(interruptedChain(3), resumeTurn(4, 3), [['L13', 'resume turn 4 is resume run 3 of one chain; at most 2 (maxResumeRuns)']], { maxResumeRuns: 2 })
-    expectClean(interruptedChain(3), resumeTurn(4, 3))
+    expectExactly(interruptedChain(3, true), resumeTurn(4, 3), [['L13', 'resume turn 4 is resume run 3 of one chain after 2 that reached their request; at most 2 (maxResumeRuns)']], { maxResumeRuns: 2 })
+    expectClean(interruptedChain(3, true), resumeTurn(4, 3))
+  })
+
+  it('L13: resume runs that did not reach their request are bounded at three times maxResumeRuns', () => {
+    expectClean(interruptedChain(9), resumeTurn(10, 9, 3), { maxResumeRuns: 1 })
+    expectExactly(interruptedChain(10), resumeTurn(11, 10),
+      [['L13', 'resume turn 11 follows 9 resume runs of one chain that did not reach its request; at most 9 (3 × 3, maxResumeRuns)']])
+    expectExactly(interruptedChain(4), resumeTurn(5, 4), [['L13', 'resume turn 5 follows 3 resume runs of one chain that did not reach its request; at most 3 (3 × 1, maxResumeRuns)']], { maxResumeRuns: 1 })
+  })
+
+  it('L13: the limit recorded on the resume turn\'s cause wins over the checker option', () => {
+    expectClean(interruptedChain(4, true, 5), resumeTurn(5, 4, 5))
+    expectExactly(interruptedChain(4, true, 5), resumeTurn(5, 4, 3),
+      [['L13', 'resume turn 5 is resume run 4 of one chain after 3 that reached their request; at most 3 (recorded on its cause)']], { maxResumeRuns: 10 })
+  })
+
+  it('L13: resume/given-up follows the turn/end {interrupted} of the turn it names, with only splices between; a resume turn may follow it', () => {
+    const g = (turn: number): EventDraft => ({ type: 'resume/given-up', data: { turn, reason: 'resume-runs', runs: 3, unreachedRuns: 0, maxResumeRuns: 3, messages: ['m1'] } })
+    const w = interruptedChain(2)
+    w.send(um('m2'))
+    expectClean(w, g(2))
+    expectExactly(interruptedChain(2), g(1), [['L13', "resume/given-up names turn 1, but does not follow that turn's turn/end {interrupted} with only inbox splices between"]])
+    const v = inTurn()
+    v.textStep('a')
+    v.turnEnd()
+    expectExactly(v, g(1), [['L13', "resume/given-up names turn 1, but does not follow that turn's turn/end {interrupted} with only inbox splices between"]])
+    const x = interruptedChain(1)
+    x.append(g(1))
+    expectClean(x, resumeTurn(2, 1))
   })
 
   it('L13: a turn that is not a resume turn starts a new chain', () => {
-    const w = interruptedChain(3)
+    const w = interruptedChain(3, true)
     w.turn++
     w.append({ type: 'turn/start', data: { turn: 4 } })
     w.turnEnd(kind('interrupted'))

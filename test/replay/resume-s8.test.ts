@@ -107,7 +107,7 @@ describe('§8: messages claimed and never entered are re-inserted', () => {
     await b.whenIdle()
     const after = b.events.slice(crashed.length)
     expect(after.filter((e) => e.type === 'turn/start').map((e) => e.data)).toEqual([
-      { turn: 2, cause: { kind: 'resume', of: 1 } }, { turn: 3 },
+      { turn: 2, cause: { kind: 'resume', of: 1, maxResumeRuns: 3 } }, { turn: 3 },
     ])
     const ums = after.filter((e) => e.type === 'user/message') as EventOf<'user/message'>[]
     expect(ums.map((e) => [e.data.message.source, text(e)])).toEqual([[{ kind: 'resume', of: expect.any(String) }, 'also this']])
@@ -133,7 +133,7 @@ describe('§8 poison: maxResumeRuns bounds re-runs', () => {
       await hang.promise
       log = [...b.events]
       const starts = log.filter((e) => e.type === 'turn/start').map((e) => e.data)
-      expect(starts.at(-1)).toEqual({ turn: round + 1, cause: { kind: 'resume', of: round } })
+      expect(starts.at(-1)).toEqual({ turn: round + 1, cause: { kind: 'resume', of: round, maxResumeRuns: 3 } })
     }
     const c = await resumeAgent({
       log, model: poisonModel(() => { throw new Error('must not be re-run') }), ids,
@@ -148,7 +148,7 @@ describe('§8 poison: maxResumeRuns bounds re-runs', () => {
     expect(verify(c.events).ok).toBe(true)
   })
 
-  it('L11 §8: a prompt whose turn crashes before it is entered is re-inserted at most maxResumeRuns times', async () => {
+  it('L11 §8: a prompt whose turn crashes before it is entered is re-inserted at most maxResumeRuns × 3 times (amended §8: it never reached a request)', async () => {
     const preStepHang = (signal: () => void) => ({
       'agent/pre-step': async () => { signal(); return new Promise<never>(() => {}) },
     })
@@ -160,7 +160,7 @@ describe('§8 poison: maxResumeRuns bounds re-runs', () => {
       await hang.promise
       log = [...a.events]
     }
-    for (let round = 1; round <= 2; round++) {
+    for (let round = 1; round <= 6; round++) {
       const hang = stuck()
       await resumeAgent({ log, model: scriptedModel(() => ({ text: 'ok' })), ids, hooks: preStepHang(hang.signal), maxResumeRuns: 2 }).then((b) => hang.promise.then(() => (log = [...b.events])))
     }
@@ -171,7 +171,7 @@ describe('§8 poison: maxResumeRuns bounds re-runs', () => {
     expect(errors[0]).toMatchObject({ code: 'RESUME_LIMIT' })
     const reinserted = c.events.flatMap((e) => e.type === 'agent/inbox/spliced' ? (e as EventOf<'agent/inbox/spliced'>).data.inserted : [])
       .filter((m) => m.source.kind === 'resume')
-    expect(reinserted).toHaveLength(2)
+    expect(reinserted).toHaveLength(6)
     expect(verify(c.events, { maxResumeRuns: 2 }).ok).toBe(true)
   })
 })
@@ -196,7 +196,7 @@ describe('hooks on resume (issue 9 item 8)', () => {
     await b.whenIdle()
     expect(calls).toBe(0)
     expect(seen).toEqual([true])
-    expect(b.events.at(-2)?.data).toEqual({ turn: 2, cause: { kind: 'resume', of: 1 } })
+    expect(b.events.at(-2)?.data).toEqual({ turn: 2, cause: { kind: 'resume', of: 1, maxResumeRuns: 3 } })
     expect(b.events.at(-1)?.data).toEqual({ turn: 2, reason: { kind: 'blocked' } })
     expect(verify(b.events).ok).toBe(true)
   })

@@ -54,7 +54,7 @@ describe('resumeAgent (issue "Resume", P5)', () => {
     const after = agent.events.slice(crashed.length)
     const starts = after.filter((e) => e.type === 'turn/start').map((e) => e.data)
     // 'first' was entered and never answered (only repair's interrupted message): turn 2 re-runs it
-    expect(starts).toEqual([{ turn: 2, cause: { kind: 'resume', of: 1 } }, { turn: 3 }, { turn: 4 }])
+    expect(starts).toEqual([{ turn: 2, cause: { kind: 'resume', of: 1, maxResumeRuns: 3 } }, { turn: 3 }, { turn: 4 }])
     // the resume turn claims next-step input only (the inject), then the prompts run in their order
     expect(prompts(after)).toEqual(['some context', 'second', 'third'])
     expect(after.find((e) => e.type === 'request/header')?.data).toMatchObject({ reason: 'resume' })
@@ -131,7 +131,7 @@ describe('resumeAgent from a store (repair under the write lock)', () => {
       expect(events[crashed.length + 2]?.data).toMatchObject({ reason: { kind: 'interrupted' } })
       expect(prompts(events.slice(crashed.length))).toEqual(['some context', 'second', 'third'])
       // §8: the interrupted turn 1 is re-run by turn 2 before the pending prompts
-      expect(events.find((e) => e.type === 'turn/start' && (e.data as any).turn === 2)?.data).toEqual({ turn: 2, cause: { kind: 'resume', of: 1 } })
+      expect(events.find((e) => e.type === 'turn/start' && (e.data as any).turn === 2)?.data).toEqual({ turn: 2, cause: { kind: 'resume', of: 1, maxResumeRuns: 3 } })
       expect(verify(events).ok).toBe(true)
     } finally {
       cleanup()
