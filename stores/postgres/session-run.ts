@@ -188,12 +188,13 @@ export class SessionRun {
 }
 
 /** The app's creation-time hooks plus one more listener (an app's own listeners of `name` run first). */
-function withListener<K extends keyof NonNullable<WorkerAgentOptions['hooks']>>(
-  hooks: WorkerAgentOptions['hooks'], name: K, listener: unknown,
-): WorkerAgentOptions['hooks'] {
-  const mine = hooks?.[name]
-  const list = mine === undefined ? [] : Array.isArray(mine) ? [...mine] : [mine]
-  return { ...hooks, [name]: [...list, listener] } as WorkerAgentOptions['hooks']
+function withListener(hooks: WorkerAgentOptions['hooks'], name: string, listener: unknown): WorkerAgentOptions['hooks'] {
+  // typed loosely on purpose: spreading the full HookMap union is too complex for the compiler
+  const all: Record<string, unknown> = { ...(hooks as Record<string, unknown> | undefined) }
+  const mine = all[name]
+  const list = mine === undefined ? [] : Array.isArray(mine) ? [...(mine as unknown[])] : [mine]
+  all[name] = [...list, listener]
+  return all as WorkerAgentOptions['hooks']
 }
 
 /** The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer. */
