@@ -183,6 +183,7 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--junit <FILE>', 'also write the report as JUnit XML')
     .option('--report <FILE>', 'also write the inspector page of the first failing golden, its first divergence side by side')
     .option('--json', 'print the report as JSON')
+    .option('--force', 'overwrite the --junit / --report FILE if it exists')
     .action(async (dir: string, opts: EvalCommandOptions) => done(await evalCommand(dir, opts, io)))
 
   return p

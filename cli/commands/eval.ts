@@ -14,7 +14,6 @@
  * side by side (the golden's timeline, the golden's and the re-run's event at that seq).
  */
 import { readdirSync, statSync } from 'node:fs'
-import { writeFile } from 'node:fs/promises'
 import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { SingleBar } from 'cli-progress'
@@ -26,6 +25,7 @@ import type { RerunResult } from '../../evals/types.js'
 import { EXIT_OK, EXIT_VIOLATIONS, parseCount, UsageError } from '../errors.js'
 import { inline } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
+import { checkOutput, writeOutput } from '../outputs.js'
 import { writeReexecReport } from './report.js'
 
 export interface EvalCommandOptions {
@@ -35,6 +35,7 @@ export interface EvalCommandOptions {
   junit?: string
   report?: string
   json?: boolean
+  force?: boolean
 }
 
 /** What the tools module may set besides `tools`. */
@@ -80,6 +81,12 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
   const dir = resolve(io.cwd ?? process.cwd(), dirArg)
   const files = findGoldens(dir)
   if (files.length === 0) throw new UsageError(`${dirArg}: no golden sessions (*.jsonl) in it`)
+  // the output rule of every writer (issue 27.1), checked before the trials run: never a golden,
+  // never an existing file without --force
+  const cwd = io.cwd ?? process.cwd()
+  const rule = (field: string) => ({ inputs: files, force: opts.force === true, field })
+  if (opts.junit !== undefined) await checkOutput(resolve(cwd, opts.junit), rule('--junit'))
+  if (opts.report !== undefined) await checkOutput(resolve(cwd, opts.report), rule('--report'))
   const options: Record<string, unknown> = { trials }
   if (opts.model === 'recorded') {
     options.model = ({ golden }: { golden: { events: Parameters<typeof recordedModel>[0] } }) => recordedModel(golden.events)
@@ -121,7 +128,7 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
     bar?.stop()
   }
   if (opts.junit !== undefined) {
-    await writeFile(resolve(io.cwd ?? process.cwd(), opts.junit), junitXml(report))
+    await writeOutput(resolve(cwd, opts.junit), junitXml(report), rule('--junit'))
     io.stderr(`wrote ${opts.junit}\n`)
   }
   if (opts.report !== undefined) {
@@ -129,7 +136,7 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
     if (f === null) io.stderr(`no failing golden with a divergence: ${opts.report} not written\n`)
     else {
       const g = f.run.golden
-      await writeReexecReport(opts.report, f.file, { file: f.file, header: g.header, events: g.events }, f.run.divergence, io)
+      await writeReexecReport(opts.report, f.file, { file: f.file, header: g.header, events: g.events }, f.run.divergence, io, undefined, opts.force === true)
     }
   }
   if (opts.json) io.stdout(JSON.stringify(report) + '\n')
