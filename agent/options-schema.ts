@@ -34,7 +34,6 @@ const HOOKS: Record<HookName, true> = {
   'tools/execute': true,
   'tools/post-execute': true,
   'agent/status': true,
-  'agent/approval': true,
   'agent/inbox/spliced': true,
   'agent/inbox/inserted': true,
   'agent/inbox/discarded': true,
@@ -87,7 +86,6 @@ export const AGENT_OPTION_FIELDS = {
   timers: obj({ sleep: fn.optional(), random: fn.optional(), setTimeout: fn.optional(), clearTimeout: fn.optional() }),
   hooks: z.strictObject(Object.fromEntries(HOOK_NAMES.map((h) => [h, listeners.optional()]))),
   checkRequests: z.enum(['log', 'full']),
-  approvals: z.strictObject({ onSteer: z.enum(['supersede', 'queue']).optional() }),
   inspect: fn,
 } satisfies Record<keyof AgentOptions, z.ZodType>
 

@@ -62,9 +62,6 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
     expect(typo).toMatchObject({ code: 'INVALID_OPTION', field: 'retry.maxRetrys' })
     expect(typo.message).toContain("did you mean 'maxRetries'?")
     expect(thrown(() => create({ retry: true }))).toMatchObject({ field: 'retry' })
-    // lifecycle §9's option: a misspelt value or member is named at the call
-    expect(thrown(() => create({ approvals: { onSteer: 'qeue' } }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals.onSteer' })
-    expect(thrown(() => create({ approvals: { onSter: 'queue' } }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals.onSter' })
     expect(thrown(() => create({ tools: {} }))).toMatchObject({ field: 'tools' })
     expect(thrown(() => create({ tools: [{ name: 3 }] }))).toMatchObject({ field: 'tools.0.name' })
     expect(thrown(() => create({ clock: 5 }))).toMatchObject({ field: 'clock' })
@@ -105,7 +102,6 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
       maxStepsPerTurn: 3, maxResumeRuns: 2, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2, jitter: 0, retryOn: ['SERVER'] },
       plugins: [], compaction: { name: 'c', install: () => {} }, clock: () => 1, ids: () => 'x', timers: { random: () => 0.5 },
       cancelGraceMs: 0, hooks: { 'agent/status': [() => {}], 'agent/pre-step': (_p, next) => next() }, checkRequests: 'full', inspect: () => {},
-      approvals: { onSteer: 'queue' },
     }
     const a = createAgent({ ...full, store: memoryStore() })
     await a.flush()
