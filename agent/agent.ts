@@ -18,10 +18,6 @@ import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
 import type { TranscriptState } from '../reducers/transcript.js'
-import { approvalsReducer } from '../reducers/approvals.js'
-import type { ApprovalRun } from '../tools/types.js'
-import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
-import { restoredStep, standsParked, type RestoredStep } from './restore.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { GracePeriod } from './grace.js'
@@ -37,8 +33,8 @@ import { realTimers, resolveRetry } from './retry-policy.js'
 import type { StepRun } from './step-driver.js'
 import { TurnLoop } from './turn-driver.js'
 import type {
-  Agent, AgentOptions, AgentSnapshot, AgentStatus, ApprovalDecisionInput, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  OpenApproval, Timers,
+  Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
+  Timers,
 } from './types.js'
 
 export { DEFAULT_CANCEL_GRACE_MS } from './options.js'
@@ -61,12 +57,6 @@ export class TurnlogAgent implements Agent {
   /** @internal the live projections the driver reads (O(1) per event). */
   readonly historyState = historyReducer.initial()
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
-  /** @internal the approvals of the log (lifecycle §9), folded live. */
-  readonly approvalsState = approvalsReducer.initial()
-  /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
-  approvalRun: ApprovalRun | null = null
-  /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
-  restoreStep: RestoredStep | null = null
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
@@ -96,7 +86,6 @@ export class TurnlogAgent implements Agent {
   /** The running `runMaintenance` task: its signal (aborted by dispose) and its settlement. */
   #maintenance: { controller: AbortController; task: Promise<unknown> } | null = null
   #idleWaiters: Array<() => void> = []
-  #settleWaiters: Array<(s: 'idle' | 'parked') => void> = []
   #disposed = false
   #disposing = false
   readonly #unsubscribePlugins: Array<() => void>
@@ -142,9 +131,7 @@ export class TurnlogAgent implements Agent {
     }
     this.session.addFold((e) => foldLive(this, e))
     this.resumed = this.session.length > 0
-    if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
-      this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
-    } else if (this.lifecycle.openTurn !== null) {
+    if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
         field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,
       })
@@ -190,8 +177,6 @@ export class TurnlogAgent implements Agent {
     const aborting = this.#status === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
-    // lifecycle §9: a steer supersedes the open approvals (never approves them) unless told to queue
-    if (wake && t === 'next-step' && this.approvalRun !== null && this.options.approvals?.onSteer !== 'queue') this.approvalRun.supersede()
     if (wake) this.#wake()
     return m.id
   }
@@ -218,10 +203,6 @@ export class TurnlogAgent implements Agent {
     this.#assertUsable()
     this.#reportDeferred()
     if (this.#status !== 'idle' || !this.turnActor.getSnapshot().matches('idle')) return false
-    if (this.restoreStep !== null) {
-      this.#turns.restore(this.restoreStep)
-      return true
-    }
     if (this.inboxDriver.list('next-turn').length === 0 && this.#resumeOf === null) return false
     this.#wake()
     return true
@@ -268,40 +249,6 @@ export class TurnlogAgent implements Agent {
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
-  whenSettled(): Promise<'idle' | 'parked'> {
-    if (this.#status === 'parked' || this.#isQuiet() || this.#disposed) return Promise.resolve(this.#status === 'parked' ? 'parked' : 'idle')
-    return new Promise((resolve) => this.#settleWaiters.push(resolve))
-  }
-
-  approvals(): OpenApproval[] {
-    return openApprovalList(this)
-  }
-
-  async decide(approvalId: string, decision: ApprovalDecisionInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
-    this.#assertUsable()
-    applyDecision(this, approvalId, toDecision(decision), toBy(options?.by))
-    await this.flush()
-  }
-
-  /** @internal the agent's clock (epoch ms). */
-  now(): number {
-    return (this.options.clock ?? Date.now)()
-  }
-
-  /** @internal */
-  hookCount(name: HookName): number {
-    return this.hooks.count(name)
-  }
-
-  /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */
-  setParked(parked: boolean): void {
-    const e = { type: parked ? 'PARK' : 'UNPARK' } as const
-    this.turnActor.send(e)
-    this.stepActor?.send(e)
-    this.#setStatus(parked ? 'parked' : 'running')
-    if (parked) this.#settleIdle()
-  }
-
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
     if (this.#status === 'idle') return
     // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
@@ -322,8 +269,6 @@ export class TurnlogAgent implements Agent {
 
   async dispose(): Promise<void> {
     if (this.#disposed) return
-    // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
-    if (this.#status === 'parked') return this.#disposeParked()
     this.#disposing = true
     this.cancel({ kind: 'disposed' })
     // A maintenance task is told at once (its signal aborts), then awaited within the grace period.
@@ -338,16 +283,6 @@ export class TurnlogAgent implements Agent {
       await grace.within(m.task, 'runMaintenance').catch(() => {})
       grace.close()
     }
-    this.#disposed = true
-    for (const off of this.#unsubscribePlugins) off()
-    this.session.close()
-    await this.#persistence?.close()
-    this.#settleIdle()
-  }
-
-  async #disposeParked(): Promise<void> {
-    this.#disposing = true
-    this.approvalRun?.detach()
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
@@ -451,10 +386,6 @@ export class TurnlogAgent implements Agent {
   #wake(): void {
     this.#reportDeferred()
     const ts = this.turnActor.getSnapshot()
-    if (ts.matches('idle') && this.#status === 'idle' && this.restoreStep !== null) {
-      this.#turns.restore(this.restoreStep) // the parked step first; the input waits for its boundary
-      return
-    }
     if (ts.matches('idle') && this.#status === 'idle') {
       const resumeOf = this.#resumeOf
       this.#resumeOf = null
@@ -487,11 +418,6 @@ export class TurnlogAgent implements Agent {
   }
 
   #settleIdle(): void {
-    if (this.#status === 'parked' || this.#isQuiet() || this.#disposed) {
-      const s = this.#settleWaiters
-      this.#settleWaiters = []
-      for (const w of s) w(this.#status === 'parked' ? 'parked' : 'idle')
-    }
     if (!this.#isQuiet() && !this.#disposed) return
     const waiters = this.#idleWaiters
     this.#idleWaiters = []

@@ -15,8 +15,6 @@ import type { HistoryState } from '../reducers/history.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
 import type { AnyTool, ToolEnv, ToolOutcome } from '../tools/types.js'
-import { approvalEnv, type ApprovalHost } from './approvals.js'
-import type { RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
 import { isAbandoned } from './grace.js'
 import type { HookRegistry } from './hooks.js'
@@ -28,7 +26,7 @@ import { TurnlogError, isRunnableCall } from '../events/index.js'
  * What a step needs of its agent: exactly these members (the agent, `TurnlogAgent`, provides
  * them). The driver reads the live projections and writes only `stepActor`, `step` and `resumed`.
  */
-export interface StepHost extends ApprovalHost {
+export interface StepHost {
   readonly sessionId: string
   readonly options: Pick<AgentOptions, 'inspect' | 'system' | 'model' | 'checkRequests'>
   readonly hooks: HookRegistry
@@ -69,11 +67,9 @@ export async function runStep(
   entered: readonly UserMessage[],
   signal: AbortSignal,
   abortedAlready: boolean,
-  restore: RestoredStep | null = null,
 ): Promise<StepOutcome> {
   const actor = (agent.stepActor ??= runMachine(stepMachine, {}, agent.options.inspect))
-  if (restore !== null) actor.send({ type: 'RESTORE', turn, step, toolCalls: restore.calls.length })
-  else actor.send({ type: 'BEGIN', turn, step, aborted: abortedAlready || signal.aborted })
+  actor.send({ type: 'BEGIN', turn, step, aborted: abortedAlready || signal.aborted })
   agent.step = { turn, step, abort: () => actor.send({ type: 'ABORT' }), state: () => String(actor.getSnapshot().value) }
 
   let system = ''
@@ -176,11 +172,8 @@ export async function runStep(
           break
         }
         case 'runningTools': {
-          // a provider-executed call is not ours to run
-          const calls = restore !== null ? restore.calls.map((c) => c.block) : success!.message.content.filter(isRunnableCall)
-          const env = toolEnv(agent, turn, step, signal)
-          if (restore !== null) env.restored = { calls: restore.calls, decidedSinceParked: restore.decidedSinceParked }
-          const r = await runToolCalls(calls, env)
+          const calls = success!.message.content.filter(isRunnableCall) // a provider-executed call is not ours to run
+          const r = await runToolCalls(calls, toolEnv(agent, turn, step, signal))
           actor.send({ type: 'TOOLS_DONE', concluded: r.concluded, aborted: r.aborted || signal.aborted })
           break
         }
@@ -291,7 +284,6 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
     tools: agent.tools,
     maxParallelToolCalls: agent.maxParallelToolCalls,
     signal,
-    approvals: approvalEnv(agent, turn, step),
     appendCall: (call) =>
       agent.append({ type: 'tool/call', data: { turn, step, callId: call.id, name: call.name, arguments: call.arguments } }) as EventOf<'tool/call'>,
     appendResult: (call, callSeq, outcome: ToolOutcome) =>

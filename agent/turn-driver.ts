@@ -12,7 +12,6 @@ import { errorText } from '../tools/define.js'
 import { checkDecision, hookFailure } from './decisions.js'
 import { GracePeriod, isAbandoned, type GraceHost } from './grace.js'
 import type { InboxDriver } from './inbox-driver.js'
-import type { RestoredStep } from './restore.js'
 import { runStep, type StepHost } from './step-driver.js'
 import type { Agent, AgentOptions, AgentStatus, PreStepDecision, RequestErrorDecision } from './types.js'
 
@@ -32,8 +31,6 @@ export interface TurnHost extends Agent, Omit<StepHost, 'inbox'>, GraceHost {
   entered: readonly UserMessage[]
   /** `llm/retry` events in the current failure chain. */
   readonly retriesInChain: number
-  /** A parked step of the prefix to restore (taken by the next step; lifecycle §9). */
-  restoreStep: RestoredStep | null
   /** The limit a resume turn records on its cause (lifecycle §8), or null to record none. */
   readonly resumeLimit: number | null
   claim(turn: number, takePrompt: boolean): UserMessage[]
@@ -98,29 +95,6 @@ export class TurnLoop {
     }
     // A turn cancelled before it opened closes without awaiting anything: the loop may have
     // finished (and gone idle) before its promise is returned here.
-    const token = {}
-    this.#current = token
-    const loop = this.#runLoop()
-    if (this.#current === token) this.#loop = loop
-  }
-
-  /**
-   * Restores the log's parked step (lifecycle §9): the turn machine goes straight to that step,
-   * the step to its tool phase, where the scheduler continues from the log (no `turn/start`, no
-   * request, nothing re-run).
-   */
-  restore(r: RestoredStep): void {
-    const agent = this.#agent
-    agent.turnActor.send({ type: 'RESTORE', turn: r.turn, steps: r.step })
-    agent.abort = new AbortController()
-    agent.grace?.close()
-    agent.grace = new GracePeriod(agent, agent.abort.signal, agent.cancelGraceMs)
-    this.#waking = true
-    try {
-      this.#control.setStatus('running')
-    } finally {
-      this.#waking = false
-    }
     const token = {}
     this.#current = token
     const loop = this.#runLoop()
@@ -255,9 +229,7 @@ export async function propose(agent: TurnHost): Promise<void> {
 
 export async function step(agent: TurnHost): Promise<void> {
   const c = agent.turnActor.getSnapshot().context
-  const restore = agent.restoreStep
-  agent.restoreStep = null
-  const outcome = await runStep(agent, c.turn, c.steps, agent.entered, agent.abort!.signal, c.abortCause !== null, restore)
+  const outcome = await runStep(agent, c.turn, c.steps, agent.entered, agent.abort!.signal, c.abortCause !== null)
   agent.entered = []
   agent.turnActor.send({ type: 'STEP_DONE', outcome, nextStepPending: agent.inbox.nextStep.length > 0 })
 }

@@ -33,11 +33,6 @@ export type StepEvent =
   | { type: 'TOOLS_DONE'; concluded: boolean; aborted: boolean }
   | { type: 'INTERRUPTED' }
   | { type: 'ABORT' }
-  /** Only people's decisions are owed (`step/parked` appended; lifecycle §9) / the step goes on. */
-  | { type: 'PARK' }
-  | { type: 'UNPARK' }
-  /** Restores a parked step from the log (lifecycle §9): straight to its tool phase. */
-  | { type: 'RESTORE'; turn: number; step: number; toolCalls: number }
   /** Starts a step (the actor is reused from step to step: creating one per step cost ~10 µs, B2). */
   | { type: 'BEGIN'; turn: number; step: number; aborted: boolean }
 
@@ -60,11 +55,6 @@ export const stepMachine = setup({
   },
   actions: {
     markAborted: assign({ aborted: true }),
-    restore: assign(({ event }) =>
-      event.type === 'RESTORE'
-        ? { turn: event.turn, step: event.step, aborted: false, outcome: null, visibleStreamed: false, finish: 'tool-calls' as const, toolCalls: event.toolCalls }
-        : {},
-    ),
     begin: assign(({ event }) =>
       event.type === 'BEGIN'
         ? { turn: event.turn, step: event.step, aborted: event.aborted, outcome: null, visibleStreamed: false, finish: null, toolCalls: 0 }
@@ -99,10 +89,7 @@ export const stepMachine = setup({
   states: {
     /** No step yet. */
     idle: {
-      on: {
-        BEGIN: { target: 'entering', actions: 'begin' },
-        RESTORE: { target: 'runningTools', actions: 'restore' },
-      },
+      on: { BEGIN: { target: 'entering', actions: 'begin' } },
     },
     /** Driver: append `step/start` and one `user/message` per entered message. */
     entering: {
@@ -148,20 +135,12 @@ export const stepMachine = setup({
     /** Driver: run the tool calls; every started call commits a result, in model order. */
     runningTools: {
       on: {
-        PARK: { target: 'parked' },
         TOOLS_DONE: [
           { guard: 'toolsAborted', target: 'aborting' },
           { guard: 'concluded', target: 'ended', actions: 'outcomeConcluded' },
           { target: 'ended', actions: 'outcomeTools' },
         ],
       },
-    },
-    /**
-     * Parked (lifecycle §9): nothing runs, no stream is open; the step waits for a decision, an
-     * expiry, a steer or a cancel, each of which the tool scheduler turns into `UNPARK`.
-     */
-    parked: {
-      on: { UNPARK: { target: 'runningTools' } },
     },
     /** The request failed; `step/end {failed}` follows, then the turn dispatches `agent/request-error`. */
     failed: {

@@ -35,8 +35,6 @@ export interface TurnContext {
 
 export type TurnEvent =
   | { type: 'WAKE'; resumeOf?: number }
-  /** Restores the log's parked turn (lifecycle §9): running, in its step `steps`, without `turn/start`. */
-  | { type: 'RESTORE'; turn: number; steps: number }
   | { type: 'OPENED' }
   | { type: 'PROPOSED'; decision: 'enter' | 'enter-empty' | 'reject' }
   | { type: 'PROPOSE_FAILED'; failure: Failure }
@@ -47,9 +45,6 @@ export type TurnEvent =
   | { type: 'ABORT'; cause: CancelCause }
   | { type: 'CLOSED'; nextTurnPending: boolean; latched: boolean }
   | { type: 'MAINTAIN' }
-  /** The running step parked (only people's decisions are owed; lifecycle §9) / it goes on. */
-  | { type: 'PARK' }
-  | { type: 'UNPARK' }
   | { type: 'MAINTAINED' }
 
 export interface TurnInput {
@@ -95,11 +90,6 @@ export const turnMachine = setup({
       retryRequested: false,
       endReason: null,
     })),
-    restoreTurn: assign(({ context, event }) =>
-      event.type === 'RESTORE'
-        ? { turn: event.turn, lastTurn: event.turn, steps: event.steps, proposal: 'first' as const, retryOf: null, resumeOf: null, maxTokens: false, abortCause: null, failure: null, retryRequested: false, endReason: null }
-        : { turn: context.turn },
-    ),
     countStep: assign({ steps: ({ context }) => context.steps + 1 }),
     proposeAfterTools: assign({ proposal: 'after-tools' as const }),
     proposeAfterStop: assign({ proposal: 'after-stop' as const }),
@@ -155,7 +145,6 @@ export const turnMachine = setup({
     idle: {
       on: {
         WAKE: { target: 'running' },
-        RESTORE: { target: '#turn.running.stepping', actions: 'restoreTurn' },
         MAINTAIN: { target: 'maintaining' },
       },
     },
@@ -195,7 +184,6 @@ export const turnMachine = setup({
         /** Driver: run the step machine to its end. */
         stepping: {
           on: {
-            PARK: { target: 'parked' },
             STEP_DONE: [
               // Cancellation wins over every other ending, also over a failure seen after it (R5).
               { guard: 'aborted', target: 'closing', actions: 'endAborted' },
@@ -206,13 +194,6 @@ export const turnMachine = setup({
               { target: 'stopping', actions: 'noteMaxTokens' },
             ],
           },
-        },
-        /**
-         * The step is parked (lifecycle §9): status `parked`, nothing runs. A decision, an expiry,
-         * a steer or a cancel (remembered by `ABORT` above) lets the step go on.
-         */
-        parked: {
-          on: { UNPARK: { target: 'stepping' } },
         },
         /** Driver: dispatch the serial `agent/turn-stopping` checkpoint. */
         stopping: {

@@ -30,7 +30,6 @@ import { lifecycleReducer } from './lifecycle.js'
 import { surfaceReducer } from './surface.js'
 import { transcriptReducer } from './transcript.js'
 import { usageReducer } from './usage.js'
-import { approvalsReducer } from './approvals.js'
 
 /** A fresh, empty, mutable state. */
 export function initialReplayState(): ReplayState {
@@ -41,7 +40,6 @@ export function initialReplayState(): ReplayState {
     inbox: inboxReducer.initial(),
     lifecycle: lifecycleReducer.initial(),
     usage: usageReducer.initial(),
-    approvals: approvalsReducer.initial(),
   }
 }
 
@@ -53,7 +51,6 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   inboxReducer.apply(draft.inbox, event)
   lifecycleReducer.apply(draft.lifecycle, event)
   usageReducer.apply(draft.usage, event)
-  approvalsReducer.apply(draft.approvals, event)
 }
 
 /**

@@ -153,23 +153,6 @@ describe('machine coverage', () => {
       await m
     })
     await run([{ text: 'a' }, { text: 'b' }], () => {}, (a) => { a.followup('1'); a.followup('2') })
-    // parked while a call waits for a person, then approved (lifecycle §9)
-    const gated = defineTool({ name: 'gated', description: 'needs a yes', parameters: z.object({}), needsApproval: true, execute: () => 'ok' })
-    await run([{ toolCalls: [{ name: 'gated', args: {} }] }, { text: 'ok' }], () => {}, async (a) => {
-      a.followup('go')
-      expect(await a.whenSettled()).toBe('parked')
-      await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
-    }, { tools: [echo, finisher, gated] })
-    // a parked log restored by a new agent (lifecycle §9): RESTORE into the turn's step and the step's tool phase
-    const parked = createAgent({ model: scriptedModel([{ toolCalls: [{ name: 'gated', args: {} }] }]), tools: [gated], clock: fakeClock(), ids: counterIds('p'), timers: instantTimers() })
-    parked.followup('go')
-    await parked.whenSettled()
-    await parked.dispose()
-    await run([{ text: 'ok' }], () => {}, async (a) => {
-      expect(a.wake()).toBe(true)
-      expect(a.status).toBe('parked')
-      await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
-    }, { tools: [echo, finisher, gated], prefix: parked.events })
 
     const missing: string[] = []
     const unvisited: string[] = []

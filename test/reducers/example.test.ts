@@ -68,7 +68,6 @@ describe('example.jsonl', () => {
       header: data(5),
       headerSeq: 5,
       seedEndSeq: null,
-      parkedSeq: null,
     })
   })
 
