@@ -9,6 +9,7 @@ import { resolveLogPath } from '../load.js'
 import { startInspector, type Inspector, type InspectorOptions } from '../inspect-server.js'
 import { displayLog, isPgUrl } from '../pg.js'
 import { verifyOptions } from './report.js'
+import { untilSignal } from '../signals.js'
 
 export interface InspectCommandOptions {
   port?: string
@@ -40,16 +41,4 @@ export async function inspectCommand(logArg: string, opts: InspectCommandOptions
     await inspector.close()
   }
   return EXIT_OK
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve()
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-  })
 }

@@ -19,6 +19,7 @@ import type { LogStore } from '../../stores/types.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { isPgUrl, redact } from '../pg.js'
+import { untilSignal } from '../signals.js'
 
 export interface ServeCommandOptions {
   port?: string
@@ -84,16 +85,4 @@ export async function serveCommand(storeArg: string, opts: ServeCommandOptions, 
     await store.close?.()
   }
   return EXIT_OK
-}
-
-function untilSignal(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = (): void => {
-      process.off('SIGINT', stop)
-      process.off('SIGTERM', stop)
-      resolve()
-    }
-    process.on('SIGINT', stop)
-    process.on('SIGTERM', stop)
-  })
 }
