@@ -5,6 +5,10 @@
  * loop), step-driver.ts (one step), inbox-driver.ts (the inbox). Every durable fact is appended to
  * the session log first; memory follows the log. The live folds and the read-only views
  * (snapshot, transcript) are in live-state.ts.
+ *
+ * Over ~400 lines on purpose for now: one class whose private state (status, latch, deferred
+ * reports, loop token) the handle's methods share; the next seam is the maintenance task
+ * (`runMaintenance`) into its own file.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import {

@@ -1,6 +1,7 @@
 /**
  * A lean interpreter for turnlog's own machines: the same definitions (`turnMachine`,
- * `stepMachine`, `inboxMachine`), run without XState's general-purpose runtime.
+ * `stepMachine`, `inboxMachine`), run without XState's general-purpose runtime. (One file on
+ * purpose, ~400 lines: the interpreter is read against XState's algorithm as a whole.)
  *
  * Why: the agent sends about 10 machine events per step, and XState's actor (snapshots, the
  * microstep algorithm for every kind of state chart, inspection, the system) was about a third of

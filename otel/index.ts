@@ -12,9 +12,10 @@
  * `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` (or `semconv: 'latest'`).
  */
 export { exportSpans, otelPlugin, type OtelOptions } from './tracer.js'
+export { logToSpans, type SpanRecord } from './log-to-spans.js'
 export {
-  logToSpans, SpanFold, usageAttributes,
-  type SpanFoldOptions, type SpanRecord, type SpanAction, type SpanStart, type SpanEnd, type Attributes, type AttrValue,
+  SpanFold, usageAttributes,
+  type SpanFoldOptions, type SpanAction, type SpanStart, type SpanEnd, type Attributes, type AttrValue,
 } from './fold.js'
 export { toOtlpJson } from './otlp-json.js'
 export { renderSpanTree } from './tree.js'

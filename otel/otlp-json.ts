@@ -11,7 +11,8 @@ import { createHash } from 'node:crypto'
 import type { LogEvent } from '../events/index.js'
 import { DOUBLE_ATTRIBUTES } from './attributes.js'
 import type { AttrValue } from './fold.js'
-import { logToSpans, type SpanFoldOptions, type SpanRecord } from './fold.js'
+import type { SpanFoldOptions } from './fold.js'
+import { logToSpans, type SpanRecord } from './log-to-spans.js'
 
 type OtlpValue =
   | { stringValue: string }

@@ -1,5 +1,5 @@
 /** A plain-text rendering of a span tree (for the CLI, tests and notes). */
-import type { SpanRecord } from './fold.js'
+import type { SpanRecord } from './log-to-spans.js'
 
 const SHOWN = ['gen_ai.request.model', 'gen_ai.response.finish_reasons', 'gen_ai.usage.input_tokens', 'gen_ai.usage.output_tokens',
   'gen_ai.usage.cache_read.input_tokens', 'gen_ai.usage.reasoning.output_tokens', 'gen_ai.tool.call.id', 'error.type',

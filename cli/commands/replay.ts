@@ -10,7 +10,8 @@ import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { json } from '../escape.js'
 import { streamLog } from '../load.js'
 import { displayLog } from '../pg.js'
-import { PrintFold, printContext, stateAtLines, summaryLines, titleLine, writeTranscript } from '../print.js'
+import { PrintFold, printContext, summaryLines, titleLine, writeTranscript } from '../print.js'
+import { stateAtLines } from '../print-state.js'
 
 export interface ReplayCommandOptions {
   at?: string

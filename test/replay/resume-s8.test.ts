@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { z } from 'zod'
 import { describe, expect, it } from 'vitest'
 import { createAgent, type TurnlogAgent } from '../../agent/agent.js'
-import type { EventOf, LogEvent, StreamChunk } from '../../events/index.js'
+import type { EventOf, LogEvent } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter } from '../../models/index.js'
 import { memoryStore } from '../../stores/memory.js'
 import { inboxReducer } from '../../reducers/inbox.js'
@@ -16,28 +16,10 @@ import type { AnyTool } from '../../tools/types.js'
 import { planResume } from '../../replay/resume-plan.js'
 import { resumeAgent } from '../../replay/resume.js'
 import { verify } from '../../replay/verify.js'
+import { poisonModel } from './given-up-log.js'
 
 const text = (e: LogEvent): string => ((e.data as any).message.content[0]?.text as string) ?? ''
 
-/** A model that streams 'ok', but hangs (a crash there) on a request whose last user message includes `poison`. */
-function poisonModel(onHang: () => void): ModelAdapter {
-  return {
-    info: { name: 'm' },
-    async *stream(request): AsyncIterable<StreamChunk> {
-      const users = request.messages.filter((m) => m.role === 'user')
-      const last = users[users.length - 1]
-      const t = last?.content[0]?.type === 'text' ? last.content[0].text : ''
-      yield { type: 'block-start', index: 0, blockType: 'text' }
-      yield { type: 'text-delta', index: 0, text: 'ok' }
-      if (t.includes('poison')) {
-        onHang()
-        await new Promise(() => {})
-      }
-      yield { type: 'block-end', index: 0 }
-      yield { type: 'finish', reason: 'stop' }
-    },
-  }
-}
 
 function stuck(): { promise: Promise<void>; signal: () => void } {
   let signal!: () => void
