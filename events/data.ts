@@ -1,6 +1,7 @@
 /** The `data` schema of every core event type (events.md "Types" and "Exact shapes"). */
 import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
+import { APPROVAL_EVENT_DATA } from './approvals.js'
 import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
 
 const turnNo = z.number().int().positive()
@@ -139,6 +140,8 @@ export const EVENT_DATA = {
   'compaction/prune': z.strictObject({ callId: z.string().min(1), shadowedSeq: seqNo, originalChars: z.number().int().nonnegative() }),
   'compaction/end': z.strictObject({ compactionId: z.string().min(1), error: ToolErrorInfo.optional() }),
   'session/end-seed': z.strictObject({}),
+  // approvals (lifecycle.md §9): events/approvals.ts
+  ...APPROVAL_EVENT_DATA,
 } as const
 
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }

@@ -57,6 +57,13 @@ export const ERROR_CODES = [
   'LATE_SETTLEMENT',
   /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (lifecycle §8) */
   'RESUME_LIMIT',
+  // approvals (lifecycle.md §9): refusals of a decision, which log nothing
+  /** the approval was already decided (the first decision wins; an expired one too) */
+  'APPROVAL_DECIDED',
+  /** no approval with that id was requested in the session */
+  'UNKNOWN_APPROVAL',
+  /** an approval's edited arguments do not fit the tool's schema */
+  'INVALID_ARGS',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

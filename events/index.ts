@@ -14,6 +14,9 @@ export {
   Envelope, SurfaceOp, isCore,
   type SessionEvent, type ExtensionEvent, type LogEvent, type EventOf, type EventDraft,
 } from './envelope.js'
+export {
+  ApprovalId, ApprovalDecision, ApprovalBy, APPROVAL_EVENT_DATA, denialCode,
+} from './approvals.js'
 export { EventRegistry, defaultRegistry, type EventTypeSpec } from './registry.js'
 export { findLossy, deepFreeze, MAX_NESTING, type FindLossyOptions } from './lossless.js'
 export { spliceAll, pushAll } from './splice.js'

@@ -18,6 +18,7 @@ export {
 } from './transcript.js'
 export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
+export { approvalsReducer, openApprovals, endsParking, type ApprovalsState, type ApprovalRecord } from './approvals.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
 export {
   createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection, type FoldOptions,

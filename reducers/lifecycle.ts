@@ -7,6 +7,7 @@
 import type {
   EventDataMap, EventOf, LogEvent, StepOutcome, TurnEndReason,
 } from '../events/index.js'
+import { endsParking } from './approvals.js'
 import type { Reducer } from './types.js'
 
 /** `{kind: 'retry' | 'resume', of}`: why a turn opened (a retry of a failed one, or a re-run after a resume). */
@@ -52,6 +53,8 @@ export interface LifecycleState {
   headerSeq: number | null
   /** Seq of `session/end-seed` (end of an inherited prefix), or null. */
   seedEndSeq: number | null
+  /** Seq of the `step/parked` the log stands at (only inbox splices after it; lifecycle §9), or null. */
+  parkedSeq: number | null
 }
 
 export const lifecycleReducer: Reducer<LifecycleState> = {
@@ -72,9 +75,11 @@ export const lifecycleReducer: Reducer<LifecycleState> = {
     header: null,
     headerSeq: null,
     seedEndSeq: null,
+    parkedSeq: null,
   }),
   apply(draft, event: LogEvent) {
     draft.lastSeq = event.seq
+    if (draft.parkedSeq !== null && endsParking(event.type)) draft.parkedSeq = null
     switch (event.type) {
       case 'assistant/chunk':
         if (draft.openStep !== null) draft.streaming = true
@@ -144,6 +149,9 @@ export const lifecycleReducer: Reducer<LifecycleState> = {
         return
       case 'session/end-seed':
         draft.seedEndSeq = event.seq
+        return
+      case 'step/parked':
+        draft.parkedSeq = event.seq
         return
     }
   },

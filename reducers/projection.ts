@@ -30,6 +30,7 @@ import { lifecycleReducer } from './lifecycle.js'
 import { surfaceReducer } from './surface.js'
 import { transcriptReducer } from './transcript.js'
 import { usageReducer } from './usage.js'
+import { approvalsReducer } from './approvals.js'
 
 /** A fresh, empty, mutable state. */
 export function initialReplayState(): ReplayState {
@@ -40,6 +41,7 @@ export function initialReplayState(): ReplayState {
     inbox: inboxReducer.initial(),
     lifecycle: lifecycleReducer.initial(),
     usage: usageReducer.initial(),
+    approvals: approvalsReducer.initial(),
   }
 }
 
@@ -51,6 +53,7 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   inboxReducer.apply(draft.inbox, event)
   lifecycleReducer.apply(draft.lifecycle, event)
   usageReducer.apply(draft.usage, event)
+  approvalsReducer.apply(draft.approvals, event)
 }
 
 /**

@@ -22,6 +22,8 @@ export const TOOL_ERROR_CODES = [
   'HOOK_ERROR',
   /** A `tools/post-execute` listener returned `block {feedback}`. */
   'BLOCKED',
+  /** An approval nobody decided before its `expiresAt` (lifecycle §9). */
+  'APPROVAL_EXPIRED',
 ] as const
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number]
 

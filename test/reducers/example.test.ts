@@ -68,6 +68,7 @@ describe('example.jsonl', () => {
       header: data(5),
       headerSeq: 5,
       seedEndSeq: null,
+      parkedSeq: null,
     })
   })
 

@@ -74,6 +74,11 @@ export function lifecycleOracle(events: readonly LogEvent[]): LifecycleState {
     header: hs >= 0 ? dataOf(events[hs]!, 'request/header') : null,
     headerSeq: hs >= 0 ? events[hs]!.seq : null,
     seedEndSeq: seed >= 0 ? events[seed]!.seq : null,
+    // lifecycle §9: the last step/parked, if only inbox splices (or schedule/extension events) follow it
+    parkedSeq: (() => {
+      const p = lastIndex(events, is('step/parked'))
+      return p >= 0 && events.slice(p + 1).every((e) => e.type === 'agent/inbox/spliced' || e.type.startsWith('schedule/')) ? events[p]!.seq : null
+    })(),
   }
 }
 
