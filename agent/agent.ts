@@ -22,6 +22,9 @@ import { historyReducer } from '../reducers/history.js'
 import { inboxReducer } from '../reducers/inbox.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
 import type { TranscriptState } from '../reducers/transcript.js'
+import { approvalsReducer } from '../reducers/approvals.js'
+import type { ApprovalRun } from '../tools/types.js'
+import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { GracePeriod } from './grace.js'
@@ -37,8 +40,8 @@ import { realTimers, resolveRetry } from './retry-policy.js'
 import type { StepRun } from './step-driver.js'
 import { TurnLoop } from './turn-driver.js'
 import type {
-  Agent, AgentOptions, AgentSnapshot, AgentStatus, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  Timers,
+  Agent, AgentOptions, AgentSnapshot, AgentStatus, ApprovalDecisionInput, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
+  OpenApproval, Timers,
 } from './types.js'
 
 export { DEFAULT_CANCEL_GRACE_MS } from './options.js'
@@ -61,6 +64,10 @@ export class TurnlogAgent implements Agent {
   /** @internal the live projections the driver reads (O(1) per event). */
   readonly historyState = historyReducer.initial()
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
+  /** @internal the approvals of the log (lifecycle §9), folded live. */
+  readonly approvalsState = approvalsReducer.initial()
+  /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
+  approvalRun: ApprovalRun | null = null
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
@@ -90,6 +97,7 @@ export class TurnlogAgent implements Agent {
   /** The running `runMaintenance` task: its signal (aborted by dispose) and its settlement. */
   #maintenance: { controller: AbortController; task: Promise<unknown> } | null = null
   #idleWaiters: Array<() => void> = []
+  #settleWaiters: Array<(s: 'idle' | 'parked') => void> = []
   #disposed = false
   #disposing = false
   readonly #unsubscribePlugins: Array<() => void>
@@ -181,6 +189,8 @@ export class TurnlogAgent implements Agent {
     const aborting = this.#status === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
+    // lifecycle §9: a steer supersedes the open approvals (never approves them) unless told to queue
+    if (wake && t === 'next-step' && this.approvalRun !== null && this.options.approvals?.onSteer !== 'queue') this.approvalRun.supersede()
     if (wake) this.#wake()
     return m.id
   }
@@ -253,6 +263,40 @@ export class TurnlogAgent implements Agent {
     return new Promise((resolve) => this.#idleWaiters.push(resolve))
   }
 
+  whenSettled(): Promise<'idle' | 'parked'> {
+    if (this.#status === 'parked' || this.#isQuiet() || this.#disposed) return Promise.resolve(this.#status === 'parked' ? 'parked' : 'idle')
+    return new Promise((resolve) => this.#settleWaiters.push(resolve))
+  }
+
+  approvals(): OpenApproval[] {
+    return openApprovalList(this)
+  }
+
+  async decide(approvalId: string, decision: ApprovalDecisionInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
+    this.#assertUsable()
+    applyDecision(this, approvalId, toDecision(decision), toBy(options?.by))
+    await this.flush()
+  }
+
+  /** @internal the agent's clock (epoch ms). */
+  now(): number {
+    return (this.options.clock ?? Date.now)()
+  }
+
+  /** @internal */
+  hookCount(name: HookName): number {
+    return this.hooks.count(name)
+  }
+
+  /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */
+  setParked(parked: boolean): void {
+    const e = { type: parked ? 'PARK' : 'UNPARK' } as const
+    this.turnActor.send(e)
+    this.stepActor?.send(e)
+    this.#setStatus(parked ? 'parked' : 'running')
+    if (parked) this.#settleIdle()
+  }
+
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
     if (this.#status === 'idle') return
     // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
@@ -273,6 +317,8 @@ export class TurnlogAgent implements Agent {
 
   async dispose(): Promise<void> {
     if (this.#disposed) return
+    // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
+    if (this.#status === 'parked') return this.#disposeParked()
     this.#disposing = true
     this.cancel({ kind: 'disposed' })
     // A maintenance task is told at once (its signal aborts), then awaited within the grace period.
@@ -287,6 +333,16 @@ export class TurnlogAgent implements Agent {
       await grace.within(m.task, 'runMaintenance').catch(() => {})
       grace.close()
     }
+    this.#disposed = true
+    for (const off of this.#unsubscribePlugins) off()
+    this.session.close()
+    await this.#persistence?.close()
+    this.#settleIdle()
+  }
+
+  async #disposeParked(): Promise<void> {
+    this.#disposing = true
+    this.approvalRun?.detach()
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
@@ -422,6 +478,11 @@ export class TurnlogAgent implements Agent {
   }
 
   #settleIdle(): void {
+    if (this.#status === 'parked' || this.#isQuiet() || this.#disposed) {
+      const s = this.#settleWaiters
+      this.#settleWaiters = []
+      for (const w of s) w(this.#status === 'parked' ? 'parked' : 'idle')
+    }
     if (!this.#isQuiet() && !this.#disposed) return
     const waiters = this.#idleWaiters
     this.#idleWaiters = []

@@ -7,6 +7,7 @@ import type { MachineRunner } from '../machines/lean-actor.js'
 import type { TurnContext, TurnEvent } from '../machines/turn.js'
 import { historyReducer } from '../reducers/history.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
+import { approvalsReducer } from '../reducers/approvals.js'
 import { transcriptReducer, type TranscriptState } from '../reducers/transcript.js'
 import type { InboxDriver } from './inbox-driver.js'
 import type { StepRun } from './step-driver.js'
@@ -16,6 +17,7 @@ import type { AgentSnapshot, AgentStatus, TurnStateValue } from './types.js'
 export interface LiveFolds {
   readonly historyState: ReturnType<typeof historyReducer.initial>
   readonly lifecycle: ReturnType<typeof lifecycleReducer.initial>
+  readonly approvalsState: ReturnType<typeof approvalsReducer.initial>
   retriesInChain: number
 }
 
@@ -34,6 +36,7 @@ export function foldLive(agent: LiveFolds, e: LogEvent): void {
   if (e.surfaceOp !== undefined && e.surfaceOp !== 'append') agent.historyState.messages = agent.historyState.messages.slice()
   historyReducer.apply(agent.historyState, e)
   lifecycleReducer.apply(agent.lifecycle, e)
+  approvalsReducer.apply(agent.approvalsState, e)
   if (e.type === 'llm/retry') agent.retriesInChain = (e.data as { attempt: number }).attempt
   // a failure chain is linked by retry causes only (L16)
   else if (e.type === 'turn/start' && (e.data as { cause?: { kind: string } }).cause?.kind !== 'retry') agent.retriesInChain = 0

@@ -15,7 +15,38 @@ import type { InspectionEvent } from 'xstate'
 import type { Next } from './hooks.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
 
-export type AgentStatus = 'idle' | 'running'
+/** `parked`: the running turn's step waits for people's decisions and nothing else (lifecycle §9). */
+export type AgentStatus = 'idle' | 'running' | 'parked'
+
+/** An open approval request, as `agent.approvals()` lists it. */
+export interface OpenApproval {
+  approvalId: string
+  callId: string
+  /** The tool's name and the requested arguments (the model's raw JSON string). */
+  name: string
+  arguments: string
+  question?: string
+  /** Epoch ms (the agent's clock) when it is decided `by: expired`. */
+  expiresAt?: number
+  session: string
+  turn: number
+  step: number
+  /** Seq of its `tool/approval-requested`. */
+  seq: number
+}
+
+/**
+ * A decision (lifecycle §9): approve, optionally with edited arguments (any JSON value: the
+ * arguments object the tool's schema validates), or deny with a reason the model reads.
+ */
+export type ApprovalDecisionInput = { kind: 'approve'; arguments?: unknown } | { kind: 'deny'; reason?: string }
+
+/** `approvals` options (lifecycle §9). */
+export interface ApprovalOptions {
+  /** A steer while approvals are open: `'supersede'` (default) denies them `by: superseded`;
+   * `'queue'` keeps them open and the steer waits for the next step. */
+  onSteer?: 'supersede' | 'queue'
+}
 
 /** What `followup`, `steer`, `inject` and `send` accept: text, or a user message (id and source optional). */
 export type MessageInput =
@@ -170,6 +201,8 @@ export interface AgentOptions {
   checkRequests?: 'log' | 'full'
   /** XState inspection of the turn, step and inbox actors (visualisers, coverage tests). */
   inspect?: (event: InspectionEvent) => void
+  /** Approvals while parked (lifecycle §9): what a steer does to open requests. */
+  approvals?: ApprovalOptions
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -265,6 +298,8 @@ export interface HookMap {
   'tools/post-execute': (p: PostExecutePayload, next: Next<PostExecutePayload, PostExecuteDecision>) => PostExecuteDecision | Promise<PostExecuteDecision>
   // Live events (emit mode): observers only; a throw is reported as `agent/error`, never breaks the agent.
   'agent/status': (e: { status: AgentStatus }) => void
+  /** A new approval request (lifecycle §9); the status becomes `parked` when only decisions are owed. */
+  'agent/approval': (e: { approval: OpenApproval }) => void
   'agent/inbox/spliced': (e: { target: InboxTarget; start: number; removedCount: number; inserted: readonly UserMessage[]; outcome?: 'canceled' }) => void
   'agent/inbox/inserted': (e: { target: InboxTarget; message: UserMessage }) => void
   'agent/inbox/discarded': (e: { target: InboxTarget; message: UserMessage; outcome: 'canceled' }) => void
@@ -334,6 +369,20 @@ export interface Agent {
    */
   subscribe(listener: (event: SessionEvent) => void): () => void
   whenIdle(): Promise<void>
+  /**
+   * Resolves with the status when the agent is idle (as `whenIdle`) or parked: waiting for people
+   * and nothing else, so a process may exit (lifecycle §9).
+   */
+  whenSettled(): Promise<'idle' | 'parked'>
+  /** The open approval requests of the session, in request order (lifecycle §9). */
+  approvals(): OpenApproval[]
+  /**
+   * Decides an open approval. Resolves when the decision is durable (in the store). Refused, with
+   * nothing logged: `UNKNOWN_APPROVAL` (no such open request in this agent), `APPROVAL_DECIDED`
+   * (already decided: the first decision wins), `INVALID_ARGS` (edited arguments the tool's schema
+   * refuses, or edits of an `ask` call whose `tool/call` is logged), `INVALID_ARGUMENT` (not a decision).
+   */
+  decide(approvalId: string, decision: ApprovalDecisionInput, options?: { by?: { kind: 'user'; id?: string } }): Promise<void>
   /** Resolves when every event committed so far is durable in the store (at once without one). */
   flush(): Promise<void>
   cancel(cause?: CancelCause, options?: CancelOptions): void
@@ -346,7 +395,7 @@ export interface Agent {
 }
 
 /** A phase of a running turn (the turn machine's `running` substates, lifecycle.md pictures). */
-export type TurnPhase = 'opening' | 'proposing' | 'stepping' | 'stopping' | 'recovering' | 'closing'
+export type TurnPhase = 'opening' | 'proposing' | 'stepping' | 'parked' | 'stopping' | 'recovering' | 'closing'
 /** The turn machine's state value: `'idle'`, `'maintaining'` (in `runMaintenance`) or `{ running: phase }`. */
 export type TurnStateValue = 'idle' | 'maintaining' | { running: TurnPhase }
 

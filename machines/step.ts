@@ -33,6 +33,9 @@ export type StepEvent =
   | { type: 'TOOLS_DONE'; concluded: boolean; aborted: boolean }
   | { type: 'INTERRUPTED' }
   | { type: 'ABORT' }
+  /** Only people's decisions are owed (`step/parked` appended; lifecycle §9) / the step goes on. */
+  | { type: 'PARK' }
+  | { type: 'UNPARK' }
   /** Starts a step (the actor is reused from step to step: creating one per step cost ~10 µs, B2). */
   | { type: 'BEGIN'; turn: number; step: number; aborted: boolean }
 
@@ -135,12 +138,20 @@ export const stepMachine = setup({
     /** Driver: run the tool calls; every started call commits a result, in model order. */
     runningTools: {
       on: {
+        PARK: { target: 'parked' },
         TOOLS_DONE: [
           { guard: 'toolsAborted', target: 'aborting' },
           { guard: 'concluded', target: 'ended', actions: 'outcomeConcluded' },
           { target: 'ended', actions: 'outcomeTools' },
         ],
       },
+    },
+    /**
+     * Parked (lifecycle §9): nothing runs, no stream is open; the step waits for a decision, an
+     * expiry, a steer or a cancel, each of which the tool scheduler turns into `UNPARK`.
+     */
+    parked: {
+      on: { UNPARK: { target: 'runningTools' } },
     },
     /** The request failed; `step/end {failed}` follows, then the turn dispatches `agent/request-error`. */
     failed: {

@@ -45,6 +45,9 @@ export type TurnEvent =
   | { type: 'ABORT'; cause: CancelCause }
   | { type: 'CLOSED'; nextTurnPending: boolean; latched: boolean }
   | { type: 'MAINTAIN' }
+  /** The running step parked (only people's decisions are owed; lifecycle §9) / it goes on. */
+  | { type: 'PARK' }
+  | { type: 'UNPARK' }
   | { type: 'MAINTAINED' }
 
 export interface TurnInput {
@@ -184,6 +187,7 @@ export const turnMachine = setup({
         /** Driver: run the step machine to its end. */
         stepping: {
           on: {
+            PARK: { target: 'parked' },
             STEP_DONE: [
               // Cancellation wins over every other ending, also over a failure seen after it (R5).
               { guard: 'aborted', target: 'closing', actions: 'endAborted' },
@@ -194,6 +198,13 @@ export const turnMachine = setup({
               { target: 'stopping', actions: 'noteMaxTokens' },
             ],
           },
+        },
+        /**
+         * The step is parked (lifecycle §9): status `parked`, nothing runs. A decision, an expiry,
+         * a steer or a cancel (remembered by `ABORT` above) lets the step go on.
+         */
+        parked: {
+          on: { UNPARK: { target: 'stepping' } },
         },
         /** Driver: dispatch the serial `agent/turn-stopping` checkpoint. */
         stopping: {

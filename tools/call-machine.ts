@@ -28,6 +28,8 @@ export type PreVerdict =
   | { kind: 'hook-error'; message: string }
   /** The turn was cancelled before the body could start. */
   | { kind: 'cancelled' }
+  /** An `ask` that was denied (by a person, the clock, new input or a cancel), or a `needsApproval` that threw. */
+  | { kind: 'refused'; error: ToolErrorInfo }
 
 export interface CallContext {
   callId: string
@@ -51,6 +53,8 @@ export type CallEvent =
   | { type: 'NOT_DISPATCHED' }
   /** The scheduler failed while this started call was unsettled. */
   | { type: 'LOST' }
+  /** A call denied before it started (lifecycle §9): its `tool/call` + `tool/result` pair with this error. */
+  | { type: 'REFUSED'; error: ToolErrorInfo }
 
 export interface CallInput {
   callId: string
@@ -71,6 +75,8 @@ export function preVerdictError(name: string, verdict: PreVerdict, problem: Tool
         code: 'DENIED',
         message: `Tool '${name}' was denied: it needs approval${verdict.question ? ` (${verdict.question})` : ''} and nobody answered.`,
       }
+    case 'refused':
+      return verdict.error
     case 'allow':
       return problem ?? null
   }
@@ -98,6 +104,8 @@ export const callMachine = setup({
     endsCommitted: ({ event }) => event.type === 'COMMIT' && endFor(event.error) === 'committed',
     endsDenied: ({ event }) => event.type === 'COMMIT' && endFor(event.error) === 'denied',
     endsAborted: ({ event }) => event.type === 'COMMIT' && endFor(event.error) === 'aborted',
+    refusedDenied: ({ event }) => event.type === 'REFUSED' && endFor(event.error) === 'denied',
+    refusedAborted: ({ event }) => event.type === 'REFUSED' && endFor(event.error) === 'aborted',
   },
   actions: {
     noteMode: assign({ mode: ({ event }) => (event.type === 'CLASSIFY' ? event.mode : null) }),
@@ -108,6 +116,7 @@ export const callMachine = setup({
     noteCommit: assign({ error: ({ event }) => (event.type === 'COMMIT' ? (event.error ?? null) : null) }),
     noteLost: assign({ error: ({ context }) => lostError(context.name) }),
     noteNotDispatched: assign({ error: ({ context }) => notDispatchedError(context.name) }),
+    noteRefused: assign({ error: ({ event }) => (event.type === 'REFUSED' ? event.error : null) }),
   },
 }).createMachine({
   id: 'toolCall',
@@ -118,6 +127,11 @@ export const callMachine = setup({
       on: {
         CLASSIFY: { target: 'classifying', actions: 'noteMode' },
         NOT_DISPATCHED: { target: 'abortedBeforeDispatch', actions: 'noteNotDispatched' },
+        REFUSED: [
+          { guard: 'refusedDenied', target: 'denied', actions: 'noteRefused' },
+          { guard: 'refusedAborted', target: 'aborted', actions: 'noteRefused' },
+          { target: 'failed', actions: 'noteRefused' },
+        ],
       },
     },
     classifying: {
@@ -126,6 +140,11 @@ export const callMachine = setup({
         DEFER: 'queued',
         START: 'pre',
         NOT_DISPATCHED: { target: 'abortedBeforeDispatch', actions: 'noteNotDispatched' },
+        REFUSED: [
+          { guard: 'refusedDenied', target: 'denied', actions: 'noteRefused' },
+          { guard: 'refusedAborted', target: 'aborted', actions: 'noteRefused' },
+          { target: 'failed', actions: 'noteRefused' },
+        ],
       },
     },
     pre: {
@@ -183,12 +202,14 @@ export function callTransition(s: CallSnapshot, name: string, e: CallEvent): Cal
     case 'queued':
       if (e.type === 'CLASSIFY') return { ...s, state: 'classifying', mode: e.mode }
       if (e.type === 'NOT_DISPATCHED') return { ...s, state: 'abortedBeforeDispatch', error: notDispatchedError(name) }
+      if (e.type === 'REFUSED') return { ...s, state: endFor(e.error) as CallState, error: e.error }
       return s
     case 'classifying':
       if (e.type === 'CLASSIFY') return { ...s, mode: e.mode }
       if (e.type === 'DEFER') return { ...s, state: 'queued' }
       if (e.type === 'START') return { ...s, state: 'pre' }
       if (e.type === 'NOT_DISPATCHED') return { ...s, state: 'abortedBeforeDispatch', error: notDispatchedError(name) }
+      if (e.type === 'REFUSED') return { ...s, state: endFor(e.error) as CallState, error: e.error }
       return s
     case 'pre':
       if (e.type === 'PRE_DONE') {

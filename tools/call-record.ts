@@ -3,14 +3,32 @@
  * the pure form of `callMachine`), what it resolved to, and how far it got (started, settled,
  * committed).
  */
-import type { ToolCallBlock } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, ToolCallBlock, ToolErrorInfo } from '../events/index.js'
 import { callTransition, initialCallSnapshot, type CallEvent, type CallSnapshot } from './call-machine.js'
 import type { PreparedCall } from './define.js'
 import type { ToolOutcome } from './types.js'
 
+/** A call's request for a person's decision (lifecycle §9). */
+export interface CallApproval {
+  readonly id: string
+  /** Asked by a `tools/pre-execute` `ask` (after its `tool/call`), not by `needsApproval`. */
+  readonly ask: boolean
+  readonly expiresAt?: number
+  decided: { decision: ApprovalDecision; by: ApprovalBy } | null
+}
+
 export interface CallRec {
   readonly index: number
-  readonly call: ToolCallBlock
+  /** The model's call; an approval with edited arguments replaces it (the `tool/call` carries those). */
+  call: ToolCallBlock
+  /** The model's call as requested (the arguments a denied call's `tool/call` carries). */
+  readonly requested: ToolCallBlock
+  /** Its approval request, once made. */
+  approval: CallApproval | null
+  /** `needsApproval` threw or answered a non-boolean: the call's `HOOK_ERROR` result. */
+  approvalProblem: ToolErrorInfo | null
+  /** Resolves when its `tools/pre-execute` verdict is known (an `ask` included, before its decision). */
+  verdict: Promise<void> | null
   /** The call's lifecycle position (`callTransition`, the pure form of `callMachine`). */
   machine: CallSnapshot
   prepared: PreparedCall | null
@@ -30,6 +48,10 @@ export function newCallRec(call: ToolCallBlock, index: number): CallRec {
   return {
     index,
     call,
+    requested: call,
+    approval: null,
+    approvalProblem: null,
+    verdict: null,
     machine: initialCallSnapshot(),
     prepared: null,
     callSeq: null,

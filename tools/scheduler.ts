@@ -17,7 +17,8 @@
  * (`call-machine.ts`) decides; this file schedules and commits; the stages that run user code
  * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`.
  */
-import { TurnlogError, type ToolCallBlock } from '../events/index.js'
+import { TurnlogError, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
+import { ApprovalGate, denialError } from './approval-gate.js'
 import type { PreVerdict } from './call-machine.js'
 import { newCallRec, send, type CallRec } from './call-record.js'
 import { callHost, postExecute, preExecute, runBody, type CallHost } from './call-stages.js'
@@ -67,12 +68,17 @@ class ToolRun {
   #waiters: Array<() => void> = []
   /** The env's guards and the signals of the bodies running now (call-stages.ts). */
   readonly #host: CallHost
+  /** The step's approvals (approval-gate.ts); null without `env.approvals`. */
+  readonly #gate: ApprovalGate | null
 
   constructor(calls: readonly ToolCallBlock[], env: ToolEnv) {
     this.#env = env
     this.#host = callHost(env)
     this.#cap = env.maxParallelToolCalls
     this.#recs = calls.map((call, index) => newCallRec(call, index))
+    this.#gate = env.approvals
+      ? new ApprovalGate(env.approvals, { recs: this.#recs, notify: () => this.#notify(), parkable: () => this.#parkable() }, this.#host)
+      : null
   }
 
   async run(): Promise<ToolRunResult> {
@@ -85,12 +91,25 @@ class ToolRun {
     }
     env.signal.addEventListener('abort', onAbort)
     try {
+      if (this.#gate !== null) {
+        env.approvals!.attach(this.#gate)
+        // lifecycle §9: every needsApproval question of the step is asked before any call starts
+        await this.#gate.askAll()
+      }
       await this.#schedule()
       if (this.#failure) throw this.#failure.error
     } catch (err) {
       this.#failOut(err)
     } finally {
       env.signal.removeEventListener('abort', onAbort)
+      if (this.#gate !== null) {
+        this.#gate.close()
+        try {
+          env.approvals!.attach(null)
+        } catch (err) {
+          this.#host.report(err, 'tools/scheduler')
+        }
+      }
     }
     return this.#result()
   }
@@ -119,12 +138,56 @@ class ToolRun {
     return this.#failure !== null || this.#env.signal.aborted
   }
 
+  /**
+   * Waits for the next change, keeping the approvals' parked position up to date (parked when
+   * only decisions are owed; running again when the step can go on). After a cancel, every open
+   * request is decided `by: canceled` first, so nothing waits for a decision that will not come.
+   */
+  async #wait(): Promise<void> {
+    const gate = this.#gate
+    if (gate === null) return this.#changed()
+    if (this.#env.signal.aborted && !this.#dead) gate.cancelOpen()
+    gate.refresh()
+    await this.#changed()
+    if (this.#env.signal.aborted && !this.#dead) gate.cancelOpen()
+    gate.refresh()
+  }
+
+  /** The first call waiting for a decision, when only decisions are owed (lifecycle §9 "Parked"). */
+  #parkable(): CallRec | null {
+    if (this.#committing || this.#failure !== null || this.#dead || this.#env.signal.aborted) return null
+    const w = this.#recs.find((r) => r.approval !== null && r.approval.decided === null)
+    if (w === undefined) return null
+    const ask = w.callSeq !== null ? 1 : 0
+    if (this.#committed !== w.index || this.#started !== w.index + ask || this.#inFlight !== ask) return null
+    return w
+  }
+
   // ---------------------------------------------------------------- the start loop
 
   async #schedule(): Promise<void> {
     const recs = this.#recs
     while (this.#started < recs.length && !this.#stopped()) {
       const rec = recs[this.#started]!
+      if (rec.approval !== null) {
+        // A needsApproval call holds its place as a barrier: the calls before it commit, then it
+        // waits for its decision (parked when nothing else is owed; lifecycle §9 "Order").
+        while ((this.#committed < this.#started || rec.approval.decided === null) && !this.#stopped()) await this.#wait()
+        if (this.#stopped()) break
+        const d = rec.approval.decided!
+        if (d.decision.kind === 'deny') {
+          this.#refusedPair(rec, denialError(rec.call.name, d.decision, d.by))
+          this.#started++
+          this.#committed++
+          this.#notify()
+          continue
+        }
+        // approved: it runs alone, with the approved arguments
+        send(rec, { type: 'CLASSIFY', mode: 'exclusive' })
+        this.#start(rec, prepareCall(rec.call, this.#env.tools))
+        while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+        continue
+      }
       // Classified right before it starts: the registry and the classifier are read now.
       const prepared = prepareCall(rec.call, this.#env.tools)
       const mode = classifyPrepared(prepared)
@@ -133,14 +196,20 @@ class ToolRun {
         if (this.#inFlight >= this.#cap) {
           // Pool full: wait for a slot, then classify again.
           send(rec, { type: 'DEFER' })
-          await this.#changed()
+          await this.#wait()
           continue
         }
         this.#start(rec, prepared)
+        if (this.#gate !== null && this.#env.approvals!.askable) {
+          // Its verdict may be `ask`: no later call starts before it is known (L17), and an asking
+          // call is a barrier until its decision is committed.
+          await rec.verdict
+          if (rec.approval !== null) while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+        }
         continue
       }
       // A barrier: the pool stops filling and drains (every earlier call commits) …
-      while (this.#committed < this.#started && !this.#failure) await this.#changed()
+      while (this.#committed < this.#started && !this.#failure) await this.#wait()
       if (this.#stopped()) {
         send(rec, { type: 'DEFER' })
         break
@@ -148,10 +217,12 @@ class ToolRun {
       // … then it runs alone (resolved again: the registry may have changed during the drain) …
       this.#start(rec, prepareCall(rec.call, this.#env.tools))
       // … and nothing starts before it commits.
-      while (this.#committed <= rec.index && !this.#failure) await this.#changed()
+      while (this.#committed <= rec.index && !this.#failure) await this.#wait()
     }
-    // Cancelled (or all started): the started calls drain and commit in model order …
-    while (this.#committed < this.#started && !this.#failure) await this.#changed()
+    // Cancelled (or all started): open requests are decided `by: canceled`, the started calls
+    // drain and commit in model order …
+    if (this.#env.signal.aborted && this.#failure === null) this.#gate?.cancelOpen()
+    while (this.#committed < this.#started && !this.#failure) await this.#wait()
     if (this.#failure) return
     // … and the rest get a synthetic pair.
     for (let i = this.#started; i < recs.length; i++) this.#notDispatched(recs[i]!, 'the turn was cancelled before it started')
@@ -164,10 +235,27 @@ class ToolRun {
     send(rec, { type: 'START' })
     this.#started++
     this.#inFlight++
-    void this.#runCall(rec).catch((err: unknown) => this.#fail(err))
+    let known!: () => void
+    rec.verdict = new Promise<void>((resolve) => (known = resolve))
+    void this.#runCall(rec, known).catch((err: unknown) => this.#fail(err)).finally(known)
+  }
+
+  /** A call denied before it started: its `tool/call` (the requested arguments) and its result (L17). */
+  #refusedPair(rec: CallRec, error: ToolErrorInfo): void {
+    send(rec, { type: 'REFUSED', error })
+    const ev = this.#env.appendCall(rec.requested)
+    rec.callSeq = ev.seq
+    rec.commitTried = true
+    this.#env.appendResult(rec.requested, ev.seq, errorOutcome(error.code, error.message))
+    rec.committed = true
   }
 
   #notDispatched(rec: CallRec, why: string): void {
+    const d = rec.approval?.decided
+    if (d != null && d.decision.kind === 'deny') {
+      this.#refusedPair(rec, denialError(rec.call.name, d.decision, d.by))
+      return
+    }
     send(rec, { type: 'NOT_DISPATCHED' })
     const ev = this.#env.appendCall(rec.call)
     rec.callSeq = ev.seq
@@ -178,18 +266,26 @@ class ToolRun {
 
   // ---------------------------------------------------------------- one call
 
-  async #runCall(rec: CallRec): Promise<void> {
-    // tools/pre-execute, serially in model order: wait for the previous call's pre stage.
-    const previous = this.#preChain
-    let release!: () => void
-    this.#preChain = new Promise<void>((resolve) => (release = resolve))
+  async #runCall(rec: CallRec, verdictKnown: () => void): Promise<void> {
     let verdict: PreVerdict
-    try {
-      await previous
-      verdict = await preExecute(rec, this.#host)
-    } finally {
-      release()
+    if (rec.approvalProblem !== null) {
+      // its needsApproval policy failed: no pre-execute, no body (lifecycle §9)
+      verdict = { kind: 'refused', error: rec.approvalProblem }
+    } else {
+      // tools/pre-execute, serially in model order: wait for the previous call's pre stage.
+      const previous = this.#preChain
+      let release!: () => void
+      this.#preChain = new Promise<void>((resolve) => (release = resolve))
+      try {
+        await previous
+        verdict = await preExecute(rec, this.#host)
+      } finally {
+        release()
+      }
     }
+    if (this.#dead) return
+    if (verdict.kind === 'ask' && this.#gate !== null) verdict = await this.#asked(rec, verdict.question, verdictKnown)
+    verdictKnown()
     if (this.#dead) return
     send(rec, { type: 'PRE_DONE', verdict, problem: rec.prepared!.problem })
     if (rec.machine.state !== 'executing') {
@@ -199,6 +295,22 @@ class ToolRun {
     }
     const outcome = await runBody(rec, this.#host)
     this.#settle(rec, outcome)
+  }
+
+  /**
+   * An `ask` verdict (lifecycle §9): the request right after the call's `tool/call`, then the body
+   * waits for the decision. A call a person already approved is not asked again.
+   */
+  async #asked(rec: CallRec, question: string | undefined, verdictKnown: () => void): Promise<PreVerdict> {
+    if (rec.approval !== null) return rec.approval.decided?.decision.kind === 'approve' ? { kind: 'allow' } : { kind: 'cancelled' }
+    this.#gate!.ask(rec, question)
+    verdictKnown()
+    const a = rec.approval!
+    while (a.decided === null && !this.#dead) await this.#wait()
+    if (a.decided === null) return { kind: 'cancelled' }
+    const d = a.decided
+    if (d.decision.kind === 'deny') return { kind: 'refused', error: denialError(rec.call.name, d.decision, d.by) }
+    return this.#env.signal.aborted ? { kind: 'cancelled' } : { kind: 'allow' }
   }
 
   #settle(rec: CallRec, outcome: ToolOutcome): void {
@@ -269,6 +381,12 @@ class ToolRun {
    * the original error thrown (there is nothing left to write the results to).
    */
   #failOut(err: unknown): void {
+    // L17: no result for a call whose request is open (best effort: the log may refuse it too)
+    try {
+      this.#gate?.cancelOpen()
+    } catch {
+      // closed below as well as the log allows
+    }
     this.#dead = true
     // A failure thrown out of the start loop (a refused `tool/call`) did not go through #fail: note
     // it, so that a commit waiting for its post-execute stops instead of appending a second result

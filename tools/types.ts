@@ -4,7 +4,7 @@
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
 import type { z } from 'zod'
-import type { Block, CancelCause, EventOf, ToolCallBlock, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, ToolCallBlock, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
@@ -36,11 +36,34 @@ export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
   isConcurrencySafe?(args: z.infer<P>): boolean
   /** Per-call timeout; past it the call's signal aborts and the result is `TOOL_TIMEOUT`. */
   timeoutMs?: number
+  /**
+   * Whether a call needs a person's decision before its body runs (lifecycle §9): `true`, or a
+   * policy over the validated arguments, evaluated right after the step's assistant message for
+   * every call in model order. Only exactly `true` asks; a policy that throws or answers anything
+   * but a boolean is that call's `HOOK_ERROR` result (its body never runs).
+   */
+  needsApproval?: boolean | ApprovalPolicy<z.infer<P>>
+  /** `timeoutMs`: how long a request waits (from the agent's clock) before it is decided `by: expired`. */
+  approval?: { timeoutMs?: number }
+}
+
+/** A `needsApproval` policy (declared as a method type, so a tool's policy over its own argument type
+ * is assignable to `AnyTool`, as `execute` is). */
+export type ApprovalPolicy<A> = { policy(args: A, ctx: ApprovalContext): boolean | Promise<boolean> }['policy']
+
+/** What a `needsApproval` policy gets besides the arguments. */
+export interface ApprovalContext {
+  callId: string
+  turn: number
+  step: number
+  /** The turn's cancel signal. */
+  signal: AbortSignal
 }
 
 export type AnyTool = Tool<z.ZodType, unknown>
 
-/** `tools/pre-execute` decision. `ask` is treated as deny unless a listener resolves it. */
+/** `tools/pre-execute` decision. `ask` asks a person (lifecycle §9: `tool/approval-requested` after the call's
+ * `tool/call`; the body waits for the decision); an already approved call's `ask` is an `allow`. */
 export type PreExecuteDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; question?: string }
 
 /** `tools/post-execute` decision. `block` replaces the result by an error carrying `feedback`. */
@@ -87,9 +110,47 @@ export interface ToolEnv {
   within?<T>(value: Promise<T>, where: string): Promise<T>
   /** Tells whether a rejection of `within` is an abandonment. */
   isAbandoned?(error: unknown): boolean
+  /** Approvals (lifecycle §9); absent: `ask` is a denial, `needsApproval` is not read. */
+  approvals?: ApprovalEnv
   /** Timers, injectable so tests don't sleep. */
   setTimeout(fn: () => void, ms: number): unknown
   clearTimeout(handle: unknown): void
+}
+
+/**
+ * The driver's side of approvals (lifecycle §9). Absent: an `ask` verdict is a `DENIED` result
+ * ("nobody answered") and `needsApproval` is not evaluated (a bare `runToolCalls`).
+ */
+export interface ApprovalEnv {
+  /** Appends `tool/approval-requested` for the call and returns its id and expiry. */
+  request(call: ToolCallBlock, question: string | undefined, timeoutMs: number | undefined): { approvalId: string; expiresAt?: number }
+  /** Appends `tool/approval-decided`. */
+  appendDecision(call: ToolCallBlock, approvalId: string, decision: ApprovalDecision, by: ApprovalBy): void
+  /** Appends `step/parked` (and sets the status `parked` the first time). */
+  park(approvalIds: string[]): void
+  /** The step runs again (status `running`). */
+  unpark(): void
+  /** The agent's clock (epoch ms). */
+  now(): number
+  /** A `tools/pre-execute` listener exists, so a verdict may be `ask`: each call's verdict is then
+   * awaited before the next call starts (no call after an undecided one starts, L17). */
+  askable: boolean
+  /** The run registers (and unregisters with null) the entry point that decisions reach it by. */
+  attach(run: ApprovalRun | null): void
+}
+
+/** A running step's approvals, as the agent reaches them. */
+export interface ApprovalRun {
+  /** Applies a decision (already validated): appends it and wakes the step. */
+  decide(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): 'decided' | 'unknown' | 'already-decided'
+  /** Decides every open request `deny` `by: superseded` (a steer while parked). Returns how many. */
+  supersede(): number
+  /** The open requests' approval ids and tool names (for validation of edited arguments). */
+  open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean }>
+  /** True while the step is parked. */
+  readonly parked: boolean
+  /** Stops the expiry timer (dispose of a parked agent: the session stays parked). */
+  detach(): void
 }
 
 /** What the scheduler reports back to the step. */

@@ -21,6 +21,7 @@ import { TurnlogError, type LogEvent, type ModelMessage, type UserMessage } from
 import { Session } from '../../events/session.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { historyReducer } from '../../reducers/history.js'
+import { approvalsReducer } from '../../reducers/approvals.js'
 import { lifecycleReducer } from '../../reducers/lifecycle.js'
 import { defineTool } from '../../tools/index.js'
 import { verify } from '../../replay/verify.js'
@@ -68,6 +69,13 @@ function makeHost(script: readonly ScriptedEntry[], { checkRequests, tools = fal
     stepActor: null,
     step: null,
     resumed: false,
+    // approvals (lifecycle §9): none of these tools needs one
+    approvalsState: approvalsReducer.initial(),
+    approvalRun: null,
+    newId: () => 'id',
+    now: () => 0,
+    setParked: () => {},
+    hookCount: () => 0,
     within: (value) => value,
     append: (draft) => session.append(draft),
     emit: (name) => {

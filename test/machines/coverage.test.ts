@@ -153,6 +153,13 @@ describe('machine coverage', () => {
       await m
     })
     await run([{ text: 'a' }, { text: 'b' }], () => {}, (a) => { a.followup('1'); a.followup('2') })
+    // parked while a call waits for a person, then approved (lifecycle §9)
+    const gated = defineTool({ name: 'gated', description: 'needs a yes', parameters: z.object({}), needsApproval: true, execute: () => 'ok' })
+    await run([{ toolCalls: [{ name: 'gated', args: {} }] }, { text: 'ok' }], () => {}, async (a) => {
+      a.followup('go')
+      expect(await a.whenSettled()).toBe('parked')
+      await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
+    }, { tools: [echo, finisher, gated] })
 
     const missing: string[] = []
     const unvisited: string[] = []
