@@ -47,6 +47,15 @@ export function defineTool<P extends z.ZodType, O = unknown>(def: Tool<P, O>): T
   if (def.timeoutMs !== undefined && !(typeof def.timeoutMs === 'number' && def.timeoutMs > 0 && Number.isFinite(def.timeoutMs))) {
     throw new TurnlogError('INVALID_ARGUMENT', `${where}: timeoutMs must be a positive finite number`, { field: 'timeoutMs' })
   }
+  if (def.needsApproval !== undefined && typeof def.needsApproval !== 'boolean' && typeof def.needsApproval !== 'function') {
+    throw new TurnlogError('INVALID_ARGUMENT', `${where}: needsApproval must be a boolean or a function`, { field: 'needsApproval' })
+  }
+  if (def.approval !== undefined) {
+    const ms = typeof def.approval === 'object' && def.approval !== null ? def.approval.timeoutMs : null
+    if (ms === null || (ms !== undefined && !(typeof ms === 'number' && ms > 0 && Number.isFinite(ms)))) {
+      throw new TurnlogError('INVALID_ARGUMENT', `${where}: approval must be { timeoutMs?: positive finite number }`, { field: 'approval.timeoutMs' })
+    }
+  }
   toolSpec(def as unknown as AnyTool)
   return def
 }
