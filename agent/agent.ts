@@ -25,6 +25,7 @@ import type { TranscriptState } from '../reducers/transcript.js'
 import { approvalsReducer } from '../reducers/approvals.js'
 import type { ApprovalRun } from '../tools/types.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
+import { restoredStep, standsParked, type RestoredStep } from './restore.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
 import { GracePeriod } from './grace.js'
@@ -68,6 +69,8 @@ export class TurnlogAgent implements Agent {
   readonly approvalsState = approvalsReducer.initial()
   /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
   approvalRun: ApprovalRun | null = null
+  /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
+  restoreStep: RestoredStep | null = null
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
@@ -143,7 +146,9 @@ export class TurnlogAgent implements Agent {
     }
     this.session.addFold((e) => foldLive(this, e))
     this.resumed = this.session.length > 0
-    if (this.lifecycle.openTurn !== null) {
+    if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
+      this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
+    } else if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
         field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,
       })
@@ -217,6 +222,10 @@ export class TurnlogAgent implements Agent {
     this.#assertUsable()
     this.#reportDeferred()
     if (this.#status !== 'idle' || !this.turnActor.getSnapshot().matches('idle')) return false
+    if (this.restoreStep !== null) {
+      this.#turns.restore(this.restoreStep)
+      return true
+    }
     if (this.inboxDriver.list('next-turn').length === 0 && this.#resumeOf === null) return false
     this.#wake()
     return true
@@ -446,6 +455,10 @@ export class TurnlogAgent implements Agent {
   #wake(): void {
     this.#reportDeferred()
     const ts = this.turnActor.getSnapshot()
+    if (ts.matches('idle') && this.#status === 'idle' && this.restoreStep !== null) {
+      this.#turns.restore(this.restoreStep) // the parked step first; the input waits for its boundary
+      return
+    }
     if (ts.matches('idle') && this.#status === 'idle') {
       const resumeOf = this.#resumeOf
       this.#resumeOf = null

@@ -58,6 +58,7 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
       agent.setParked(true)
     },
     unpark: () => agent.setParked(false),
+    parkedAlready: () => agent.setParked(true),
     now: () => agent.now(),
     askable: agent.hookCount('tools/pre-execute') > 0,
     attach: (run) => {

@@ -16,6 +16,7 @@ import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
 import type { AnyTool, ToolEnv, ToolOutcome } from '../tools/types.js'
 import { approvalEnv, type ApprovalHost } from './approvals.js'
+import type { RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
 import { isAbandoned } from './grace.js'
 import type { HookRegistry } from './hooks.js'
@@ -68,9 +69,11 @@ export async function runStep(
   entered: readonly UserMessage[],
   signal: AbortSignal,
   abortedAlready: boolean,
+  restore: RestoredStep | null = null,
 ): Promise<StepOutcome> {
   const actor = (agent.stepActor ??= runMachine(stepMachine, {}, agent.options.inspect))
-  actor.send({ type: 'BEGIN', turn, step, aborted: abortedAlready || signal.aborted })
+  if (restore !== null) actor.send({ type: 'RESTORE', turn, step, toolCalls: restore.calls.length })
+  else actor.send({ type: 'BEGIN', turn, step, aborted: abortedAlready || signal.aborted })
   agent.step = { turn, step, abort: () => actor.send({ type: 'ABORT' }), state: () => String(actor.getSnapshot().value) }
 
   let system = ''
@@ -173,8 +176,10 @@ export async function runStep(
           break
         }
         case 'runningTools': {
-          const calls = success!.message.content.filter(isRunnableCall) // a provider-executed call is not ours to run
-          const r = await runToolCalls(calls, toolEnv(agent, turn, step, signal))
+          const calls = restore !== null ? restore.calls.map((c) => c.block) : success!.message.content.filter(isRunnableCall) /* a provider-executed call is not ours to run */
+          const env = toolEnv(agent, turn, step, signal)
+          if (restore !== null) env.restored = { calls: restore.calls, decidedSinceParked: restore.decidedSinceParked }
+          const r = await runToolCalls(calls, env)
           actor.send({ type: 'TOOLS_DONE', concluded: r.concluded, aborted: r.aborted || signal.aborted })
           break
         }

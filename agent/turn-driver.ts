@@ -12,6 +12,7 @@ import { errorText } from '../tools/define.js'
 import { checkDecision, hookFailure } from './decisions.js'
 import { GracePeriod, isAbandoned, type GraceHost } from './grace.js'
 import type { InboxDriver } from './inbox-driver.js'
+import type { RestoredStep } from './restore.js'
 import { runStep, type StepHost } from './step-driver.js'
 import type { Agent, AgentOptions, AgentStatus, PreStepDecision, RequestErrorDecision } from './types.js'
 
@@ -33,6 +34,8 @@ export interface TurnHost extends Agent, Omit<StepHost, 'inbox'>, GraceHost {
   readonly retriesInChain: number
   /** The limit a resume turn records on its cause (lifecycle §8), or null to record none. */
   readonly resumeLimit: number | null
+  /** A parked step of the prefix to restore (taken by the next step; lifecycle §9). */
+  restoreStep: RestoredStep | null
   claim(turn: number, takePrompt: boolean): UserMessage[]
 }
 
@@ -95,6 +98,29 @@ export class TurnLoop {
     }
     // A turn cancelled before it opened closes without awaiting anything: the loop may have
     // finished (and gone idle) before its promise is returned here.
+    const token = {}
+    this.#current = token
+    const loop = this.#runLoop()
+    if (this.#current === token) this.#loop = loop
+  }
+
+  /**
+   * Restores the log's parked step (lifecycle §9): the turn machine goes straight to that step,
+   * the step to its tool phase, where the scheduler continues from the log (no `turn/start`, no
+   * request, nothing re-run).
+   */
+  restore(r: RestoredStep): void {
+    const agent = this.#agent
+    agent.turnActor.send({ type: 'RESTORE', turn: r.turn, steps: r.step })
+    agent.abort = new AbortController()
+    agent.grace?.close()
+    agent.grace = new GracePeriod(agent, agent.abort.signal, agent.cancelGraceMs)
+    this.#waking = true
+    try {
+      this.#control.setStatus('running')
+    } finally {
+      this.#waking = false
+    }
     const token = {}
     this.#current = token
     const loop = this.#runLoop()
@@ -229,7 +255,9 @@ export async function propose(agent: TurnHost): Promise<void> {
 
 export async function step(agent: TurnHost): Promise<void> {
   const c = agent.turnActor.getSnapshot().context
-  const outcome = await runStep(agent, c.turn, c.steps, agent.entered, agent.abort!.signal, c.abortCause !== null)
+  const restore = agent.restoreStep
+  agent.restoreStep = null
+  const outcome = await runStep(agent, c.turn, c.steps, agent.entered, agent.abort!.signal, c.abortCause !== null, restore)
   agent.entered = []
   agent.turnActor.send({ type: 'STEP_DONE', outcome, nextStepPending: agent.inbox.nextStep.length > 0 })
 }

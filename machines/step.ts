@@ -36,6 +36,8 @@ export type StepEvent =
   /** Only people's decisions are owed (`step/parked` appended; lifecycle §9) / the step goes on. */
   | { type: 'PARK' }
   | { type: 'UNPARK' }
+  /** Restores a parked step from the log (lifecycle §9): straight to its tool phase. */
+  | { type: 'RESTORE'; turn: number; step: number; toolCalls: number }
   /** Starts a step (the actor is reused from step to step: creating one per step cost ~10 µs, B2). */
   | { type: 'BEGIN'; turn: number; step: number; aborted: boolean }
 
@@ -58,6 +60,11 @@ export const stepMachine = setup({
   },
   actions: {
     markAborted: assign({ aborted: true }),
+    restore: assign(({ event }) =>
+      event.type === 'RESTORE'
+        ? { turn: event.turn, step: event.step, aborted: false, outcome: null, visibleStreamed: false, finish: 'tool-calls' as const, toolCalls: event.toolCalls }
+        : {},
+    ),
     begin: assign(({ event }) =>
       event.type === 'BEGIN'
         ? { turn: event.turn, step: event.step, aborted: event.aborted, outcome: null, visibleStreamed: false, finish: null, toolCalls: 0 }
@@ -92,7 +99,10 @@ export const stepMachine = setup({
   states: {
     /** No step yet. */
     idle: {
-      on: { BEGIN: { target: 'entering', actions: 'begin' } },
+      on: {
+        BEGIN: { target: 'entering', actions: 'begin' },
+        RESTORE: { target: 'runningTools', actions: 'restore' },
+      },
     },
     /** Driver: append `step/start` and one `user/message` per entered message. */
     entering: {
@@ -164,7 +174,10 @@ export const stepMachine = setup({
     },
     /** Driver: append `step/end {outcome}`. The next step begins from here. */
     ended: {
-      on: { BEGIN: { target: 'entering', actions: 'begin' } },
+      on: {
+        BEGIN: { target: 'entering', actions: 'begin' },
+        RESTORE: { target: 'runningTools', actions: 'restore' },
+      },
     },
   },
 })

@@ -35,6 +35,8 @@ export interface TurnContext {
 
 export type TurnEvent =
   | { type: 'WAKE'; resumeOf?: number }
+  /** Restores the log's parked turn (lifecycle §9): running, in its step `steps`, without `turn/start`. */
+  | { type: 'RESTORE'; turn: number; steps: number }
   | { type: 'OPENED' }
   | { type: 'PROPOSED'; decision: 'enter' | 'enter-empty' | 'reject' }
   | { type: 'PROPOSE_FAILED'; failure: Failure }
@@ -93,6 +95,11 @@ export const turnMachine = setup({
       retryRequested: false,
       endReason: null,
     })),
+    restoreTurn: assign(({ context, event }) =>
+      event.type === 'RESTORE'
+        ? { turn: event.turn, lastTurn: event.turn, steps: event.steps, proposal: 'first' as const, retryOf: null, resumeOf: null, maxTokens: false, abortCause: null, failure: null, retryRequested: false, endReason: null }
+        : { turn: context.turn },
+    ),
     countStep: assign({ steps: ({ context }) => context.steps + 1 }),
     proposeAfterTools: assign({ proposal: 'after-tools' as const }),
     proposeAfterStop: assign({ proposal: 'after-stop' as const }),
@@ -148,6 +155,7 @@ export const turnMachine = setup({
     idle: {
       on: {
         WAKE: { target: 'running' },
+        RESTORE: { target: '#turn.running.stepping', actions: 'restoreTurn' },
         MAINTAIN: { target: 'maintaining' },
       },
     },

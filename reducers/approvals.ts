@@ -30,13 +30,19 @@ export interface ApprovalsState {
   open: string[]
   /** The `step/parked` the log stands at (nothing but inbox splices after it), or null. */
   parked: { turn: number; step: number; seq: number; time: number; approvals: string[] } | null
+  /**
+   * The step the log stands parked in, counting decisions made since its last `step/parked` (by a
+   * store while no agent ran): a quiescent position that resume restores as it is (lifecycle §9),
+   * never repaired as a crash. Null once anything but splices and decisions follows.
+   */
+  waiting: { turn: number; step: number; parkedSeq: number } | null
   /** The open step's tool-call blocks (callId → name and arguments), to name a request's call. */
   calls: Record<string, { name: string; arguments: string }>
 }
 
 export const approvalsReducer: Reducer<ApprovalsState> = {
   name: 'approvals',
-  initial: () => ({ byId: {}, open: [], parked: null, calls: {} }),
+  initial: () => ({ byId: {}, open: [], parked: null, waiting: null, calls: {} }),
   apply(draft, event: LogEvent) {
     switch (event.type) {
       case 'step/start':
@@ -75,12 +81,14 @@ export const approvalsReducer: Reducer<ApprovalsState> = {
       case 'step/parked': {
         const d = (event as EventOf<'step/parked'>).data
         draft.parked = { turn: d.turn, step: d.step, seq: event.seq, time: event.time, approvals: [...d.approvals] }
+        draft.waiting = { turn: d.turn, step: d.step, parkedSeq: event.seq }
         return
       }
       default:
         break
     }
     if (draft.parked !== null && endsParking(event.type)) draft.parked = null
+    if (draft.waiting !== null && endsParking(event.type) && event.type !== 'tool/approval-decided') draft.waiting = null
   },
 }
 

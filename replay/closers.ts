@@ -30,6 +30,8 @@ import type { EventOf, LogEvent, StreamChunk, ToolCallBlock } from '../events/in
 import { isRunnableCall } from '../events/index.js'
 import { MessageAssembler } from '../models/assembler.js'
 import { lifecycleReducer, type LifecycleState } from '../reducers/lifecycle.js'
+import { approvalsReducer, type ApprovalRecord, type ApprovalsState } from '../reducers/approvals.js'
+import { denialCode, type ApprovalBy, type ApprovalDecision } from '../events/index.js'
 import { surfaceReducer, type SurfaceState } from '../reducers/surface.js'
 
 export type CloserReason = 'interrupted' | 'forked'
@@ -52,6 +54,8 @@ interface OpenStep {
 export class CloserState {
   readonly lifecycle: LifecycleState = lifecycleReducer.initial()
   readonly surface: SurfaceState = surfaceReducer.initial()
+  /** Approvals (lifecycle §9): a parked step is not closed; an interrupted one's open requests are decided. */
+  readonly approvals: ApprovalsState = approvalsReducer.initial()
   step: OpenStep | null = null
   /** The last core event (for the "right after" rules of L14 and L15). */
   last: LogEvent | null = null
@@ -63,6 +67,7 @@ export class CloserState {
   apply(e: LogEvent): void {
     lifecycleReducer.apply(this.lifecycle, e)
     surfaceReducer.apply(this.surface, e)
+    approvalsReducer.apply(this.approvals, e)
     switch (e.type) {
       case 'step/start': {
         const d = (e as EventOf<'step/start'>).data
@@ -101,9 +106,21 @@ export class CloserState {
     if (isCoreType(e.type)) this.last = e
   }
 
+  /**
+   * The log stands parked (lifecycle §9): its open step waits for people's decisions and nothing
+   * else (its last `step/parked`, then only splices and decisions). Quiescent, not a crash: no
+   * closer is owed; resume restores the step as it is, a fork at this seq keeps it open.
+   */
+  get parked(): boolean {
+    const w = this.approvals.waiting
+    const l = this.lifecycle
+    return w !== null && l.openTurn === w.turn && l.openStep === w.step
+  }
+
   /** True when something is open (a closer is owed). */
   get open(): boolean {
     const l = this.lifecycle
+    if (this.parked) return false
     return l.openTurn !== null || l.openStep !== null || l.openCompaction !== null || this.#owedRightAfter()
   }
 
@@ -116,6 +133,7 @@ const CORE = new Set([
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'assistant/chunk', 'assistant/message', 'tool/call',
   'tool/result', 'request/header', 'agent/inbox/spliced', 'llm/retry', 'compaction/start', 'compaction/summary',
   'compaction/prune', 'compaction/end', 'session/end-seed',
+  'tool/approval-requested', 'tool/approval-decided', 'step/parked',
 ])
 function isCoreType(t: string): boolean {
   return CORE.has(t)
@@ -165,6 +183,7 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
     out.push(e)
   }
   const l = s.lifecycle
+  if (s.parked) return out
 
   // 1. What a "right after" rule still owes.
   const last = s.last
@@ -233,15 +252,33 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
       if (m.finish === 'max-tokens') outcome = { kind: 'max-tokens' }
       else if (blocks.length === 0) outcome = { kind: 'stop' }
       else {
+        // Approvals (lifecycle §9, L17): every open request of the step is decided `by: canceled`
+        // first (no step/end while one is open); a call's decision then says what its result is.
+        const decided = new Map<string, { decision: ApprovalDecision; by: ApprovalBy }>()
+        for (const r of Object.values(s.approvals.byId) as ApprovalRecord[]) {
+          if (r.turn !== turn || r.step !== step) continue
+          if (r.decision === null) {
+            const decision: ApprovalDecision = { kind: 'deny' }
+            const by: ApprovalBy = { kind: 'canceled' }
+            push({ type: 'tool/approval-decided', data: { turn, step, callId: r.callId, approvalId: r.approvalId, decision, by } })
+            decided.set(r.callId, { decision, by })
+          } else decided.set(r.callId, { decision: r.decision.decision, by: r.decision.by })
+        }
+        const denied = (callId: string, name: string): { code: string; message: string } | null => {
+          const d = decided.get(callId)
+          if (d === undefined || d.decision.kind !== 'deny') return null
+          return { code: denialCode(d.by), message: `Tool '${name}' was not run: its approval was ${d.by.kind === 'canceled' ? 'canceled' : 'denied'} (${why}).` }
+        }
         // Started calls without a result, in model order (the lifecycle keeps them in call order).
         for (const call of l.pendingToolCalls) {
           const text = `The outcome of tool '${call.name}' is unknown: ${why}.`
+          const error = denied(call.callId, call.name) ?? { code: 'TOOL_OUTCOME_UNKNOWN', message: text }
           push({
             type: 'tool/result',
             data: {
               turn, step, callId: call.callId,
-              message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text }], isError: true },
-              error: { code: 'TOOL_OUTCOME_UNKNOWN', message: text },
+              message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text: error.message }], isError: true },
+              error,
             },
             surfaceOp: 'append',
             sourceEventSeqs: [call.seq],
@@ -251,14 +288,17 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
         for (const b of blocks) {
           if (st.called.has(b.id)) continue
           const callSeq = count + out.length
-          push({ type: 'tool/call', data: { turn, step, callId: b.id, name: b.name, arguments: b.arguments } })
+          const d = decided.get(b.id)
+          const args = d?.decision.kind === 'approve' && d.decision.arguments !== undefined ? d.decision.arguments : b.arguments
+          push({ type: 'tool/call', data: { turn, step, callId: b.id, name: b.name, arguments: args } })
           const text = `Tool '${b.name}' was not started: ${why}.`
+          const error = denied(b.id, b.name) ?? { code: 'TOOL_NOT_STARTED', message: text }
           push({
             type: 'tool/result',
             data: {
               turn, step, callId: b.id,
-              message: { role: 'tool', callId: b.id, content: [{ type: 'text', text }], isError: true },
-              error: { code: 'TOOL_NOT_STARTED', message: text },
+              message: { role: 'tool', callId: b.id, content: [{ type: 'text', text: error.message }], isError: true },
+              error,
             },
             surfaceOp: 'append',
             sourceEventSeqs: [callSeq],

@@ -38,6 +38,18 @@ export class ApprovalGate implements ApprovalRun {
     this.#calls = calls
   }
 
+  /**
+   * A parked step restored from the log: it stands parked already (no second `step/parked`
+   * unless a decision came since), and the expiry timer is armed from the logged `expiresAt`s (an
+   * expiry passed while no process ran is decided at once).
+   */
+  restore(decidedSinceParked: boolean): void {
+    this.#parked = true
+    this.#decidedSinceParked = decidedSinceParked
+    this.#env.parkedAlready()
+    this.#arm()
+  }
+
   get parked(): boolean {
     return this.#parked
   }

@@ -24,7 +24,7 @@ import { newCallRec, send, type CallRec } from './call-record.js'
 import { callHost, postExecute, preExecute, runBody, type CallHost } from './call-stages.js'
 import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
-import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
+import type { RestoredCall, ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
 
 /** The default of `maxParallelToolCalls`. */
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
@@ -79,6 +79,36 @@ class ToolRun {
     this.#gate = env.approvals
       ? new ApprovalGate(env.approvals, { recs: this.#recs, notify: () => this.#notify(), parkable: () => this.#parkable() }, this.#host)
       : null
+    if (env.restored !== undefined) this.#restore(env.restored.calls)
+  }
+
+  /**
+   * A parked step restored from the log (lifecycle §9): committed calls stay committed, requests
+   * keep their decisions, an `ask` call that waits is started (its pre-execute ran before the stop)
+   * and waits again. Nothing already done is done again (R10).
+   */
+  #restore(calls: readonly RestoredCall[]): void {
+    calls.forEach((c, i) => {
+      const rec = this.#recs[i]!
+      if (c.calledArguments !== null) rec.call = { ...rec.call, arguments: c.calledArguments }
+      else if (c.approval?.decided?.decision.kind === 'approve' && c.approval.decided.decision.arguments !== undefined) {
+        rec.call = { ...rec.call, arguments: c.approval.decided.decision.arguments }
+      }
+      rec.approval = c.approval === null ? null : { ...c.approval }
+      rec.callSeq = c.callSeq
+      if (c.committed) {
+        rec.committed = true
+        rec.commitTried = true
+        rec.machine = { state: 'committed', mode: 'exclusive', error: null }
+        this.#committed = i + 1
+        this.#started = i + 1
+      } else if (c.callSeq !== null) {
+        rec.machine = { state: 'pre', mode: 'exclusive', error: null }
+        rec.prepared = prepareCall(rec.call, this.#env.tools)
+        this.#started = i + 1
+        this.#inFlight++
+      }
+    })
   }
 
   async run(): Promise<ToolRunResult> {
@@ -93,8 +123,20 @@ class ToolRun {
     try {
       if (this.#gate !== null) {
         env.approvals!.attach(this.#gate)
-        // lifecycle §9: every needsApproval question of the step is asked before any call starts
-        await this.#gate.askAll()
+        if (env.restored !== undefined) {
+          this.#gate.restore(env.restored.decidedSinceParked)
+          // a restored ask call waits for its decision, then runs (or is refused) as it would have
+          for (const rec of this.#recs) {
+            if (!rec.committed && rec.callSeq !== null) {
+              let known!: () => void
+              rec.verdict = new Promise<void>((resolve) => (known = resolve))
+              void this.#continueCall(rec, { kind: 'ask' }, known).catch((err: unknown) => this.#fail(err)).finally(known)
+            }
+          }
+        } else {
+          // lifecycle §9: every needsApproval question of the step is asked before any call starts
+          await this.#gate.askAll()
+        }
       }
       await this.#schedule()
       if (this.#failure) throw this.#failure.error
@@ -284,6 +326,11 @@ class ToolRun {
       }
     }
     if (this.#dead) return
+    await this.#continueCall(rec, verdict, verdictKnown)
+  }
+
+  /** After the pre-execute verdict: the approval an `ask` waits for, then the body or the refusal. */
+  async #continueCall(rec: CallRec, verdict: PreVerdict, verdictKnown: () => void): Promise<void> {
     if (verdict.kind === 'ask' && this.#gate !== null) verdict = await this.#asked(rec, verdict.question, verdictKnown)
     verdictKnown()
     if (this.#dead) return
@@ -302,8 +349,11 @@ class ToolRun {
    * waits for the decision. A call a person already approved is not asked again.
    */
   async #asked(rec: CallRec, question: string | undefined, verdictKnown: () => void): Promise<PreVerdict> {
-    if (rec.approval !== null) return rec.approval.decided?.decision.kind === 'approve' ? { kind: 'allow' } : { kind: 'cancelled' }
-    this.#gate!.ask(rec, question)
+    if (rec.approval !== null && !rec.approval.ask) {
+      // a needsApproval call runs only once approved: its pre-execute's `ask` is answered already
+      return rec.approval.decided?.decision.kind === 'approve' ? { kind: 'allow' } : { kind: 'cancelled' }
+    }
+    if (rec.approval === null) this.#gate!.ask(rec, question)
     verdictKnown()
     const a = rec.approval!
     while (a.decided === null && !this.#dead) await this.#wait()

@@ -112,6 +112,8 @@ export interface ToolEnv {
   isAbandoned?(error: unknown): boolean
   /** Approvals (lifecycle §9); absent: `ask` is a denial, `needsApproval` is not read. */
   approvals?: ApprovalEnv
+  /** A parked step restored from the log: where each call stands (with `approvals`). */
+  restored?: { calls: readonly RestoredCall[]; decidedSinceParked: boolean }
   /** Timers, injectable so tests don't sleep. */
   setTimeout(fn: () => void, ms: number): unknown
   clearTimeout(handle: unknown): void
@@ -130,6 +132,8 @@ export interface ApprovalEnv {
   park(approvalIds: string[]): void
   /** The step runs again (status `running`). */
   unpark(): void
+  /** A restored parked step: status `parked`, nothing appended (the log already stands parked). */
+  parkedAlready(): void
   /** The agent's clock (epoch ms). */
   now(): number
   /** A `tools/pre-execute` listener exists, so a verdict may be `ask`: each call's verdict is then
@@ -151,6 +155,20 @@ export interface ApprovalRun {
   readonly parked: boolean
   /** Stops the expiry timer (dispose of a parked agent: the session stays parked). */
   detach(): void
+}
+
+/**
+ * A call of a parked step restored from the log (lifecycle §9: resume restores the parked step as
+ * it is). In model order, one per tool-call block of the step's assistant message.
+ */
+export interface RestoredCall {
+  block: ToolCallBlock
+  /** Seq of its `tool/call` and the arguments it carried; null: not started. */
+  callSeq: number | null
+  calledArguments: string | null
+  /** It has its `tool/result`. */
+  committed: boolean
+  approval: { id: string; ask: boolean; expiresAt?: number; decided: { decision: ApprovalDecision; by: ApprovalBy } | null } | null
 }
 
 /** What the scheduler reports back to the step. */
