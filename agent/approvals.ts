@@ -21,6 +21,7 @@ export interface ApprovalHost {
   /** The running step's approvals, or null. */
   approvalRun: ApprovalRun | null
   now(): number
+  flush(): Promise<void>
   append(draft: EventDraft): LogEvent
   emit(name: HookName, payload: unknown): void
   /** Parks (status `parked`, the machines' parked states) or unparks the running step. */
@@ -60,6 +61,7 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
     unpark: () => agent.setParked(false),
     parkedAlready: () => agent.setParked(true),
     now: () => agent.now(),
+    durable: () => agent.flush(),
     askable: agent.hookCount('tools/pre-execute') > 0,
     attach: (run) => {
       agent.approvalRun = run

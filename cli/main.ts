@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
+import { approvalsCommand, decideCommand, type DecideCommandOptions } from './commands/approvals.js'
 import { demoCommand } from './commands/demo.js'
 import { exportCommand, FORMATS } from './commands/export.js'
 import { fuzzCommand, type FuzzCommandOptions } from './commands/fuzz.js'
@@ -134,6 +135,23 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .argument('<TARGET>', 'a new JSONL file or postgres://…#session-id (a new session)')
     .option('--force', 'overwrite a JSONL TARGET if it exists')
     .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
+
+  // approvals (lifecycle §9): cli/commands/approvals.ts
+  p.command('approvals')
+    .description('list the open approval requests of a session')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .option('--json', 'print them as JSON')
+    .action(async (log: string, opts: { json?: boolean }) => done(await approvalsCommand(log, opts, io)))
+  p.command('decide')
+    .description('decide an open approval (durable when it exits 0); a resumed session goes on from it')
+    .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl")
+    .argument('<ID>', 'the approval id (turnlog approvals LOG)')
+    .option('--approve', 'approve the call')
+    .option('--deny', 'deny the call')
+    .option('--reason <TEXT>', 'why (with --deny): the model reads it')
+    .option('--arguments <JSON>', "edited arguments (with --approve), validated against the tool's schema")
+    .option('--by <NAME>', 'who decides (logged)')
+    .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

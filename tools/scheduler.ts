@@ -340,6 +340,17 @@ class ToolRun {
       this.#settle(rec, errorOutcome(e.code, e.message))
       return
     }
+    if (rec.approval !== null && this.#env.approvals !== undefined) {
+      // R10: an approved body runs only once its tool/call is durable, so a crash from here on
+      // leaves a started call (§8 repair result) and never an approval that a resume runs again
+      try {
+        await this.#env.approvals.durable()
+      } catch (err) {
+        this.#settle(rec, errorOutcome('ABORTED', `Tool '${rec.call.name}' was not run: its tool/call could not be made durable (${errorText(err)}).`))
+        return
+      }
+      if (this.#dead) return
+    }
     const outcome = await runBody(rec, this.#host)
     this.#settle(rec, outcome)
   }

@@ -136,6 +136,8 @@ export interface ApprovalEnv {
   parkedAlready(): void
   /** The agent's clock (epoch ms). */
   now(): number
+  /** Resolves when everything appended so far is durable (the store): an approved body waits for it (R10). */
+  durable(): Promise<void>
   /** A `tools/pre-execute` listener exists, so a verdict may be `ask`: each call's verdict is then
    * awaited before the next call starts (no call after an undecided one starts, L17). */
   askable: boolean

@@ -13,6 +13,8 @@
  * This file holds the store (create, open, list); the lock protocol is in `lock.ts`, reading the
  * file in `scan.ts`, the handles in `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
+import { decideInStore, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
+import type { EventOf } from '../../events/index.js'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -84,6 +86,15 @@ export class JsonlStore implements LogStore {
     this.pid = opts.pid ?? process.pid
     this.host = opts.host ?? hostname()
     this.isAlive = opts.isAlive ?? pidAlive
+  }
+
+  /**
+   * Decides an open approval of a session from any process on this machine (lifecycle §9): under
+   * the session's write lock, checked against the log, appended, durable when it resolves
+   * (stores/decide.ts). `SESSION_OWNED` while an agent runs the session (decide through it).
+   */
+  decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<EventOf<'tool/approval-decided'>> {
+    return decideInStore(this, id, approvalId, decision, { clock: this.clock, ...opts })
   }
 
   /** The log file of a session (the id is checked first). */

@@ -74,6 +74,7 @@ function makeHost(script: readonly ScriptedEntry[], { checkRequests, tools = fal
     approvalRun: null,
     newId: () => 'id',
     now: () => 0,
+    flush: async () => {},
     setParked: () => {},
     hookCount: () => 0,
     within: (value) => value,

@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url'
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'stores', 'replay', 'compaction']
-const ENTRIES = ['stores/jsonl/index.ts', 'stores/postgres/index.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts']
-const PROBES = ['stores/jsonl/index.js', 'stores/postgres/index.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js']
+const ENTRIES = ['stores/jsonl/index.ts', 'stores/postgres/index.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts', 'replay/index.ts']
+const PROBES = ['stores/jsonl/index.js', 'stores/postgres/index.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js', 'replay/index.js']
 
 function newestSource(): number {
   let newest = 0

@@ -1,0 +1,78 @@
+/**
+ * `turnlog approvals LOG` (the open approval requests of a session) and `turnlog decide LOG ID
+ * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (lifecycle §9). A JSONL LOG is
+ * decided through its directory's store (`jsonlStore(dir).decide`): under the session's write
+ * lock, durable when the command exits 0; a running agent owns the lock (`SESSION_OWNED`, exit 2).
+ * Refusals (unknown id, already decided, invalid arguments) are coded errors, exit 2; nothing is
+ * written then.
+ */
+import { basename, dirname } from 'node:path'
+import { TurnlogError } from '../../events/index.js'
+import { approvalsReducer, openApprovals } from '../../reducers/approvals.js'
+import { jsonlStore } from '../../stores/jsonl/store.js'
+import { isValidSessionId } from '../../stores/ids.js'
+import { inline } from '../escape.js'
+import { EXIT_OK, UsageError } from '../errors.js'
+import { colorsFor, writeHuman, type CliIo } from '../io.js'
+import { loadLog, resolveLogPath } from '../load.js'
+import { isPgUrl } from '../pg.js'
+
+export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
+  const log = await loadLog(logArg, io)
+  const s = approvalsReducer.initial()
+  for (const e of log.events) approvalsReducer.apply(s, e)
+  const open = openApprovals(s)
+  if (opts.json) {
+    io.stdout(`${JSON.stringify(open.map((r) => ({ ...r, decision: undefined })), null, 2)}\n`)
+    return EXIT_OK
+  }
+  const c = colorsFor(io)
+  if (open.length === 0) {
+    writeHuman(io, [`${inline(logArg)}: no open approvals${s.waiting ? '' : ''}`])
+    return EXIT_OK
+  }
+  const lines = [`${inline(logArg)}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
+  for (const r of open) {
+    const expires = r.expiresAt !== undefined ? c.dim(` expires ${new Date(r.expiresAt).toISOString()}`) : ''
+    lines.push(`  ${c.bold(inline(r.approvalId))} ${inline(r.name)} ${inline(r.arguments)} ${c.dim(`turn ${r.turn} step ${r.step} call ${inline(r.callId)} seq ${r.seq}`)}${expires}`)
+    if (r.question !== undefined) lines.push(`    ${inline(r.question)}`)
+  }
+  writeHuman(io, lines)
+  return EXIT_OK
+}
+
+export interface DecideCommandOptions {
+  approve?: boolean
+  deny?: boolean
+  reason?: string
+  arguments?: string
+  by?: string
+}
+
+export async function decideCommand(logArg: string, approvalId: string, opts: DecideCommandOptions, io: CliIo): Promise<number> {
+  if (opts.approve === opts.deny) throw new UsageError('decide needs exactly one of --approve and --deny')
+  if (opts.approve && opts.reason !== undefined) throw new UsageError('--reason goes with --deny')
+  if (opts.deny && opts.arguments !== undefined) throw new UsageError('--arguments goes with --approve')
+  let args: unknown
+  if (opts.arguments !== undefined) {
+    try {
+      args = JSON.parse(opts.arguments)
+    } catch (err) {
+      throw new TurnlogError('INVALID_ARGS', `--arguments is not JSON: ${err instanceof Error ? err.message : String(err)}`, { field: '--arguments' })
+    }
+  }
+  if (isPgUrl(logArg)) {
+    throw new TurnlogError('INVALID_ARGUMENT', 'turnlog decide on a postgres:// session is not supported yet: decide through a worker agent', { field: 'LOG' })
+  }
+  const path = resolveLogPath(logArg, io)
+  const id = basename(path).replace(/\.jsonl$/, '')
+  if (!path.endsWith('.jsonl') || !isValidSessionId(id)) {
+    throw new TurnlogError('INVALID_ARGUMENT', `decide needs a store's log file DIR/<session-id>.jsonl (the lock beside it serialises deciders), not ${JSON.stringify(logArg)}`, { field: 'LOG', file: path })
+  }
+  const store = jsonlStore(dirname(path))
+  const decision = opts.approve ? (args === undefined ? { kind: 'approve' as const } : { kind: 'approve' as const, arguments: args }) : (opts.reason === undefined ? { kind: 'deny' as const } : { kind: 'deny' as const, reason: opts.reason })
+  const e = await store.decide(id, approvalId, decision, opts.by !== undefined ? { by: { kind: 'user', id: opts.by } } : {})
+  const c = colorsFor(io)
+  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (seq ${e.seq}, call ${inline(e.data.callId)}); resume the session to continue`])
+  return EXIT_OK
+}
