@@ -174,10 +174,7 @@ export const stepMachine = setup({
     },
     /** Driver: append `step/end {outcome}`. The next step begins from here. */
     ended: {
-      on: {
-        BEGIN: { target: 'entering', actions: 'begin' },
-        RESTORE: { target: 'runningTools', actions: 'restore' },
-      },
+      on: { BEGIN: { target: 'entering', actions: 'begin' } },
     },
   },
 })

@@ -160,6 +160,16 @@ describe('machine coverage', () => {
       expect(await a.whenSettled()).toBe('parked')
       await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
     }, { tools: [echo, finisher, gated] })
+    // a parked log restored by a new agent (lifecycle §9): RESTORE into the turn's step and the step's tool phase
+    const parked = createAgent({ model: scriptedModel([{ toolCalls: [{ name: 'gated', args: {} }] }]), tools: [gated], clock: fakeClock(), ids: counterIds('p'), timers: instantTimers() })
+    parked.followup('go')
+    await parked.whenSettled()
+    await parked.dispose()
+    await run([{ text: 'ok' }], () => {}, async (a) => {
+      expect(a.wake()).toBe(true)
+      expect(a.status).toBe('parked')
+      await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
+    }, { tools: [echo, finisher, gated], prefix: parked.events })
 
     const missing: string[] = []
     const unvisited: string[] = []
