@@ -19,12 +19,13 @@
  */
 import { TurnlogError, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
+import { restoreRecs } from './restore-calls.js'
 import type { PreVerdict } from './call-machine.js'
 import { newCallRec, send, type CallRec } from './call-record.js'
 import { callHost, postExecute, preExecute, runBody, type CallHost } from './call-stages.js'
 import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
-import type { RestoredCall, ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
+import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
 
 /** The default of `maxParallelToolCalls`. */
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
@@ -79,37 +80,14 @@ class ToolRun {
     this.#gate = env.approvals
       ? new ApprovalGate(env.approvals, { recs: this.#recs, notify: () => this.#notify(), parkable: () => this.#parkable() }, this.#host)
       : null
-    if (env.restored !== undefined) this.#restore(env.restored.calls)
+    if (env.restored !== undefined) {
+      const at = restoreRecs(this.#recs, env.restored.calls, env.tools)
+      this.#started = at.started
+      this.#committed = at.committed
+      this.#inFlight = at.inFlight
+    }
   }
 
-  /**
-   * A parked step restored from the log (lifecycle §9): committed calls stay committed, requests
-   * keep their decisions, an `ask` call that waits is started (its pre-execute ran before the stop)
-   * and waits again. Nothing already done is done again (R10).
-   */
-  #restore(calls: readonly RestoredCall[]): void {
-    calls.forEach((c, i) => {
-      const rec = this.#recs[i]!
-      if (c.calledArguments !== null) rec.call = { ...rec.call, arguments: c.calledArguments }
-      else if (c.approval?.decided?.decision.kind === 'approve' && c.approval.decided.decision.arguments !== undefined) {
-        rec.call = { ...rec.call, arguments: c.approval.decided.decision.arguments }
-      }
-      rec.approval = c.approval === null ? null : { ...c.approval }
-      rec.callSeq = c.callSeq
-      if (c.committed) {
-        rec.committed = true
-        rec.commitTried = true
-        rec.machine = { state: 'committed', mode: 'exclusive', error: null }
-        this.#committed = i + 1
-        this.#started = i + 1
-      } else if (c.callSeq !== null) {
-        rec.machine = { state: 'pre', mode: 'exclusive', error: null }
-        rec.prepared = prepareCall(rec.call, this.#env.tools)
-        this.#started = i + 1
-        this.#inFlight++
-      }
-    })
-  }
 
   async run(): Promise<ToolRunResult> {
     const env = this.#env

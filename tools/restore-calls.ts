@@ -1,0 +1,40 @@
+/**
+ * A parked step's calls restored from the log (lifecycle §9), for the scheduler (scheduler.ts):
+ * committed calls stay committed, requests keep their decisions, an `ask` call that waits is
+ * started (its pre-execute ran before the stop) and waits again. Nothing already done is done
+ * again (R10).
+ */
+import type { CallRec } from './call-record.js'
+import { prepareCall } from './define.js'
+import type { AnyTool, RestoredCall } from './types.js'
+
+/** Sets each record from the log; returns the run's counters (calls started, committed, in flight). */
+export function restoreRecs(
+  recs: readonly CallRec[], calls: readonly RestoredCall[], tools: ReadonlyMap<string, AnyTool>,
+): { started: number; committed: number; inFlight: number } {
+  let started = 0
+  let committed = 0
+  let inFlight = 0
+  calls.forEach((c, i) => {
+    const rec = recs[i]!
+    if (c.calledArguments !== null) rec.call = { ...rec.call, arguments: c.calledArguments }
+    else if (c.approval?.decided?.decision.kind === 'approve' && c.approval.decided.decision.arguments !== undefined) {
+      rec.call = { ...rec.call, arguments: c.approval.decided.decision.arguments }
+    }
+    rec.approval = c.approval === null ? null : { ...c.approval }
+    rec.callSeq = c.callSeq
+    if (c.committed) {
+      rec.committed = true
+      rec.commitTried = true
+      rec.machine = { state: 'committed', mode: 'exclusive', error: null }
+      committed = i + 1
+      started = i + 1
+    } else if (c.callSeq !== null) {
+      rec.machine = { state: 'pre', mode: 'exclusive', error: null }
+      rec.prepared = prepareCall(rec.call, tools)
+      started = i + 1
+      inFlight++
+    }
+  })
+  return { started, committed, inFlight }
+}
