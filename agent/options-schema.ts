@@ -40,6 +40,7 @@ const HOOKS: Record<HookName, true> = {
   'agent/inbox/claimed': true,
   'agent/error': true,
   'agent/assistant-stream': true,
+  'agent/approval': true,
 }
 export const HOOK_NAMES = Object.keys(HOOKS) as readonly HookName[]
 
@@ -87,6 +88,7 @@ export const AGENT_OPTION_FIELDS = {
   hooks: z.strictObject(Object.fromEntries(HOOK_NAMES.map((h) => [h, listeners.optional()]))),
   checkRequests: z.enum(['log', 'full']),
   inspect: fn,
+  approvals: z.strictObject({ onSteer: z.enum(['supersede', 'queue']).optional() }),
 } satisfies Record<keyof AgentOptions, z.ZodType>
 
 /**

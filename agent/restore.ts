@@ -4,7 +4,7 @@
  * that step as it is — no closers, no re-run — when it is woken (`resumeAgent` does at once).
  * This file reads where each call of the step stands from the log; the scheduler continues there.
  */
-import type { EventOf, LogEvent, ToolCallBlock } from '../events/index.js'
+import { isRunnableCall, type EventOf, type LogEvent, type ToolCallBlock } from '../events/index.js'
 import type { ApprovalsState } from '../reducers/approvals.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
 import type { RestoredCall } from '../tools/types.js'
@@ -35,7 +35,7 @@ export function restoredStep(events: readonly LogEvent[], lifecycle: LifecycleSt
   for (let i = start + 1; i < events.length; i++) {
     const e = events[i]!
     if (e.type === 'assistant/message' && e.surfaceOp === 'append' && !(e as EventOf<'assistant/message'>).data.interrupted) {
-      blocks = (e as EventOf<'assistant/message'>).data.message.content.filter((b): b is ToolCallBlock => b.type === 'tool-call')
+      blocks = (e as EventOf<'assistant/message'>).data.message.content.filter(isRunnableCall)
     } else if (e.type === 'tool/call') {
       const d = (e as EventOf<'tool/call'>).data
       called.set(d.callId, { seq: e.seq, args: d.arguments })

@@ -3,7 +3,7 @@
  * parked position. What `agent.approvals()`, the transcript, `turnlog approvals`, resume and fork
  * read. O(1) per event except a decision, which looks its request up by id (a map).
  */
-import { EVENT_DATA, type ApprovalBy, type ApprovalDecision, type EventOf, type LogEvent } from '../events/index.js'
+import { EVENT_DATA, isRunnableCall, type ApprovalBy, type ApprovalDecision, type EventOf, type LogEvent } from '../events/index.js'
 import type { Reducer } from './types.js'
 
 /** One request and, once made, its decision. */
@@ -51,7 +51,7 @@ export const approvalsReducer: Reducer<ApprovalsState> = {
       case 'assistant/message': {
         const d = (event as EventOf<'assistant/message'>).data
         if (event.surfaceOp !== 'append' || d.interrupted) break
-        for (const b of d.message.content) if (b.type === 'tool-call') draft.calls[b.id] = { name: b.name, arguments: b.arguments }
+        for (const b of d.message.content) if (isRunnableCall(b)) draft.calls[b.id] = { name: b.name, arguments: b.arguments }
         break
       }
       case 'tool/approval-requested': {

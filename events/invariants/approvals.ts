@@ -8,6 +8,7 @@
  */
 import { denialCode, type ApprovalBy, type ApprovalDecision } from '../approvals.js'
 import type { SessionEvent } from '../envelope.js'
+import { isRunnableCall } from '../messages.js'
 import type { TurnState } from './structure.js'
 import type { Emit } from './types.js'
 
@@ -161,7 +162,7 @@ export class ApprovalState {
       case 'assistant/message':
         if (e.surfaceOp === 'append' && !e.data.interrupted && !this.#blocksSeen) {
           this.#blocksSeen = true
-          for (const b of e.data.message.content) if (b.type === 'tool-call') this.#blocks.push(b.id)
+          for (const b of e.data.message.content) if (isRunnableCall(b)) this.#blocks.push(b.id)
         }
         return
       case 'tool/approval-requested': {

@@ -69,6 +69,12 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
     expect(thrown(() => create({ timers: { sleep: 5 } }))).toMatchObject({ field: 'timers.sleep' })
   })
 
+  it('approvals.onSteer (lifecycle §9) is one of supersede | queue; a misspelt member is named', () => {
+    expect(thrown(() => create({ approvals: { onSteer: 'deny' } }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals.onSteer' })
+    expect(thrown(() => create({ approvals: { onSter: 'queue' } }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals.onSter' })
+    expect(thrown(() => create({ approvals: 'queue' }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals' })
+  })
+
   it('the limits keep their own messages (the checks tests assert) when reached through createAgent', () => {
     expect(thrown(() => create({ maxStepsPerTurn: 0 })).message).toBe('INVALID_OPTION: maxStepsPerTurn must be a positive integer (field maxStepsPerTurn)')
     expect(thrown(() => create({ cancelGraceMs: '5' })).message).toBe('INVALID_OPTION: cancelGraceMs must be a finite number >= 0 (field cancelGraceMs)')
@@ -102,6 +108,7 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
       maxStepsPerTurn: 3, maxResumeRuns: 2, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2, jitter: 0, retryOn: ['SERVER'] },
       plugins: [], compaction: { name: 'c', install: () => {} }, clock: () => 1, ids: () => 'x', timers: { random: () => 0.5 },
       cancelGraceMs: 0, hooks: { 'agent/status': [() => {}], 'agent/pre-step': (_p, next) => next() }, checkRequests: 'full', inspect: () => {},
+      approvals: { onSteer: 'queue' },
     }
     const a = createAgent({ ...full, store: memoryStore() })
     await a.flush()
