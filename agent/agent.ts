@@ -297,6 +297,11 @@ export class TurnlogAgent implements Agent {
     return this.hooks.count(name)
   }
 
+  /** @internal Listeners of `name` that may decide (not re-execution pass-through gates). */
+  decidingHookCount(name: HookName): number {
+    return this.hooks.decidingCount(name)
+  }
+
   /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */
   setParked(parked: boolean): void {
     const e = { type: parked ? 'PARK' : 'UNPARK' } as const

@@ -26,7 +26,7 @@ export interface ApprovalHost {
   emit(name: HookName, payload: unknown): void
   /** Parks (status `parked`, the machines' parked states) or unparks the running step. */
   setParked(parked: boolean): void
-  hookCount(name: HookName): number
+  decidingHookCount(name: HookName): number
 }
 
 /** The env of one step's approvals. */
@@ -62,7 +62,9 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
     parkedAlready: () => agent.setParked(true),
     now: () => agent.now(),
     durable: () => agent.flush(),
-    askable: agent.hookCount('tools/pre-execute') > 0,
+    // only a listener that can answer `ask` makes the start loop wait for verdicts (a pass-through
+    // re-execution gate does not: the recorded process did not wait either)
+    askable: agent.decidingHookCount('tools/pre-execute') > 0,
     attach: (run) => {
       agent.approvalRun = run
     },

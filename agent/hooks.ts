@@ -11,6 +11,14 @@ export type WaterfallListener<P, R> = (payload: P, next: Next<P, R>) => R | Prom
 export type SerialListener<P> = (payload: P) => void | Promise<void>
 export type EmitListener<P> = (payload: P) => void
 
+/**
+ * Marks a listener that only passes its payload through (`next(p)`, its result unchanged): the
+ * re-execution engine's gates (replay/reexecute/hooks.ts). Such a listener never decides, so it
+ * does not count for {@link HookRegistry.decidingCount}: a `tools/pre-execute` gate must not make
+ * a re-execution wait for verdicts the recorded process never waited for (lifecycle §9, P4).
+ */
+export const PASS_THROUGH: unique symbol = Symbol.for('turnlog.passThroughListener')
+
 export class HookRegistry {
   readonly #listeners = new Map<string, Array<(...args: never[]) => unknown>>()
   /**
@@ -51,6 +59,11 @@ export class HookRegistry {
 
   count(name: string): number {
     return this.#list(name)?.length ?? 0
+  }
+
+  /** The listeners of `name` that may decide something: every one not marked {@link PASS_THROUGH}. */
+  decidingCount(name: string): number {
+    return (this.#list(name) ?? []).filter((fn) => (fn as { [PASS_THROUGH]?: unknown })[PASS_THROUGH] !== true).length
   }
 
   /** Runs the waterfall; a throwing listener rejects the returned promise (the caller decides what that means). */

@@ -3,6 +3,7 @@
  * (released by the pump), so the recording decides when a hook runs relative to other inputs.
  * The `tools/execute` waterfall is served from the log (tools.ts).
  */
+import { PASS_THROUGH } from '../../agent/hooks.js'
 import type { AgentOptions } from '../../agent/types.js'
 import type { ExecutePayload } from '../../tools/types.js'
 import { key3, NEVER } from './facts.js'
@@ -52,7 +53,7 @@ export function gate(rx: Host, kind: 'before' | 'after', hook: GatedHook, callKe
 }
 
 export function gatedWaterfall(rx: Host, name: (typeof WATERFALLS)[number], gen: number) {
-  return async (p: unknown, next: (p?: unknown) => Promise<unknown>): Promise<unknown> => {
+  return Object.assign(async (p: unknown, next: (p?: unknown) => Promise<unknown>): Promise<unknown> => {
     const call = (p as { call?: { id: string }; turn?: number; step?: number }).call
     const k = call ? key3((p as { turn: number }).turn, (p as { step: number }).step, call.id) : undefined
     await gate(rx, 'before', name, k, gen)
@@ -67,5 +68,5 @@ export function gatedWaterfall(rx: Host, name: (typeof WATERFALLS)[number], gen:
     if (name === 'tools/pre-execute' && k !== undefined) rx.preDone.add(k)
     if (error) throw error.e
     return value
-  }
+  }, { [PASS_THROUGH]: true as const })
 }

@@ -15,7 +15,7 @@ import { issueExternal } from './inputs.js'
 import { servedModel } from './model.js'
 import type { Divergence, ReexecuteOptions, ReexecuteResult } from './options.js'
 import { Recording, type StepRecord, type Switch } from './recording.js'
-import { describeWaiting, mayPass, release, releaseSafe, serve, stalled } from './serve.js'
+import { describeWaiting, mayPass, release, releaseSafe, serve, serveResultFirst, stalled } from './serve.js'
 import type { BodyServe, FakeTimer, Gate, Host, StreamServe } from './state.js'
 import { key2 } from './facts.js'
 import { servedTimers, servedTool } from './tools.js'
@@ -243,9 +243,14 @@ export class Reexecution implements Host {
       stalled(this, null)
       return false
     }
-    // 3. Hooks that finished, and sleeps.
+    // 3. A tool result the recording has next comes before a finished pre-execute: with a hook
+    //    that may ask, the start loop waits for each verdict before the next call starts
+    //    (lifecycle §9), so a verdict released first could start a call the recording started
+    //    only after this result.
+    if (serveResultFirst(this, next)) return true
+    // 4. Hooks that finished, and sleeps.
     if (releaseSafe(this)) return true
-    // 4. The model or a tool body, as the next event asks.
+    // 5. The model or a tool body, as the next event asks.
     if (serve(this, next)) return true
     stalled(this, next)
     return false

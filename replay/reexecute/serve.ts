@@ -56,6 +56,21 @@ export function mayPass(rx: Host, g: Gate): boolean {
   return !(result && isAbortedBeforeBody(result))
 }
 
+/**
+ * When the next recorded event is the `tool/result` of a running body and another call's
+ * `tools/pre-execute` has finished (its after-gate waits), the body settles first: the verdict
+ * is released after it, as the recording ordered them (see run.ts, step 3).
+ */
+export function serveResultFirst(rx: Host, next: LogEvent): boolean {
+  if (next.type !== 'tool/result') return false
+  const d = (next as EventOf<'tool/result'>).data
+  const k = key3(d.turn, d.step, d.callId)
+  const b = rx.bodies.get(k)
+  if (b === undefined || b.settled) return false
+  const held = rx.gates.some((g) => g.kind === 'after' && g.hook === 'tools/pre-execute' && g.callKey !== undefined && g.callKey !== k)
+  return held && settle(rx, b)
+}
+
 export function serve(rx: Host, next: LogEvent): boolean {
   // a compaction summary call: answered when its bracket's outcome is next
   for (const s of rx.streams) {
