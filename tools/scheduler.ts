@@ -19,6 +19,7 @@
  */
 import { TurnlogError, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
+import { closeOut } from './close-out.js'
 import { restoreRecs } from './restore-calls.js'
 import type { PreVerdict } from './call-machine.js'
 import { newCallRec, send, type CallRec } from './call-record.js'
@@ -432,35 +433,6 @@ class ToolRun {
     // for the call closed below (L5).
     if (this.#failure === null) this.#failure = { error: err }
     this.#host.report(err, 'tools/scheduler')
-    let unclosed = false
-    for (const rec of this.#recs) {
-      if (rec.committed) continue
-      if (rec.callSeq !== null) {
-        const own = rec.outcome !== null && !rec.commitTried
-        const outcome = own
-          ? rec.outcome!
-          : errorOutcome('TOOL_OUTCOME_UNKNOWN', `The outcome of tool '${rec.call.name}' is unknown: the tool scheduler failed (${errorText(err)}).`)
-        if (!own) {
-          send(rec, { type: 'LOST' })
-          rec.controller?.abort(new Error('the tool scheduler failed'))
-        }
-        try {
-          rec.commitTried = true
-          this.#env.appendResult(rec.call, rec.callSeq, outcome)
-          rec.committed = true
-          if (own) send(rec, { type: 'COMMIT', error: outcome.error })
-        } catch {
-          unclosed = true
-        }
-      } else {
-        try {
-          this.#notDispatched(rec, `the tool scheduler failed (${errorText(err)})`)
-        } catch {
-          // Its pair could not be written: the model is owed a result the log refuses.
-          unclosed = true
-        }
-      }
-    }
-    if (unclosed) throw err
+    if (!closeOut(this.#recs, err, this.#env, (rec, why) => this.#notDispatched(rec, why))) throw err
   }
 }
