@@ -20,16 +20,17 @@
  * - `stop()`: claims nothing more, lets every running turn finish, then hands every session back.
  *
  * This file holds the pool (claims, heartbeats, wake-ups, stop); one claimed session's life is in
- * session-run.ts.
+ * session-run.ts. Workers run agents, so they sit above `agent/` and `replay/` (their own layer,
+ * workers/), not in stores/postgres/ with the store they serve.
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import pg from 'pg'
-import { TurnlogError } from '../../events/errors.js'
-import { INPUT_CHANNEL } from './schema.js'
+import { TurnlogError } from '../events/errors.js'
+import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
 import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
-import type { PostgresStore } from './store.js'
-import type { PgWriter } from './writer.js'
+import type { PostgresStore } from '../stores/postgres/store.js'
+import type { PgWriter } from '../stores/postgres/writer.js'
 
 export type { WorkerAgentOptions } from './session-run.js'
 
