@@ -10,7 +10,7 @@
 import pg from 'pg'
 import { z } from 'zod'
 import { scriptedModel } from '../models/index.js'
-import { postgresStore, runWorkers } from '../stores/postgres/index.js'
+import { postgresStore, runWorkers } from '../workers/index.js'
 import { defineTool } from '../tools/index.js'
 
 const [url, conc, latency, poolMax, leaseMs, workerId, pollMs] = process.argv.slice(2)

@@ -1,9 +1,8 @@
 /**
- * `turnlog/stores/postgres`: the store for sessions shared by many processes and machines, and
- * the workers that serve them (api.md "Stores" → "Across machines"). Needs the optional peer
- * dependency `pg`; importing `turnlog` never loads this module.
+ * The PostgreSQL store alone (no workers). The package path `turnlog/stores/postgres` is served
+ * by workers/index.ts, which re-exports everything here plus `runWorkers` (the workers run
+ * agents, so they sit in their own layer above `agent/`, and a store never imports them).
  */
 export { postgresStore, PostgresStore, type PostgresStoreOptions, type SendOptions, type SessionRow, type MessageLike } from './store.js'
 export { PgReader, PgWriter } from './writer.js'
 export { SCHEMA_VERSION, INPUT_CHANNEL } from './schema.js'
-export { runWorkers, type WorkerOptions, type Workers, type WorkerAgentOptions } from './workers.js'

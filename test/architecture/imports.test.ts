@@ -101,5 +101,11 @@ describe('the checker itself (it can fail)', () => {
     expect(directionError(edge('replay/fork.ts', 'testing/index.ts'))).toMatch(/lower layer/)
     expect(directionError(edge('index.ts', 'cli/main.ts'))).toBe('nothing imports cli')
     expect(directionError(edge('tools/x.ts', 'inspector/server.ts'))).toMatch(/not a source folder/)
+    // issue 24 item 9: workers run agents above the store and replay; a store never runs them
+    expect(directionError(edge('workers/session-run.ts', 'replay/resume.ts'))).toBeNull()
+    expect(directionError(edge('workers/pool.ts', 'stores/postgres/store.ts'))).toBeNull()
+    expect(directionError(edge('http/handler.ts', 'workers/pool.ts'))).toBeNull()
+    expect(directionError(edge('stores/postgres/index.ts', 'workers/pool.ts'))).toMatch(/lower layer/)
+    expect(directionError(edge('replay/resume.ts', 'workers/session-run.ts'))).toMatch(/lower layer/)
   })
 })

@@ -10,7 +10,7 @@ import ts from 'typescript'
 
 /** The folders holding the library's sources (design README "The shape of the code"), and index.ts. */
 export const SOURCE_FOLDERS = [
-  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools',
+  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools', 'workers',
 ] as const
 
 export interface Edge {
@@ -159,6 +159,8 @@ function cyclePath(component: string[], next: Map<string, string[]>): string[] {
  * The layers, lowest first (docs/ARCHITECTURE.md "Layout and import direction"): a file may import
  * its own folder, a folder of its own layer, or a lower layer. `otel` (not in the design's
  * direction) sits with stores and replay: it reads the log and the agent's types, and cli uses it.
+ * `workers` (issue 24 item 9) run agents: they resume sessions (replay) from the postgres store,
+ * so they sit above both, in a layer of their own; the interfaces (cli, http) may use them.
  * The root index.ts is the package's face: above every folder but cli.
  */
 export const LAYERS: ReadonlyArray<readonly string[]> = [
@@ -166,6 +168,7 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['machines', 'reducers'],
   ['agent', 'tools', 'models', 'compaction'],
   ['stores', 'replay', 'otel'],
+  ['workers'],
   ['testing', 'evals', 'cli', 'http'],
   ['index.ts'],
 ]

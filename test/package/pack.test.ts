@@ -55,6 +55,26 @@ describe('issue 27.9: npm pack ships the library, the CLI and their docs, nothin
     expect(files).toContain('dist/inspector/template.html') // report and inspect need the page
   })
 
+  it('every relative import of a shipped module ships (issue 24 item 9: turnlog/stores/postgres now loads dist/workers/)', () => {
+    const shipped = new Set(files)
+    const missing: string[] = []
+    let imports = 0
+    for (const f of files.filter((x) => x.endsWith('.js') && x.startsWith('dist/'))) {
+      const text = readFileSync(join(ROOT, f), 'utf8')
+      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+        const target = join(f, '..', m[1]!)
+        imports++
+        if (!shipped.has(target)) missing.push(`${f} → ${m[1]}`)
+      }
+    }
+    expect(imports).toBeGreaterThan(files.length) // the pattern sees the imports
+    expect(missing).toEqual([])
+    const entry = pkg.exports['./stores/postgres']!.default.replace(/^\.\//, '')
+    expect(files).toContain(entry)
+    expect(readFileSync(join(ROOT, entry), 'utf8')).toMatch(/runWorkers/)
+    expect(files).toEqual(expect.arrayContaining(['dist/workers/pool.js', 'dist/workers/session-run.js']))
+  })
+
   it('every relative link and image of the README ships (they resolve in node_modules/turnlog)', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const links = [...readme.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/i.test(l))

@@ -1,7 +1,7 @@
 /**
  * The compiled library for child processes (Node 20 cannot run the TypeScript sources). Uses
  * `dist/` when it is newer than every source file it is built from (CI: `npm ci` runs `prepare`,
- * which builds it); otherwise compiles the closure the children import (stores/jsonl, agent,
+ * which builds it); otherwise compiles the closure the children import (stores/jsonl, stores/postgres, workers, agent,
  * models, tools, events) with `tsc` into `node_modules/.cache/turnlog-child/` (inside the repo, so
  * the children resolve `zod` and `xstate` from its node_modules). Returns the directory.
  */
@@ -11,9 +11,9 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
-const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'stores', 'replay', 'compaction']
-const ENTRIES = ['stores/jsonl/index.ts', 'stores/postgres/index.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts', 'replay/index.ts']
-const PROBES = ['stores/jsonl/index.js', 'stores/postgres/index.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js', 'replay/index.js']
+const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'stores', 'replay', 'compaction', 'workers']
+const ENTRIES = ['stores/jsonl/index.ts', 'stores/postgres/index.ts', 'workers/index.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts', 'replay/index.ts']
+const PROBES = ['stores/jsonl/index.js', 'stores/postgres/index.js', 'workers/index.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js', 'replay/index.js']
 
 function newestSource(): number {
   let newest = 0

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import type { LogEvent } from '../../../events/index.js'
-import { postgresStore, runWorkers, type PostgresStore } from '../../../stores/postgres/index.js'
+import { postgresStore, runWorkers, type PostgresStore } from '../../../workers/index.js'
 import { cli } from '../../cli/helpers.js'
 import { crashedPoison, poisonModel, reachedRun } from '../../replay/given-up-log.js'
 import { dropAll, freshDb } from './db.js'

@@ -5,7 +5,7 @@
  * postgres:// URL) through static value imports, none of which is `pg` or under stores/postgres.
  */
 import { readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { dirname, join, relative, resolve, sep } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from '../child-lib.js'
 
@@ -27,13 +27,13 @@ function reachable(entry: string): Map<string, string[]> {
 
 describe('importing turnlog never loads pg', () => {
   for (const entry of ['index.ts', 'cli/main.ts']) {
-    it(`${entry}: no module it loads statically imports pg or stores/postgres`, () => {
+    it(`${entry}: no module it loads statically imports pg, stores/postgres or workers`, () => {
       const graph = reachable(entry)
       expect(graph.size).toBeGreaterThan(10)
       const bad: string[] = []
       for (const [file, specs] of graph) {
         const rel = relative(ROOT, file)
-        if (rel.startsWith(join('stores', 'postgres'))) bad.push(rel)
+        if (rel.startsWith(join('stores', 'postgres')) || rel.startsWith(`workers${sep}`)) bad.push(rel)
         for (const s of specs) if (s === 'pg' || s.startsWith('pg/')) bad.push(`${rel} imports ${s}`)
       }
       expect(bad).toEqual([])
@@ -41,7 +41,9 @@ describe('importing turnlog never loads pg', () => {
   }
 
   it('turnlog/stores/postgres does load pg (the check above can see it)', () => {
-    const graph = reachable('stores/postgres/index.ts')
-    expect([...graph.values()].some((specs) => specs.includes('pg'))).toBe(true)
+    for (const entry of ['stores/postgres/index.ts', 'workers/index.ts']) {
+      const graph = reachable(entry)
+      expect([...graph.values()].some((specs) => specs.includes('pg')), entry).toBe(true)
+    }
   })
 })

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { TurnlogError } from '../../../events/errors.js'
-import { postgresStore, runWorkers, type PostgresStore } from '../../../stores/postgres/index.js'
+import { postgresStore, runWorkers, type PostgresStore } from '../../../workers/index.js'
 import { SAMPLE, expectCode } from '../contract.js'
 import { dropAll, freshDb } from './db.js'
 import { answered, echoAgent, readAll, until, verifyOk } from './helpers.js'

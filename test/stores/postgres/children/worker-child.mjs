@@ -9,7 +9,7 @@ import { z } from 'zod'
 
 const [lib, url, seedArg, workerId, leaseArg, slowArg] = process.argv.slice(2)
 const load = (p) => import(pathToFileURL(join(lib, p)).href)
-const { postgresStore, runWorkers } = await load('stores/postgres/index.js')
+const { postgresStore, runWorkers } = await load('workers/index.js')
 const { scriptedModel } = await load('models/index.js')
 const { defineTool } = await load('tools/index.js')
 

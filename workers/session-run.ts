@@ -1,15 +1,15 @@
 /**
- * One session a worker claimed (workers.ts): resume it under the claimed lease, feed it the sent
+ * One session a worker claimed (pool.ts): resume it under the claimed lease, feed it the sent
  * input in send order, and hand it back when it is idle, durable and nothing sent waits; on a
- * failure, expire the lease at once so a worker takes the session over (see workers.ts for the
+ * failure, expire the lease at once so a worker takes the session over (see pool.ts for the
  * whole protocol).
  */
-import type { Agent } from '../../agent/types.js'
-import { TurnlogError } from '../../events/errors.js'
-import { resumeAgent, type ResumeOptions } from '../../replay/resume.js'
-import type { LogStore, LogWriter, OpenMode } from '../types.js'
-import type { PostgresStore } from './store.js'
-import type { PgWriter } from './writer.js'
+import type { Agent } from '../agent/types.js'
+import { TurnlogError } from '../events/errors.js'
+import { resumeAgent, type ResumeOptions } from '../replay/resume.js'
+import type { LogStore, LogWriter, OpenMode } from '../stores/types.js'
+import type { PostgresStore } from '../stores/postgres/store.js'
+import type { PgWriter } from '../stores/postgres/writer.js'
 
 /** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
 export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
