@@ -8,6 +8,7 @@ import type { Agent } from '../../agent/types.js'
 import { TurnlogError } from '../../events/errors.js'
 import { resumeAgent, type ResumeOptions } from '../../replay/resume.js'
 import type { LogStore, LogWriter, OpenMode } from '../types.js'
+import { handleCancels } from './cancel-worker.js'
 import type { PostgresStore } from './store.js'
 import type { PgWriter } from './writer.js'
 
@@ -67,6 +68,8 @@ export class SessionRun {
       })
       this.agent = agent
       agent.wake()
+      // stops recorded while nobody (or a dead worker) held the session (cancel-worker.ts)
+      void handleCancels(this)
       for (;;) {
         this.#newInput = false
         await this.pull()
@@ -136,6 +139,11 @@ export class SessionRun {
   /** Ends a linger early (stop, new input). */
   wake(): void {
     this.#wakeIdle?.()
+  }
+
+  /** Runs `fn` in the serial chain (the cancel handler: no pull moves input meanwhile). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#serial(fn)
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {
