@@ -7,7 +7,7 @@
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
  * | `POST /chat` | `write` |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
- * | `POST /chat/:id/stop` | `cancel` |
+ * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
  *
  * Every request is authorized before anything about the session is revealed (an unknown session
  * is a 404 only to a caller allowed to read it). Errors are JSON `{ error: { code, message } }`.
@@ -21,7 +21,7 @@ import type { ChatScanner, ChatPlace } from './chat-place.js'
 import { ChatScanner as Scanner } from './chat-place.js'
 import { headResponse, readResponse, type ReadOptions } from './durable-streams.js'
 import { errorResponse, EXPOSED_HEADERS, HttpError } from './protocol.js'
-import { Sessions, type SessionAgentOptions } from './sessions.js'
+import { Sessions, type SendingStore, type SessionAgentOptions } from './sessions.js'
 import { toUIMessages } from './ui-messages.js'
 
 /** What a request wants to do with a session. */
@@ -37,7 +37,10 @@ export interface SessionHandlerOptions {
   authorize: (req: Request, sessionId: string, action: SessionAction) => boolean | Promise<boolean>
   /** The options of each session's agent: this process runs the sessions (JSONL, memory, PostgreSQL). */
   agent?: (sessionId: string) => SessionAgentOptions | Promise<SessionAgentOptions>
-  /** PostgreSQL workers run the sessions: prompts go through `store.send`; stop is not available here. */
+  /**
+   * PostgreSQL workers run the sessions: prompts go through `store.send`, a stop through
+   * `store.cancel` (recorded durably, 202; the worker holding the session cancels the turn).
+   */
   workers?: true
   /** Nothing is written: reads and history only; `POST /chat` and stop answer 405 `READ_ONLY`. */
   readOnly?: true
@@ -189,7 +192,13 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     if (sub === 'stop') {
       if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST to stop', { allow: 'POST' })
       await authorize(req, id, 'cancel')
-      if (options.workers) throw new HttpError(501, 'NOT_SUPPORTED', 'stop needs the agent in this process: with workers, cancel where the session runs')
+      if (options.workers) {
+        const store = options.store as SendingStore
+        if (typeof store.cancel !== 'function') throw new HttpError(501, 'NOT_SUPPORTED', 'this store cannot record a stop for its workers (it has no cancel())')
+        // recorded durably; the worker holding the session cancels (202: accepted, not yet done)
+        const r = await store.cancel(id, { cause: { kind: 'user' } }).catch((err: unknown) => { throw asHttp(err) })
+        return new Response(JSON.stringify({ cancel: r.id, state: r.state }), { status: 202, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
+      }
       const running = sessions.running(id)
       if (running) (await running).cancel({ kind: 'user' })
       return new Response(null, { status: 204 })

@@ -20,6 +20,8 @@ export type SessionAgentOptions = Omit<AgentOptions, 'store' | 'storeWriter' | '
 /** A store that takes durable input without a lease (PostgreSQL's `send`). */
 export interface SendingStore extends LogStore {
   send(sessionId: string, message: { id?: string; content: unknown }, opts?: { target?: 'next-turn' | 'next-step' }): Promise<string>
+  /** Records a stop that the worker holding the session carries out (PostgreSQL's `cancel`). */
+  cancel?(sessionId: string, opts?: { cause?: { kind: 'user' } }): Promise<{ id: string; state: 'requested' | 'idle' }>
 }
 
 export class Sessions {

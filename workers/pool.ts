@@ -18,6 +18,8 @@
  *   expires its lease at once so a worker (maybe itself, after `leaseMs`) takes the session over.
  * - **Wake-ups**: LISTEN `turnlog_input` only wakes early (NOTIFY is not durable); every
  *   `pollMs` the worker claims and checks its sessions' inboxes anyway.
+ * - **Stop from any process**: `store.cancel` records a request; the holder cancels (NOTIFY
+ *   `turnlog_cancel` or the poll; a new holder on claim). cancel-worker.ts.
  * - `stop()`: claims nothing more, lets every running turn finish, then hands every session back.
  *
  * This file holds the pool (claims, heartbeats, wake-ups, stop); one claimed session's life is in
@@ -28,6 +30,8 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import pg from 'pg'
 import { TurnlogError } from '../events/errors.js'
+import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
+import { checkCancels, handleCancels } from './cancel-worker.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
 import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
@@ -121,6 +125,7 @@ class WorkerPool implements Workers, RunHost {
   #tick(): void {
     if (this.stopping) return
     this.claimSoon()
+    void checkCancels(this.store.pool, this.runs, (err) => this.report(err))
     void this.#checkInboxes()
   }
 
@@ -259,13 +264,19 @@ class WorkerPool implements Workers, RunHost {
       return
     }
     c.on('notification', (msg) => {
-      if (this.stopping || msg.channel !== INPUT_CHANNEL || !msg.payload) return
+      if (this.stopping || !msg.payload) return
+      if (msg.channel === CANCEL_CHANNEL) {
+        const held = this.runs.get(msg.payload)
+        if (held) void handleCancels(held)
+        return
+      }
+      if (msg.channel !== INPUT_CHANNEL) return
       const run = this.runs.get(msg.payload)
       if (run) void run.pull()
       else this.claimSoon()
     })
     try {
-      await c.query(`LISTEN ${INPUT_CHANNEL}`)
+      await c.query(`LISTEN ${INPUT_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`)
     } catch (err) {
       this.report(err)
       endClient(c)

@@ -10,6 +10,7 @@ import { resumeAgent, type ResumeOptions } from '../replay/resume.js'
 import type { LogStore, LogWriter, OpenMode } from '../stores/types.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import type { PgWriter } from '../stores/postgres/writer.js'
+import { handleCancels } from './cancel-worker.js'
 
 /** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
 export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
@@ -67,6 +68,8 @@ export class SessionRun {
       })
       this.agent = agent
       agent.wake()
+      // stops recorded while nobody (or a dead worker) held the session (cancel-worker.ts)
+      void handleCancels(this)
       for (;;) {
         this.#newInput = false
         await this.pull()
@@ -136,6 +139,11 @@ export class SessionRun {
   /** Ends a linger early (stop, new input). */
   wake(): void {
     this.#wakeIdle?.()
+  }
+
+  /** Runs `fn` in the serial chain (the cancel handler: no pull moves input meanwhile). */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#serial(fn)
   }
 
   #serial<T>(fn: () => Promise<T>): Promise<T> {

@@ -6,3 +6,4 @@
 export { postgresStore, PostgresStore, type PostgresStoreOptions, type SendOptions, type SessionRow, type MessageLike } from './store.js'
 export { PgReader, PgWriter } from './writer.js'
 export { SCHEMA_VERSION, INPUT_CHANNEL } from './schema.js'
+export { CANCEL_CHANNEL, type CancelRequest, type CancelRequestCause } from './cancels.js'

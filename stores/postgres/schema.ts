@@ -16,7 +16,10 @@
  *   marks the moved input, extends the lease, all in the caller's single statement.
  * - `turnlog_send(...)`: creates the session if needed, inserts the message (idempotent on its id),
  *   counts it pending, and NOTIFYs `turnlog_input` (delivered at commit).
+ * - `turnlog_cancels` / `turnlog_request_cancel(...)`: cross-process stops (cancels.ts).
  */
+
+import { CANCEL_MIGRATION } from './cancels.js'
 
 /** Bumped when the schema changes; `migrate()` records it in `turnlog_meta`. */
 export const SCHEMA_VERSION = 1
@@ -141,6 +144,8 @@ BEGIN
   RETURN inserted > 0;
 END
 $fn$;
+
+${CANCEL_MIGRATION}
 
 INSERT INTO turnlog_meta (key, value) VALUES ('schema', '${SCHEMA_VERSION}')
   ON CONFLICT (key) DO UPDATE SET value = excluded.value;

@@ -11,6 +11,7 @@
  *   A writer whose lease was taken over or ran out gets `LEASE_LOST` and stops for good.
  * - `send(sessionId, message, { target })`: durable input from any process without the lease.
  */
+import { requestCancel, type CancelRequest, type CancelRequestCause } from './cancels.js'
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import pg from 'pg'
@@ -220,6 +221,17 @@ export class PostgresStore implements LogStore {
       sessionId, JSON.stringify(header), m.id, target, wake === true, JSON.stringify(m),
     ], sessionId, 'send failed')
     return m.id
+  }
+
+  /**
+   * Asks the worker that holds (or next takes) the session to cancel what it is answering and the
+   * input sent before now that is not answered yet (`POST /chat/:id/stop` with workers; cancels.ts
+   * says exactly what a request covers). Durable when it resolves; the cancel itself happens in the
+   * worker. `state: 'idle'` when nothing was running or waiting. SESSION_NOT_FOUND for an unknown
+   * session.
+   */
+  cancel(sessionId: string, opts: { cause?: CancelRequestCause } = {}): Promise<CancelRequest> {
+    return requestCancel(this, sessionId, opts.cause)
   }
 
   /** One row per session, for `turnlog sessions`. */

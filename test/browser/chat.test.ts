@@ -2,9 +2,10 @@
  * `useChat` (@ai-sdk/react 3.0.328, React 19) in Debian's Chromium against turnlog/http: a small
  * page (test/browser/fixtures/chat, built here with vite) types a message, the page is reloaded
  * mid-answer and the answer finishes in the reloaded page (history + resume), then a stop. The
- * model is gated, so "mid-answer" is an exact place. Screenshot: docs/http-chat.png.
+ * model is gated, so "mid-answer" is an exact place. The screenshot is written to the temp dir;
+ * `TURNLOG_SCREENSHOT=1` also writes docs/http-chat.png (as report.test.ts does docs/inspector.png).
  */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -86,7 +87,11 @@ run('useChat in Chromium against turnlog/http', () => {
     gate.release(Infinity)
     await until(async () => (await assistant.count()) === 1 && (await assistant.first().innerText()) === `assistant: ${ANSWER}`)
     expect(await page.locator('p[data-role=user]').first().innerText()).toBe('user: Weather in Paris?')
-    await page.screenshot({ path: join(ROOT, 'docs/http-chat.png') })
+    // the screenshot goes to the temp dir; docs/http-chat.png is rewritten only on request
+    const png = await page.screenshot()
+    expect(png.subarray(1, 4).toString()).toBe('PNG')
+    writeFileSync(join(tmp.dir, 'http-chat.png'), png)
+    if (process.env.TURNLOG_SCREENSHOT === '1') writeFileSync(join(ROOT, 'docs/http-chat.png'), png)
     // stop: the next answer is held mid-way; the Stop button (POST /chat/:id/stop) cancels the turn
     gate.close()
     await page.fill('input', 'And tomorrow?')
