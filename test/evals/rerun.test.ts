@@ -170,6 +170,42 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(quick.divergence).not.toBeNull()
   })
 
+  it('P4 §3.8: a cancel while pre-step waits, a followup latched by the abort then withdrawn, an inject: the re-run reproduces the golden (fuzzer seed 2007551288)', async () => {
+    // The log cannot say when the cancel came (the inbox was empty: it wrote nothing), so the
+    // re-run issues it at the turn's end, after the followup, which then latches nothing. That is
+    // the same log only if a latch whose prompt was withdrawn opens no turn in the recording either.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let first = true
+    const hooks = {
+      'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+        if (first) {
+          first = false
+          await gate
+        }
+        return next()
+      },
+    } as never
+    const g = await recordGolden([{ text: 'three answered' }], async (a) => {
+      a.followup('one')
+      a.cancel({ kind: 'parent' })
+      a.inbox.remove(a.followup('two'))
+      a.inject('context')
+      release()
+      await a.whenIdle()
+      a.followup('three')
+      await a.whenIdle()
+    }, { hooks })
+    const ends = g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)
+    expect(ends).toEqual(['aborted', 'completed'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    expect(r.divergence).toBeNull()
+    expect(r.inputs.map((i) => [i.kind, i.outcome])).toEqual([
+      ['send', 'issued'], ['send', 'issued'], ['edit', 'issued'], ['send', 'issued'], ['cancel', 'issued'], ['send', 'issued'],
+    ])
+    expect(r.verify.ok).toBe(true)
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
