@@ -206,6 +206,44 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.verify.ok).toBe(true)
   })
 
+  it('P4: a removal of the last pending prompt just before an aborted turn ends is the user\'s edit, not the cancel\'s clear, when next-step stays pending (fuzzer seed 1077737493)', async () => {
+    // The cancel came while the inbox was empty (it wrote nothing); then an inject, a followup
+    // (latched), and a `remove` of that followup: a canceled splice emptying next-turn, like a
+    // cancel's clear — but a cancel would have cleared next-step (the inject) first.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let first = true
+    const hooks = {
+      'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+        if (first) {
+          first = false
+          await gate
+        }
+        return next()
+      },
+    } as never
+    const g = await recordGolden([{ text: 'three answered' }], async (a) => {
+      a.followup('one')
+      a.cancel({ kind: 'hook', reason: 'r' })
+      a.inject('context')
+      a.inbox.remove(a.followup('two'))
+      release()
+      await a.whenIdle()
+      a.followup('three')
+      await a.whenIdle()
+    }, { hooks })
+    expect(g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.outcome === 'canceled')).toHaveLength(1)
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    expect(r.divergence).toBeNull()
+    expect(r.inputs.map((i) => [i.kind, i.outcome])).toEqual([
+      ['send', 'issued'], ['send', 'issued'], ['send', 'issued'], ['edit', 'issued'], ['cancel', 'issued'], ['send', 'issued'],
+    ])
+    // the context injected in turn 1 is claimed by turn 2, before its prompt, as recorded
+    const claimed = r.log.events.filter((e) => e.type === 'user/message').map((e) => JSON.stringify(e.data))
+    expect(claimed).toHaveLength(2)
+    expect(claimed[0]).toContain('context')
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
