@@ -1,6 +1,7 @@
 /** `turnlog eval DIR --model MODULE --tools MODULE`: goldens graded, exit 1 on a failing golden, JUnit, the report page. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { readLog, writeLog } from '../../replay/index.js'
 import { embedded } from '../browser/page-data.js'
@@ -110,5 +111,23 @@ describe('turnlog eval', () => {
     expect(ok.code).toBe(0)
     expect(ok.stderr).toContain('not written')
     expect(existsSync(none)).toBe(false)
+  })
+
+  it('progress on a TTY: a bar counting trials over goldens × trials, naming the golden; none with --json or off a TTY', async () => {
+    const { dir, tools } = await setup()
+    const tty = Object.assign(new PassThrough(), { isTTY: true, columns: 100, rows: 30 })
+    let drawn = ''
+    tty.on('data', (b: Buffer) => void (drawn += b.toString()))
+    const r = await cli(['eval', dir, '--model', 'recorded', '--tools', tools, '--trials', '2'], { progress: true, progressStream: tty as unknown as NodeJS.WritableStream })
+    expect(r.code, r.stderr).toBe(0)
+    expect(drawn).toMatch(/eval \[[^\]]*\] \d\/4 trials/)
+    expect(drawn).toContain('weather.jsonl')
+    expect(drawn).toContain('4/4 trials')
+    let quiet = ''
+    tty.removeAllListeners('data')
+    tty.on('data', (b: Buffer) => void (quiet += b.toString()))
+    const j = await cli(['eval', dir, '--model', 'recorded', '--tools', tools, '--json'], { progress: true, progressStream: tty as unknown as NodeJS.WritableStream })
+    expect(j.code).toBe(0)
+    expect(quiet).toBe('')
   })
 })
