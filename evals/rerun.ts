@@ -100,6 +100,9 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     },
     'agent/error': (e) => {
       errors.push(`${e.where}: ${(e.error as Error)?.message ?? String(e.error)}`)
+      // a turn-stopping listener under test threw: ours (the innermost) will not run, and the turn
+      // ends next; the sends held for it came while the listeners ran, before that end
+      if (e.where === 'agent/turn-stopping') reissuer.onStopping()
     },
   }
   const userHooks = typeof opts.hooks === 'function' ? opts.hooks() : opts.hooks

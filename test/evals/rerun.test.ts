@@ -244,6 +244,44 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(claimed[0]).toContain('context')
   })
 
+  it('P4: a followup sent while a turn-stopping listener waits, which then throws, lands before the turn ends error (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    let first = true
+    const recording = {
+      'agent/turn-stopping': async () => {
+        if (!first) return
+        first = false
+        entered()
+        await gate
+        throw new Error('turn-stopping throws')
+      },
+    } as never
+    const g = await recordGolden([{ text: 'one answered' }, { text: 'two answered' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.followup('two')
+      release()
+      await a.whenIdle()
+    }, { hooks: recording })
+    const i = g.events.findIndex((e) => e.type === 'turn/end')
+    expect(g.events[i - 1]!.type).toBe('agent/inbox/spliced') // the followup came before turn 1 ended
+    expect((g.events[i] as EventOf<'turn/end'>).data.reason.kind).toBe('error')
+    let once = true
+    const underTest = {
+      'agent/turn-stopping': async () => {
+        if (!once) return
+        once = false
+        throw new Error('turn-stopping throws')
+      },
+    } as never
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: underTest })
+    expect(r.divergence).toBeNull()
+    expect(r.inputs.find((x) => x.seq === i - 1)).toMatchObject({ kind: 'send', outcome: 'issued' })
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
