@@ -282,6 +282,44 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.inputs.find((x) => x.seq === i - 1)).toMatchObject({ kind: 'send', outcome: 'issued' })
   })
 
+  it('P4: followups the log shows before a turn-stopping hook\'s steer are issued before it, and the steer keeps its recorded id (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    const steerOnce = (wait: boolean) => {
+      let first = true
+      return {
+        'agent/turn-stopping': async ({ agent: a }: { agent: { steer(m: string): string } }) => {
+          if (!first) return
+          first = false
+          if (wait) {
+            entered()
+            await gate
+          }
+          a.steer('more')
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.followup('burst 0')
+      a.followup('burst 1')
+      release()
+      await a.whenIdle()
+    }, { hooks: steerOnce(true) })
+    const sends = g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.inserted.length === 1)
+      .map((e) => (e as EventOf<'agent/inbox/spliced'>).data.inserted[0]!)
+    expect(sends.map((m) => (m.content[0] as { text: string }).text)).toEqual(['one', 'burst 0', 'burst 1', 'more'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: steerOnce(false) })
+    expect(r.divergence, `${r.divergence?.diff}\n${JSON.stringify(r.inputs)}`).toBeNull()
+    const seqOf = (id: string) => g.events.findIndex((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.inserted[0]?.id === id)
+    expect(r.inputs.filter((i) => i.kind === 'send').map((i) => [i.seq, i.outcome])).toEqual([
+      [seqOf(sends[0]!.id), 'issued'], [seqOf(sends[1]!.id), 'issued'], [seqOf(sends[2]!.id), 'issued'], [seqOf(sends[3]!.id), 'made-by-hooks'],
+    ])
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
