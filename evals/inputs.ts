@@ -52,12 +52,15 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       // Right after a step that stops the turn, next-turn sends just before the cancel's effects
       // are steers the turn-stopping listeners made after the cancel (a waking send is re-targeted
       // to next-turn while the turn aborts): the cancel came first, while those listeners ran.
+      // A cancel right after such a step with nothing between came while those listeners ran, or
+      // before they started: the log cannot tell. Hooks first: the listeners under test are called
+      // (a hook that counts its calls stays in step), and the cancel comes from our outermost one.
       const stop = events[atSeq]
+      const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
       let k = out.length
       while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
-      if (k < out.length && stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)) {
-        out.splice(k, 0, { ...cancel, duringStopping: true })
-      } else out.push(cancel)
+      if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
+      else out.push(cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data

@@ -320,6 +320,40 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     ])
   })
 
+  it('P4: a cancel right after a stopping step is issued once the turn-stopping listeners started: a listener that counts its calls stays in step (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    // the fuzzer's plan ['none', 'throw'] by a call counter: the second call throws
+    const counting = (wait: boolean) => {
+      let calls = 0
+      return {
+        'agent/turn-stopping': async () => {
+          const n = calls++
+          if (n === 0 && wait) {
+            entered()
+            await gate
+          }
+          if (n === 1) throw new Error('second call throws')
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.cancel({ kind: 'user' })
+      release()
+      await a.whenIdle()
+      a.followup('two')
+      await a.whenIdle()
+    }, { hooks: counting(true) })
+    expect(g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['aborted', 'error'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: counting(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+    expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
