@@ -189,8 +189,12 @@ export class TurnLoop {
     const c = agent.turnActor.getSnapshot().context
     agent.append({ type: 'turn/end', data: { turn: c.turn, reason: c.endReason! } })
     const winding = this.#control.winding()
-    const latched = !winding && agent.inboxDriver.latchedWork()
     const nextTurnPending = !winding && agent.inboxDriver.list('next-turn').length > 0
+    // A wake latches only while a turn aborts (maintenance runs from idle and replays its own
+    // latch), and every waking send during an abort is re-targeted to next-turn: the latch's work
+    // is next-turn work. With next-turn empty its prompt was withdrawn, and what next-step holds
+    // is injected or parked input, which alone never opens a turn (lifecycle §3.8, choice 7).
+    const latched = nextTurnPending && agent.inboxDriver.latchedWork()
     agent.inboxDriver.send({ type: 'UNLATCH' })
     agent.turnActor.send({ type: 'CLOSED', nextTurnPending, latched })
   }

@@ -33,6 +33,8 @@ export interface PageData {
   select?: number
   /** `turnlog reexec --report` without a divergence: the page says the log re-executed identically. */
   reexec?: { ok: boolean; eventCount: number }
+  /** `turnlog eval --report`: the re-run, shown side by side with `events` (the golden). */
+  compare?: { label: string; file: string; header: unknown; events: readonly LogEvent[]; goldenLabel?: string; goldenFile?: string } | null
   /** Events between two state checkpoints in the page (default 2,000; tests set it small). */
   checkpointEvery?: number
 }

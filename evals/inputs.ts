@@ -52,12 +52,15 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       // Right after a step that stops the turn, next-turn sends just before the cancel's effects
       // are steers the turn-stopping listeners made after the cancel (a waking send is re-targeted
       // to next-turn while the turn aborts): the cancel came first, while those listeners ran.
+      // A cancel right after such a step with nothing between came while those listeners ran, or
+      // before they started: the log cannot tell. Hooks first: the listeners under test are called
+      // (a hook that counts its calls stays in step), and the cancel comes from our outermost one.
       const stop = events[atSeq]
+      const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
       let k = out.length
       while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
-      if (k < out.length && stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)) {
-        out.splice(k, 0, { ...cancel, duringStopping: true })
-      } else out.push(cancel)
+      if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
+      else out.push(cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
@@ -186,7 +189,7 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
     }
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
-    const splices: number[] = []
+    let splices: number[] = []
     let k = first - 1
     for (const target of ['next-turn', 'next-step'] as const) {
       const x = events[k]
@@ -196,7 +199,32 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         splices.unshift(k--)
       }
     }
+    // … every non-empty list: a run that leaves one uncleared is the user's own removal (a
+    // `remove` of the last pending prompt looks like a clear of next-turn), and the cancel wrote no
+    // splice: the inbox was empty when it came, or it kept the inbox. Issued with keepInbox, it
+    // clears nothing at its later position either.
+    if (splices.length > 0) {
+      const at = lengthsBefore(events, splices[0]!)
+      const cleared = new Set(splices.map((j) => (events[j] as EventOf<'agent/inbox/spliced'>).data.target))
+      if ((['next-turn', 'next-step'] as const).some((t) => at[t] > 0 && !cleared.has(t))) {
+        splices = []
+        k = first - 1
+      }
+    }
     out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices })
   }
   return out
+}
+
+/** The length of each pending list just before `i` (folded from the splices). */
+function lengthsBefore(events: readonly LogEvent[], i: number): Record<'next-turn' | 'next-step', number> {
+  const len = { 'next-turn': 0, 'next-step': 0 }
+  for (let j = 0; j < i; j++) {
+    const e = events[j]!
+    if (e.type === 'session/end-seed') len['next-turn'] = len['next-step'] = 0
+    if (e.type !== 'agent/inbox/spliced') continue
+    const s = (e as EventOf<'agent/inbox/spliced'>).data
+    len[s.target] += s.inserted.length - (s.removedCount ?? 0)
+  }
+  return len
 }

@@ -10,7 +10,9 @@
  */
 import type { TurnlogAgent } from '../agent/agent.js'
 import { deepEqual } from '../events/deep-equal.js'
-import type { EventOf, LogEvent } from '../events/index.js'
+import type { EventOf, LogEvent, UserMessage } from '../events/index.js'
+import { toUserMessage } from '../agent/messages.js'
+import type { MessageInput } from '../agent/types.js'
 import type { PlannedInput } from './inputs.js'
 import { describePosition, PositionCounter, turnOfPosition } from './positions.js'
 import type { ReissuedInput } from './types.js'
@@ -39,6 +41,8 @@ export class Reissuer {
   readonly #started = new Set<string>()
   /** An input is being issued: its splices are ours, not a hook's. */
   #issuing = false
+  /** The recorded id for the hook's send `beforeOwnSend` matched (drawn by the agent next). */
+  #nextId: string | undefined
   /** Progress marker for the driver (bumped on every append and issue). */
   progress = 0
 
@@ -110,6 +114,12 @@ export class Reissuer {
    * hooks are re-making (`#echo` then matches it) — or undefined.
    */
   idForDraw(): string | undefined {
+    const next = this.#nextId
+    if (next !== undefined) {
+      this.#nextId = undefined
+      this.#drawn.add(next)
+      return next
+    }
     const turn = this.#counter.turn
     for (let i = 0; i < Math.min(this.#due, this.#queue.length); i++) {
       const q = this.#queue[i]!
@@ -119,6 +129,45 @@ export class Reissuer {
       }
     }
     return undefined
+  }
+
+  /** True while an input is being issued (its sends are ours, not a hook's). */
+  get issuing(): boolean {
+    return this.#issuing
+  }
+
+  /**
+   * The re-run's own code is about to send `message` (a hook's steer). Hooks go first where the log
+   * cannot tell, but where it can, it wins: if the send matches a recorded one (as `#echo` will),
+   * the due inputs queued before that one were recorded before it and are issued now, and the
+   * send gets that recorded send's id.
+   */
+  beforeOwnSend(message: MessageInput, target: 'next-turn' | 'next-step', wake: boolean): void {
+    let m: UserMessage
+    try {
+      m = toUserMessage(message, () => '')
+    } catch {
+      return // the agent refuses it with its own coded error
+    }
+    const a = this.agent
+    const t = wake && a.status === 'running' && a.abort?.signal.aborted === true ? 'next-turn' : target
+    const i = this.#matching(t, m)
+    if (i < 0 || i >= this.#due) return
+    const made = this.#queue[i]!
+    while (this.#queue.length > 0 && this.#queue[0] !== made) {
+      const input = this.#queue.shift()!
+      this.#due--
+      this.#issue(input, this.#late.has(input))
+    }
+    const q = this.#queue[0]
+    if (q?.kind === 'send' && m.id === '') this.#nextId = q.message.id
+  }
+
+  /** The index of the queued send recorded in this turn that `m` (sent to `target`) re-makes, or -1. */
+  #matching(target: 'next-turn' | 'next-step', m: UserMessage): number {
+    const turn = this.#counter.turn
+    return this.#queue.findIndex((q) => q.kind === 'send' && q.target === target && q.at !== 'start' &&
+      turnOfPosition(q.at) === turn && deepEqual(q.message.content, m.content) && deepEqual(q.message.source, m.source))
   }
 
   /** The outermost `agent/turn-stopping` listener runs: a cancel that came while the listeners ran is issued. */
@@ -169,10 +218,8 @@ export class Reissuer {
   #echo(e: EventOf<'agent/inbox/spliced'>): void {
     const d = e.data
     if (d.outcome !== undefined || d.inserted.length !== 1) return
-    const m = d.inserted[0]!
-    const turn = this.#counter.turn
-    const i = this.#queue.findIndex((q) => q.kind === 'send' && q.target === d.target && q.at !== 'start' &&
-      turnOfPosition(q.at) === turn && deepEqual(q.message.content, m.content) && deepEqual(q.message.source, m.source))
+    this.#nextId = undefined
+    const i = this.#matching(d.target, d.inserted[0]!)
     if (i < 0) return
     const [q] = this.#queue.splice(i, 1)
     if (i < this.#due) this.#due--

@@ -100,6 +100,9 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     },
     'agent/error': (e) => {
       errors.push(`${e.where}: ${(e.error as Error)?.message ?? String(e.error)}`)
+      // a turn-stopping listener under test threw: ours (the innermost) will not run, and the turn
+      // ends next; the sends held for it came while the listeners ran, before that end
+      if (e.where === 'agent/turn-stopping') reissuer.onStopping()
     },
   }
   const userHooks = typeof opts.hooks === 'function' ? opts.hooks() : opts.hooks
@@ -139,6 +142,13 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   agent.resumed = false
   reissuer = new Reissuer(agent, planInputs(events, cut), (m) => errors.push(m))
   agent.subscribe((e) => reissuer.onAppend(e))
+  // A send by the re-run's own code (a hook's steer): the recorded inputs the log shows before the
+  // one it re-makes came first (reissue.ts `beforeOwnSend`), then the send goes through as the hook made it.
+  const send = agent.send.bind(agent)
+  agent.send = (message, target, wake) => {
+    if (!reissuer.issuing) reissuer.beforeOwnSend(message, target, wake)
+    return send(message, target, wake)
+  }
   let timedOut = false
   try {
     await drive(agent, reissuer, cut, plan.cut, events, opts.timeoutMs ?? 60_000, () => (timedOut = true))

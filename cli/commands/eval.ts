@@ -10,8 +10,9 @@
  * export the rest of the change under test and of the evaluation: `hooks`, `plugins`, `system`,
  * `config`, `from`, `toolResults`, `onUnrecorded`, `graders`, `price`, `maxCostUsd`, `passWhen`,
  * `maxParallelToolCalls`, `maxStepsPerTurn`, `retry`, `timeoutMs`.
- * `--report FILE` writes the inspector page of the first failing golden with its first divergence
- * side by side (the golden's timeline, the golden's and the re-run's event at that seq).
+ * `--report FILE` writes the inspector page of the first failing trial: the golden and its re-run
+ * side by side, two full timelines and event lists, the first divergence marked and selected
+ * (eval-report.ts). When every golden passes, no page is written (and stderr says so).
  */
 import { readdirSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
@@ -21,12 +22,11 @@ import { evaluate } from '../../evals/evaluate.js'
 import type { EvalReport, EvaluateOptions } from '../../evals/evaluate-types.js'
 import { junitXml } from '../../evals/junit.js'
 import { recordedModel } from '../../evals/model.js'
-import type { RerunResult } from '../../evals/types.js'
 import { EXIT_OK, EXIT_VIOLATIONS, parseCount, UsageError } from '../errors.js'
 import { inline } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { writeReexecReport } from './report.js'
+import { writeEvalReport, type ReportedTrial } from './eval-report.js'
 
 export interface EvalCommandOptions {
   model?: string
@@ -113,7 +113,8 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
     : null
   bar?.start(files.length * trials, 0, { golden: '' })
   let done = 0
-  let firstFailure: { file: string; run: RerunResult } | null = null
+  // the first failing trial that has a re-run (a trial can fail before it runs: a model factory that throws)
+  let firstFailure: ReportedTrial | null = null
   const goldens = Object.fromEntries(files.map((f) => [names.get(f)!, f]))
   let report: EvalReport
   try {
@@ -121,7 +122,7 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
       ...(options as unknown as EvaluateOptions),
       onTrial: (t) => {
         bar?.update(++done, { golden: t.name })
-        if (!t.result.pass && firstFailure === null && t.run?.divergence) firstFailure = { file: goldens[t.name]!, run: t.run }
+        if (!t.result.pass && firstFailure === null && t.run) firstFailure = { name: t.name, file: goldens[t.name]!, trial: t.trial, run: t.run }
       },
     })
   } finally {
@@ -132,12 +133,9 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
     io.stderr(`wrote ${opts.junit}\n`)
   }
   if (opts.report !== undefined) {
-    const f = firstFailure as { file: string; run: RerunResult } | null
-    if (f === null) io.stderr(`no failing golden with a divergence: ${opts.report} not written\n`)
-    else {
-      const g = f.run.golden
-      await writeReexecReport(opts.report, f.file, { file: f.file, header: g.header, events: g.events }, f.run.divergence, io, undefined, opts.force === true)
-    }
+    const f = firstFailure as ReportedTrial | null
+    if (f === null) io.stderr(`no failing trial with a re-run: ${opts.report} not written\n`)
+    else await writeEvalReport(opts.report, f, io, rule('--report'))
   }
   if (opts.json) io.stdout(JSON.stringify(report) + '\n')
   else writeHuman(io, humanLines(report, c))

@@ -13,6 +13,19 @@ export interface Divergence {
   actual: unknown
 }
 
+/** `turnlog eval --report`: the re-run shown side by side with the golden (the page's own log). */
+export interface Compare {
+  /** What the re-run is called on the page ('re-run (actual)'). */
+  label: string
+  /** Where it came from (shown as text). */
+  file: string
+  header: Record<string, unknown> | null
+  events: LogEvent[]
+  /** What the golden (the page's log) is called, and its file. */
+  goldenLabel?: string
+  goldenFile?: string
+}
+
 export interface PageData {
   version: 1
   mode: 'report' | 'live'
@@ -27,6 +40,8 @@ export interface PageData {
   select?: number
   /** `turnlog reexec --report` without a divergence: the page says the log re-executed identically. */
   reexec?: { ok: boolean; eventCount: number }
+  /** `turnlog eval --report`: the re-run, side by side with this log (compare.ts). */
+  compare?: Compare | null
   /** Events between two state checkpoints (cursor.ts; default 2,000). */
   checkpointEvery?: number
 }

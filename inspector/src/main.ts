@@ -1,7 +1,8 @@
 /**
  * The inspector page (issue "See a session"): a timeline tied to the state at any seq. Layout:
- * header · divergence (reexec) · timeline · tokens per request · scrubber · three columns:
- * transcript | state at seq (state-view.ts) | events (raw log, violations marked) and the selection.
+ * header · divergence (reexec) · golden and re-run side by side (eval --report, compare.ts) ·
+ * timeline · tokens per request · scrubber · three columns: transcript | state at seq
+ * (state-view.ts) | events (raw log, violations marked) and the selection.
  *
  * Order of work, so a big log paints before it is folded and scrubs in milliseconds (figures:
  * docs/ARCHITECTURE.md "The inspector on big logs"):
@@ -18,6 +19,7 @@ import type { Violation } from '../../events/invariants/types.js'
 import { Verifier } from '../../replay/verify.js'
 import { buildTimeline, str, type Timeline } from '../../replay/timeline.js'
 import { Background } from './background.js'
+import { createCompare, type CompareView } from './compare.js'
 import { checkpointEveryFor, StateCursor } from './cursor.js'
 import { readPageData, type PageData } from './data.js'
 import { fmtInt, h, oneLine, replace } from './dom.js'
@@ -47,6 +49,8 @@ declare global {
       readonly checkpoints: number
       /** The timeline's bars and marks as drawn, in page coordinates. */
       bars(): Array<{ x: number; y: number; seq: number; kind: string; label: string }>
+      /** `eval --report`: the seq selected in the side-by-side panes (null without a re-run). */
+      readonly compareSeq: number | null
     }
   }
 }
@@ -93,7 +97,17 @@ function start(d: PageData): void {
     if (events.length === 0) return
     seq = Math.min(Math.max(0, Math.round(Number.isFinite(s) ? s : 0)), events.length - 1)
     follows = d.mode === 'live' && seq === events.length - 1
+    compare?.select(seq, true)
     scheduleShow(true)
+  }
+  // a click in the re-run's pane past the golden's end selects it there; the golden shows its last
+  const compare: CompareView | null = d.compare ? createCompare(events, d.compare, d.divergence ?? null, (s) => {
+    seq = Math.min(Math.max(0, s), events.length - 1)
+    scheduleShow(true)
+  }) : null
+  if (compare) {
+    document.body.classList.add('with-compare')
+    compare.select(seq, true)
   }
 
   const header = createHeader(d)
@@ -126,6 +140,7 @@ function start(d: PageData): void {
   replace(app,
     header.el,
     d.divergence ? divergenceSection(d.divergence) : d.reexec?.ok ? reexecOkSection(d.reexec) : null,
+    compare?.el,
     h('section', { class: 'tl-wrap' }, tlView.canvas, tokens.canvas, scrubber.el),
     h('main', { class: 'cols' },
       h('section', { class: 'col' }, h('h2', null, 'Transcript'), transcriptNote, transcript.el),
@@ -248,6 +263,7 @@ function start(d: PageData): void {
     get checkpointEvery() { return cursor.every },
     get checkpoints() { return cursor.checkpoints },
     bars: () => tlView.boxes(),
+    get compareSeq() { return compare ? compare.seq : null },
   }
 
   layout()

@@ -121,6 +121,81 @@ describe('stopping and closing', () => {
     valid(agent.events)
   })
 
+  it('§3.8 / choice 7: a wake latched during an abort whose waking prompt was withdrawn opens no turn for injected context alone', async () => {
+    // The fuzzer's golden counterexample (seed 2007551288): a followup while the pre-step hook
+    // waits, a cancel, a second followup (latched: re-targeted to next-turn), that followup
+    // removed, an inject. Before the fix the latch opened turn 2 with only the inject: a model
+    // request nobody asked for, which `wake()` (and so a re-run) would never make.
+    const gate = deferred()
+    let first = true
+    const agent = createAgent({
+      ...base([{ text: 'unasked' }]),
+      hooks: {
+        'agent/pre-step': async (_p, next) => {
+          if (first) {
+            first = false
+            await gate.promise
+          }
+          return next()
+        },
+      },
+    })
+    guardAgentErrors(agent)
+    agent.followup('one')
+    agent.cancel({ kind: 'parent' })
+    const two = agent.followup('two')
+    expect(agent.snapshot().inbox.latched).toBe(true)
+    expect(agent.inbox.remove(two)).toBe(true)
+    const ctx = agent.inject('context')
+    gate.resolve()
+    await agent.whenIdle()
+    expect(trace(agent.events)).toEqual([
+      'splice next-turn 0 -0 +[m1]',
+      'turn/start 1',
+      'splice next-turn 0 -1 +[]',
+      'splice next-turn 0 -0 +[m2]',
+      'splice next-turn 0 -1 +[] canceled',
+      'splice next-step 0 -0 +[m3]',
+      'turn/end 1 aborted parent',
+    ])
+    expect(agent.status).toBe('idle')
+    expect(agent.snapshot().inbox.latched).toBe(false)
+    expect(agent.inbox.nextStep.map((m) => m.id)).toEqual([ctx])
+    // the injected context waits for the next waking delivery, as an idle inject does
+    agent.followup('three')
+    await agent.whenIdle()
+    expect(endKinds(agent.events)).toEqual(['aborted', 'completed'])
+    expect(trace(agent.events).filter((l) => l.startsWith('user/message'))).toEqual(['user/message m3', 'user/message m4'])
+    valid(agent.events)
+  })
+
+  it('§3.8: a wake latched during an abort still opens the next turn while its prompt is pending (with the injected context claimed first)', async () => {
+    const gate = deferred()
+    let first = true
+    const agent = createAgent({
+      ...base([{ text: 'answer' }]),
+      hooks: {
+        'agent/pre-step': async (_p, next) => {
+          if (first) {
+            first = false
+            await gate.promise
+          }
+          return next()
+        },
+      },
+    })
+    guardAgentErrors(agent)
+    agent.followup('one')
+    agent.cancel({ kind: 'user' })
+    agent.followup('two')
+    agent.inject('context')
+    gate.resolve()
+    await agent.whenIdle()
+    expect(endKinds(agent.events)).toEqual(['aborted', 'completed'])
+    expect(trace(agent.events).filter((l) => l.startsWith('user/message'))).toEqual(['user/message m3', 'user/message m2'])
+    valid(agent.events)
+  })
+
   it('R5 §6: a cancel from the agent/status listener aborts the opening turn\'s signal: its grace period arms (cancelGraceMs) and the close disarms it', async () => {
     const timers = recordingTimers()
     const agent = createAgent({ ...base([], timers), cancelGraceMs: 250 })

@@ -1,29 +1,13 @@
 /** `turnlog eval DIR --model MODULE --tools MODULE`: goldens graded, exit 1 on a failing golden, JUnit, the report page. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
-import { writeLog } from '../../replay/index.js'
+import { readLog, writeLog } from '../../replay/index.js'
+import { embedded } from '../browser/page-data.js'
 import { twoTurnGolden } from '../evals/goldens.js'
+import { writeEvalModules } from './eval-modules.js'
 import { cli, tempDir } from './helpers.js'
-
-const ZOD = JSON.stringify(join(process.cwd(), 'node_modules', 'zod', 'index.js'))
-const TOOLS = `import { z } from ${ZOD}
-export const tools = [{
-  name: 'weather', description: 'Current weather for a city', isConcurrencySafe: () => true,
-  parameters: z.object({ city: z.string(), unit: z.string().optional() }),
-  execute: ({ city }) => ({ city, tempC: city.length + 10 }),
-}]
-`
-// a model under test that answers every request with the same text
-const MODEL = `export const model = {
-  async *stream() {
-    yield { type: 'block-start', index: 0, blockType: 'text' }
-    yield { type: 'text-delta', index: 0, text: 'I cannot check the weather.' }
-    yield { type: 'block-end', index: 0 }
-    yield { type: 'finish', reason: 'stop' }
-  },
-}
-`
 
 const t = tempDir()
 afterAll(() => t.cleanup())
@@ -34,11 +18,7 @@ async function setup(): Promise<{ dir: string; tools: string; model: string }> {
   mkdirSync(join(dir, 'more'), { recursive: true })
   await writeLog(join(dir, 'weather.jsonl'), g)
   await writeLog(join(dir, 'more', 'weather-again.jsonl'), { ...g, header: { ...g.header, id: 'golden-2' } })
-  const tools = join(t.dir, 'tools.mjs')
-  const model = join(t.dir, 'model.mjs')
-  writeFileSync(tools, TOOLS)
-  writeFileSync(model, MODEL)
-  return { dir, tools, model }
+  return { dir, ...writeEvalModules(t.dir) }
 }
 
 describe('turnlog eval', () => {
@@ -100,5 +80,54 @@ describe('turnlog eval', () => {
     const f = await cli(['eval', dir, '--model', model, '--tools', tools, '--junit', junit, '--force'])
     expect(f.code).toBe(1)
     expect(readFileSync(junit, 'utf8')).toContain('<testsuites')
+  })
+
+  it('P4 --report: the page holds the first failing golden and its whole re-run side by side (compare), the first divergence selected; all passing: no page', async () => {
+    const { dir, tools, model } = await setup()
+    const report = join(t.dir, `report-${Math.random().toString(36).slice(2)}.html`)
+    const r = await cli(['eval', dir, '--model', model, '--tools', tools, '--report', report])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`wrote ${report} (more/weather-again.jsonl, trial 1: the golden and its re-run side by side)`)
+    const data = embedded(readFileSync(report, 'utf8'))
+    const golden = await readLog(join(dir, 'more', 'weather-again.jsonl'))
+    // the golden is the page's log, whole
+    expect(data.events).toEqual(JSON.parse(JSON.stringify(golden.events)))
+    expect(data.header).toMatchObject({ id: 'golden-2' })
+    // the re-run, whole: a fork of the golden that parts from it at the divergence
+    const re = data.compare.events as Array<{ seq: number; type: string }>
+    expect(data.compare).toMatchObject({ goldenFile: 'more/weather-again.jsonl', label: 're-run (actual), trial 1', header: { parent: { session: 'golden-2' } } })
+    expect(re.map((e) => e.seq)).toEqual(re.map((_, i) => i))
+    expect(re.at(-1)!.type).toBe('turn/end')
+    const d = data.divergence as { seq: number; kind: string; expected: { type: string }; actual: { type: string } }
+    expect(d.seq).toBeGreaterThan(0)
+    expect(data.select).toBe(d.seq)
+    expect(re.slice(0, d.seq).map((e) => e.type)).toEqual(golden.events.slice(0, d.seq).map((e) => e.type))
+    expect(d.expected.type).toBe(golden.events[d.seq]!.type)
+    expect(d.actual.type).toBe(re[d.seq]!.type)
+    expect(data.reexec).toBeUndefined()
+    // every golden passes: nothing to show, no page written
+    const none = join(t.dir, `none-${Math.random().toString(36).slice(2)}.html`)
+    const ok = await cli(['eval', dir, '--model', 'recorded', '--tools', tools, '--report', none])
+    expect(ok.code).toBe(0)
+    expect(ok.stderr).toContain('not written')
+    expect(existsSync(none)).toBe(false)
+  })
+
+  it('progress on a TTY: a bar counting trials over goldens × trials, naming the golden; none with --json or off a TTY', async () => {
+    const { dir, tools } = await setup()
+    const tty = Object.assign(new PassThrough(), { isTTY: true, columns: 100, rows: 30 })
+    let drawn = ''
+    tty.on('data', (b: Buffer) => void (drawn += b.toString()))
+    const r = await cli(['eval', dir, '--model', 'recorded', '--tools', tools, '--trials', '2'], { progress: true, progressStream: tty as unknown as NodeJS.WritableStream })
+    expect(r.code, r.stderr).toBe(0)
+    expect(drawn).toMatch(/eval \[[^\]]*\] \d\/4 trials/)
+    expect(drawn).toContain('weather.jsonl')
+    expect(drawn).toContain('4/4 trials')
+    let quiet = ''
+    tty.removeAllListeners('data')
+    tty.on('data', (b: Buffer) => void (quiet += b.toString()))
+    const j = await cli(['eval', dir, '--model', 'recorded', '--tools', tools, '--json'], { progress: true, progressStream: tty as unknown as NodeJS.WritableStream })
+    expect(j.code).toBe(0)
+    expect(quiet).toBe('')
   })
 })

@@ -170,6 +170,190 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(quick.divergence).not.toBeNull()
   })
 
+  it('P4 §3.8: a cancel while pre-step waits, a followup latched by the abort then withdrawn, an inject: the re-run reproduces the golden (fuzzer seed 2007551288)', async () => {
+    // The log cannot say when the cancel came (the inbox was empty: it wrote nothing), so the
+    // re-run issues it at the turn's end, after the followup, which then latches nothing. That is
+    // the same log only if a latch whose prompt was withdrawn opens no turn in the recording either.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let first = true
+    const hooks = {
+      'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+        if (first) {
+          first = false
+          await gate
+        }
+        return next()
+      },
+    } as never
+    const g = await recordGolden([{ text: 'three answered' }], async (a) => {
+      a.followup('one')
+      a.cancel({ kind: 'parent' })
+      a.inbox.remove(a.followup('two'))
+      a.inject('context')
+      release()
+      await a.whenIdle()
+      a.followup('three')
+      await a.whenIdle()
+    }, { hooks })
+    const ends = g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)
+    expect(ends).toEqual(['aborted', 'completed'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    expect(r.divergence).toBeNull()
+    expect(r.inputs.map((i) => [i.kind, i.outcome])).toEqual([
+      ['send', 'issued'], ['send', 'issued'], ['edit', 'issued'], ['send', 'issued'], ['cancel', 'issued'], ['send', 'issued'],
+    ])
+    expect(r.verify.ok).toBe(true)
+  })
+
+  it('P4: a removal of the last pending prompt just before an aborted turn ends is the user\'s edit, not the cancel\'s clear, when next-step stays pending (fuzzer seed 1077737493)', async () => {
+    // The cancel came while the inbox was empty (it wrote nothing); then an inject, a followup
+    // (latched), and a `remove` of that followup: a canceled splice emptying next-turn, like a
+    // cancel's clear — but a cancel would have cleared next-step (the inject) first.
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let first = true
+    const hooks = {
+      'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+        if (first) {
+          first = false
+          await gate
+        }
+        return next()
+      },
+    } as never
+    const g = await recordGolden([{ text: 'three answered' }], async (a) => {
+      a.followup('one')
+      a.cancel({ kind: 'hook', reason: 'r' })
+      a.inject('context')
+      a.inbox.remove(a.followup('two'))
+      release()
+      await a.whenIdle()
+      a.followup('three')
+      await a.whenIdle()
+    }, { hooks })
+    expect(g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.outcome === 'canceled')).toHaveLength(1)
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    expect(r.divergence).toBeNull()
+    expect(r.inputs.map((i) => [i.kind, i.outcome])).toEqual([
+      ['send', 'issued'], ['send', 'issued'], ['send', 'issued'], ['edit', 'issued'], ['cancel', 'issued'], ['send', 'issued'],
+    ])
+    // the context injected in turn 1 is claimed by turn 2, before its prompt, as recorded
+    const claimed = r.log.events.filter((e) => e.type === 'user/message').map((e) => JSON.stringify(e.data))
+    expect(claimed).toHaveLength(2)
+    expect(claimed[0]).toContain('context')
+  })
+
+  it('P4: a followup sent while a turn-stopping listener waits, which then throws, lands before the turn ends error (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    let first = true
+    const recording = {
+      'agent/turn-stopping': async () => {
+        if (!first) return
+        first = false
+        entered()
+        await gate
+        throw new Error('turn-stopping throws')
+      },
+    } as never
+    const g = await recordGolden([{ text: 'one answered' }, { text: 'two answered' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.followup('two')
+      release()
+      await a.whenIdle()
+    }, { hooks: recording })
+    const i = g.events.findIndex((e) => e.type === 'turn/end')
+    expect(g.events[i - 1]!.type).toBe('agent/inbox/spliced') // the followup came before turn 1 ended
+    expect((g.events[i] as EventOf<'turn/end'>).data.reason.kind).toBe('error')
+    let once = true
+    const underTest = {
+      'agent/turn-stopping': async () => {
+        if (!once) return
+        once = false
+        throw new Error('turn-stopping throws')
+      },
+    } as never
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: underTest })
+    expect(r.divergence).toBeNull()
+    expect(r.inputs.find((x) => x.seq === i - 1)).toMatchObject({ kind: 'send', outcome: 'issued' })
+  })
+
+  it('P4: followups the log shows before a turn-stopping hook\'s steer are issued before it, and the steer keeps its recorded id (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    const steerOnce = (wait: boolean) => {
+      let first = true
+      return {
+        'agent/turn-stopping': async ({ agent: a }: { agent: { steer(m: string): string } }) => {
+          if (!first) return
+          first = false
+          if (wait) {
+            entered()
+            await gate
+          }
+          a.steer('more')
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }, { text: 'c' }, { text: 'd' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.followup('burst 0')
+      a.followup('burst 1')
+      release()
+      await a.whenIdle()
+    }, { hooks: steerOnce(true) })
+    const sends = g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.inserted.length === 1)
+      .map((e) => (e as EventOf<'agent/inbox/spliced'>).data.inserted[0]!)
+    expect(sends.map((m) => (m.content[0] as { text: string }).text)).toEqual(['one', 'burst 0', 'burst 1', 'more'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: steerOnce(false) })
+    expect(r.divergence, `${r.divergence?.diff}\n${JSON.stringify(r.inputs)}`).toBeNull()
+    const seqOf = (id: string) => g.events.findIndex((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.inserted[0]?.id === id)
+    expect(r.inputs.filter((i) => i.kind === 'send').map((i) => [i.seq, i.outcome])).toEqual([
+      [seqOf(sends[0]!.id), 'issued'], [seqOf(sends[1]!.id), 'issued'], [seqOf(sends[2]!.id), 'issued'], [seqOf(sends[3]!.id), 'made-by-hooks'],
+    ])
+  })
+
+  it('P4: a cancel right after a stopping step is issued once the turn-stopping listeners started: a listener that counts its calls stays in step (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    // the fuzzer's plan ['none', 'throw'] by a call counter: the second call throws
+    const counting = (wait: boolean) => {
+      let calls = 0
+      return {
+        'agent/turn-stopping': async () => {
+          const n = calls++
+          if (n === 0 && wait) {
+            entered()
+            await gate
+          }
+          if (n === 1) throw new Error('second call throws')
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.cancel({ kind: 'user' })
+      release()
+      await a.whenIdle()
+      a.followup('two')
+      await a.whenIdle()
+    }, { hooks: counting(true) })
+    expect(g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['aborted', 'error'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: counting(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+    expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
