@@ -27,15 +27,15 @@ function tidOf(row: Row): number {
   return row.startsWith('tool') ? 10 + Number(row.slice(4)) : TIDS[row]!
 }
 
-/** The trace as a JSON-serialisable object `{ traceEvents, displayTimeUnit, otherData }`. */
-export function chromeTrace(events: readonly LogEvent[], sessionId: string, violations: readonly Violation[] = []): {
+/** The trace as a JSON-serialisable object `{ traceEvents, displayTimeUnit, otherData }`; `agentName` prefixes the process name. */
+export function chromeTrace(events: readonly LogEvent[], sessionId: string, violations: readonly Violation[] = [], agentName?: string): {
   traceEvents: TraceEvent[]; displayTimeUnit: 'ms'; otherData: Record<string, unknown>
 } {
   const tl = buildTimeline(events, violations)
   const t0 = events.length ? Number(events[0]!.time) : 0
   const us = (seq: number): number => Math.round((Number(events[seq]!.time) - t0) * 1000)
   const out: TraceEvent[] = [
-    { name: 'process_name', ph: 'M', pid: 1, tid: 0, args: { name: `turnlog session ${sessionId}` } },
+    { name: 'process_name', ph: 'M', pid: 1, tid: 0, args: { name: `${agentName !== undefined ? `${agentName} · ` : ''}turnlog session ${sessionId}` } },
   ]
   const names: Record<number, string> = { 1: 'turns', 2: 'steps', 3: 'model streams', 4: 'compactions', 5: 'marks' }
   for (let l = 0; l < tl.lanes; l++) names[10 + l] = `tools · lane ${l + 1}`
