@@ -154,7 +154,7 @@ describe('issue 23 item 1, as a property: Claude\'s blocks round-trip byte-exact
       expect(ours.assistant).toEqual(await viaStreamText(first))
       // the log holds each signature and redacted payload as provider data, whole
       const reasoning = ours.logged.content.filter((b) => b.type === 'reasoning')
-      expect(reasoning.map((b) => b.providerData)).toEqual(first.flatMap((b) =>
+      expect(reasoning.map((b) => b.providerData)).toEqual(first.flatMap((b): unknown[] =>
         b.wire.type === 'thinking' ? [{ anthropic: { signature: b.wire.signature } }] : b.wire.type === 'redacted_thinking' ? [{ anthropic: { redactedData: b.wire.data } }] : []))
     }), { numRuns: fcRuns(40) })
   }, 120_000)
