@@ -8,9 +8,11 @@ import { semconvFromEnv } from '../../otel/attributes.js'
 import { toOtlpJson } from '../../otel/otlp-json.js'
 import { json } from '../escape.js'
 
-/** The file's text (one JSON document and a newline) and a one-line summary. */
-export function otlpJsonExport(sessionId: string, events: readonly LogEvent[], version: string): { text: string; summary: string } {
-  const request = toOtlpJson(events, { sessionId, semconv: semconvFromEnv(), scopeVersion: version })
+/** The file's text (one JSON document and a newline) and a one-line summary; `agentName` is `gen_ai.agent.name`. */
+export function otlpJsonExport(sessionId: string, events: readonly LogEvent[], version: string, agentName?: string): { text: string; summary: string } {
+  const request = toOtlpJson(events, {
+    sessionId, semconv: semconvFromEnv(), scopeVersion: version, ...(agentName !== undefined ? { agentName } : {}),
+  })
   const spans = (request.resourceSpans[0] as { scopeSpans: { spans: unknown[] }[] }).scopeSpans[0]!.spans.length
   return { text: `${json(request)}\n`, summary: `${spans} span${spans === 1 ? '' : 's'} (OTLP/JSON)` }
 }

@@ -3,7 +3,8 @@
  * `chrome-trace` (the timeline, for Perfetto and chrome://tracing) or `otlp-json` (OpenTelemetry
  * spans). Each format is one entry of `FORMATS` (its converter lives in its own file); without
  * `-o` the document goes to stdout. OUT is never the log itself and is never overwritten without
- * `--force`.
+ * `--force`. `--agent-name NAME` names the agent: `gen_ai.agent.name` and `invoke_agent NAME` on
+ * the spans, the process name in the trace.
  */
 import { resolve } from 'node:path'
 import type { LogEvent } from '../../events/index.js'
@@ -21,17 +22,24 @@ export interface ExportCommandOptions {
   format?: string
   output?: string
   force?: boolean
+  agentName?: string
 }
 
-type Converter = (sessionId: string, events: readonly LogEvent[], version: string) => { text: string; summary: string }
+/** What every converter may use besides the events: the package version, the agent's name. */
+export interface ConvertOptions {
+  version: string
+  agentName?: string
+}
+
+type Converter = (sessionId: string, events: readonly LogEvent[], opts: ConvertOptions) => { text: string; summary: string }
 
 /** The export formats: name → converter. Add a format with one entry. */
 export const FORMATS: Record<string, Converter> = {
-  'chrome-trace': (sessionId, events) => ({
-    text: json(chromeTrace(events, sessionId, verify(events).violations)) + '\n',
+  'chrome-trace': (sessionId, events, opts) => ({
+    text: json(chromeTrace(events, sessionId, verify(events).violations, opts.agentName)) + '\n',
     summary: `Trace Event Format, ${events.length} events (open in ui.perfetto.dev or chrome://tracing)`,
   }),
-  'otlp-json': otlpJsonExport,
+  'otlp-json': (sessionId, events, opts) => otlpJsonExport(sessionId, events, opts.version, opts.agentName),
 }
 
 export async function exportCommand(logArg: string, opts: ExportCommandOptions, io: CliIo, version: string): Promise<number> {
@@ -39,12 +47,14 @@ export async function exportCommand(logArg: string, opts: ExportCommandOptions, 
   if (opts.format === undefined) throw new UsageError(`export needs --format (${names})`)
   if (!Object.prototype.hasOwnProperty.call(FORMATS, opts.format)) throw new UsageError(`unknown --format ${opts.format} (known: ${names})`)
   const convert = FORMATS[opts.format]!
+  const agentName = opts.agentName?.trim()
+  if (agentName === '') throw new UsageError('--agent-name must not be empty')
   const toStdout = !opts.output || opts.output === '-'
   const out = toStdout ? undefined : resolve(io.cwd ?? process.cwd(), opts.output!)
   const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   if (out !== undefined) await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
-  const { text, summary } = convert(log.header.id, log.events, version)
+  const { text, summary } = convert(log.header.id, log.events, { version, ...(agentName !== undefined ? { agentName } : {}) })
   if (out === undefined) {
     io.stdout(text)
     return EXIT_OK

@@ -3,7 +3,8 @@
  * the inspector's timeline (replay/timeline.ts) with real times: one thread for turns, one for
  * steps, one for model streams, one for compactions, one per tool-pool lane; retries, cancels,
  * failures, repairs, prunes and verify violations as instant events. Every event carries its seq
- * range in `args`. Times are the log's (µs since the session's first event).
+ * range in `args`. Times are the log's (µs since the session's earliest event); a bar whose end
+ * event's time is before its start's (a clock that stepped back) lasts 0, like its span.
  */
 import type { LogEvent } from '../../events/envelope.js'
 import type { Violation } from '../../events/invariants/types.js'
@@ -27,15 +28,18 @@ function tidOf(row: Row): number {
   return row.startsWith('tool') ? 10 + Number(row.slice(4)) : TIDS[row]!
 }
 
-/** The trace as a JSON-serialisable object `{ traceEvents, displayTimeUnit, otherData }`. */
-export function chromeTrace(events: readonly LogEvent[], sessionId: string, violations: readonly Violation[] = []): {
+/** The trace as a JSON-serialisable object `{ traceEvents, displayTimeUnit, otherData }`; `agentName` prefixes the process name. */
+export function chromeTrace(events: readonly LogEvent[], sessionId: string, violations: readonly Violation[] = [], agentName?: string): {
   traceEvents: TraceEvent[]; displayTimeUnit: 'ms'; otherData: Record<string, unknown>
 } {
   const tl = buildTimeline(events, violations)
-  const t0 = events.length ? Number(events[0]!.time) : 0
+  // t0 is the earliest time, not the first event's: a log whose clock stepped back still gives no
+  // time before the trace's start; a bar's end is clamped to its start, as the span fold does
+  let t0 = events.length ? Number(events[0]!.time) : 0
+  for (const e of events) if (Number(e.time) < t0) t0 = Number(e.time)
   const us = (seq: number): number => Math.round((Number(events[seq]!.time) - t0) * 1000)
   const out: TraceEvent[] = [
-    { name: 'process_name', ph: 'M', pid: 1, tid: 0, args: { name: `turnlog session ${sessionId}` } },
+    { name: 'process_name', ph: 'M', pid: 1, tid: 0, args: { name: `${agentName !== undefined ? `${agentName} · ` : ''}turnlog session ${sessionId}` } },
   ]
   const names: Record<number, string> = { 1: 'turns', 2: 'steps', 3: 'model streams', 4: 'compactions', 5: 'marks' }
   for (let l = 0; l < tl.lanes; l++) names[10 + l] = `tools · lane ${l + 1}`

@@ -40,6 +40,30 @@ describe('turnlog export', () => {
     }
   })
 
+  it('P7: --agent-name NAME names the agent on the spans (gen_ai.agent.name, `invoke_agent NAME`) and the chrome-trace process (issue 23)', async () => {
+    const r = await cli(['export', WEATHER, '--format', 'otlp-json', '--agent-name', 'weather-bot'])
+    expect(r.code, r.stderr).toBe(0)
+    const doc = JSON.parse(r.stdout)
+    const log = await readLog(join(ROOT, WEATHER))
+    expect(doc).toEqual(toOtlpJson(log.events, { sessionId: 'example-weather', semconv: 'default', scopeVersion: '0.1.0', agentName: 'weather-bot' }))
+    const spans = doc.resourceSpans[0].scopeSpans[0].spans as Array<{ name: string; attributes: Array<{ key: string; value: { stringValue?: string } }> }>
+    expect(spans[0]!.name).toBe('invoke_agent weather-bot')
+    expect(spans[0]!.attributes.find((a) => a.key === 'gen_ai.agent.name')?.value).toEqual({ stringValue: 'weather-bot' })
+    const chrome = await cli(['export', WEATHER, '--format', 'chrome-trace', '--agent-name', 'weather-bot'])
+    expect(chrome.code, chrome.stderr).toBe(0)
+    const proc = JSON.parse(chrome.stdout).traceEvents.find((e: { name: string }) => e.name === 'process_name')
+    expect(proc.args.name).toBe('weather-bot · turnlog session example-weather')
+    // without the flag: no agent name anywhere
+    const plain = JSON.parse((await cli(['export', WEATHER, '--format', 'otlp-json'])).stdout)
+    expect(JSON.stringify(plain)).not.toContain('gen_ai.agent.name')
+  })
+
+  it('an empty --agent-name is a usage error naming the option (exit 2)', async () => {
+    const r = await cli(['export', WEATHER, '--format', 'otlp-json', '--agent-name', ' '])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('--agent-name')
+  })
+
   it('a missing or unknown --format is a usage error (exit 2)', async () => {
     expect((await cli(['export', WEATHER])).code).toBe(2)
     expect((await cli(['export', WEATHER, '--format', 'zipkin'])).code).toBe(2)
