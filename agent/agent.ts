@@ -24,6 +24,7 @@ import { lifecycleReducer } from '../reducers/lifecycle.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
+import { BudgetMeter, normaliseBudgets, type BudgetStatus } from './budget.js'
 import { GracePeriod } from './grace.js'
 import { HookRegistry } from './hooks.js'
 import { InboxDriver } from './inbox-driver.js'
@@ -63,6 +64,8 @@ export class TurnlogAgent implements Agent {
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
+  /** @internal `options.budget`'s live meter (agent/budget.ts), or null without a budget. */
+  readonly budget: BudgetMeter | null = null
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
   turnActor: MachineRunner<TurnContext, TurnEvent>
   /** @internal the inbox machine, its logged splices and the public handle (agent/inbox-driver.ts). */
@@ -134,6 +137,13 @@ export class TurnlogAgent implements Agent {
       inboxReducer.apply(pending, e)
     }
     this.session.addFold((e) => foldLive(this, e))
+    if (options.budget !== undefined) {
+      const meter = new BudgetMeter(normaliseBudgets(options.budget), (err, where) => this.reportError(err, where), (w) => this.emit('agent/budget', w))
+      for (const e of this.session.events) meter.apply(e)
+      meter.startBaselines()
+      this.session.addFold((e) => meter.apply(e))
+      this.budget = meter
+    }
     this.resumed = this.session.length > 0
     if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
@@ -332,6 +342,10 @@ export class TurnlogAgent implements Agent {
 
   snapshot(): AgentSnapshot {
     return agentSnapshot(this, this.#status)
+  }
+
+  budgets(): BudgetStatus[] {
+    return this.budget?.status() ?? []
   }
 
   // ---- Internal primitives (used by the step driver and plugins)

@@ -57,6 +57,8 @@ export const ERROR_CODES = [
   'LATE_SETTLEMENT',
   /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (lifecycle §8) */
   'RESUME_LIMIT',
+  /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (lifecycle §10) */
+  'BUDGET_PRICE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

@@ -23,6 +23,7 @@
  */
 import { enableArrayMethods, Immer } from 'immer'
 import type { LogEvent } from '../events/index.js'
+import { budgetReducer } from './budget.js'
 import { historyReducer } from './history.js'
 import type { ReplayState } from './state.js'
 import { inboxReducer } from './inbox.js'
@@ -40,6 +41,7 @@ export function initialReplayState(): ReplayState {
     inbox: inboxReducer.initial(),
     lifecycle: lifecycleReducer.initial(),
     usage: usageReducer.initial(),
+    budget: budgetReducer.initial(),
   }
 }
 
@@ -51,6 +53,7 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   inboxReducer.apply(draft.inbox, event)
   lifecycleReducer.apply(draft.lifecycle, event)
   usageReducer.apply(draft.usage, event)
+  budgetReducer.apply(draft.budget, event)
 }
 
 /**

@@ -3,6 +3,7 @@
  * index.ts so that projection.ts, which folds every slice, imports it without an import circle
  * through the folder index (issue 15 part 1).
  */
+import { budgetReducer, type BudgetState } from './budget.js'
 import { historyReducer, type HistoryState } from './history.js'
 import { inboxReducer, type InboxState } from './inbox.js'
 import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
@@ -18,6 +19,7 @@ export const ALL_REDUCERS = {
   inbox: inboxReducer,
   lifecycle: lifecycleReducer,
   usage: usageReducer,
+  budget: budgetReducer,
 } as const
 
 /** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
@@ -28,4 +30,6 @@ export interface ReplayState {
   inbox: InboxState
   lifecycle: LifecycleState
   usage: UsageState
+  /** Tokens and tool calls per budget scope (lifecycle.md §10; events/budget.ts). */
+  budget: BudgetState
 }

@@ -1,5 +1,5 @@
 /**
- * The log invariant checker: L1–L16 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
+ * The log invariant checker: L1–L16 and L20 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
  * decides them") states them. `check` is pure; `apply` advances O(1)-amortised state (per open
  * turn and step, cleared at their boundaries; a surface replace costs O(range)).
  *
@@ -12,6 +12,7 @@
  */
 import { EVENT_DATA } from '../data.js'
 import type { LogEvent, SessionEvent } from '../envelope.js'
+import { BudgetCheck } from './budget.js'
 import { CompactionState } from './compaction.js'
 import { InboxState } from './inbox.js'
 import { StepContent } from './step-content.js'
@@ -32,11 +33,13 @@ export class LogChecker {
   readonly #surface = new SurfaceState()
   readonly #inbox: InboxState
   readonly #compaction = new CompactionState()
+  readonly #budget: BudgetCheck
 
   constructor(opts: CheckerOptions = {}) {
     this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
     this.#content = new StepContent(this.#turns)
     this.#inbox = new InboxState(this.#turns)
+    this.#budget = new BudgetCheck(opts.price)
   }
 
   /** The seq the next event must have (L1). */
@@ -81,6 +84,7 @@ export class LogChecker {
     this.#surface.check(e, emit, seq)
     this.#inbox.check(e, emit)
     this.#compaction.check(e, emit)
+    this.#budget.check(e, emit)
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
     return out
   }
@@ -93,6 +97,7 @@ export class LogChecker {
     this.#surface.apply(e, at)
     this.#inbox.apply(e)
     this.#compaction.apply(e)
+    this.#budget.apply(e)
     // Last: the groups above read the turn and step state as it was before the event.
     this.#turns.apply(e)
   }
