@@ -28,6 +28,7 @@ import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.j
 import { restoredStep, standsParked, type RestoredStep } from './restore.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
+import { BudgetMeter, normaliseBudgets, type BudgetStatus } from './budget.js'
 import { GracePeriod } from './grace.js'
 import { HookRegistry } from './hooks.js'
 import { InboxDriver } from './inbox-driver.js'
@@ -73,6 +74,8 @@ export class TurnlogAgent implements Agent {
   restoreStep: RestoredStep | null = null
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
+  /** @internal `options.budget`'s live meter (agent/budget.ts), or null without a budget. */
+  readonly budget: BudgetMeter | null = null
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
   turnActor: MachineRunner<TurnContext, TurnEvent>
   /** @internal the inbox machine, its logged splices and the public handle (agent/inbox-driver.ts). */
@@ -145,6 +148,13 @@ export class TurnlogAgent implements Agent {
       inboxReducer.apply(pending, e)
     }
     this.session.addFold((e) => foldLive(this, e))
+    if (options.budget !== undefined) {
+      const meter = new BudgetMeter(normaliseBudgets(options.budget), (err, where) => this.reportError(err, where), (w) => this.emit('agent/budget', w))
+      for (const e of this.session.events) meter.apply(e)
+      meter.startBaselines()
+      this.session.addFold((e) => meter.apply(e))
+      this.budget = meter
+    }
     this.resumed = this.session.length > 0
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
@@ -402,6 +412,10 @@ export class TurnlogAgent implements Agent {
 
   snapshot(): AgentSnapshot {
     return agentSnapshot(this, this.#status)
+  }
+
+  budgets(): BudgetStatus[] {
+    return this.budget?.status() ?? []
   }
 
   // ---- Internal primitives (used by the step driver and plugins)

@@ -41,12 +41,29 @@ const HOOKS: Record<HookName, true> = {
   'agent/error': true,
   'agent/assistant-stream': true,
   'agent/approval': true,
+  'agent/budget': true,
 }
 export const HOOK_NAMES = Object.keys(HOOKS) as readonly HookName[]
 
 // one listener or an array of them; a bad item is named by its index (`hooks.agent/status.1`)
 const listeners = z.preprocess((v) => (typeof v === 'function' ? [v] : v), z.array(fn, { error: 'must be a listener function or an array of them' }))
 const plugin = obj({ name: z.string(), install: fn })
+
+const BUDGET_KEYS = ['inputTokens', 'outputTokens', 'totalTokens', 'costUsd', 'toolCalls', 'scope', 'price', 'warnAt']
+
+/** One budget (agent/budget.ts `BudgetOptions`): strict, so a misspelt limit is refused. */
+function budgetSchema() {
+  return z.strictObject({
+    inputTokens: nonNegNumber.optional(),
+    outputTokens: nonNegNumber.optional(),
+    totalTokens: nonNegNumber.optional(),
+    costUsd: nonNegNumber.optional(),
+    toolCalls: nonNegNumber.optional(),
+    scope: z.enum(['turn', 'session']),
+    price: fn.optional(),
+    warnAt: z.number().gt(0).max(1).optional(),
+  })
+}
 
 /**
  * One schema per option. Objects made only to configure the library (`retry`, `hooks`) are strict
@@ -87,6 +104,8 @@ export const AGENT_OPTION_FIELDS = {
   timers: obj({ sleep: fn.optional(), random: fn.optional(), setTimeout: fn.optional(), clearTimeout: fn.optional() }),
   hooks: z.strictObject(Object.fromEntries(HOOK_NAMES.map((h) => [h, listeners.optional()]))),
   checkRequests: z.enum(['log', 'full']),
+  // finite, integer and "at least one limit" are checked by normaliseBudgets (agent/budget.ts)
+  budget: z.union([budgetSchema(), z.array(budgetSchema())], { error: 'must be a budget { ..., scope } or an array of them' }),
   inspect: fn,
   approvals: z.strictObject({ onSteer: z.enum(['supersede', 'queue']).optional() }),
 } satisfies Record<keyof AgentOptions, z.ZodType>
@@ -177,6 +196,7 @@ function knownKeys(fields: Record<string, z.ZodType>, path: readonly string[]): 
   if (path.length === 0) return Object.keys(fields)
   if (path.length === 1 && path[0] === 'hooks') return HOOK_NAMES
   if (path.length === 1 && path[0] === 'retry') return ['maxRetries', 'baseDelayMs', 'maxDelayMs', 'jitter', 'retryOn']
+  if (path[0] === 'budget' && path.length <= 2) return BUDGET_KEYS
   return []
 }
 

@@ -9,6 +9,7 @@ import type { Failure, UserMessage } from '../events/index.js'
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import { errorText } from '../tools/define.js'
+import type { BudgetMeter } from './budget.js'
 import { checkDecision, hookFailure } from './decisions.js'
 import { GracePeriod, isAbandoned, type GraceHost } from './grace.js'
 import type { InboxDriver } from './inbox-driver.js'
@@ -37,6 +38,8 @@ export interface TurnHost extends Agent, Omit<StepHost, 'inbox'>, GraceHost {
   /** A parked step of the prefix to restore (taken by the next step; lifecycle §9). */
   restoreStep: RestoredStep | null
   claim(turn: number, takePrompt: boolean): UserMessage[]
+  /** `options.budget`'s meter (agent/budget.ts), or null. */
+  readonly budget: BudgetMeter | null
 }
 
 /** What the loop needs beyond the phases: the inbox, and the agent's private bookkeeping as callbacks. */
@@ -188,6 +191,8 @@ export class TurnLoop {
     const agent = this.#agent
     const c = agent.turnActor.getSnapshot().context
     agent.append({ type: 'turn/end', data: { turn: c.turn, reason: c.endReason! } })
+    // a limit the turn's last request crossed is told now, not at the next request
+    agent.budget?.warn()
     const winding = this.#control.winding()
     const nextTurnPending = !winding && agent.inboxDriver.list('next-turn').length > 0
     // A wake latches only while a turn aborts (maintenance runs from idle and replays its own
@@ -233,6 +238,18 @@ export async function propose(agent: TurnHost): Promise<void> {
   const first = c.proposal === 'first'
   // a retry or resume turn re-requests: its first proposal claims next-step input only
   const owed = first && (c.retryOf !== null || c.resumeOf !== null)
+  // Budgets (lifecycle §10) are checked before the claim: a spent budget makes no request. The
+  // first proposal of an ordinary turn still takes its prompt (the turn answers it with the budget
+  // end, as `blocked` does; left queued, it would open the next turn at once, forever); later
+  // proposals leave next-step input queued for the next turn.
+  const spent = agent.budget?.check() ?? null
+  // an agent/budget listener may have cancelled the turn: the machine is closing it already
+  if (!agent.turnActor.getSnapshot().matches({ running: 'proposing' })) return
+  if (spent !== null) {
+    if (first && !owed) agent.claim(c.turn, true)
+    agent.turnActor.send({ type: 'BUDGET', reason: spent })
+    return
+  }
   const messages = agent.claim(c.turn, first && !owed)
   let decision: PreStepDecision
   try {

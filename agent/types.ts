@@ -14,6 +14,7 @@ import type {
 import type { InspectionEvent } from 'xstate'
 import type { Next } from './hooks.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
+import type { BudgetOptions, BudgetStatus, BudgetWarning } from './budget.js'
 
 /** `parked`: the running turn's step waits for people's decisions and nothing else (lifecycle §9). */
 export type AgentStatus = 'idle' | 'running' | 'parked'
@@ -203,6 +204,15 @@ export interface AgentOptions {
   inspect?: (event: InspectionEvent) => void
   /** Approvals while parked (lifecycle §9): what a steer does to open requests. */
   approvals?: ApprovalOptions
+  /**
+   * Budgets (lifecycle §10): one or a list of `{ inputTokens?, outputTokens?, totalTokens?,
+   * costUsd?, toolCalls?, scope: 'turn' | 'session', price?, warnAt? }`. Checked from the usage
+   * derived from the log before each request: a request that would start with a limit reached is
+   * not made, and the turn ends `{kind: 'budget', which, scope, limit, used}` (its claimed input
+   * stays consumed, as for `blocked`). `agent/budget` is emitted when a limit crosses `warnAt`.
+   * Give the same budget to `resumeAgent` and `reexecute`: the log records the ends, not the budget.
+   */
+  budget?: BudgetOptions | readonly BudgetOptions[]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -306,6 +316,8 @@ export interface HookMap {
   'agent/inbox/claimed': (e: { message: UserMessage; turn: number }) => void
   'agent/error': (e: { error: unknown; where: string; turn?: number }) => void
   'agent/assistant-stream': (e: { turn: number; step: number; chunk: StreamChunk }) => void
+  /** A budget limit crossed its `warnAt` fraction (once per crossing; `options.budget`). */
+  'agent/budget': (e: BudgetWarning) => void
 }
 
 export type HookName = keyof HookMap
@@ -392,6 +404,8 @@ export interface Agent {
   /** The human transcript, folded from the log (a fresh object per call). */
   transcript(): TranscriptState
   snapshot(): AgentSnapshot
+  /** Each limit of `options.budget`: what its scope used, derived from the log ([] without a budget). */
+  budgets(): BudgetStatus[]
 }
 
 /** A phase of a running turn (the turn machine's `running` substates, lifecycle.md pictures). */

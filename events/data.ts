@@ -29,6 +29,27 @@ export const CancelCause = z.discriminatedUnion('kind', [
 ])
 export type CancelCause = z.infer<typeof CancelCause>
 
+/** The limits a budget can set (lifecycle.md §10; events/budget.ts says what each counts). */
+export const BUDGET_LIMITS = ['inputTokens', 'outputTokens', 'totalTokens', 'costUsd', 'toolCalls'] as const
+export type BudgetLimitName = (typeof BUDGET_LIMITS)[number]
+export const BUDGET_SCOPES = ['turn', 'session'] as const
+export type BudgetScope = (typeof BUDGET_SCOPES)[number]
+
+/**
+ * A turn ended by a budget (lifecycle.md §10, L20): the limit `which` of the budget of `scope` was
+ * reached before a request: `used` (derived from the log) >= `limit`. `unpriced`: calls whose
+ * price was unknown (the price function threw), which make a cost limit count as reached.
+ */
+export const BudgetEndReason = z.strictObject({
+  kind: z.literal('budget'),
+  which: z.enum(BUDGET_LIMITS),
+  scope: z.enum(BUDGET_SCOPES),
+  limit: z.number().min(0),
+  used: z.number().min(0),
+  unpriced: z.number().int().positive().optional(),
+})
+export type BudgetEndReason = z.infer<typeof BudgetEndReason>
+
 export const TurnEndReason = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('completed') }),
   z.strictObject({ kind: z.literal('max-tokens') }),
@@ -38,6 +59,7 @@ export const TurnEndReason = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('error'), failure: Failure }),
   z.strictObject({ kind: z.literal('interrupted') }),
   z.strictObject({ kind: z.literal('forked') }),
+  BudgetEndReason,
 ])
 export type TurnEndReason = z.infer<typeof TurnEndReason>
 

@@ -64,6 +64,8 @@ export const ERROR_CODES = [
   'UNKNOWN_APPROVAL',
   /** an approval's edited arguments do not fit the tool's schema */
   'INVALID_ARGS',
+  /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (lifecycle §10) */
+  'BUDGET_PRICE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

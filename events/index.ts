@@ -8,8 +8,12 @@ export {
 export { StreamChunk, FinishChunk, type SuccessFinishReason } from './chunks.js'
 export {
   EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, ResumeCause, TurnCause, InboxTarget, ToolSpec, RequestConfig,
-  type EventDataMap, type CoreEventType,
+  BudgetEndReason, type EventDataMap, type CoreEventType,
 } from './data.js'
+export {
+  BUDGET_LIMITS, BUDGET_SCOPES, BudgetTracker, applyBudgetUsage, countedUsage, emptyCounts, initialBudgetUsage,
+  type BudgetLimitName, type BudgetScope, type BudgetCounts, type BudgetUsageState, type BudgetCost, type CountedCall, type PriceFn,
+} from './budget.js'
 export {
   Envelope, SurfaceOp, isCore,
   type SessionEvent, type ExtensionEvent, type LogEvent, type EventOf, type EventDraft,

@@ -40,6 +40,8 @@ export type TurnEvent =
   | { type: 'OPENED' }
   | { type: 'PROPOSED'; decision: 'enter' | 'enter-empty' | 'reject' }
   | { type: 'PROPOSE_FAILED'; failure: Failure }
+  /** A budget is spent (lifecycle §10): the request the proposal would make is not made. */
+  | { type: 'BUDGET'; reason: Extract<TurnEndReason, { kind: 'budget' }> }
   | { type: 'STEP_DONE'; outcome: StepOutcome; nextStepPending: boolean }
   | { type: 'STOPPED'; nextStepPending: boolean }
   | { type: 'STOP_FAILED'; failure: Failure }
@@ -115,6 +117,7 @@ export const turnMachine = setup({
     requestRetry: assign({ retryRequested: true }),
     endAborted: assign({ endReason: ({ context: c }): TurnEndReason => ({ kind: 'aborted', cause: c.abortCause ?? { kind: 'user' } }) }),
     endBlocked: assign({ endReason: (): TurnEndReason => ({ kind: 'blocked' }) }),
+    endBudget: assign({ endReason: ({ event }): TurnEndReason | null => (event.type === 'BUDGET' ? event.reason : null) }),
     endStepLimit: assign({ endReason: (): TurnEndReason => ({ kind: 'step-limit' }) }),
     endCompleted: assign({ endReason: ({ context: c }): TurnEndReason => (c.maxTokens ? { kind: 'max-tokens' } : { kind: 'completed' }) }),
     endHookError: assign({
@@ -190,6 +193,7 @@ export const turnMachine = setup({
               { target: 'stepping', actions: 'countStep' },
             ],
             PROPOSE_FAILED: { target: 'closing', actions: 'endHookError' },
+            BUDGET: { target: 'closing', actions: 'endBudget' },
           },
         },
         /** Driver: run the step machine to its end. */

@@ -20,6 +20,7 @@ export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
 export { approvalsReducer, openApprovals, endsParking, type ApprovalsState, type ApprovalRecord } from './approvals.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
+export { budgetReducer, type BudgetState } from './budget.js'
 export {
   createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection, type FoldOptions,
 } from './projection.js'

@@ -23,6 +23,7 @@
  */
 import { enableArrayMethods, Immer } from 'immer'
 import type { LogEvent } from '../events/index.js'
+import { budgetReducer } from './budget.js'
 import { historyReducer } from './history.js'
 import type { ReplayState } from './state.js'
 import { inboxReducer } from './inbox.js'
@@ -42,6 +43,7 @@ export function initialReplayState(): ReplayState {
     lifecycle: lifecycleReducer.initial(),
     usage: usageReducer.initial(),
     approvals: approvalsReducer.initial(),
+    budget: budgetReducer.initial(),
   }
 }
 
@@ -54,6 +56,7 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   lifecycleReducer.apply(draft.lifecycle, event)
   usageReducer.apply(draft.usage, event)
   approvalsReducer.apply(draft.approvals, event)
+  budgetReducer.apply(draft.budget, event)
 }
 
 /**

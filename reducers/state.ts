@@ -4,6 +4,7 @@
  * through the folder index (issue 15 part 1).
  */
 import { approvalsReducer, type ApprovalsState } from './approvals.js'
+import { budgetReducer, type BudgetState } from './budget.js'
 import { historyReducer, type HistoryState } from './history.js'
 import { inboxReducer, type InboxState } from './inbox.js'
 import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
@@ -20,6 +21,7 @@ export const ALL_REDUCERS = {
   lifecycle: lifecycleReducer,
   usage: usageReducer,
   approvals: approvalsReducer,
+  budget: budgetReducer,
 } as const
 
 /** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
@@ -31,4 +33,6 @@ export interface ReplayState {
   lifecycle: LifecycleState
   usage: UsageState
   approvals: ApprovalsState
+  /** Tokens and tool calls per budget scope (lifecycle.md §10; events/budget.ts). */
+  budget: BudgetState
 }

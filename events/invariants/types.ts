@@ -16,11 +16,18 @@ export interface CheckerOptions {
   maxRetries?: number
   /** The resume bound: a chain of resume turns is at most this long (L13, lifecycle.md §8). Default 3. */
   maxResumeRuns?: number
+  /**
+   * The price function of the session's cost budget (`budget.price`), to check L20 for `costUsd`
+   * budget ends against the derived cost. Without it those ends are checked against their own
+   * numbers only. Called once per model call, in log order; a throw counts as an unknown price.
+   */
+  price?: (model: string, usage: import('../messages.js').Usage) => number
 }
 
 /** The L invariant ids, in order. */
 export type LogInvariant =
   | 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8' | 'L9' | 'L10' | 'L11' | 'L12' | 'L13' | 'L14' | 'L15' | 'L16' | 'L17' | 'L18'
+  | 'L20'
 
 /** How a rule group reports a violation at the event being checked. */
 export type Emit = (invariant: LogInvariant, message: string) => void

@@ -109,12 +109,34 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
       plugins: [], compaction: { name: 'c', install: () => {} }, clock: () => 1, ids: () => 'x', timers: { random: () => 0.5 },
       cancelGraceMs: 0, hooks: { 'agent/status': [() => {}], 'agent/pre-step': (_p, next) => next() }, checkRequests: 'full', inspect: () => {},
       approvals: { onSteer: 'queue' },
+      budget: [{ costUsd: 1, scope: 'session', price: () => 0, warnAt: 0.5 }, { toolCalls: 3, totalTokens: 100, scope: 'turn' }],
     }
     const a = createAgent({ ...full, store: memoryStore() })
     await a.flush()
     await a.dispose()
     expect(Object.keys(AGENT_OPTION_FIELDS).sort()).toEqual([...Object.keys(full), 'store', 'storeWriter', 'prefix'].sort())
     await createAgent({ model, retry: false }).dispose()
+  })
+
+  it('budget (lifecycle §10): a misspelt limit, a missing scope or price, a bad number name the field; agent/budget is a hook name', async () => {
+    let e = thrown(() => create({ budget: { costUSD: 1, scope: 'session' } }))
+    expect(e).toMatchObject({ code: 'INVALID_OPTION', field: 'budget.costUSD' })
+    expect(e.message).toContain("did you mean 'costUsd'?")
+    e = thrown(() => create({ budget: [{ toolCalls: 2, scope: 'turn' }, { toolCall: 2, scope: 'turn' }] }))
+    expect(e).toMatchObject({ code: 'INVALID_OPTION', field: 'budget.1.toolCall' })
+    expect(e.message).toContain("did you mean 'toolCalls'?")
+    expect(thrown(() => create({ budget: { toolCalls: 2 } }))).toMatchObject({ field: 'budget.scope' })
+    expect(thrown(() => create({ budget: { toolCalls: -1, scope: 'turn' } }))).toMatchObject({ field: 'budget.toolCalls' })
+    expect(thrown(() => create({ budget: { toolCalls: 1.5, scope: 'turn' } }))).toMatchObject({ field: 'budget.toolCalls' })
+    expect(thrown(() => create({ budget: { inputTokens: Infinity, scope: 'turn' } }))).toMatchObject({ field: 'budget.inputTokens' })
+    expect(thrown(() => create({ budget: { costUsd: 1, scope: 'session' } }))).toMatchObject({ field: 'budget.price' })
+    expect(thrown(() => create({ budget: { scope: 'session' } })).message).toContain('a budget needs at least one of')
+    expect(thrown(() => create({ budget: { toolCalls: 1, scope: 'session', warnAt: 0 } }))).toMatchObject({ field: 'budget.warnAt' })
+    expect(thrown(() => create({ budget: [{ toolCalls: 1, scope: 'session' }, { toolCalls: 1, scope: 'session', warnAt: 2 }] }))).toMatchObject({ field: 'budget.1.warnAt' })
+    expect(HOOK_NAMES).toContain('agent/budget')
+    const a = create({ budget: { toolCalls: 1, scope: 'session' } })
+    a.on('agent/budget', () => {})()
+    await a.dispose()
   })
 
   it('property: any option name outside the schema is refused naming exactly that name; no store is touched', async () => {

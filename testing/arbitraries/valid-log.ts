@@ -26,7 +26,7 @@ export const DEFAULT_MAX_STEPS_PER_TURN = 3
 export const DEFAULT_MAX_RETRIES = 3
 
 /** The checker options a log of `arbValidLog(opts)` is valid under. */
-export function checkerOptionsFor(opts: ValidLogOptions = {}): Required<CheckerOptions> {
+export function checkerOptionsFor(opts: ValidLogOptions = {}): Required<Omit<CheckerOptions, 'price'>> {
   return {
     maxStepsPerTurn: opts.maxStepsPerTurn ?? DEFAULT_MAX_STEPS_PER_TURN,
     maxRetries: opts.maxRetries ?? DEFAULT_MAX_RETRIES,
