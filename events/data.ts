@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
 import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
+import { SCHEDULE_EVENT_DATA } from './schedules.js'
 
 const turnNo = z.number().int().positive()
 const stepNo = z.number().int().positive()
@@ -139,6 +140,8 @@ export const EVENT_DATA = {
   'compaction/prune': z.strictObject({ callId: z.string().min(1), shadowedSeq: seqNo, originalChars: z.number().int().nonnegative() }),
   'compaction/end': z.strictObject({ compactionId: z.string().min(1), error: ToolErrorInfo.optional() }),
   'session/end-seed': z.strictObject({}),
+  // wakeups (lifecycle.md §10): events/schedules.ts
+  ...SCHEDULE_EVENT_DATA,
 } as const
 
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }

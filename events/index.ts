@@ -10,6 +10,7 @@ export {
   EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, ResumeCause, TurnCause, InboxTarget, ToolSpec, RequestConfig,
   type EventDataMap, type CoreEventType,
 } from './data.js'
+export { ScheduleDeliver, ScheduleWhenBusy, SCHEDULE_EVENT_DATA } from './schedules.js'
 export {
   Envelope, SurfaceOp, isCore,
   type SessionEvent, type ExtensionEvent, type LogEvent, type EventOf, type EventDraft,

@@ -19,6 +19,7 @@ export {
 export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
+export { schedulesReducer, nextDue, firingAt, type SchedulesState, type PendingSchedule } from './schedules.js'
 export {
   createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection, type FoldOptions,
 } from './projection.js'

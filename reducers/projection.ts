@@ -27,6 +27,7 @@ import { historyReducer } from './history.js'
 import type { ReplayState } from './state.js'
 import { inboxReducer } from './inbox.js'
 import { lifecycleReducer } from './lifecycle.js'
+import { schedulesReducer } from './schedules.js'
 import { surfaceReducer } from './surface.js'
 import { transcriptReducer } from './transcript.js'
 import { usageReducer } from './usage.js'
@@ -40,6 +41,7 @@ export function initialReplayState(): ReplayState {
     inbox: inboxReducer.initial(),
     lifecycle: lifecycleReducer.initial(),
     usage: usageReducer.initial(),
+    schedules: schedulesReducer.initial(),
   }
 }
 
@@ -51,6 +53,7 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   inboxReducer.apply(draft.inbox, event)
   lifecycleReducer.apply(draft.lifecycle, event)
   usageReducer.apply(draft.usage, event)
+  schedulesReducer.apply(draft.schedules, event)
 }
 
 /**

@@ -6,6 +6,7 @@
 import { historyReducer, type HistoryState } from './history.js'
 import { inboxReducer, type InboxState } from './inbox.js'
 import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
+import { schedulesReducer, type SchedulesState } from './schedules.js'
 import { surfaceReducer, type SurfaceState } from './surface.js'
 import { transcriptReducer, type TranscriptState } from './transcript.js'
 import { usageReducer, type UsageState } from './usage.js'
@@ -18,6 +19,7 @@ export const ALL_REDUCERS = {
   inbox: inboxReducer,
   lifecycle: lifecycleReducer,
   usage: usageReducer,
+  schedules: schedulesReducer,
 } as const
 
 /** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
@@ -28,4 +30,6 @@ export interface ReplayState {
   inbox: InboxState
   lifecycle: LifecycleState
   usage: UsageState
+  /** Pending wakeups and their due times (lifecycle.md §10). */
+  schedules: SchedulesState
 }

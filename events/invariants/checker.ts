@@ -14,6 +14,7 @@ import { EVENT_DATA } from '../data.js'
 import type { LogEvent, SessionEvent } from '../envelope.js'
 import { CompactionState } from './compaction.js'
 import { InboxState } from './inbox.js'
+import { ScheduleState } from './schedules.js'
 import { StepContent } from './step-content.js'
 import { TurnState } from './structure.js'
 import { SurfaceState } from './surface.js'
@@ -32,11 +33,14 @@ export class LogChecker {
   readonly #surface = new SurfaceState()
   readonly #inbox: InboxState
   readonly #compaction = new CompactionState()
+  /** W1–W3, the wakeup rules (schedules.ts). */
+  readonly #schedules: ScheduleState
 
   constructor(opts: CheckerOptions = {}) {
     this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
     this.#content = new StepContent(this.#turns)
     this.#inbox = new InboxState(this.#turns)
+    this.#schedules = new ScheduleState(this.#turns)
   }
 
   /** The seq the next event must have (L1). */
@@ -81,6 +85,7 @@ export class LogChecker {
     this.#surface.check(e, emit, seq)
     this.#inbox.check(e, emit)
     this.#compaction.check(e, emit)
+    this.#schedules.check(e, emit)
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
     return out
   }
@@ -93,6 +98,7 @@ export class LogChecker {
     this.#surface.apply(e, at)
     this.#inbox.apply(e)
     this.#compaction.apply(e)
+    this.#schedules.apply(e)
     // Last: the groups above read the turn and step state as it was before the event.
     this.#turns.apply(e)
   }
@@ -105,5 +111,8 @@ export class LogChecker {
 
 function rank(invariant: string): number {
   const n = /^L(\d+)$/.exec(invariant)
-  return n ? Number(n[1]) : 0
+  if (n) return Number(n[1])
+  // the wakeup rules (W1–W3) after every L rule
+  const w = /^W(\d+)$/.exec(invariant)
+  return w ? 1000 + Number(w[1]) : 0
 }

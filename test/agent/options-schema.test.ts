@@ -102,6 +102,7 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
       maxStepsPerTurn: 3, maxResumeRuns: 2, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2, jitter: 0, retryOn: ['SERVER'] },
       plugins: [], compaction: { name: 'c', install: () => {} }, clock: () => 1, ids: () => 'x', timers: { random: () => 0.5 },
       cancelGraceMs: 0, hooks: { 'agent/status': [() => {}], 'agent/pre-step': (_p, next) => next() }, checkRequests: 'full', inspect: () => {},
+      wakeups: { timer: true, tool: { name: 'wake', minDelayMs: 1, maxDelayMs: 10, deliver: 'steer', whenBusy: 'drop' } },
     }
     const a = createAgent({ ...full, store: memoryStore() })
     await a.flush()
