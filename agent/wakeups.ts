@@ -99,7 +99,7 @@ export class Wakeups {
     return true
   }
 
-  /** Fires every schedule due now, earliest first; returns how many fired. */
+  /** Fires every schedule due now, in the order of the firings' due times; returns how many fired. */
   fireDue(): number {
     if (this.#closed || this.#held || !this.host.canFire()) return 0
     let fired = 0
@@ -109,7 +109,7 @@ export class Wakeups {
       const due = this.state.pending
         .map((p) => ({ p, f: firingAt(p, now) }))
         .filter((x) => x.f !== null)
-        .sort((a, b) => a.p.due - b.p.due || a.p.createdSeq - b.p.createdSeq)[0]
+        .sort((a, b) => a.f!.due - b.f!.due || a.p.createdSeq - b.p.createdSeq)[0]
       // ends: a firing moves its schedule's next due time past `now` (or removes it)
       if (due === undefined) break
       this.#fire(due.p, due.f!.due, due.f!.missed)
