@@ -27,6 +27,7 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import { TurnlogError } from '../../events/errors.js'
 import { INPUT_CHANNEL } from './schema.js'
+import { DUE_WAKEUP } from './wakeup-due.js'
 import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from './store.js'
 import type { PgWriter } from './writer.js'
@@ -191,7 +192,7 @@ class WorkerPool implements Workers, RunHost {
       `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
          lease_until = clock_timestamp() + $2 * interval '1 millisecond'
        FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND pending > 0)
+             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE_WAKEUP}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
              ORDER BY last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
