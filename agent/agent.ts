@@ -41,6 +41,9 @@ import { installHooks } from './install.js'
 import { realTimers, resolveRetry } from './retry-policy.js'
 import type { StepRun } from './step-driver.js'
 import { TurnLoop } from './turn-driver.js'
+import { Wakeups } from './wakeups.js'
+import { scheduleWakeupTool } from './wakeup-tool.js'
+import type { ScheduleInfo, ScheduleSpec } from './wakeup-types.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, ApprovalDecisionInput, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
   OpenApproval, Timers,
@@ -78,6 +81,8 @@ export class TurnlogAgent implements Agent {
   readonly budget: BudgetMeter | null = null
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
   turnActor: MachineRunner<TurnContext, TurnEvent>
+  /** @internal the wakeups: pending schedules folded from the log, the one timer (agent/wakeups.ts). */
+  readonly wakeups: Wakeups
   /** @internal the inbox machine, its logged splices and the public handle (agent/inbox-driver.ts). */
   readonly inboxDriver: InboxDriver
   readonly inbox: InboxHandle
@@ -129,6 +134,9 @@ export class TurnlogAgent implements Agent {
     this.maxParallelToolCalls = limits.maxParallelToolCalls
     this.cancelGraceMs = limits.cancelGraceMs
     const tools = limits.tools
+    // the built-in scheduleWakeup tool (lifecycle §10), when asked for (agent/wakeup-tool.ts)
+    const wt = options.wakeups?.tool
+    if (wt) scheduleWakeupTool(this, wt === true ? {} : wt, tools as Map<string, AnyTool>)
     this.tools = tools
     this.toolSpecs = [...tools.values()].map(toolSpec)
     this.baseConfig = { model: options.model.info?.name ?? 'model', ...options.config } as RequestConfig
@@ -155,6 +163,17 @@ export class TurnlogAgent implements Agent {
       this.session.addFold((e) => meter.apply(e))
       this.budget = meter
     }
+    this.wakeups = new Wakeups({
+      sessionId: this.sessionId, timers: this.timers, newId: this.newId,
+      now: options.clock ?? Date.now,
+      busy: () => this.lifecycle.openTurn !== null,
+      canFire: () => !this.#disposing && !this.#disposed && this.#halted === null && this.#resumeOf === null,
+      append: (draft) => this.append(draft),
+      send: (m, target, wake) => this.send(m, target, wake),
+      reportError: (error, where) => this.reportError(error, where),
+    }, options.wakeups?.timer !== false, this.session.length > 0)
+    for (const e of this.session.events) this.wakeups.fold(e)
+    this.session.addFold((e) => this.wakeups.fold(e))
     this.resumed = this.session.length > 0
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
@@ -231,6 +250,16 @@ export class TurnlogAgent implements Agent {
   wake(): boolean {
     this.#assertUsable()
     this.#reportDeferred()
+    const wasIdle = this.#status === 'idle'
+    const woke = this.#wakeQueued()
+    // then the wakeups that came due while no process ran (lifecycle §10), after the resume turn
+    // opened (L13), so with a turn open they follow `whenBusy`
+    this.wakeups.release()
+    this.wakeups.fireDue()
+    return woke || (wasIdle && this.#status !== 'idle')
+  }
+
+  #wakeQueued(): boolean {
     if (this.#status !== 'idle' || !this.turnActor.getSnapshot().matches('idle')) return false
     if (this.restoreStep !== null) {
       this.#turns.restore(this.restoreStep)
@@ -239,6 +268,20 @@ export class TurnlogAgent implements Agent {
     if (this.inboxDriver.list('next-turn').length === 0 && this.#resumeOf === null) return false
     this.#wake()
     return true
+  }
+
+  schedule(spec: ScheduleSpec): string {
+    this.#assertUsable()
+    return this.wakeups.schedule(spec)
+  }
+
+  schedules(): ScheduleInfo[] {
+    return this.wakeups.list()
+  }
+
+  unschedule(scheduleId: string): boolean {
+    this.#assertUsable()
+    return this.wakeups.unschedule(scheduleId)
   }
 
   /**
@@ -344,6 +387,7 @@ export class TurnlogAgent implements Agent {
     // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
     if (this.#status === 'parked') return this.#disposeParked()
     this.#disposing = true
+    this.wakeups.close()
     this.cancel({ kind: 'disposed' })
     // A maintenance task is told at once (its signal aborts), then awaited within the grace period.
     const m = this.#maintenance

@@ -86,6 +86,16 @@ export const AGENT_OPTION_FIELDS = {
   maxStepsPerTurn: z.unknown(),
   cancelGraceMs: z.unknown(),
   maxResumeRuns: nonNegInt,
+  wakeups: z.strictObject({
+    timer: z.boolean().optional(),
+    tool: z.union([z.boolean(), z.strictObject({
+      name: z.string().min(1).optional(),
+      minDelayMs: nonNegNumber.optional(),
+      maxDelayMs: nonNegNumber.optional(),
+      deliver: z.enum(['followup', 'steer', 'inject']).optional(),
+      whenBusy: z.enum(['queue', 'steer', 'drop']).optional(),
+    })]).optional(),
+  }),
   retry: z.union([
     z.literal(false, { error: 'must be false' }),
     z.strictObject({

@@ -13,6 +13,7 @@ import type {
 } from '../tools/types.js'
 import type { InspectionEvent } from 'xstate'
 import type { Next } from './hooks.js'
+import type { WakeupHandle, WakeupOptions } from './wakeup-types.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
 import type { BudgetOptions, BudgetStatus, BudgetWarning } from './budget.js'
 
@@ -200,6 +201,8 @@ export interface AgentOptions {
    * and compares message by message (O(log) per request: for tests and fuzzers).
    */
   checkRequests?: 'log' | 'full'
+  /** Wakeups (lifecycle §10): the timer, the built-in `scheduleWakeup` tool. */
+  wakeups?: WakeupOptions
   /** XState inspection of the turn, step and inbox actors (visualisers, coverage tests). */
   inspect?: (event: InspectionEvent) => void
   /** Approvals while parked (lifecycle §9): what a steer does to open requests. */
@@ -344,7 +347,7 @@ export interface CancelOptions {
 }
 
 /** The handle an app embeds. */
-export interface Agent {
+export interface Agent extends WakeupHandle {
   readonly sessionId: string
   readonly status: AgentStatus
   readonly inbox: InboxHandle

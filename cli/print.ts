@@ -113,6 +113,8 @@ function sourceLabel(m: UserMessage): string {
       return 'summary'
     case 'resume':
       return `user (re-sent by resume, was ${m.source.of})`
+    case 'schedule':
+      return `user (wakeup ${one(m.source.scheduleId, 120)})`
   }
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
 import { APPROVAL_EVENT_DATA } from './approvals.js'
 import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
+import { SCHEDULE_EVENT_DATA } from './schedules.js'
 
 const turnNo = z.number().int().positive()
 const stepNo = z.number().int().positive()
@@ -164,6 +165,8 @@ export const EVENT_DATA = {
   'session/end-seed': z.strictObject({}),
   // approvals (lifecycle.md §9): events/approvals.ts
   ...APPROVAL_EVENT_DATA,
+  // wakeups (lifecycle.md §10): events/schedules.ts
+  ...SCHEDULE_EVENT_DATA,
 } as const
 
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }

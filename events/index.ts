@@ -10,6 +10,7 @@ export {
   EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, ResumeCause, TurnCause, InboxTarget, ToolSpec, RequestConfig,
   BudgetEndReason, type EventDataMap, type CoreEventType,
 } from './data.js'
+export { ScheduleDeliver, ScheduleWhenBusy, SCHEDULE_EVENT_DATA } from './schedules.js'
 export {
   BUDGET_LIMITS, BUDGET_SCOPES, BudgetTracker, applyBudgetUsage, countedUsage, emptyCounts, initialBudgetUsage,
   type BudgetLimitName, type BudgetScope, type BudgetCounts, type BudgetUsageState, type BudgetCost, type CountedCall, type PriceFn,

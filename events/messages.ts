@@ -69,6 +69,8 @@ export const MessageSource = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('compaction') }),
   /** A message a crashed turn had claimed, re-inserted by resume under a new id (lifecycle.md §8). */
   z.strictObject({ kind: z.literal('resume'), of: z.string().min(1) }),
+  /** The message of a wakeup's firing (lifecycle.md §10): the splice right after its `schedule/fired`. */
+  z.strictObject({ kind: z.literal('schedule'), scheduleId: z.string().min(1) }),
 ])
 export type MessageSource = z.infer<typeof MessageSource>
 

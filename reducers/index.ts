@@ -21,6 +21,7 @@ export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './l
 export { approvalsReducer, openApprovals, endsParking, type ApprovalsState, type ApprovalRecord } from './approvals.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
 export { budgetReducer, type BudgetState } from './budget.js'
+export { schedulesReducer, nextDue, firingAt, type SchedulesState, type PendingSchedule } from './schedules.js'
 export {
   createLiveProjection, foldEvents, initialReplayState, applyEvent, freezeState, type LiveProjection, type FoldOptions,
 } from './projection.js'

@@ -28,6 +28,7 @@ import { historyReducer } from './history.js'
 import type { ReplayState } from './state.js'
 import { inboxReducer } from './inbox.js'
 import { lifecycleReducer } from './lifecycle.js'
+import { schedulesReducer } from './schedules.js'
 import { surfaceReducer } from './surface.js'
 import { transcriptReducer } from './transcript.js'
 import { usageReducer } from './usage.js'
@@ -44,6 +45,7 @@ export function initialReplayState(): ReplayState {
     usage: usageReducer.initial(),
     approvals: approvalsReducer.initial(),
     budget: budgetReducer.initial(),
+    schedules: schedulesReducer.initial(),
   }
 }
 
@@ -57,6 +59,7 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   usageReducer.apply(draft.usage, event)
   approvalsReducer.apply(draft.approvals, event)
   budgetReducer.apply(draft.budget, event)
+  schedulesReducer.apply(draft.schedules, event)
 }
 
 /**

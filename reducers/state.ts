@@ -8,6 +8,7 @@ import { budgetReducer, type BudgetState } from './budget.js'
 import { historyReducer, type HistoryState } from './history.js'
 import { inboxReducer, type InboxState } from './inbox.js'
 import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
+import { schedulesReducer, type SchedulesState } from './schedules.js'
 import { surfaceReducer, type SurfaceState } from './surface.js'
 import { transcriptReducer, type TranscriptState } from './transcript.js'
 import { usageReducer, type UsageState } from './usage.js'
@@ -22,6 +23,7 @@ export const ALL_REDUCERS = {
   usage: usageReducer,
   approvals: approvalsReducer,
   budget: budgetReducer,
+  schedules: schedulesReducer,
 } as const
 
 /** Everything derived from a log: what `replay` returns and the live agent keeps up to date. */
@@ -35,4 +37,6 @@ export interface ReplayState {
   approvals: ApprovalsState
   /** Tokens and tool calls per budget scope (lifecycle.md §10; events/budget.ts). */
   budget: BudgetState
+  /** Pending wakeups and their due times (lifecycle.md §10). */
+  schedules: SchedulesState
 }

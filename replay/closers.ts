@@ -8,7 +8,9 @@
  * 1. The event a "right after" rule still owes: after a `compaction/prune`, its replacing
  *    `tool/result` (a no-op replacement: the original result's message, unchanged; L15); after a
  *    `compaction/summary`, its replacing `user/message` (the summary text, source `compaction`,
- *    replacing the surface range the summary shadows; L14).
+ *    replacing the surface range the summary shadows; L14); after a `schedule/fired` that is not
+ *    dropped, the splice of its message (W3: the firing is logged, so its message is owed; a fresh
+ *    id, where its deliver/whenBusy say).
  * 2. Inside an open step:
  *    - chunks streamed and no `assistant/message`: an `assistant/message {interrupted: true}`
  *      citing every chunk, when visible text or reasoning streamed (lifecycle §4.7, L7), else none;
@@ -33,6 +35,9 @@ import { lifecycleReducer, type LifecycleState } from '../reducers/lifecycle.js'
 import { approvalsReducer, type ApprovalRecord, type ApprovalsState } from '../reducers/approvals.js'
 import { denialCode, type ApprovalBy, type ApprovalDecision } from '../events/index.js'
 import { surfaceReducer, type SurfaceState } from '../reducers/surface.js'
+import { inboxReducer, type InboxState } from '../reducers/inbox.js'
+import { schedulesReducer, type PendingSchedule, type SchedulesState } from '../reducers/schedules.js'
+import { deliveryTargets } from '../events/invariants/schedules.js'
 
 export type CloserReason = 'interrupted' | 'forked'
 
@@ -63,11 +68,24 @@ export class CloserState {
   readonly results = new Map<number, EventOf<'tool/result'>>()
   /** Message ids seen in user messages and splices (a synthetic id must be fresh). */
   readonly ids = new Set<string>()
+  /** Pending wakeups (a firing's message is owed right after it). */
+  readonly schedules: SchedulesState = schedulesReducer.initial()
+  /** The pending inbox (where an owed firing's splice goes). */
+  readonly inbox: InboxState = inboxReducer.initial()
+  /** The schedule of the last `schedule/fired` that is not dropped, and whether a turn was open. */
+  fired: { schedule: PendingSchedule; busy: boolean } | null = null
 
   apply(e: LogEvent): void {
     lifecycleReducer.apply(this.lifecycle, e)
     surfaceReducer.apply(this.surface, e)
     approvalsReducer.apply(this.approvals, e)
+    if (e.type === 'schedule/fired') {
+      const d = (e as EventOf<'schedule/fired'>).data
+      const p = this.schedules.pending.find((x) => x.scheduleId === d.scheduleId)
+      this.fired = p && d.dropped !== true ? { schedule: { ...p }, busy: this.lifecycle.openTurn !== null } : null
+    }
+    schedulesReducer.apply(this.schedules, e)
+    inboxReducer.apply(this.inbox, e)
     switch (e.type) {
       case 'step/start': {
         const d = (e as EventOf<'step/start'>).data
@@ -125,14 +143,15 @@ export class CloserState {
   }
 
   #owedRightAfter(): boolean {
-    return this.last?.type === 'compaction/prune' || this.last?.type === 'compaction/summary'
+    return this.last?.type === 'compaction/prune' || this.last?.type === 'compaction/summary' ||
+      (this.last?.type === 'schedule/fired' && this.fired !== null)
   }
 }
 
 const CORE = new Set([
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'assistant/chunk', 'assistant/message', 'tool/call',
   'tool/result', 'request/header', 'agent/inbox/spliced', 'llm/retry', 'compaction/start', 'compaction/summary',
-  'compaction/prune', 'compaction/end', 'session/end-seed',
+  'compaction/prune', 'compaction/end', 'session/end-seed', 'schedule/created', 'schedule/fired', 'schedule/canceled',
   'tool/approval-requested', 'tool/approval-decided', 'step/parked',
 ])
 function isCoreType(t: string): boolean {
@@ -225,6 +244,19 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
         sourceEventSeqs: range,
       })
     }
+  } else if (last?.type === 'schedule/fired' && s.fired !== null) {
+    const p = s.fired.schedule
+    let id = `${p.scheduleId}-${last.seq}`
+    for (let n = 2; s.ids.has(id); n++) id = `${p.scheduleId}-${last.seq}-${n}`
+    const target = deliveryTargets(p, s.fired.busy)[0]!
+    push({
+      type: 'agent/inbox/spliced',
+      data: {
+        target,
+        start: target === 'next-turn' ? s.inbox.nextTurn.length : s.inbox.nextStep.length,
+        inserted: [{ id, role: 'user', content: p.content, source: { kind: 'schedule', scheduleId: p.scheduleId } }],
+      },
+    })
   }
 
   // 2. The open step.

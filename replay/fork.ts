@@ -69,7 +69,9 @@ export function fork(
   const time = prefix[prefix.length - 1]!.time
   // The fork starts with an empty inbox: cancel what is pending, as `clear()` would.
   const inbox = inboxReducer.initial()
+  // (the closers too: a firing's owed message, W3, is a splice)
   for (const e of prefix) inboxReducer.apply(inbox, e)
+  for (const e of closers) inboxReducer.apply(inbox, e)
   const tail: LogEvent[] = [...closers]
   for (const [target, list] of [['next-step', inbox.nextStep], ['next-turn', inbox.nextTurn]] as const) {
     if (list.length === 0) continue

@@ -33,6 +33,7 @@ import { TurnlogError } from '../events/errors.js'
 import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
 import { checkCancels, handleCancels } from './cancel-worker.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
+import { DUE_WAKEUP } from '../stores/postgres/wakeup-due.js'
 import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import type { PgWriter } from '../stores/postgres/writer.js'
@@ -205,7 +206,7 @@ class WorkerPool implements Workers, RunHost {
       `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
          lease_until = clock_timestamp() + $2 * interval '1 millisecond'
        FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND pending > 0)
+             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE_WAKEUP}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
              ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick

@@ -16,6 +16,7 @@ import { ApprovalState } from './approvals.js'
 import { BudgetCheck } from './budget.js'
 import { CompactionState } from './compaction.js'
 import { InboxState } from './inbox.js'
+import { ScheduleState } from './schedules.js'
 import { StepContent } from './step-content.js'
 import { TurnState } from './structure.js'
 import { SurfaceState } from './surface.js'
@@ -36,6 +37,8 @@ export class LogChecker {
   readonly #compaction = new CompactionState()
   readonly #approvals: ApprovalState
   readonly #budget: BudgetCheck
+  /** W1–W3, the wakeup rules (schedules.ts). */
+  readonly #schedules: ScheduleState
 
   constructor(opts: CheckerOptions = {}) {
     this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
@@ -43,6 +46,7 @@ export class LogChecker {
     this.#inbox = new InboxState(this.#turns)
     this.#approvals = new ApprovalState(this.#turns)
     this.#budget = new BudgetCheck(opts.price)
+    this.#schedules = new ScheduleState(this.#turns)
   }
 
   /** The seq the next event must have (L1). */
@@ -89,6 +93,7 @@ export class LogChecker {
     this.#compaction.check(e, emit)
     this.#approvals.check(e, emit)
     this.#budget.check(e, emit)
+    this.#schedules.check(e, emit)
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
     return out
   }
@@ -103,6 +108,7 @@ export class LogChecker {
     this.#compaction.apply(e)
     this.#approvals.apply(e)
     this.#budget.apply(e)
+    this.#schedules.apply(e)
     // Last: the groups above read the turn and step state as it was before the event.
     this.#turns.apply(e)
   }
@@ -115,5 +121,8 @@ export class LogChecker {
 
 function rank(invariant: string): number {
   const n = /^L(\d+)$/.exec(invariant)
-  return n ? Number(n[1]) : 0
+  if (n) return Number(n[1])
+  // the wakeup rules (W1–W3) after every L rule
+  const w = /^W(\d+)$/.exec(invariant)
+  return w ? 1000 + Number(w[1]) : 0
 }

@@ -29,5 +29,8 @@ export type LogInvariant =
   | 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8' | 'L9' | 'L10' | 'L11' | 'L12' | 'L13' | 'L14' | 'L15' | 'L16' | 'L17' | 'L18'
   | 'L20'
 
+/** The wakeup rules (events/invariants/schedules.ts): invariants.md numbers none, so they are W1–W3. */
+export type ScheduleInvariant = 'W1' | 'W2' | 'W3'
+
 /** How a rule group reports a violation at the event being checked. */
-export type Emit = (invariant: LogInvariant, message: string) => void
+export type Emit = (invariant: LogInvariant | ScheduleInvariant, message: string) => void

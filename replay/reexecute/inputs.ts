@@ -7,6 +7,7 @@ import type { EventOf, LogEvent, UserMessage } from '../../events/index.js'
 import { cancelPlan, settleBeforeCancel } from './cancels.js'
 import { diverge } from './compare.js'
 import type { Host } from './state.js'
+import { isScheduleInput, issueSchedule } from './schedules.js'
 
 export function issueExternal(rx: Host, hookWaiting: boolean): boolean {
   let did = false
@@ -22,6 +23,13 @@ export function issueExternal(rx: Host, hookWaiting: boolean): boolean {
       if (settleBeforeCancel(rx)) return true
       rx.cancelled.add(plan.turn)
       rx.agent.cancel(plan.cause, { keepInbox: plan.keepInbox })
+      did = true
+      continue
+    }
+    if (isScheduleInput(next)) {
+      // wakeups (lifecycle §10): made, canceled and fired from outside the turn, like sends
+      if (hookWaiting && !rx.choose()) return did
+      issueSchedule(rx, next)
       did = true
       continue
     }

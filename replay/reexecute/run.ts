@@ -19,6 +19,7 @@ import { describeWaiting, mayPass, release, releaseSafe, serve, serveResultFirst
 import type { BodyServe, FakeTimer, Gate, Host, StreamServe } from './state.js'
 import { key2 } from './facts.js'
 import { servedTimers, servedTool } from './tools.js'
+import { recordedWakeupTool } from './schedules.js'
 
 /** Scheduling rounds in a row that may run without the log growing (see `Reexecution.progressing`). */
 export const MAX_ROUNDS_WITHOUT_PROGRESS = 10_000
@@ -106,7 +107,10 @@ export class Reexecution implements Host {
     {
       this.agent = createAgent({
         model: servedModel(this, config.model ?? 'model', this.opts.contextWindow, gen, firstHeader?.data.provider),
-        tools: (this.opts.tools ?? []).map((t) => servedTool(this, t, gen)),
+        tools: [...(this.opts.tools ?? []), ...[recordedWakeupTool(firstHeader, this.opts.tools ?? [])].filter((t) => t !== null)]
+          .map((t) => servedTool(this, t, gen)),
+        // firings are recorded input (issued by the pump, replay/reexecute/schedules.ts): no timer
+        wakeups: { timer: false },
         system,
         config,
         ...(prefix.length > 0 ? { prefix } : {}),

@@ -25,6 +25,7 @@ import { makeHeader } from '../memory.js'
 import type { HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { pgError } from './errors.js'
 import { MIGRATE_LOCK, MIGRATION } from './schema.js'
+import { WAKEUP_MIGRATION } from './wakeup-due.js'
 import { PgReader, PgWriter } from './writer.js'
 
 export interface PostgresStoreOptions {
@@ -131,6 +132,7 @@ export class PostgresStore implements LogStore {
       await c.query('BEGIN')
       await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK])
       await c.query(MIGRATION)
+      await c.query(WAKEUP_MIGRATION)
       await c.query('COMMIT')
     } catch (err) {
       await c.query('ROLLBACK').catch(() => {})

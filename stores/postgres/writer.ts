@@ -13,6 +13,7 @@ import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, LogReader, LogWriter } from '../types.js'
 import { isConnectionError, pgError } from './errors.js'
+import { DueTracker } from './wakeup-due.js'
 
 const PAGE = 2000
 
@@ -95,6 +96,8 @@ export class PgWriter implements LogWriter {
   })
   /** Appends whose connection broke and were resolved by reading back (tests read it). */
   retries = 0
+  /** The session's next due wakeup, kept in `wakeup_due_at` on append (wakeup-due.ts). */
+  readonly #due: DueTracker
 
   constructor(
     readonly store: PgStoreHost,
@@ -109,6 +112,7 @@ export class PgWriter implements LogWriter {
   ) {
     this.#length = length
     this.#durableLength = length
+    this.#due = new DueTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
     this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
@@ -175,10 +179,14 @@ export class PgWriter implements LogWriter {
       }
     }
     text += ']'
-    const params = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
+    const params: unknown[] = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
+    // a batch with a schedule event also sets the session's next due wakeup, in the same transaction
+    const due = await this.#due.after(batch.flat(), expected)
+    if (due !== undefined) params.push(due)
+    const sql = due === undefined ? 'SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)' : 'SELECT turnlog_append_due($1, $2, $3, $4, $5, $6, $7, $8)'
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.store.pool.query('SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)', params)
+        await this.store.pool.query(sql, params)
         break
       } catch (err) {
         if (!isConnectionError(err)) throw pgError(err, this.sessionId, 'append failed')
