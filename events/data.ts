@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
 import { APPROVAL_EVENT_DATA } from './approvals.js'
+import { CHILD_EVENT_DATA } from './children.js'
 import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
 
 const turnNo = z.number().int().positive()
@@ -142,6 +143,8 @@ export const EVENT_DATA = {
   'session/end-seed': z.strictObject({}),
   // approvals (lifecycle.md §9): events/approvals.ts
   ...APPROVAL_EVENT_DATA,
+  // child sessions (lifecycle.md §10): events/children.ts
+  ...CHILD_EVENT_DATA,
 } as const
 
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }

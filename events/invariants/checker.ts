@@ -1,5 +1,5 @@
 /**
- * The log invariant checker: L1–L18 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
+ * The log invariant checker: L1–L19 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
  * decides them") states them. `check` is pure; `apply` advances O(1)-amortised state (per open
  * turn and step, cleared at their boundaries; a surface replace costs O(range)).
  *
@@ -13,6 +13,7 @@
 import { EVENT_DATA } from '../data.js'
 import type { LogEvent, SessionEvent } from '../envelope.js'
 import { ApprovalState } from './approvals.js'
+import { ChildState } from './children.js'
 import { CompactionState } from './compaction.js'
 import { InboxState } from './inbox.js'
 import { StepContent } from './step-content.js'
@@ -34,12 +35,15 @@ export class LogChecker {
   readonly #inbox: InboxState
   readonly #compaction = new CompactionState()
   readonly #approvals: ApprovalState
+  /** L19, the parent's side (children.ts). */
+  readonly #children: ChildState
 
   constructor(opts: CheckerOptions = {}) {
     this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
     this.#content = new StepContent(this.#turns)
     this.#inbox = new InboxState(this.#turns)
     this.#approvals = new ApprovalState(this.#turns)
+    this.#children = new ChildState(this.#turns)
   }
 
   /** The seq the next event must have (L1). */
@@ -85,6 +89,7 @@ export class LogChecker {
     this.#inbox.check(e, emit)
     this.#compaction.check(e, emit)
     this.#approvals.check(e, emit)
+    this.#children.check(e, emit)
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
     return out
   }
@@ -98,6 +103,7 @@ export class LogChecker {
     this.#inbox.apply(e)
     this.#compaction.apply(e)
     this.#approvals.apply(e)
+    this.#children.apply(e)
     // Last: the groups above read the turn and step state as it was before the event.
     this.#turns.apply(e)
   }

@@ -21,6 +21,7 @@ export interface CheckerOptions {
 /** The L invariant ids, in order. */
 export type LogInvariant =
   | 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8' | 'L9' | 'L10' | 'L11' | 'L12' | 'L13' | 'L14' | 'L15' | 'L16' | 'L17' | 'L18'
+  | 'L19'
 
 /** How a rule group reports a violation at the event being checked. */
 export type Emit = (invariant: LogInvariant, message: string) => void
