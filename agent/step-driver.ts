@@ -30,7 +30,7 @@ import { TurnlogError, isRunnableCall } from '../events/index.js'
  */
 export interface StepHost extends ApprovalHost {
   readonly sessionId: string
-  readonly options: Pick<AgentOptions, 'inspect' | 'system' | 'model' | 'checkRequests'>
+  readonly options: Pick<AgentOptions, 'inspect' | 'system' | 'model' | 'checkRequests' | 'store'>
   readonly hooks: HookRegistry
   readonly timers: Timers
   readonly tools: ReadonlyMap<string, AnyTool>
@@ -306,6 +306,11 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
       }) as EventOf<'tool/result'>,
     queueContext: (message) => {
       agent.splice('next-step', agent.inbox.nextStep.length, 0, [message])
+    },
+    children: {
+      session: agent.sessionId,
+      store: agent.options.store,
+      spawned: (callId, child) => agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
     },
     within: (value, where) => agent.within(value, where),
     isAbandoned,

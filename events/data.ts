@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
 import { APPROVAL_EVENT_DATA } from './approvals.js'
+import { CHILD_EVENT_DATA } from './children.js'
 import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
 import { SCHEDULE_EVENT_DATA } from './schedules.js'
 
@@ -167,6 +168,8 @@ export const EVENT_DATA = {
   ...APPROVAL_EVENT_DATA,
   // wakeups (lifecycle.md §10): events/schedules.ts
   ...SCHEDULE_EVENT_DATA,
+  // child sessions (lifecycle.md §10): events/children.ts
+  ...CHILD_EVENT_DATA,
 } as const
 
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }

@@ -152,7 +152,7 @@ const CORE = new Set([
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'assistant/chunk', 'assistant/message', 'tool/call',
   'tool/result', 'request/header', 'agent/inbox/spliced', 'llm/retry', 'compaction/start', 'compaction/summary',
   'compaction/prune', 'compaction/end', 'session/end-seed', 'schedule/created', 'schedule/fired', 'schedule/canceled',
-  'tool/approval-requested', 'tool/approval-decided', 'step/parked',
+  'tool/approval-requested', 'tool/approval-decided', 'step/parked', 'child/spawned',
 ])
 function isCoreType(t: string): boolean {
   return CORE.has(t)

@@ -1,4 +1,5 @@
 export { verify, type VerifyOptions, type VerifyResult } from './verify.js'
+export { verifyChild, type ChildHeaderLike } from './verify-child.js'
 export { replay, stateAt, type ReplayState } from './replay.js'
 export {
   readLog, readLogStream, isLogHeader, type ReadLogOptions, type ReadLogResult, type ReadLogSummary,

@@ -23,7 +23,8 @@ import type { LogHeader, TornTail } from '../events/jsonl.js'
 /** What a caller may set in a new session's header; `type`, `format`, `id`, `checksums` are the store's. */
 export interface HeaderInit {
   createdAt?: number
-  parent?: { session: string; seq: number }
+  /** A fork's parent session and seq; a child session's also names the parent's call (L19). */
+  parent?: { session: string; seq: number; callId?: string }
   inheritedEventCount?: number
 }
 

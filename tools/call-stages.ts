@@ -10,8 +10,9 @@ import type { PreVerdict } from './call-machine.js'
 import type { CallRec } from './call-record.js'
 import { errorOutcome, errorText, outputToOutcome } from './define.js'
 import type {
-  ExecutePayload, PostExecuteDecision, PreExecuteDecision, ToolContext, ToolEnv, ToolOutcome,
+  ChildHost, ExecutePayload, PostExecuteDecision, PreExecuteDecision, ToolContext, ToolEnv, ToolOutcome,
 } from './types.js'
+import { CHILD_HOST } from './types.js'
 
 /** What the stages need of the run: the env, the running bodies' signals, and three guards. */
 export interface CallHost {
@@ -121,6 +122,7 @@ export function runBody(rec: CallRec, host: CallHost): Promise<ToolOutcome> {
       concludeTurn: () => {
         if (!done) rec.concludeRequested = true
       },
+      ...(env.children !== undefined ? { [CHILD_HOST]: childHost(env.children, rec.call.id) } : {}),
     }
     let bodyThrew: { error: unknown } | null = null
     const innermost = async (p: ExecutePayload): Promise<unknown> => {
@@ -234,4 +236,9 @@ function describe(v: unknown): string {
   } catch {
     return typeof v
   }
+}
+
+/** The call's view of its parent's child-session capability (the call id is fixed). */
+function childHost(c: NonNullable<ToolEnv['children']>, callId: string): ChildHost {
+  return { session: c.session, store: c.store, spawned: (child) => c.spawned(callId, child) }
 }

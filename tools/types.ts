@@ -15,6 +15,23 @@ export interface ToolContext {
   step: number
   /** Ends the turn after this step's results are committed (the step ends `concluded`). */
   concludeTurn(): void
+  /** @internal What `defineSubagent` needs of the running agent (absent outside one). */
+  readonly [CHILD_HOST]?: ChildHost
+}
+
+/** @internal The key of {@link ChildHost} on a {@link ToolContext}. */
+export const CHILD_HOST: unique symbol = Symbol.for('turnlog.childHost')
+
+/**
+ * @internal What a subagent call needs of its parent (lifecycle §10): the parent's session and
+ * store, and the one append it may make while it runs, `child/spawned`.
+ */
+export interface ChildHost {
+  readonly session: string
+  /** The parent's store (a `LogStore`), or undefined for an agent without one. */
+  readonly store: unknown
+  /** Appends `child/spawned` for this call; returns its seq (the child's header names it, L19). */
+  spawned(child: string): number
 }
 
 export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
@@ -96,6 +113,8 @@ export interface ToolEnv {
   appendResult(call: ToolCallBlock, callSeq: number, outcome: ToolOutcome): EventOf<'tool/result'>
   /** Queues a context message into next-step (an inbox splice). */
   queueContext(message: UserMessage): void
+  /** Child sessions (lifecycle §10): given to each call's context; absent in bare tool runs. */
+  children?: { session: string; store: unknown; spawned(callId: string, child: string): number }
   /** The three tool hooks (waterfalls); a throwing listener is the scheduler's to turn into a result. */
   preExecute(p: PreExecutePayload, innermost: () => PreExecuteDecision): Promise<PreExecuteDecision>
   execute(p: ExecutePayload, innermost: (p: ExecutePayload) => Promise<unknown>): Promise<unknown>

@@ -1,5 +1,5 @@
 /**
- * The log invariant checker: L1–L18 and L20 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
+ * The log invariant checker: L1–L20 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
  * decides them") states them. `check` is pure; `apply` advances O(1)-amortised state (per open
  * turn and step, cleared at their boundaries; a surface replace costs O(range)).
  *
@@ -14,6 +14,7 @@ import { EVENT_DATA } from '../data.js'
 import type { LogEvent, SessionEvent } from '../envelope.js'
 import { ApprovalState } from './approvals.js'
 import { BudgetCheck } from './budget.js'
+import { ChildState } from './children.js'
 import { CompactionState } from './compaction.js'
 import { InboxState } from './inbox.js'
 import { ScheduleState } from './schedules.js'
@@ -39,6 +40,8 @@ export class LogChecker {
   readonly #budget: BudgetCheck
   /** W1–W3, the wakeup rules (schedules.ts). */
   readonly #schedules: ScheduleState
+  /** L19, the parent's side (children.ts). */
+  readonly #children: ChildState
 
   constructor(opts: CheckerOptions = {}) {
     this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
@@ -47,6 +50,7 @@ export class LogChecker {
     this.#approvals = new ApprovalState(this.#turns)
     this.#budget = new BudgetCheck(opts.price)
     this.#schedules = new ScheduleState(this.#turns)
+    this.#children = new ChildState(this.#turns)
   }
 
   /** The seq the next event must have (L1). */
@@ -94,6 +98,7 @@ export class LogChecker {
     this.#approvals.check(e, emit)
     this.#budget.check(e, emit)
     this.#schedules.check(e, emit)
+    this.#children.check(e, emit)
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
     return out
   }
@@ -109,6 +114,7 @@ export class LogChecker {
     this.#approvals.apply(e)
     this.#budget.apply(e)
     this.#schedules.apply(e)
+    this.#children.apply(e)
     // Last: the groups above read the turn and step state as it was before the event.
     this.#turns.apply(e)
   }

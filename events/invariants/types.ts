@@ -27,6 +27,7 @@ export interface CheckerOptions {
 /** The L invariant ids, in order. */
 export type LogInvariant =
   | 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8' | 'L9' | 'L10' | 'L11' | 'L12' | 'L13' | 'L14' | 'L15' | 'L16' | 'L17' | 'L18'
+  | 'L19'
   | 'L20'
 
 /** The wakeup rules (events/invariants/schedules.ts): invariants.md numbers none, so they are W1–W3. */

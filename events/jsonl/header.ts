@@ -13,7 +13,8 @@ export const LogHeader = z.strictObject({
   id: z.string().min(1),
   createdAt: z.number().int().nonnegative(),
   checksums: z.literal('crc32').optional(),
-  parent: z.strictObject({ session: z.string().min(1), seq: z.number().int().nonnegative() }).optional(),
+  // a fork's parent: {session, seq}; a child session's (lifecycle §10, L19) also names the call
+  parent: z.strictObject({ session: z.string().min(1), seq: z.number().int().nonnegative(), callId: z.string().min(1).optional() }).optional(),
   inheritedEventCount: z.number().int().nonnegative().optional(),
 })
 export type LogHeader = z.infer<typeof LogHeader>

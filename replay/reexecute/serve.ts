@@ -7,6 +7,7 @@ import { diverge } from './compare.js'
 import { isAbortedBeforeBody, isAbortedWhileRunning, key3 } from './facts.js'
 import type { Gate, Host } from './state.js'
 import { settle } from './tools.js'
+import { CHILD_HOST } from '../../tools/types.js'
 
 export function stalled(rx: Host, next: LogEvent | null): void {
   const seq = rx.len
@@ -91,6 +92,17 @@ export function serve(rx: Host, next: LogEvent): boolean {
       const w = s.waiter
       s.waiter = null
       w()
+      return true
+    }
+  }
+  if (next.type === 'child/spawned') {
+    // a subagent call's child (lifecycle §10) is recorded input: the served body spawns it again
+    // under the recorded id, through its context, while it runs
+    const d = (next as EventOf<'child/spawned'>).data
+    const b = rx.bodies.get(key3(d.turn, d.step, d.callId))
+    const host = b?.ctx[CHILD_HOST]
+    if (b !== undefined && !b.settled && host !== undefined) {
+      host.spawned(d.child)
       return true
     }
   }

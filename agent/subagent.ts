@@ -1,0 +1,124 @@
+/**
+ * Sub-agents (lifecycle.md §10): `defineSubagent` is a tool whose call runs a child session. The
+ * call logs `child/spawned` in the parent, creates the child in the parent's store with a header
+ * naming the parent's session, that event's seq and the call (L19), sends the call as the child's
+ * first message and returns the child's last answer as the call's result. A cancel of the parent's
+ * turn (or the call's timeout) cancels the child with cause `parent`.
+ */
+import type { z } from 'zod'
+import type { EventOf, LogEvent } from '../events/index.js'
+import type { LogStore } from '../stores/types.js'
+import { defineTool } from '../tools/define.js'
+import { CHILD_HOST, type AnyTool, type ToolContext } from '../tools/types.js'
+import { createAgent } from './agent.js'
+import type { AgentOptions } from './types.js'
+
+/** A child's options: the agent's, without what the parent decides (store, session, prefix). */
+export type SubagentOptions = Omit<AgentOptions, 'store' | 'storeWriter' | 'prefix' | 'sessionId'>
+
+export interface SubagentConfig<P extends z.ZodType> {
+  name: string
+  description: string
+  /** The call's arguments (the model sees their JSON Schema). */
+  parameters: P
+  /**
+   * The child's options for one call (model, tools, system, budget…). May be async. A throw (or a
+   * rejection) is the call's `TOOL_ERROR` result; no child is created then.
+   */
+  agent: (args: z.infer<P>, ctx: ToolContext) => SubagentOptions | Promise<SubagentOptions>
+  /**
+   * The child's first message, from the call's arguments. Default: the only string member of the
+   * arguments (or the arguments themselves when a string), else the arguments as JSON. A throw is
+   * the call's `TOOL_ERROR`.
+   */
+  prompt?: (args: z.infer<P>) => string
+  /** The call's timeout (the child is cancelled with cause `parent` when it passes). */
+  timeoutMs?: number
+}
+
+/**
+ * A tool whose every call runs a child session (lifecycle §10). The child's id is derived from
+ * the parent's session and the call (`<parent>.c<turn>-<step>-<callId>`), so a call spawns at most
+ * one child. Its result is the text of the child's last answer; a child turn that ends other than
+ * `completed` is the call's `TOOL_ERROR`, naming how it ended.
+ */
+export function defineSubagent<P extends z.ZodType>(config: SubagentConfig<P>): AnyTool {
+  return defineTool({
+    name: config.name,
+    description: config.description,
+    parameters: config.parameters,
+    ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+    execute: (args: z.infer<P>, ctx: ToolContext) => runChild(config, args, ctx),
+  }) as AnyTool
+}
+
+async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.infer<P>, ctx: ToolContext): Promise<string> {
+  const host = ctx[CHILD_HOST]
+  if (host === undefined) throw new Error(`subagent '${config.name}' runs only as a call of an agent`)
+  const options = await config.agent(args, ctx)
+  const prompt = config.prompt !== undefined ? config.prompt(args) : defaultPrompt(args)
+  if (typeof prompt !== 'string') throw new Error(`subagent '${config.name}': prompt must return a string`)
+  ctx.signal.throwIfAborted()
+  const id = childSessionId(host.session, ctx)
+  const seq = host.spawned(id)
+  const store = host.store as LogStore | undefined
+  if (store !== undefined) await store.create(id, { parent: { session: host.session, seq, callId: ctx.callId } })
+  const child = createAgent({ ...options, sessionId: id, ...(store !== undefined ? { store } : {}) })
+  const onAbort = () => child.cancel({ kind: 'parent' })
+  ctx.signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    if (ctx.signal.aborted) onAbort()
+    else child.followup(prompt)
+    await child.whenIdle()
+    await child.flush()
+    ctx.signal.throwIfAborted()
+    return lastAnswer(child.events, id)
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort)
+    await child.dispose()
+  }
+}
+
+/** The child's answer: the text of the last assistant message of its last turn, which completed. */
+export function lastAnswer(events: readonly LogEvent[], id: string): string {
+  let end: EventOf<'turn/end'> | undefined
+  for (let i = events.length - 1; i >= 0 && end === undefined; i--) if (events[i]!.type === 'turn/end') end = events[i] as EventOf<'turn/end'>
+  if (end === undefined) throw new Error(`the child session ${id} ran no turn`)
+  const kind = end.data.reason.kind
+  if (kind !== 'completed') throw new Error(`the child session ${id} ended '${kind}'`)
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!
+    if (e.type === 'turn/start') break
+    if (e.type === 'assistant/message') {
+      const m = (e as EventOf<'assistant/message'>).data.message
+      return m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
+    }
+  }
+  return ''
+}
+
+function defaultPrompt(args: unknown): string {
+  if (typeof args === 'string') return args
+  if (typeof args === 'object' && args !== null) {
+    const strings = Object.values(args).filter((v): v is string => typeof v === 'string')
+    if (strings.length === 1 && Object.keys(args).length === 1) return strings[0]!
+  }
+  return JSON.stringify(args)
+}
+
+/** `<parent>.c<turn>-<step>-<callId>`, the call id cut to the session-id alphabet; hashed when too long. */
+export function childSessionId(parent: string, ctx: Pick<ToolContext, 'turn' | 'step' | 'callId'>): string {
+  const safe = ctx.callId.replace(/[^A-Za-z0-9_-]/g, '_')
+  const id = `${parent}.c${ctx.turn}-${ctx.step}-${safe}`
+  if (id.length <= 128 && safe === ctx.callId) return id
+  return `${parent.slice(0, 96)}.c${ctx.turn}-${ctx.step}-${fnv1a(`${parent}\u0000${ctx.callId}`)}`
+}
+
+function fnv1a(s: string): string {
+  let h = 0x811c9dc5
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 0x01000193) >>> 0
+  }
+  return h.toString(16).padStart(8, '0')
+}
