@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresStore, type PostgresStore } from '../../../stores/postgres/index.js'
 import { childLib, ROOT } from '../child-lib.js'
-import { answered, givenUpIds, LineChild, moves, readAll, until, verifyOk } from './helpers.js'
+import { account, accountingLine } from './accounting.js'
+import { LineChild, until } from './helpers.js'
 
 const WORKER = fileURLToPath(new URL('./children/worker-child.mjs', import.meta.url))
 const RESTARTS = Number(process.env.TURNLOG_PG_RESTARTS ?? 10)
@@ -90,32 +91,10 @@ describe('postgres workers across server restarts', () => {
     for (const c of workers) c.proc.kill('SIGTERM')
     await Promise.all(workers.map((c) => c.exited))
 
-    let total = 0
-    let answeredCount = 0
-    let givenUp = 0
-    const problems: string[] = []
-    for (const [sid, ids] of sent) {
-      const events = await readAll(store, sid)
-      const v = verifyOk(events)
-      if (v.length) problems.push(`${sid}: ${v.slice(0, 3).join('; ')}`)
-      const m = moves(events)
-      const { count, unanswered } = answered(events)
-      const named = givenUpIds(events)
-      for (const id of ids) {
-        total++
-        if (m.inserted.get(id) !== 1) problems.push(`${sid}/${id} inserted ${m.inserted.get(id) ?? 0} times`)
-        const copies: string[] = []
-        for (let q = [id]; q.length; ) for (const c of m.resumedFrom.get(q.shift()!) ?? []) copies.push(c), q.push(c)
-        const logged = [id, ...copies].filter((x) => count.has(x))
-        if (logged.length > 1) problems.push(`${sid}/${id} logged as ${logged.join(', ')}`)
-        if (logged.length === 1 && !unanswered.includes(logged[0]!)) answeredCount++
-        else if (named.has(id)) givenUp++
-        else problems.push(`${sid}/${id} silent (logged as ${logged.join(', ') || 'nothing'})`)
-      }
-    }
-    console.log(`postgres restarts: ${RESTARTS} restarts, ${crashed} worker crashes, ${total} acknowledged, ${answeredCount} answered, ${givenUp} given up, ${total - answeredCount - givenUp} silent`)
+    const a = await account(store, sent)
+    console.log(`postgres restarts: ${RESTARTS} restarts, ${crashed} worker crashes, ${accountingLine(a)}`)
     expect(crashed).toBe(0)
-    expect(problems).toEqual([])
-    expect(total).toBeGreaterThan(0)
+    expect(a.problems).toEqual([])
+    expect(a.acknowledged).toBeGreaterThan(0)
   }, 420_000)
 })

@@ -1,0 +1,181 @@
+/**
+ * Issue 24 item 8: the PostgreSQL kill loop, bounded, in CI (`npm run test:faults`, which .ci/run
+ * calls after `npm test`; vitest.faults.config.ts). On a server of its own (scripts/pg.sh, so it
+ * can restart it without disturbing other tests): 3 worker processes serve 40 sessions while this
+ * process sends messages (each acknowledged when `send` resolves; a send that failed in a restart
+ * is sent again with the same id, idempotent). A worker is SIGKILLed ≥ 100 times
+ * (`TURNLOG_PG_KILLS`), each kill aimed at a phase (mid-stream, mid-tool, mid-claim/resume, a
+ * random moment, which covers mid-commit; always a worker that is serving, never a replacement
+ * still loading) and replaced by a loaded standby; the server is
+ * restarted `TURNLOG_PG_RESTARTS` (10) times among the kills. Then the accounting of item 1
+ * (lifecycle §8): every acknowledged message moved once, logged once, answered or named in a
+ * `resume/given-up` record: none silent, none twice, none lost; every log verifies (L1, L5, L11,
+ * L13 against the limit the workers recorded); no worker died except by this test's kills.
+ * The figures are printed on one line (kills, restarts, accounting, durations).
+ */
+import { spawn, spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { postgresStore, type PostgresStore } from '../../stores/postgres/index.js'
+import { account, accountingLine } from '../stores/postgres/accounting.js'
+import { childLib, ROOT } from '../stores/child-lib.js'
+import { LineChild, until } from '../stores/postgres/helpers.js'
+
+const WORKER = fileURLToPath(new URL('../stores/postgres/children/worker-child.mjs', import.meta.url))
+const PG = join(ROOT, 'scripts/pg.sh')
+const KILLS = Number(process.env.TURNLOG_PG_KILLS ?? 100)
+const RESTARTS = Number(process.env.TURNLOG_PG_RESTARTS ?? 10)
+const SESSIONS = 40
+const LEASE = 4000
+const children: LineChild[] = []
+const stores: PostgresStore[] = []
+let ownDir: string | undefined
+let lib = ''
+
+beforeAll(() => {
+  lib = childLib()
+}, 300_000)
+afterAll(async () => {
+  for (const c of children) if (c.alive) c.proc.kill('SIGKILL')
+  for (const s of stores) await s.close().catch(() => {})
+  if (ownDir) spawnSync('bash', [PG, 'stop', ownDir])
+})
+
+// mulberry32: the test's own choices are reproducible from TURNLOG_PG_SEED
+let seed = Number(process.env.TURNLOG_PG_SEED ?? 20261202) >>> 0
+const rand = () => {
+  seed = (seed + 0x6d2b79f5) >>> 0
+  let t = seed
+  t = Math.imul(t ^ (t >>> 15), t | 1)
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const seconds = (ms: number) => (ms / 1000).toFixed(1)
+
+describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
+  it(`L1 L13 §8: ${KILLS} worker SIGKILLs and ${RESTARTS} server restarts while sending: every acknowledged message answered or named as given up, none twice, none lost; 0 worker crashes; logs verify`, async () => {
+    expect(KILLS).toBeGreaterThanOrEqual(1)
+    const started = spawnSync('bash', [PG, 'start'], { encoding: 'utf8' })
+    expect(started.status, started.stderr).toBe(0)
+    const url = started.stdout.trim().split('\n').pop()!
+    ownDir = started.stderr.trim().split('\n').pop()!
+    const store = postgresStore({ connectionString: url, retryDelayMs: 100, retryAttempts: 8 })
+    stores.push(store)
+    await store.migrate()
+    const t0 = Date.now()
+
+    const killed = new Set<LineChild>()
+    let gen = 0
+    const worker = (standby: boolean): LineChild => {
+      const env = standby ? { ...process.env, TURNLOG_STANDBY: '1' } : undefined
+      const c = new LineChild(spawn, WORKER, [lib, url, String(Math.floor(rand() * 2 ** 31)), `w${gen++}`, String(LEASE), '0'], ROOT, env)
+      children.push(c)
+      return c
+    }
+    const pool = [0, 1, 2].map(() => worker(false))
+    // replacements wait loaded (STANDBY) so that a kill is followed by a live worker at once
+    const standbys: LineChild[] = []
+    const topUp = () => {
+      while (standbys.length < 2) standbys.push(worker(true))
+    }
+    topUp()
+    for (const c of pool) expect(await c.waitFor((l) => l === 'READY', 0, 120_000)).toBe('READY')
+
+    const sent = new Map<string, string[]>()
+    let sending = true
+    let n = 0
+    let sendRetries = 0
+    const sender = (async () => {
+      while (sending && n < 1500) {
+        const sid = `k${Math.floor(rand() * SESSIONS)}`
+        const id = `m${n++}`
+        // acknowledged = the send resolved; one that failed (a restart) is sent again with its id
+        for (;;) {
+          try {
+            await store.send(sid, { id, content: [{ type: 'text', text: `question ${id}` }] })
+            sent.set(sid, [...(sent.get(sid) ?? []), id])
+            break
+          } catch {
+            sendRetries++
+            await sleep(100)
+          }
+        }
+        await sleep(40 + Math.floor(rand() * 80))
+      }
+    })()
+
+    const phases = ['stream', 'tool', 'claim', 'random'] as const
+    const aimed: Record<string, number> = { stream: 0, tool: 0, claim: 0, random: 0 }
+    let ofServing = 0
+    let restarts = 0
+    const restartEvery = RESTARTS > 0 ? Math.max(1, Math.floor(KILLS / RESTARTS)) : Infinity
+    const restart = () => new Promise<number | null>((res) => spawn('bash', [PG, 'restart', ownDir!], { stdio: 'ignore' }).on('exit', (code) => res(code)))
+    for (let k = 0; k < KILLS; k++) {
+      if (restarts < RESTARTS && k % restartEvery === Math.floor(restartEvery / 2)) {
+        // the sender keeps sending while the server is down (its sends fail and are sent again)
+        expect(await restart()).toBe(0)
+        restarts++
+      }
+      // every kill hits a serving worker: a replacement that is still loading is waited for, not
+      // killed (a kill of a process that never served would pad the count)
+      for (const c of pool) expect(await c.waitFor((l) => l === 'READY', 0, 120_000), `worker not serving before kill ${k + 1}: ${c.stderr.slice(-400)}`).toBe('READY')
+      let phase: string = phases[k % phases.length]!
+      let slot = Math.floor(rand() * 3)
+      if (phase === 'random') await sleep(20 + Math.floor(rand() * 300))
+      else {
+        // the first of the three workers to reach the phase is the one killed there
+        const marks = pool.map((c) => c.lines.length)
+        const hit = await Promise.race(pool.map((c, i) => c.waitFor((l) => l.startsWith(phase + ' '), marks[i]!, 800).then((l) => (l === null ? null : i))))
+        if (hit === null) phase = 'random'
+        else slot = hit
+      }
+      const c = pool[slot]!
+      if (c.lines.includes('READY') && c.alive) ofServing++
+      killed.add(c)
+      c.proc.kill('SIGKILL')
+      await c.exited
+      aimed[phase]!++
+      // GO waits in the pipe if the standby is still loading: the kills do not wait for boots
+      const next = standbys.shift()!
+      next.proc.stdin.write('GO\n')
+      pool[slot] = next
+      topUp()
+    }
+    for (const c of standbys) {
+      killed.add(c)
+      c.proc.kill('SIGKILL')
+    }
+    sending = false
+    await sender
+    const killsDone = Date.now()
+    // no more faults: the three live workers catch up (expired leases are taken over first)
+    await until(async () => {
+      try {
+        const rows = await store.sessions()
+        return rows.length > 0 && rows.every((r) => r.status === 'idle' && r.pending === 0)
+      } catch {
+        return false
+      }
+    }, 'every session idle with its input moved', 240_000, async () => JSON.stringify(await store.sessions()) + pool.map((c) => c.lines.slice(-20).join('|')).join('\n'))
+    const caughtUp = Date.now()
+    const crashed = children.filter((c) => !c.alive && !killed.has(c))
+    for (const c of pool) c.proc.kill('SIGTERM')
+    await Promise.all(pool.map((c) => c.exited))
+
+    const a = await account(store, sent)
+    const inbox = await store.pool.query('SELECT count(*)::int AS n FROM turnlog_inbox WHERE moved_seq IS NULL')
+    const given = await store.pool.query("SELECT count(*)::int AS n FROM turnlog_events WHERE event->>'type' = 'resume/given-up'")
+    console.log(`postgres kill loop: ${KILLS} SIGKILLs (${ofServing} of serving workers; aimed ${JSON.stringify(aimed)}), ${restarts} server restarts, ` +
+      `${crashed.length} worker crashes, ${sendRetries} send retries; ${accountingLine(a)}; ${(given.rows[0] as { n: number }).n} give-up records; ` +
+      `kill phase ${seconds(killsDone - t0)} s, catch-up ${seconds(caughtUp - killsDone)} s`)
+    expect(crashed.map((c) => c.stderr.slice(-400))).toEqual([])
+    expect(a.problems).toEqual([])
+    expect(a.acknowledged).toBeGreaterThan(0)
+    expect(a.answered + a.givenUp).toBe(a.acknowledged)
+    expect((inbox.rows[0] as { n: number }).n).toBe(0)
+    expect(restarts).toBe(RESTARTS)
+    expect(ofServing).toBe(KILLS)
+  }, 900_000)
+})
