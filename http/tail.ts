@@ -47,6 +47,13 @@ export interface SessionTailOptions {
   pollMs?: number
   /** Reports a read error (the tail keeps what it has; a transient error is retried at the next poll). */
   onError?: (err: unknown) => void
+  /**
+   * With at least `fanoutThreshold` live SSE followers (default 64), they are written at most once
+   * per `fanoutIntervalMs` (default 20 ms): one socket write per follower per interval instead of
+   * per event (B9). Fewer followers are written as soon as the event loop turns.
+   */
+  fanoutIntervalMs?: number
+  fanoutThreshold?: number
 }
 
 export class SessionTail {
@@ -117,8 +124,9 @@ export class SessionTail {
   private notify(): void {
     if (this.notifying || this.listeners.size === 0) return
     this.notifying = true
-    setImmediate(() => {
+    const run = (): void => {
       this.notifying = false
+      this.lastNotify = performance.now()
       for (const l of [...this.listeners]) {
         try {
           l()
@@ -126,8 +134,17 @@ export class SessionTail {
           // a follower's failure ends that follower only (it cleans up itself)
         }
       }
-    })
+    }
+    // many followers: at most one fan-out per `fanoutIntervalMs` (each costs a socket write per
+    // follower; what arrives in between goes out in the next one)
+    const wait = this.listeners.size >= (this.opts.fanoutThreshold ?? 64)
+      ? (this.opts.fanoutIntervalMs ?? 20) - (performance.now() - this.lastNotify)
+      : 0
+    if (wait > 0) setTimeout(run, wait)
+    else setImmediate(run)
   }
+
+  private lastNotify = -Infinity
 
   private get idle(): boolean { return this.waiters.size === 0 && this.listeners.size === 0 }
 
