@@ -8,6 +8,8 @@
  * before) / clients, both after a full GC.
  */
 import { spawn } from 'node:child_process'
+import { loadavg } from 'node:os'
+import { performance } from 'node:perf_hooks'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -20,7 +22,9 @@ import { collectGarbage, envInt, round, type BenchResult } from './common.js'
 const CHILD = fileURLToPath(new URL('./b9-clients.js', import.meta.url))
 const CHUNKS = 200
 
-async function run(clients: number): Promise<{ p50: number; p99: number; max: number; bytesPerClient: number; samples: number }> {
+interface Run { p50: number; p99: number; max: number; bytesPerClient: number; samples: number; clientsElu: number; serverElu: number }
+
+async function run(clients: number): Promise<Run> {
   const store = memoryStore()
   const text = 'x'.repeat(CHUNKS)
   const handler = sessionHandler({
@@ -52,17 +56,19 @@ async function run(clients: number): Promise<{ p50: number; p99: number; max: nu
     await readyP
     collectGarbage()
     const after = process.memoryUsage()
-    const resultP = new Promise<{ samples: number; p50: number; p99: number; max: number }>((resolve, reject) => {
+    const resultP = new Promise<{ samples: number; p50: number; p99: number; max: number; clientsElu: number }>((resolve, reject) => {
       child.on('close', (code) => {
         const line = out.split('\n').find((l) => l.startsWith('{'))
         if (code !== 0 || !line) reject(new Error(`b9 clients exited ${code}`))
-        else resolve(JSON.parse(line) as { samples: number; p50: number; p99: number; max: number })
+        else resolve(JSON.parse(line) as { samples: number; p50: number; p99: number; max: number; clientsElu: number })
       })
     })
+    const elu0 = performance.eventLoopUtilization()
     void post('m2', 'go') // turn 2: followed by every client
     const r = await resultP
+    const serverElu = Math.round(performance.eventLoopUtilization(elu0).utilization * 100) / 100
     const bytes = (after.heapUsed + after.external) - (before.heapUsed + before.external)
-    return { ...r, bytesPerClient: bytes / clients }
+    return { ...r, bytesPerClient: bytes / clients, serverElu }
   } finally {
     server.closeAllConnections()
     await new Promise<void>((r) => server.close(() => r()))
@@ -72,6 +78,7 @@ async function run(clients: number): Promise<{ p50: number; p99: number; max: nu
 
 export async function benchFanout(log: (line: string) => void = () => {}): Promise<BenchResult> {
   const n = envInt('TURNLOG_B9_CLIENTS', 1000)
+  const load = loadavg()
   const one = await run(1)
   log(`B9 one client: p99 ${one.p99} ms, ${round(one.bytesPerClient / 1024, 1)} KB`)
   const many = await run(n)
@@ -87,7 +94,9 @@ export async function benchFanout(log: (line: string) => void = () => {}): Promi
       kbPerClientTarget: '<= 20',
       oneClient: { p50Ms: one.p50, p99Ms: one.p99, maxMs: one.max, kb: round(one.bytesPerClient / 1024, 2) },
       p99RatioVsOneClient: one.p99 > 0 ? round(many.p99 / one.p99, 2) : null,
-      machine: 'shared 2-core machine (9 agents)',
+      serverEventLoopUtilization: many.serverElu, clientsEventLoopUtilization: many.clientsElu,
+      loadAverage1m: round(load[0]!, 1),
+      machine: 'shared 2-core machine (several agents)',
     },
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { LogEvent } from '../events/envelope.js'
 import { formatOffset, HttpError, nextCursor, parseOffset } from './protocol.js'
-import { sseEvent } from './sse.js'
+import { sseFollowResponse } from './sse-follow.js'
 import type { SessionTail } from './tail.js'
 
 export interface ReadOptions {
@@ -101,51 +101,5 @@ function catchUp(req: Request, tail: SessionTail, from: number, opts: ReadOption
 }
 
 function sseResponse(req: Request, url: URL, tail: SessionTail, from: number, opts: ReadOptions): Response {
-  const cursor = nextCursor(url.searchParams.get('cursor'))
-  const encoder = new TextEncoder()
-  const stop = new AbortController()
-  const onAbort = (): void => stop.abort()
-  req.signal.addEventListener('abort', onAbort, { once: true })
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const body = new ReadableStream<Uint8Array>({
-    async start(controller) {
-      timer = setTimeout(() => stop.abort(), opts.sseMaxMs)
-      let next = from
-      let first = true
-      try {
-        while (!stop.signal.aborted) {
-          const len = tail.events.length
-          if (next < len || first) {
-            while (next < len) {
-              const at = next
-              const to = Math.min(len, next + opts.maxBatch)
-              controller.enqueue(tail.bytes('sse-data', at, to, () => sseEvent({ event: 'data', data: batchBody(tail.events, at, to) })))
-              next = to
-              controller.enqueue(encoder.encode(sseEvent({ event: 'control', data: JSON.stringify({ streamNextOffset: formatOffset(next), streamCursor: cursor, ...(next === len ? { upToDate: true } : {}) }) })))
-            }
-            if (first && next === from && len === from) {
-              controller.enqueue(encoder.encode(sseEvent({ event: 'control', data: JSON.stringify({ streamNextOffset: formatOffset(next), streamCursor: cursor, upToDate: true }) })))
-            }
-            first = false
-          }
-          await tail.wait(next, stop.signal)
-          if (tail.failed) break
-        }
-      } catch (err) {
-        // the client went away while we wrote: nothing to clean but the timer
-        if (process.env.TURNLOG_HTTP_DEBUG) console.error('sse stream ended:', err)
-      } finally {
-        clearTimeout(timer)
-        req.signal.removeEventListener('abort', onAbort)
-        try { controller.close() } catch { /* already closed or cancelled */ }
-      }
-    },
-    cancel() {
-      stop.abort()
-    },
-  })
-  return new Response(body, {
-    status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
-  })
+  return sseFollowResponse(req, tail, from, nextCursor(url.searchParams.get('cursor')), { maxBatch: opts.maxBatch, maxMs: opts.sseMaxMs })
 }

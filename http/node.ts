@@ -2,10 +2,12 @@
  * `toNodeListener(handler)`: a Fetch handler as a `node:http` request listener. The request body
  * is streamed to the handler; the response body is streamed to the socket with backpressure; when
  * the client goes away the request's `signal` aborts (that ends the client's stream only: a
- * disconnect never cancels a turn).
+ * disconnect never cancels a turn). A live SSE follow (`GET /sessions/:id?live=sse`) is written
+ * straight to the socket (sse-follow.ts), with the socket's own backpressure (`drain`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
+import { directBody } from './sse-follow.js'
 
 export type FetchHandler = (req: Request) => Promise<Response>
 
@@ -45,6 +47,14 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
         return
       }
       res.flushHeaders()
+      const direct = directBody(response)
+      if (direct) {
+        // a live SSE follow: its shared bytes go straight to this socket (no web stream per client)
+        const h = direct({ write: (b) => res.write(b), end: () => res.end() })
+        res.on('drain', () => h.resume())
+        res.on('close', () => h.end())
+        return
+      }
       const reader = response.body.getReader()
       abort.signal.addEventListener('abort', () => { void reader.cancel().catch(() => {}) }, { once: true })
       try {

@@ -47,6 +47,13 @@ export interface SessionTailOptions {
   pollMs?: number
   /** Reports a read error (the tail keeps what it has; a transient error is retried at the next poll). */
   onError?: (err: unknown) => void
+  /**
+   * With at least `fanoutThreshold` live SSE followers (default 64), they are written at most once
+   * per `fanoutIntervalMs` (default 20 ms): one socket write per follower per interval instead of
+   * per event (B9). Fewer followers are written as soon as the event loop turns.
+   */
+  fanoutIntervalMs?: number
+  fanoutThreshold?: number
 }
 
 export class SessionTail {
@@ -54,6 +61,8 @@ export class SessionTail {
   /** An error that stopped the tail (a corrupt log); waiters are woken and see it. */
   failed: unknown = null
   private readonly waiters = new Set<() => void>()
+  /** Followers told synchronously of every growth (SSE: no promise or timer per client per batch; B9). */
+  private readonly listeners = new Set<() => void>()
   private reading: Promise<void> | null = null
   private timer: ReturnType<typeof setInterval> | null = null
   private fed = false
@@ -93,14 +102,64 @@ export class SessionTail {
   /** The agent stopped feeding (disposed, its store failed): back to reading the source. */
   unfeed(): void {
     this.fed = false
-    if (this.waiters.size > 0) this.startPolling()
+    if (!this.idle) this.startPolling()
   }
 
   private wake(): void {
     const ws = [...this.waiters]
     this.waiters.clear()
     for (const w of ws) w()
-    if (this.waiters.size === 0) this.stopPolling()
+    this.notify()
+    if (this.idle) this.stopPolling()
+  }
+
+  private notifying = false
+
+  /**
+   * Tells the followers once per event-loop turn, after the appends of this turn: when the
+   * process is busy (1,000 followers, B9), the events that arrived meanwhile go out as one batch,
+   * one write per follower, instead of one write per follower per event (which is what makes a
+   * saturated server fall further behind).
+   */
+  private notify(): void {
+    if (this.notifying || this.listeners.size === 0) return
+    this.notifying = true
+    const run = (): void => {
+      this.notifying = false
+      this.lastNotify = performance.now()
+      for (const l of [...this.listeners]) {
+        try {
+          l()
+        } catch {
+          // a follower's failure ends that follower only (it cleans up itself)
+        }
+      }
+    }
+    // many followers: at most one fan-out per `fanoutIntervalMs` (each costs a socket write per
+    // follower; what arrives in between goes out in the next one)
+    const wait = this.listeners.size >= (this.opts.fanoutThreshold ?? 64)
+      ? (this.opts.fanoutIntervalMs ?? 20) - (performance.now() - this.lastNotify)
+      : 0
+    if (wait > 0) setTimeout(run, wait)
+    else setImmediate(run)
+  }
+
+  private lastNotify = -Infinity
+
+  private get idle(): boolean { return this.waiters.size === 0 && this.listeners.size === 0 }
+
+  /**
+   * Calls `fn` after the tail grew (once per event-loop turn, however many appends it had) and
+   * when it fails or closes, until the returned function is called. The tail is polled meanwhile
+   * when no agent feeds it.
+   */
+  listen(fn: () => void): () => void {
+    this.listeners.add(fn)
+    this.startPolling()
+    return () => {
+      this.listeners.delete(fn)
+      if (this.idle) this.stopPolling()
+    }
   }
 
   /**
@@ -116,7 +175,7 @@ export class SessionTail {
         this.waiters.delete(done)
         if (timer !== undefined) clearTimeout(timer)
         signal?.removeEventListener('abort', done)
-        if (this.waiters.size === 0) this.stopPolling()
+        if (this.idle) this.stopPolling()
         resolve(this.events.length > length)
       }
       this.waiters.add(done)
@@ -155,10 +214,28 @@ export class SessionTail {
     return b
   }
 
+  private last: { kind: string; from: number; to: number; bytes: Uint8Array } | null = null
+
+  /**
+   * `bytes` for the batch every live follower asks for next: a comparison instead of a map lookup
+   * with a fresh key per client (1,000 followers ask for the same range one after the other).
+   */
+  shared(kind: string, from: number, to: number, make: () => string): Uint8Array {
+    const l = this.last
+    if (l !== null && l.from === from && l.to === to && l.kind === kind) return l.bytes
+    const bytes = this.bytes(kind, from, to, make)
+    this.last = { kind, from, to, bytes }
+    return bytes
+  }
+
   /** Number of clients waiting now (the B9 bench and tests read it). */
-  get waiting(): number { return this.waiters.size }
+  get waiting(): number { return this.waiters.size + this.listeners.size }
+
+  /** True once `close()` was called (followers end). */
+  closed = false
 
   async close(): Promise<void> {
+    this.closed = true
     this.stopPolling()
     this.wake()
     await this.reading
