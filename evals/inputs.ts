@@ -28,6 +28,8 @@ export type PlannedInput =
     bodies: readonly string[]
     /** Came while the turn-stopping listeners ran (their steer was re-targeted to next-turn): issued from the outermost one. */
     duringStopping?: boolean
+    /** Came right after a step that owes another (or after a claim): issued from our outermost `agent/pre-step` listener. */
+    duringPreStep?: boolean
   }
   | { kind: 'wake'; seq: number; at: string }
 
@@ -60,7 +62,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       let k = out.length
       while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
       if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
-      else out.push(cancel)
+      else out.push(proposing(stop) ? { ...cancel, duringPreStep: true } : cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
@@ -95,6 +97,18 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     atSeq = i
   }
   return out
+}
+
+/**
+ * The position `e` is followed by the next proposal's `agent/pre-step` (a step that ended `tools`,
+ * or a claim): a cancel recorded right there came while the pre-step listeners ran, or before they
+ * started; the log cannot tell, and hooks go first (a hook that counts its calls stays in step).
+ */
+function proposing(e: LogEvent | undefined): boolean {
+  if (e?.type === 'step/end') return (e as EventOf<'step/end'>).data.outcome.kind === 'tools'
+  if (e?.type !== 'agent/inbox/spliced') return false
+  const d = (e as EventOf<'agent/inbox/spliced'>).data
+  return isAgentSplice(d) && d.outcome === undefined && (d.removedCount ?? 0) > 0 && d.inserted.length === 0
 }
 
 /**

@@ -104,7 +104,10 @@ export class Reissuer {
   /** A due input that must wait: a send for the turn-stopping listeners or the step's pre-step; a cancel for bodies to start. */
   #blocked(i: PlannedInput): boolean {
     if (i.kind === 'send') return this.#stopping || (i.afterClaim === true && !this.#preStepPassed)
-    if (i.kind === 'cancel') return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted)
+    if (i.kind === 'cancel') {
+      return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted) ||
+        (i.duringPreStep === true && !this.#preStepPassed)
+    }
     return false
   }
 

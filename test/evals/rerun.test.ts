@@ -354,6 +354,43 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
   })
 
+  it('P4: a cancel right after a step that owes another is issued once the pre-step listeners started: a listener that counts its calls stays in step (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const proposing = new Promise<void>((r) => (entered = r))
+    // the fuzzer's plan ['next', 'throw', 'next'] by a call counter
+    const counting = (wait: boolean) => {
+      let calls = 0
+      return {
+        'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+          const n = calls++
+          if (n === 1) {
+            if (wait) {
+              entered()
+              await gate
+            }
+            throw new Error('second call throws')
+          }
+          return next()
+        },
+      } as never
+    }
+    const g = await recordGolden([{ toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await proposing
+      a.cancel({ kind: 'hook', reason: 'r' })
+      release()
+      await a.whenIdle()
+      a.followup('two')
+      await a.whenIdle()
+    }, { hooks: counting(true) })
+    expect(g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['aborted', 'completed'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: counting(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+    expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
