@@ -59,8 +59,9 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       // (a hook that counts its calls stays in step), and the cancel comes from our outermost one.
       const stop = events[atSeq]
       const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
+      // (A cancel that cleared the inbox wrote its clear at once: sends before that clear came first.)
       let k = out.length
-      while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
+      while (c.splices.length === 0 && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
       if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
       else out.push(proposing(stop) ? { ...cancel, duringPreStep: true } : cancel)
     }

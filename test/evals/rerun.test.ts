@@ -391,6 +391,42 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
   })
 
+  it('P4: a cancel that cleared the inbox is not moved before the followup sent ahead of its clear (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    const waitOnce = (wait: boolean) => {
+      let first = true
+      return {
+        'agent/turn-stopping': async () => {
+          if (first && wait) {
+            entered()
+            await gate
+          }
+          first = false
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'd' }], async (a) => {
+      a.followup('a')
+      a.followup('b')
+      await stopping
+      a.cancel({ kind: 'parent' }) // clears 'b'
+      a.followup('c') // latched, then withdrawn by the user's clear
+      a.inbox.clear()
+      release()
+      await a.whenIdle()
+      a.followup('d')
+      await a.whenIdle()
+    }, { hooks: waitOnce(true) })
+    const canceled = g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.outcome === 'canceled')
+    expect(canceled).toHaveLength(2)
+    expect(g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['aborted', 'completed'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: waitOnce(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
