@@ -205,7 +205,10 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
     let splices: number[] = []
+    // next-turn sends right before the first effect may be waking sends made after the cancel
+    // (re-targeted to next-turn while the turn aborts): the clear, if any, is before them
     let k = first - 1
+    while (k > start && isNextTurnSend(events[k]!)) k--
     for (const target of ['next-turn', 'next-step'] as const) {
       const x = events[k]
       if (k <= start || x?.type !== 'agent/inbox/spliced') break
@@ -225,7 +228,7 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         splices = []
         k = first - 1
       }
-    }
+    } else k = first - 1
     out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices })
   }
   return out
@@ -242,4 +245,11 @@ function lengthsBefore(events: readonly LogEvent[], i: number): Record<'next-tur
     len[s.target] += s.inserted.length - (s.removedCount ?? 0)
   }
   return len
+}
+
+/** A user's send to next-turn (one message appended, no removal, not the agent's own splice). */
+function isNextTurnSend(e: LogEvent): boolean {
+  if (e.type !== 'agent/inbox/spliced') return false
+  const d = (e as EventOf<'agent/inbox/spliced'>).data
+  return d.target === 'next-turn' && d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && !isAgentSplice(d)
 }

@@ -427,6 +427,41 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.divergence, r.divergence?.diff).toBeNull()
   })
 
+  it('P4: a followup, a cancel that clears it, then a turn-stopping steer re-targeted to next-turn: the steer is the hook\'s, after the cancel (fuzzer seed 882636484)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    const steerOnce = (wait: boolean) => {
+      let first = true
+      return {
+        'agent/turn-stopping': async ({ agent: a }: { agent: { steer(m: string): string } }) => {
+          if (!first) return
+          first = false
+          if (wait) {
+            entered()
+            await gate
+          }
+          a.steer('more')
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.followup('two')
+      a.cancel({ kind: 'hook', reason: 'r' }) // clears 'two'; the hook then steers: re-targeted to next-turn
+      release()
+      await a.whenIdle()
+    }, { hooks: steerOnce(true) })
+    const inserted = g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.inserted.length === 1)
+      .map((e) => [(e as EventOf<'agent/inbox/spliced'>).data.target, ((e as EventOf<'agent/inbox/spliced'>).data.inserted[0]!.content[0] as { text: string }).text])
+    expect(inserted).toEqual([['next-turn', 'one'], ['next-turn', 'two'], ['next-turn', 'more']])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: steerOnce(false) })
+    expect(r.divergence, `${r.divergence?.diff}\n${JSON.stringify(r.inputs)}`).toBeNull()
+    expect(r.inputs.find((i) => i.kind === 'send' && i.outcome === 'made-by-hooks')).toBeDefined()
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
