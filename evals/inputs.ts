@@ -206,9 +206,11 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
     // non-empty list, each removing the whole list
     let splices: number[] = []
     // next-turn sends right before the first effect may be waking sends made after the cancel
-    // (re-targeted to next-turn while the turn aborts): the clear, if any, is before them
+    // (re-targeted to next-turn while the turn aborts): the clear, if any, is before them. Only if
+    // the next turn opened at once from the wake they latched (turn/start right after turn/end);
+    // else they came before the cancel, and a canceled splice before them is the user's.
     let k = first - 1
-    while (k > start && isNextTurnSend(events[k]!)) k--
+    if (events[i + 1]?.type === 'turn/start') while (k > start && isNextTurnSend(events[k]!)) k--
     for (const target of ['next-turn', 'next-step'] as const) {
       const x = events[k]
       if (k <= start || x?.type !== 'agent/inbox/spliced') break

@@ -462,6 +462,36 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.inputs.find((i) => i.kind === 'send' && i.outcome === 'made-by-hooks')).toBeDefined()
   })
 
+  it('P4: a clear, a followup, then a cancel that keeps the inbox: the clear is the user\'s (the next turn did not open from a latch) (fuzzer seed 882636484)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let first = true
+    const hooks = {
+      'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+        if (first) {
+          first = false
+          await gate
+        }
+        return next()
+      },
+    } as never
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }, { text: 'c' }], async (a) => {
+      a.followup('burst 0')
+      a.followup('burst 1')
+      a.inbox.clear()
+      a.followup('three')
+      a.cancel({ kind: 'parent' }, { keepInbox: true })
+      release()
+      await a.whenIdle()
+      a.followup('four')
+      await a.whenIdle()
+    }, { hooks })
+    const t1 = g.events.findIndex((e) => e.type === 'turn/end')
+    expect(g.events[t1 + 1]!.type).toBe('agent/inbox/spliced') // parked: the next turn waits for a send
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
