@@ -28,6 +28,8 @@ export type PlannedInput =
     bodies: readonly string[]
     /** Came while the turn-stopping listeners ran (their steer was re-targeted to next-turn): issued from the outermost one. */
     duringStopping?: boolean
+    /** Came right after a step that owes another (or after a claim): issued from our outermost `agent/pre-step` listener. */
+    duringPreStep?: boolean
   }
   | { kind: 'wake'; seq: number; at: string }
 
@@ -57,10 +59,11 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       // (a hook that counts its calls stays in step), and the cancel comes from our outermost one.
       const stop = events[atSeq]
       const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
+      // (A cancel that cleared the inbox wrote its clear at once: sends before that clear came first.)
       let k = out.length
-      while (k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
+      while (c.splices.length === 0 && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
       if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
-      else out.push(cancel)
+      else out.push(proposing(stop) ? { ...cancel, duringPreStep: true } : cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
@@ -95,6 +98,18 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     atSeq = i
   }
   return out
+}
+
+/**
+ * The position `e` is followed by the next proposal's `agent/pre-step` (a step that ended `tools`,
+ * or a claim): a cancel recorded right there came while the pre-step listeners ran, or before they
+ * started; the log cannot tell, and hooks go first (a hook that counts its calls stays in step).
+ */
+function proposing(e: LogEvent | undefined): boolean {
+  if (e?.type === 'step/end') return (e as EventOf<'step/end'>).data.outcome.kind === 'tools'
+  if (e?.type !== 'agent/inbox/spliced') return false
+  const d = (e as EventOf<'agent/inbox/spliced'>).data
+  return isAgentSplice(d) && d.outcome === undefined && (d.removedCount ?? 0) > 0 && d.inserted.length === 0
 }
 
 /**
@@ -190,7 +205,12 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
     let splices: number[] = []
+    // next-turn sends right before the first effect may be waking sends made after the cancel
+    // (re-targeted to next-turn while the turn aborts): the clear, if any, is before them. Only if
+    // the next turn opened at once from the wake they latched (turn/start right after turn/end);
+    // else they came before the cancel, and a canceled splice before them is the user's.
     let k = first - 1
+    if (events[i + 1]?.type === 'turn/start') while (k > start && isNextTurnSend(events[k]!)) k--
     for (const target of ['next-turn', 'next-step'] as const) {
       const x = events[k]
       if (k <= start || x?.type !== 'agent/inbox/spliced') break
@@ -210,7 +230,7 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         splices = []
         k = first - 1
       }
-    }
+    } else k = first - 1
     out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices })
   }
   return out
@@ -227,4 +247,11 @@ function lengthsBefore(events: readonly LogEvent[], i: number): Record<'next-tur
     len[s.target] += s.inserted.length - (s.removedCount ?? 0)
   }
   return len
+}
+
+/** A user's send to next-turn (one message appended, no removal, not the agent's own splice). */
+function isNextTurnSend(e: LogEvent): boolean {
+  if (e.type !== 'agent/inbox/spliced') return false
+  const d = (e as EventOf<'agent/inbox/spliced'>).data
+  return d.target === 'next-turn' && d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && !isAgentSplice(d)
 }

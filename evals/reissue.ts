@@ -104,7 +104,10 @@ export class Reissuer {
   /** A due input that must wait: a send for the turn-stopping listeners or the step's pre-step; a cancel for bodies to start. */
   #blocked(i: PlannedInput): boolean {
     if (i.kind === 'send') return this.#stopping || (i.afterClaim === true && !this.#preStepPassed)
-    if (i.kind === 'cancel') return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted)
+    if (i.kind === 'cancel') {
+      return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted) ||
+        (i.duringPreStep === true && !this.#preStepPassed)
+    }
     return false
   }
 
@@ -151,7 +154,12 @@ export class Reissuer {
     }
     const a = this.agent
     const t = wake && a.status === 'running' && a.abort?.signal.aborted === true ? 'next-turn' : target
-    const i = this.#matching(t, m)
+    let i = this.#matching(t, m)
+    if (i < 0 && wake && t === 'next-step') {
+      // recorded re-targeted to next-turn: a cancel the log shows before it aborted the turn first
+      const j = this.#matching('next-turn', m)
+      if (j >= 0 && this.#queue.slice(0, j).some((q) => q.kind === 'cancel')) i = j
+    }
     if (i < 0 || i >= this.#due) return
     const made = this.#queue[i]!
     while (this.#queue.length > 0 && this.#queue[0] !== made) {

@@ -354,6 +354,144 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
   })
 
+  it('P4: a cancel right after a step that owes another is issued once the pre-step listeners started: a listener that counts its calls stays in step (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const proposing = new Promise<void>((r) => (entered = r))
+    // the fuzzer's plan ['next', 'throw', 'next'] by a call counter
+    const counting = (wait: boolean) => {
+      let calls = 0
+      return {
+        'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+          const n = calls++
+          if (n === 1) {
+            if (wait) {
+              entered()
+              await gate
+            }
+            throw new Error('second call throws')
+          }
+          return next()
+        },
+      } as never
+    }
+    const g = await recordGolden([{ toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await proposing
+      a.cancel({ kind: 'hook', reason: 'r' })
+      release()
+      await a.whenIdle()
+      a.followup('two')
+      await a.whenIdle()
+    }, { hooks: counting(true) })
+    expect(g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['aborted', 'completed'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: counting(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+    expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued' })
+  })
+
+  it('P4: a cancel that cleared the inbox is not moved before the followup sent ahead of its clear (fuzzer seed 1077737493)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    const waitOnce = (wait: boolean) => {
+      let first = true
+      return {
+        'agent/turn-stopping': async () => {
+          if (first && wait) {
+            entered()
+            await gate
+          }
+          first = false
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'd' }], async (a) => {
+      a.followup('a')
+      a.followup('b')
+      await stopping
+      a.cancel({ kind: 'parent' }) // clears 'b'
+      a.followup('c') // latched, then withdrawn by the user's clear
+      a.inbox.clear()
+      release()
+      await a.whenIdle()
+      a.followup('d')
+      await a.whenIdle()
+    }, { hooks: waitOnce(true) })
+    const canceled = g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.outcome === 'canceled')
+    expect(canceled).toHaveLength(2)
+    expect(g.events.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['aborted', 'completed'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: waitOnce(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+  })
+
+  it('P4: a followup, a cancel that clears it, then a turn-stopping steer re-targeted to next-turn: the steer is the hook\'s, after the cancel (fuzzer seed 882636484)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const stopping = new Promise<void>((r) => (entered = r))
+    const steerOnce = (wait: boolean) => {
+      let first = true
+      return {
+        'agent/turn-stopping': async ({ agent: a }: { agent: { steer(m: string): string } }) => {
+          if (!first) return
+          first = false
+          if (wait) {
+            entered()
+            await gate
+          }
+          a.steer('more')
+        },
+      } as never
+    }
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await stopping
+      a.followup('two')
+      a.cancel({ kind: 'hook', reason: 'r' }) // clears 'two'; the hook then steers: re-targeted to next-turn
+      release()
+      await a.whenIdle()
+    }, { hooks: steerOnce(true) })
+    const inserted = g.events.filter((e) => e.type === 'agent/inbox/spliced' && (e as EventOf<'agent/inbox/spliced'>).data.inserted.length === 1)
+      .map((e) => [(e as EventOf<'agent/inbox/spliced'>).data.target, ((e as EventOf<'agent/inbox/spliced'>).data.inserted[0]!.content[0] as { text: string }).text])
+    expect(inserted).toEqual([['next-turn', 'one'], ['next-turn', 'two'], ['next-turn', 'more']])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: steerOnce(false) })
+    expect(r.divergence, `${r.divergence?.diff}\n${JSON.stringify(r.inputs)}`).toBeNull()
+    expect(r.inputs.find((i) => i.kind === 'send' && i.outcome === 'made-by-hooks')).toBeDefined()
+  })
+
+  it('P4: a clear, a followup, then a cancel that keeps the inbox: the clear is the user\'s (the next turn did not open from a latch) (fuzzer seed 882636484)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let first = true
+    const hooks = {
+      'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+        if (first) {
+          first = false
+          await gate
+        }
+        return next()
+      },
+    } as never
+    const g = await recordGolden([{ text: 'a' }, { text: 'b' }, { text: 'c' }], async (a) => {
+      a.followup('burst 0')
+      a.followup('burst 1')
+      a.inbox.clear()
+      a.followup('three')
+      a.cancel({ kind: 'parent' }, { keepInbox: true })
+      release()
+      await a.whenIdle()
+      a.followup('four')
+      await a.whenIdle()
+    }, { hooks })
+    const t1 = g.events.findIndex((e) => e.type === 'turn/end')
+    expect(g.events[t1 + 1]!.type).toBe('agent/inbox/spliced') // parked: the next turn waits for a send
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools() })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
