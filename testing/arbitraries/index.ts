@@ -1,6 +1,7 @@
 /** fast-check arbitraries of valid turnlog logs, their building blocks, and one-invariant mutators. */
 export {
   arbText, arbBlock, arbUserMessage, arbUsage, arbFailure, arbToolArguments, arbBlockPlan, arbStreamPlan, arbStreamChunks,
+  arbWholeBlocks, arbProviderStream,
   renderStream, renderPartialStream, assembleContent, hasVisibleText, blockChunks, TOOL_NAMES, TRANSIENT_FAILURE_CODES,
   type BlockPlan, type StreamPlan, type ArbBlockOptions, type ArbUserMessageOptions, type ArbFailureOptions,
   type ArbStreamPlanOptions,
