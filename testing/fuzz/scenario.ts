@@ -10,7 +10,7 @@ import type { HookMap } from '../../agent/types.js'
 import type { StreamChunk } from '../../events/index.js'
 import type { AgentPlugin } from '../../agent/types.js'
 import type { ScriptedEntry } from '../../models/index.js'
-import { arbProviderStream } from '../arbitraries/blocks.js'
+import { arbProviderStream } from '../arbitraries/provider-stream.js'
 import type { GeneratedCall } from './args.js'
 import type { FuzzAgentOptions } from './types.js'
 
