@@ -85,8 +85,13 @@ function blockLines(b: Block, c: Colors, indent: string): string[] {
   switch (b.type) {
     case 'text':
       return [hang(text(b.text), indent)]
-    case 'reasoning':
-      return [c.dim(c.italic(`thinking: ${hang(text(b.text), indent + '          ')}`))]
+    case 'reasoning': {
+      // provider data is for the provider (issue 23): say it is there, never print it
+      const pd = Object.values(b.providerData ?? {})
+      if (b.text === '' && pd.some((v) => v?.redactedData !== undefined)) return [c.dim(c.italic('thinking: [redacted, kept for the provider]'))]
+      const signed = pd.some((v) => v?.signature !== undefined) ? ' [signed]' : ''
+      return [c.dim(c.italic(`thinking: ${hang(text(b.text), indent + '          ')}${signed}`))]
+    }
     case 'image':
       return [c.dim(`[image ${one(b.mediaType, 80)}, ${b.data.length} base64 chars]`)]
     case 'tool-call':
@@ -153,7 +158,7 @@ export function messageLines(m: TranscriptMessage, ctx: PrintContext, indent: st
   if (m.type === 'assistant/message') {
     const head = `${indent}${label('assistant', c.blue)} `
     const body = bodyLines(msg.content, c, pad)
-    const facts = m.finish ?? ''
+    const facts = m.finish === 'refusal' && m.explanation !== undefined ? `refusal: ${one(m.explanation, 400)}` : m.finish ?? ''
     out.push(`${head}${body[0] ?? c.dim('(no content)')}${body.length <= 1 ? marks(m, c) : ''}${body.length <= 1 ? ` ${c.dim(facts)} ${seq}` : ''}`)
     for (let i = 1; i < body.length; i++) out.push(pad + body[i] + (i === body.length - 1 ? `${marks(m, c)} ${c.dim(facts)} ${seq}` : ''))
     return out

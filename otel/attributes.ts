@@ -46,6 +46,8 @@ export const ATTR = {
   turnEnd: 'turnlog.turn.end_reason',
   stepOutcome: 'turnlog.step.outcome',
   retryOf: 'turnlog.turn.retry_of',
+  /** on a span link: why the span follows from the linked one (`retry_of`) */
+  link: 'turnlog.link',
   compactionId: 'turnlog.compaction.id',
 } as const
 

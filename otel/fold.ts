@@ -17,6 +17,10 @@
  *   that asked for it), `tool/call` → its `tool/result`; error status for an error result.
  * Every span carries `gen_ai.conversation.id` (the session id) and `turnlog.seq.start/end`.
  *
+ * Retries: each attempt is its own turn, so its own spans; a retry turn's span links to the failed
+ * turn's span, and its first chat span to the failed turn's last chat span (link attribute
+ * `turnlog.link: retry_of`), so a backend can follow one request across its attempts.
+ *
  * Usage: turnlog's buckets are disjoint; the conventions count cache reads and writes inside
  * `gen_ai.usage.input_tokens` and reasoning inside `gen_ai.usage.output_tokens`, so those are the
  * sums, with `cache_read.input_tokens`, `cache_creation.input_tokens` and
@@ -36,6 +40,12 @@ import { conventionMessage, outputMessages, toolResultText } from './content.js'
 export type AttrValue = string | number | boolean | string[]
 export type Attributes = Record<string, AttrValue>
 
+/** A link to an earlier span (by key), e.g. a retry's link to the attempt it retries. */
+export interface SpanLink {
+  key: string
+  attributes?: Attributes
+}
+
 /** A span in the mapping's terms (no OpenTelemetry types): `key` is unique within the session. */
 export interface SpanStart {
   key: string
@@ -44,6 +54,8 @@ export interface SpanStart {
   kind: 'internal' | 'client'
   startTime: number
   attributes: Attributes
+  /** Earlier spans this one follows from (a retry: the failed attempt's turn and chat spans). */
+  links?: SpanLink[]
 }
 export interface SpanEnd {
   key: string
@@ -118,6 +130,10 @@ export class SpanFold {
   readonly #open = new Set<string>()
   /** span key → start time, to clamp ends: a log whose clock stepped back never ends a span before it starts */
   readonly #starts = new Map<string, number>()
+  /** the last chat span of the last turn that ended (a retry turn's first chat span links to it) */
+  #lastChat: { turn: number; key: string } | undefined
+  /** the failed chat span the open retry turn's first chat span links to */
+  #retryChatLink: string | undefined
 
   constructor(opts: SpanFoldOptions) {
     this.#opts = {
@@ -181,13 +197,17 @@ export class SpanFold {
         this.#turn = { key, startSeq: seq, turn: d.turn, inputs: [] }
         const attributes: Attributes = { ...this.#common(), [ATTR.operation]: 'invoke_agent', [ATTR.turn]: d.turn }
         if (this.#opts.agentName !== undefined) attributes[ATTR.agentName] = this.#opts.agentName
-        if (d.cause?.kind === 'retry') attributes[ATTR.retryOf] = d.cause.of
+        const retry = d.cause?.kind === 'retry'
+        if (retry) attributes[ATTR.retryOf] = d.cause.of
+        const last = this.#lastChat
+        this.#retryChatLink = retry && last !== undefined && last.turn === d.cause.of ? last.key : undefined
         this.#start(out, {
           key,
           name: this.#opts.agentName !== undefined ? `invoke_agent ${this.#opts.agentName}` : 'invoke_agent',
           kind: 'internal',
           startTime: time,
           attributes,
+          ...(retry ? { links: [{ key: `turn-${d.cause.of}`, attributes: { [ATTR.link]: 'retry_of' } }] } : {}),
         })
         break
       }
@@ -308,7 +328,13 @@ export class SpanFold {
     if (typeof config.temperature === 'number') attributes[ATTR.temperature] = config.temperature
     if (typeof config.maxTokens === 'number') attributes[ATTR.maxTokens] = config.maxTokens
     if (typeof config.topP === 'number') attributes[ATTR.topP] = config.topP
-    this.#start(out, { key: chat.key, parentKey: this.#turn?.key, name: model !== undefined ? `chat ${model}` : 'chat', kind: 'client', startTime: chat.startTime, attributes })
+    const link = this.#retryChatLink
+    this.#retryChatLink = undefined
+    this.#lastChat = { turn: chat.turn, key: chat.key }
+    this.#start(out, {
+      key: chat.key, parentKey: this.#turn?.key, name: model !== undefined ? `chat ${model}` : 'chat', kind: 'client', startTime: chat.startTime, attributes,
+      ...(link !== undefined ? { links: [{ key: link, attributes: { [ATTR.link]: 'retry_of' } }] } : {}),
+    })
   }
 
   #endChat(out: SpanAction[], seq: number, time: number, message: D | undefined, outcome: D | undefined): void {

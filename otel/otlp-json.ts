@@ -61,6 +61,13 @@ export function toOtlpJson(
         status: r.status.code === 'error' ? { code: 2, ...(r.status.message ? { message: r.status.message } : {}) } : { code: 0 },
       }
       if (r.parentKey !== undefined && byKey.has(r.parentKey)) span.parentSpanId = hexId(opts.sessionId, r.parentKey, 8)
+      // a retry's links to the failed attempt (another trace: each turn is its own)
+      const links = (r.links ?? []).filter((l) => byKey.has(l.key)).map((l) => ({
+        traceId: hexId(opts.sessionId, `trace:${rootOf(byKey.get(l.key)!).key}`, 16),
+        spanId: hexId(opts.sessionId, l.key, 8),
+        ...(l.attributes !== undefined ? { attributes: Object.entries(l.attributes).map(([key, v]) => ({ key, value: value(v, key) })) } : {}),
+      }))
+      if (links.length > 0) span.links = links
       return span
     })
   return {

@@ -4,7 +4,7 @@
  * kinds, parents, start and end times (from the log) and attributes. Span and trace ids are the
  * tracer's own (random with the SDK's default generator).
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api'
 import type { AgentPlugin } from '../agent/types.js'
 import type { LogEvent } from '../events/index.js'
 import { semconvFromEnv } from './attributes.js'
@@ -22,9 +22,16 @@ export interface OtelOptions extends Omit<SpanFoldOptions, 'sessionId'> {
   conversationId?: string
 }
 
+/** How many span contexts the sink keeps per kind for links (a retry links to the turn just
+ * before it and to that turn's last chat span): turn spans, and chat spans. */
+const LINKABLE = 4
+
 /** Applies fold actions to a tracer, holding the open OpenTelemetry spans by key. */
 class TracerSink {
   readonly #spans = new Map<string, Span>()
+  /** contexts of the last turn spans and the last chat spans (the fold's link targets), oldest evicted first */
+  readonly #turns = new Map<string, SpanContext>()
+  readonly #chats = new Map<string, SpanContext>()
   constructor(readonly tracer: Tracer, readonly root: Context) {}
 
   apply(actions: readonly SpanAction[]): void {
@@ -32,12 +39,23 @@ class TracerSink {
       if (a.op === 'start') {
         const parent = a.parentKey !== undefined ? this.#spans.get(a.parentKey) : undefined
         const ctx = parent !== undefined ? trace.setSpan(this.root, parent) : this.root
+        const links: Link[] = []
+        for (const l of a.links ?? []) {
+          const context = this.#turns.get(l.key) ?? this.#chats.get(l.key)
+          if (context !== undefined) links.push({ context, ...(l.attributes !== undefined ? { attributes: l.attributes } : {}) })
+        }
         const span = this.tracer.startSpan(
           a.name,
-          { kind: a.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, startTime: a.startTime, attributes: a.attributes },
+          { kind: a.kind === 'client' ? SpanKind.CLIENT : SpanKind.INTERNAL, startTime: a.startTime, attributes: a.attributes, ...(links.length > 0 ? { links } : {}) },
           ctx,
         )
         this.#spans.set(a.key, span)
+        // turn spans are `turn-N`, their chat spans `turn-N.step-M` (fold.ts)
+        const kept = a.key.startsWith('turn-') ? (a.key.includes('.') ? this.#chats : this.#turns) : undefined
+        if (kept !== undefined) {
+          kept.set(a.key, span.spanContext())
+          if (kept.size > LINKABLE) kept.delete(kept.keys().next().value!)
+        }
       } else {
         const span = this.#spans.get(a.key)
         if (span === undefined) continue

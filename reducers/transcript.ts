@@ -57,6 +57,8 @@ export interface TranscriptMessage {
   replaces?: number[]
   /** `assistant/message`: finish reason, usage, `interrupted: true` when cancelled mid-stream. */
   finish?: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal'
+  /** A refusal's explanation by the provider (issue 23), when it gave one. */
+  explanation?: string
   usage?: Usage
   interrupted?: true
   /** `tool/result`: the call it answers and the tool error, if any. */
@@ -225,6 +227,7 @@ function toMessage(event: LogEvent): TranscriptMessage {
   if (event.type === 'assistant/message') {
     const d = (event as EventOf<'assistant/message'>).data
     m.finish = d.finish
+    if (d.explanation !== undefined) m.explanation = d.explanation
     if (d.usage !== undefined) m.usage = d.usage
     if (d.interrupted === true) m.interrupted = true
   } else if (event.type === 'tool/result') {

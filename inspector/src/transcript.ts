@@ -1,7 +1,9 @@
 /**
  * The transcript as `turnlog replay` prints it, one line per item, from the transcript reducer's
- * state (reducers/transcript.ts): turns, steps, messages (user, assistant text, reasoning, tool
- * calls with arguments, tool results, errors, replaced/compacted), retries, compactions, prunes.
+ * state (reducers/transcript.ts): turns, steps, messages (user, assistant text, thinking, tool
+ * calls with arguments, tool results, errors, replaced/compacted), retries, compactions, prunes;
+ * what the AI SDK bridge logs besides (issue 23): signed and redacted thinking, provider-executed
+ * calls and their results, sources, files, refusals.
  * Every line carries the seq it came from, which links it to the timeline and the scrubber.
  */
 import type { ModelMessage } from '../../events/index.js'
@@ -82,16 +84,44 @@ function message(m: TranscriptMessage, out: Line[], depth: number): void {
   const msg = m.message as ModelMessage & { content: unknown }
   const content = Array.isArray(msg.content) ? (msg.content as Array<Record<string, unknown>>) : []
   if (content.length === 0) out.push({ seq: m.seq, depth, kind: role, text: `(empty)${flags}` })
-  for (const b of content) {
-    const t = String(b.type)
-    if (t === 'tool-call') out.push({ seq: m.seq, depth, kind: 'tool-call', text: `${str(b.name)}(${oneLine(str(b.arguments), 300)}) ${str(b.id)}${flags}` })
-    else if (t === 'reasoning') out.push({ seq: m.seq, depth, kind: 'reasoning', text: oneLine(str(b.text), 300) + flags })
-    else if (t === 'text') out.push({ seq: m.seq, depth, kind: role, text: oneLine(str(b.text), 400) + flags })
-    // issue 23: citations, generated files and provider-executed results reach the report
-    else if (t === 'source') out.push({ seq: m.seq, depth, kind: role, text: `[source] ${oneLine(str(b.title ?? b.filename ?? ''), 200)} ${oneLine(str(b.url ?? b.mediaType ?? ''), 300)}${flags}` })
-    else if (t === 'file') out.push({ seq: m.seq, depth, kind: role, text: `[file ${oneLine(str(b.mediaType), 80)}]${flags}` })
-    else if (t === 'tool-result') out.push({ seq: m.seq, depth, kind: 'tool-call', text: `⇠ ${str(b.name)} ${oneLine(JSON.stringify(b.result) ?? '', 300)} ${str(b.id)}${flags}` })
-    else out.push({ seq: m.seq, depth, kind: role, text: `[${t}]${flags}` })
+  for (const b of content) out.push(blockLine(b, m.seq, depth, role, flags))
+  // issue 23: a refusal is the model's answer, marked apart from an ordinary one
+  if (m.finish === 'refusal') {
+    out.push({ seq: m.seq, depth, kind: 'refusal', text: m.explanation !== undefined ? `refused: ${oneLine(m.explanation, 400)}` : 'refused' })
+  }
+}
+
+/**
+ * One content block as a line. Provider data (a thinking signature, redacted thinking's data) is
+ * for the provider: the line says it is there, never what it is (issue 23).
+ */
+function blockLine(b: Record<string, unknown>, seq: number, depth: number, role: string, flags: string): Line {
+  const t = String(b.type)
+  const pd = b.providerData !== null && typeof b.providerData === 'object' ? (b.providerData as Record<string, Record<string, unknown> | undefined>) : undefined
+  const ofAny = (key: string) => pd !== undefined && Object.values(pd).some((v) => v !== null && typeof v === 'object' && v[key] !== undefined)
+  switch (t) {
+    case 'reasoning': {
+      if (str(b.text) === '' && ofAny('redactedData')) return { seq, depth, kind: 'thinking', text: `[redacted thinking, kept for the provider]${flags}` }
+      return { seq, depth, kind: 'thinking', text: `${oneLine(str(b.text), 300)}${ofAny('signature') ? ' [signed]' : ''}${flags}` }
+    }
+    case 'tool-call':
+      if (b.providerExecuted === true) return { seq, depth, kind: 'provider call', text: `${str(b.name)}(${oneLine(str(b.arguments), 300)}) ${str(b.id)} [ran at the provider]${flags}` }
+      return { seq, depth, kind: 'tool-call', text: `${str(b.name)}(${oneLine(str(b.arguments), 300)}) ${str(b.id)}${flags}` }
+    case 'tool-result':
+      return { seq, depth, kind: b.isError === true ? 'provider error' : 'provider result', text: `${str(b.id)} ${str(b.name)} → ${oneLine(JSON.stringify(b.result) ?? '', 300)}${flags}` }
+    case 'text':
+      return { seq, depth, kind: role, text: oneLine(str(b.text), 400) + flags }
+    // citations and generated files reach the report
+    case 'source': {
+      const title = b.title ?? b.filename
+      return { seq, depth, kind: 'source', text: `${title !== undefined ? `${oneLine(str(title), 200)} ` : ''}${oneLine(str(b.url ?? b.mediaType ?? ''), 300)}${flags}` }
+    }
+    case 'file':
+      return { seq, depth, kind: 'file', text: `${oneLine(str(b.mediaType), 80)}, ${typeof b.data === 'string' ? b.data.length : 0} base64 chars${flags}` }
+    case 'image':
+      return { seq, depth, kind: role, text: `[image ${oneLine(str(b.mediaType), 80)}]${flags}` }
+    default:
+      return { seq, depth, kind: role, text: `[${oneLine(t, 40)}]${flags}` }
   }
 }
 

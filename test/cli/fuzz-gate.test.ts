@@ -34,10 +34,12 @@ export const tools = [
 ]
 `)
 
+// Seed 13 (was 11 until issue 23 added provider streams to the fuzzer's mix, which changed the
+// scenarios a seed draws: on 11 `weather` was then called once, never with a failing city).
 describe('issue 27.7: turnlog fuzz as a CI gate', () => {
   it('the census has one row per tool with its outcomes', async () => {
     const { io: i, out } = io()
-    expect(await run(['fuzz', '--runs', '40', '--seed', '11', '--tools', TOOLS], i)).toBe(0)
+    expect(await run(['fuzz', '--runs', '40', '--seed', '13', '--tools', TOOLS], i)).toBe(0)
     const text = out.join('')
     expect(text).toMatch(/\n {2}tool weather +.*ok \d+/)
     expect(text).toMatch(/\n {2}tool weather +.*TOOL_ERROR \d+/)
@@ -46,7 +48,7 @@ describe('issue 27.7: turnlog fuzz as a CI gate', () => {
 
   it('--fail-on tool-error: a tool that throws on valid input fails the gate (exit 1), naming the tool, the count and an example call', async () => {
     const { io: i, out } = io()
-    expect(await run(['fuzz', '--runs', '40', '--seed', '11', '--tools', TOOLS, '--fail-on', 'tool-error'], i)).toBe(1)
+    expect(await run(['fuzz', '--runs', '40', '--seed', '13', '--tools', TOOLS, '--fail-on', 'tool-error'], i)).toBe(1)
     const text = out.join('')
     expect(text).toMatch(/^FAIL fuzz: every invariant held over 40 runs .*but your tools failed:\n {2}--fail-on tool-error: tool 'weather' TOOL_ERROR on \d+ of \d+ calls\n/)
     expect(text).toMatch(/\n {4}e\.g\. weather\(\{"city":.*\) → .*no weather for/)
@@ -61,7 +63,7 @@ describe('issue 27.7: turnlog fuzz as a CI gate', () => {
     expect(await run(['fuzz', '--runs', '1', '--fail-on', 'tool-eror'], bad.io)).toBe(2)
     expect(bad.err.join('')).toMatch(/--fail-on: unknown kind 'tool-eror' \(tool-error, invalid-output, timeout\)/)
     const j = io()
-    expect(await run(['fuzz', '--runs', '40', '--seed', '11', '--tools', TOOLS, '--fail-on', 'tool-error', '--json'], j.io)).toBe(1)
+    expect(await run(['fuzz', '--runs', '40', '--seed', '13', '--tools', TOOLS, '--fail-on', 'tool-error', '--json'], j.io)).toBe(1)
     const r = JSON.parse(j.out.join('')) as { ok: boolean; gate: Array<{ tool: string; code: string; count: number }>; census: { perTool: Record<string, Record<string, number>> } }
     expect(r.ok).toBe(false)
     expect(r.gate).toEqual([expect.objectContaining({ tool: 'weather', code: 'TOOL_ERROR' })])

@@ -191,3 +191,43 @@ describe('turnlog replay on bad input: coded errors, exit 2', () => {
     expect(r.stdout).toContain('Turn 1')
   })
 })
+
+describe('turnlog replay: the blocks of the AI SDK bridge (issue 23)', () => {
+  it('L9: signed thinking is marked, redacted thinking shown as such (never its data), a refusal with its explanation', async () => {
+    const { createAgent } = await import('../../agent/agent.js')
+    const { scriptedModel } = await import('../../models/scripted.js')
+    const { jsonlStore } = await import('../../stores/jsonl/index.js')
+    const tmp = tempDir()
+    try {
+      const agent = createAgent({
+        model: scriptedModel([[
+          { type: 'block-start', index: 0, blockType: 'reasoning' },
+          { type: 'reasoning-delta', index: 0, text: 'Think first.' },
+          { type: 'block-end', index: 0, providerData: { anthropic: { signature: 'SIG_NOT_PRINTED' } } },
+          { type: 'block-start', index: 1, blockType: 'reasoning' },
+          { type: 'block-end', index: 1, providerData: { anthropic: { redactedData: 'REDACTED_NOT_PRINTED' } } },
+          { type: 'block-start', index: 2, blockType: 'text' },
+          { type: 'text-delta', index: 2, text: 'I will not.' },
+          { type: 'block-end', index: 2 },
+          { type: 'finish', reason: 'refusal', explanation: 'Unsafe request.' },
+        ]]),
+        store: jsonlStore(tmp.dir),
+        sessionId: 'refusal',
+      })
+      agent.followup('Do the unsafe thing.')
+      await agent.whenIdle()
+      await agent.flush()
+      await agent.dispose()
+      const r = await cli(['replay', join(tmp.dir, 'refusal.jsonl')])
+      expect(r.code, r.stderr).toBe(0)
+      expect(r.stdout).toMatch(/thinking: Think first\. \[signed\]/)
+      expect(r.stdout).toContain('thinking: [redacted, kept for the provider]')
+      expect(r.stdout).toMatch(/I will not\. refusal: Unsafe request\. #\d+/)
+      expect(r.stdout).not.toContain('SIG_NOT_PRINTED')
+      expect(r.stdout).not.toContain('REDACTED_NOT_PRINTED')
+    } finally {
+      tmp.cleanup()
+    }
+  })
+})
+

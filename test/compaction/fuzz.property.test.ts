@@ -81,7 +81,9 @@ describe('compaction under the agent fuzzer', () => {
   // they claim to test" is asserted (a rare kind, e.g. a summariser's SERVER error, can be absent
   // from a fresh seed's runs: the census must not depend on luck), and one on a fresh seed (or
   // TURNLOG_FUZZ_SEED) that keeps exploring; every run of both is checked by the oracle.
-  const CENSUS_SEED = 20261130
+  // (re-chosen when the scenario mix changes: issue 23 added provider-stream responses, and on the
+  // old seed 20261130 the summariser's SERVER and EMPTY_SUMMARY ends no longer came up)
+  const CENSUS_SEED = 20261201
   it(`L14, L15, R6, R3: ${RUNS} scheduled runs of fuzzAgent with the plugin, small windows, overflows, large outputs and summariser failures`, async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)

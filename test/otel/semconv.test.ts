@@ -6,6 +6,8 @@
  * attributes' declared types.
  */
 import { readFileSync } from 'node:fs'
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { runDemoSession } from '../../cli/demo-session.js'
 import * as incubating from '@opentelemetry/semantic-conventions/incubating'
 import * as stable from '@opentelemetry/semantic-conventions'
 import { Ajv } from 'ajv'
@@ -15,7 +17,7 @@ import { createAgent } from '../../agent/index.js'
 import type { LogEvent, StreamChunk } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import type { ModelAdapter } from '../../models/types.js'
-import { logToSpans, semconvFromEnv, toOtlpJson } from '../../otel/index.js'
+import { exportSpans, logToSpans, semconvFromEnv, toOtlpJson } from '../../otel/index.js'
 import { reexecute } from '../../replay/index.js'
 import { defineTool } from '../../tools/index.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
@@ -191,3 +193,36 @@ describe('issue 23 item 6: compaction summary calls', () => {
     expect(summaries[1]!.attributes['error.type']).toBe('SERVER')
   })
 })
+
+describe('issue 23 item 6: retries as linked spans', () => {
+  it('P7: a retry turn\'s span and its first chat span link to the failed attempt\'s (logToSpans, OTLP/JSON, the SDK)', async () => {
+    const { header, events } = await runDemoSession({ startTime: 1_800_000_000_000, sessionId: 'demo-links' })
+    const spans = logToSpans(events, { sessionId: header.id })
+    const retry = spans.find((s) => s.attributes['turnlog.turn.retry_of'] !== undefined)!
+    expect(retry, 'the demo session has a retry turn').toBeDefined()
+    const of = retry.attributes['turnlog.turn.retry_of'] as number
+    expect(retry.links).toEqual([{ key: `turn-${of}`, attributes: { 'turnlog.link': 'retry_of' } }])
+    const failedChat = spans.filter((s) => s.parentKey === `turn-${of}` && s.attributes['gen_ai.operation.name'] === 'chat').at(-1)!
+    expect(failedChat.attributes['error.type']).toBeDefined()
+    const firstChat = spans.find((s) => s.parentKey === retry.key && s.attributes['gen_ai.operation.name'] === 'chat')!
+    expect(firstChat.links).toEqual([{ key: failedChat.key, attributes: { 'turnlog.link': 'retry_of' } }])
+    // spans that are no retry link to nothing
+    expect(spans.filter((s) => s.links !== undefined)).toHaveLength(2)
+    // OTLP/JSON: the links carry the failed spans' trace and span ids (each turn is its own trace)
+    const otlp = (toOtlpJson(events, { sessionId: header.id }).resourceSpans[0] as any).scopeSpans[0].spans as any[]
+    const byName = (key: string) => otlp[spans.filter((s) => s.endTime !== undefined).findIndex((s) => s.key === key)]
+    expect(byName(retry.key).links).toEqual([{ traceId: byName(`turn-${of}`).traceId, spanId: byName(`turn-${of}`).spanId, attributes: [{ key: 'turnlog.link', value: { stringValue: 'retry_of' } }] }])
+    expect(byName(firstChat.key).links[0]).toMatchObject({ traceId: byName(failedChat.key).traceId, spanId: byName(failedChat.key).spanId })
+    expect(byName(retry.key).traceId).not.toBe(byName(`turn-${of}`).traceId)
+    // the SDK: the link's context is the failed span's
+    const exporter = new InMemorySpanExporter()
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('t')
+    exportSpans({ header, events }, tracer)
+    const done = exporter.getFinishedSpans()
+    const sdkRetry = done.find((s) => s.attributes['turnlog.turn.retry_of'] !== undefined)!
+    const sdkFailed = done.find((s) => s.attributes['turnlog.turn'] === of && s.name.startsWith('invoke_agent'))!
+    expect(sdkRetry.links.map((l) => l.context.spanId)).toEqual([sdkFailed.spanContext().spanId])
+    expect(sdkRetry.links[0]!.attributes).toEqual({ 'turnlog.link': 'retry_of' })
+  })
+})
+

@@ -5,7 +5,7 @@
  * fold must agree on every valid log (P1) and every prefix of one (P2: open turns, steps, brackets):
  *
  * - every `user/message`, `assistant/message` and `tool/result` appears once, in log order, with
- *   the event's own fields and nothing else (finish, usage, interrupted, callId, error);
+ *   the event's own fields and nothing else (finish, explanation, usage, interrupted, callId, error);
  * - a message is marked replaced exactly when it is no longer on the surface; `replacedBy` is the
  *   replacement that hid it and `replacedAs` says how (a compaction summary, a pruned copy right
  *   after its `compaction/prune`, any other replacement);
@@ -76,6 +76,7 @@ function expectedMessage(e: LogEvent): Record<string, unknown> {
   }
   if (e.type === 'assistant/message') {
     m.finish = d.finish
+    if (d.explanation !== undefined) m.explanation = d.explanation // a refusal's (issue 23)
     if (d.usage !== undefined) m.usage = d.usage
     if (d.interrupted === true) m.interrupted = true
   }

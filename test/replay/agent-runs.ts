@@ -31,9 +31,11 @@ export type Command =
 export const MAX_STEPS = 8
 export const TOOL_NAMES = ['fuzz_parallel', 'fuzz_exclusive', 'fuzz_throw', 'no_such_tool'] as const
 
-/** The fuzzer's scenario generator (testing/fuzz/), with its own tool names. */
-export function arbScenario(): fc.Arbitrary<Scenario> {
-  return fuzzScenario(TOOL_NAMES)
+/** The fuzzer's scenario generator (testing/fuzz/), with its own tool names; `providerStreams`
+ * adds responses with provider data, whole blocks and refusals (issue 23; off: fixed seeds keep
+ * their scenarios). */
+export function arbScenario(opts: { providerStreams?: boolean } = {}): fc.Arbitrary<Scenario> {
+  return fuzzScenario(TOOL_NAMES, {}, {}, false, opts.providerStreams === true)
 }
 
 export function arbCommandList(max = 14): fc.Arbitrary<Command[]> {

@@ -24,4 +24,17 @@ describe('P4: re-execution reproduces the recorded log', () => {
       { numRuns: RUNS, ...(SEED !== undefined ? { seed: SEED } : {}) },
     )
   }, 600_000)
+
+  it('P4: runs whose model streams provider data, whole blocks (sources, files, provider-executed calls) and refusals re-execute to the same log (issue 23, 60 runs)', async () => {
+    await fc.assert(
+      fc.asyncProperty(arbScenario({ providerStreams: true }), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        expect(verify(run.events, { maxStepsPerTurn: MAX_STEPS }).ok).toBe(true)
+        const r = await withTimeout(reexecute(run.events, { ...run.reexec, stallMs: 300 }), 5000, 'reexecute')
+        if (!r.ok) throw new Error(r.divergence.diff)
+        expect(r.eventCount).toBe(run.events.length)
+      }),
+      { numRuns: Math.min(RUNS, 60), ...(SEED !== undefined ? { seed: SEED } : {}) },
+    )
+  }, 600_000)
 })

@@ -104,6 +104,18 @@ describe('arbValidLog (L1–L16 hold by construction)', () => {
         if (e.type === 'step/end') shapesOfLog.add(`step-outcome ${d.outcome.kind}`)
         if (e.type === 'assistant/message') shapesOfLog.add(d.interrupted ? 'interrupted message' : `finish ${d.finish}`)
         if (e.type === 'assistant/chunk') shapesOfLog.add(`chunk ${d.chunk.type}${d.chunk.type === 'finish' ? ` ${d.chunk.reason}` : ''}`)
+        // issue 23: what real providers send besides deltas
+        if (e.type === 'assistant/chunk' && d.chunk.type === 'block-end' && d.chunk.providerData) shapesOfLog.add('chunk block-end providerData')
+        if (e.type === 'assistant/chunk' && d.chunk.type === 'block') shapesOfLog.add(`whole ${d.chunk.block.type}${d.chunk.block.providerExecuted ? ' provider-executed' : ''}`)
+        if (e.type === 'assistant/message' && d.explanation !== undefined) shapesOfLog.add('refusal explanation')
+        if (e.type === 'assistant/message') {
+          for (const b of d.message.content) {
+            if (b.type === 'reasoning' && b.providerData?.anthropic?.signature) shapesOfLog.add('signed thinking')
+            if (b.type === 'reasoning' && b.text === '' && b.providerData?.anthropic?.redactedData) shapesOfLog.add('redacted thinking')
+            if (b.type === 'tool-call' && b.providerExecuted) shapesOfLog.add('message provider-executed call')
+          }
+          if (d.message.content.some((b: { providerExecuted?: boolean }) => b.providerExecuted) && d.finish === 'tool-calls') shapesOfLog.add('provider-executed beside runnable calls')
+        }
         if (e.type === 'tool/result' && e.surfaceOp === 'append') shapesOfLog.add(`tool-result ${d.error?.code ?? 'ok'}`)
         if (e.type === 'tool/result' && e.surfaceOp !== 'append') shapesOfLog.add('pruned tool/result')
         if (e.type === 'user/message') shapesOfLog.add(`user-message source ${d.message.source.kind}`)
@@ -127,6 +139,9 @@ describe('arbValidLog (L1–L16 hold by construction)', () => {
       'tool-result TOOL_OUTCOME_UNKNOWN', 'pruned tool/result', 'user-message source tool', 'user-message source hook',
       'user-message source compaction', 'header initial', 'header change', 'header resume', 'compaction failed',
       'compaction ok', 'splice replace', 'splice cancel', 'claim next-turn', 'claim next-step', 'send next-step',
+      'finish refusal', 'chunk finish refusal', 'refusal explanation', 'chunk block-end providerData', 'signed thinking',
+      'redacted thinking', 'whole source', 'whole file', 'whole tool-call provider-executed', 'whole tool-result',
+      'message provider-executed call', 'provider-executed beside runnable calls',
     ]
     const missing = required.filter((k) => !seen.has(k))
     expect(missing, `never generated: ${missing.join(', ')}`).toEqual([])

@@ -52,6 +52,10 @@ describe('fuzzAgent', () => {
     expect(c.toolResults.ABORTED ?? 0, 'abandoned calls get ABORTED').toBeGreaterThan(0)
     expect(c.cancels['hook hook'] ?? 0, 'hook-initiated cancels').toBeGreaterThan(0)
     expect(c.cancels['fuzzer user'] ?? 0, 'hangs released by a cancel').toBeGreaterThan(0)
+    // issue 23: what real providers stream besides deltas reaches the agent under the fuzzer
+    for (const k of ['refusal', 'refusal explanation', 'signed thinking', 'redacted thinking', 'provider data on text', 'provider-executed call', 'source', 'file']) {
+      expect(c.other[k] ?? 0, k).toBeGreaterThan(0)
+    }
   })
 
   it('the fuzzer can fail: a tool that breaks the log is caught', async () => {

@@ -2,10 +2,17 @@
  * Building-block arbitraries: message blocks, user messages, usage, failures, stream chunks.
  * Every value is lossless JSON (no `undefined` members, no `-0`, no lone surrogates), so it can be
  * appended to a `Session` as is.
+ *
+ * Streams carry what real providers send besides deltas (issue 23): provider data on a block's
+ * `block-end` (Claude's thinking signature, redacted thinking as an empty reasoning block with its
+ * data, citations on text, Gemini's thought signature on a call), whole-block chunks (sources,
+ * files, a provider-executed call and its result) and refusals.
  */
 import fc from 'fast-check'
 import type { StreamChunk } from '../../events/chunks.js'
-import { FAILURE_CODES, type Block, type Failure, type MessageSource, type ToolCallBlock, type Usage, type UserMessage } from '../../events/messages.js'
+import {
+  FAILURE_CODES, type Block, type Failure, type MessageSource, type ProviderData, type ToolCallBlock, type Usage, type UserMessage,
+} from '../../events/messages.js'
 
 /** Short text: mostly printable ASCII, sometimes any grapheme (never a lone surrogate). */
 export function arbText(maxLength = 24): fc.Arbitrary<string> {
@@ -118,17 +125,24 @@ export function arbFailure(opts: ArbFailureOptions = {}): fc.Arbitrary<Failure> 
 
 /** A block as the model streams it: the delta texts (for a tool call: of its arguments). */
 export interface BlockPlan {
-  type: 'text' | 'reasoning' | 'tool-call'
+  /** `whole`: blocks that arrive whole, one `block` chunk each (`blocks`). */
+  type: 'text' | 'reasoning' | 'tool-call' | 'whole'
   parts: string[]
   /** Tool name (tool-call blocks). */
   name: string
   /** Tool-call id; log builders override it to keep ids unique. */
   id: string
+  /** The provider data its `block-end` carries (absent: none). */
+  providerData?: ProviderData
+  /** `whole` plans only: the blocks (a source, a file, or a provider-executed call and its result). */
+  blocks?: Block[]
 }
 
 /** Everything needed to render one model response as chunks. */
 export interface StreamPlan {
   blocks: BlockPlan[]
+  /** When the response finishes `stop`, it refuses instead (with the provider's explanation, if any). */
+  refusal?: { explanation?: string } | null
   /** Picks that interleave the blocks' chunks (`[]`: one block after the other). */
   interleave: number[]
   usage: Usage | null
@@ -159,21 +173,63 @@ export interface ArbBlockPlanOptions {
   types?: ReadonlyArray<BlockPlan['type']>
 }
 
+/** An opaque provider token (a signature, redacted data): base64 text. */
+const arbOpaque = (): fc.Arbitrary<string> => fc.base64String({ minLength: 8, maxLength: 48 })
+
+/**
+ * Blocks a provider sends whole: a citation, a generated file, or a provider-executed call (web
+ * search…) with its result. `n` makes the ids.
+ */
+export function arbWholeBlocks(): fc.Arbitrary<Block[]> {
+  const source = fc.record({ n: fc.nat(999), url: fc.constantFrom('https://example.com/a', 'https://example.org/b?q=1'), title: fc.option(arbText(16), { nil: undefined }) })
+    .map(({ n, url, title }): Block[] => [{ type: 'source', sourceType: 'url', id: `src_${n}`, url, ...(title !== undefined ? { title } : {}) }])
+  const file = fc.record({ mediaType: fc.constantFrom('image/png', 'application/pdf'), data: fc.base64String({ minLength: 4, maxLength: 24 }) })
+    .map(({ mediaType, data }): Block[] => [{ type: 'file', mediaType, data }])
+  const server = fc.record({ n: fc.nat(999), q: arbText(12), isError: fc.boolean(), hits: fc.nat(3) })
+    .map(({ n, q, isError, hits }): Block[] => [
+      { type: 'tool-call', id: `srvtoolu_${n}`, name: 'web_search', arguments: JSON.stringify({ query: q }), providerExecuted: true },
+      isError
+        ? { type: 'tool-result', id: `srvtoolu_${n}`, name: 'web_search', result: { errorCode: 'max_uses_exceeded' }, isError: true }
+        : { type: 'tool-result', id: `srvtoolu_${n}`, name: 'web_search', result: Array.from({ length: hits }, (_, i) => ({ url: `https://example.com/${i}`, title: q })) },
+    ])
+  return fc.oneof(source, file, server)
+}
+
+/** Provider data for a streamed block of this type, or none (mostly none). */
+function arbProviderData(type: BlockPlan['type']): fc.Arbitrary<ProviderData | undefined> {
+  const none = { weight: 3, arbitrary: fc.constant(undefined) }
+  if (type === 'reasoning') return fc.oneof(none, { weight: 2, arbitrary: arbOpaque().map((signature) => ({ anthropic: { signature } })) })
+  if (type === 'text') return fc.oneof(none, { weight: 1, arbitrary: fc.constant({ anthropic: { citations: [{ type: 'web_search_result_location', url: 'https://example.com/0' }] } }) })
+  if (type === 'tool-call') return fc.oneof(none, { weight: 1, arbitrary: arbOpaque().map((thoughtSignature) => ({ google: { thoughtSignature } })) })
+  return fc.constant(undefined)
+}
+
+const TYPE_WEIGHTS: Record<BlockPlan['type'], number> = { text: 3, reasoning: 2, 'tool-call': 3, whole: 1 }
+
 export function arbBlockPlan(opts: ArbBlockPlanOptions = {}): fc.Arbitrary<BlockPlan> {
-  const types = opts.types ?? ['text', 'reasoning', 'tool-call']
-  return fc.record({
-    type: fc.constantFrom(...types),
-    text: arbText(40),
-    args: arbToolArguments(),
-    cuts: fc.array(fc.nat(60), { maxLength: 3 }),
-    name: fc.constantFrom(...TOOL_NAMES),
-    n: fc.nat(99),
-  }).map(({ type, text, args, cuts, name, n }) => ({
-    type,
-    parts: splitInto(type === 'tool-call' ? args : text, cuts),
-    name,
-    id: `call_${n}`,
-  }))
+  const types = opts.types ?? ['text', 'reasoning', 'tool-call', 'whole']
+  return fc.oneof(...types.map((t) => ({ weight: TYPE_WEIGHTS[t], arbitrary: fc.constant(t) }))).chain((type) => {
+    if (type === 'whole') return arbWholeBlocks().map((blocks): BlockPlan => ({ type, parts: [], name: '', id: '', blocks }))
+    return fc.record({
+      text: arbText(40),
+      args: arbToolArguments(),
+      cuts: fc.array(fc.nat(60), { maxLength: 3 }),
+      name: fc.constantFrom(...TOOL_NAMES),
+      n: fc.nat(99),
+      providerData: arbProviderData(type),
+      // Claude's redacted thinking: an empty reasoning block that carries only its data
+      redacted: type === 'reasoning' ? fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: arbOpaque() }) : fc.constant(null),
+    }).map(({ text, args, cuts, name, n, providerData, redacted }): BlockPlan => {
+      if (redacted !== null) return { type, parts: [''], name, id: `call_${n}`, providerData: { anthropic: { redactedData: redacted } } }
+      return {
+        type,
+        parts: splitInto(type === 'tool-call' ? args : text, cuts),
+        name,
+        id: `call_${n}`,
+        ...(providerData !== undefined ? { providerData } : {}),
+      }
+    })
+  })
 }
 
 export interface ArbStreamPlanOptions {
@@ -188,19 +244,27 @@ export function arbStreamPlan(opts: ArbStreamPlanOptions = {}): fc.Arbitrary<Str
     usage: fc.option(arbUsage(), { freq: 6, nil: null }),
     usageAt: fc.nat(30),
     cut: fc.nat(40),
+    refusal: fc.oneof(
+      { weight: 8, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constant({}) },
+      { weight: 1, arbitrary: arbText(30).map((explanation) => ({ explanation })) },
+    ),
   })
 }
 
-/** The chunks of the blocks, without usage and finish. */
+/** The chunks of the blocks, without usage and finish. A `whole` plan takes one index per block. */
 export function blockChunks(blocks: readonly BlockPlan[], interleave: readonly number[] = []): StreamChunk[] {
-  const seqs: StreamChunk[][] = blocks.map((b, index) => {
+  let next = 0
+  const seqs: StreamChunk[][] = blocks.map((b) => {
+    if (b.type === 'whole') return (b.blocks ?? []).map((block): StreamChunk => ({ type: 'block', index: next++, block }))
+    const index = next++
     const out: StreamChunk[] = [{ type: 'block-start', index, blockType: b.type }]
     b.parts.forEach((p, i) => {
       if (b.type === 'text') out.push({ type: 'text-delta', index, text: p })
       else if (b.type === 'reasoning') out.push({ type: 'reasoning-delta', index, text: p })
       else out.push(i === 0 ? { type: 'tool-call-delta', index, id: b.id, name: b.name, argumentsDelta: p } : { type: 'tool-call-delta', index, id: b.id, argumentsDelta: p })
     })
-    out.push({ type: 'block-end', index })
+    out.push(b.providerData !== undefined ? { type: 'block-end', index, providerData: b.providerData } : { type: 'block-end', index })
     return out
   })
   const out: StreamChunk[] = []
@@ -220,11 +284,16 @@ export function blockChunks(blocks: readonly BlockPlan[], interleave: readonly n
   return out
 }
 
-/** A complete stream: block chunks, usage (if any) and `finish`. */
-export function renderStream(plan: StreamPlan, finish: 'stop' | 'tool-calls' | 'max-tokens'): StreamChunk[] {
+/** A complete stream: block chunks, usage (if any) and `finish` (a `refusal` takes the plan's explanation). */
+export function renderStream(plan: StreamPlan, finish: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal'): StreamChunk[] {
   const chunks = blockChunks(plan.blocks, plan.interleave)
   if (plan.usage) chunks.splice(plan.usageAt % (chunks.length + 1), 0, { type: 'usage', usage: plan.usage })
-  chunks.push({ type: 'finish', reason: finish })
+  if (finish === 'refusal') {
+    const explanation = plan.refusal?.explanation
+    chunks.push(explanation !== undefined ? { type: 'finish', reason: 'refusal', explanation } : { type: 'finish', reason: 'refusal' })
+  } else {
+    chunks.push({ type: 'finish', reason: finish })
+  }
   return chunks
 }
 
@@ -250,43 +319,58 @@ export function renderPartialStream(plan: StreamPlan, closeWith?: { reason: 'err
 }
 
 /**
- * The message content the chunks assemble to, blocks in index order. `dropToolCalls` for a
- * `max-tokens` response or an interrupted one; `visibleOnly` keeps only text and reasoning that
- * streamed some text (an interrupted message).
+ * The message content the chunks assemble to, blocks in index order (the rules of
+ * models/assembler.ts). `dropToolCalls` for a `max-tokens` or `refusal` response: streamed calls
+ * are dropped (a provider-executed one, whole, stays). `visibleOnly` for an interrupted message:
+ * only text that streamed some text, and reasoning that did or that carries provider data (Claude
+ * wants redacted thinking back).
  */
 export function assembleContent(chunks: readonly StreamChunk[], opts: { dropToolCalls?: boolean; visibleOnly?: boolean } = {}): Block[] {
-  const blocks = new Map<number, { type: BlockPlan['type']; text: string; id: string; name: string; ended: boolean }>()
+  type Streamed = { type: 'text' | 'reasoning' | 'tool-call'; text: string; id: string; name: string; ended: boolean; providerData?: ProviderData }
+  const blocks = new Map<number, Streamed | { type: 'whole'; block: Block }>()
+  const streamed = (index: number) => blocks.get(index) as Streamed
   for (const c of chunks) {
     switch (c.type) {
       case 'block-start':
         blocks.set(c.index, { type: c.blockType, text: '', id: '', name: '', ended: false })
         break
+      case 'block':
+        blocks.set(c.index, { type: 'whole', block: c.block })
+        break
       case 'text-delta':
       case 'reasoning-delta':
-        blocks.get(c.index)!.text += c.text
+        streamed(c.index).text += c.text
         break
       case 'tool-call-delta': {
-        const b = blocks.get(c.index)!
+        const b = streamed(c.index)
         b.id = c.id
         if (c.name !== undefined) b.name = c.name
         b.text += c.argumentsDelta
         break
       }
-      case 'block-end':
-        blocks.get(c.index)!.ended = true
+      case 'block-end': {
+        const b = streamed(c.index)
+        b.ended = true
+        if (c.providerData !== undefined) b.providerData = c.providerData
         break
+      }
       default:
         break
     }
   }
   const out: Block[] = []
   for (const [, b] of [...blocks].sort((x, y) => x[0] - y[0])) {
+    if (b.type === 'whole') {
+      if (!opts.visibleOnly) out.push(b.block)
+      continue
+    }
+    const pd = b.providerData !== undefined ? { providerData: b.providerData } : {}
     if (b.type === 'tool-call') {
       if (opts.dropToolCalls || opts.visibleOnly) continue
-      out.push({ type: 'tool-call', id: b.id, name: b.name, arguments: b.text })
+      out.push({ type: 'tool-call', id: b.id, name: b.name, arguments: b.text, ...pd })
     } else {
-      if (opts.visibleOnly && b.text === '') continue
-      out.push({ type: b.type, text: b.text })
+      if (b.text === '' && !(b.type === 'reasoning' && b.providerData !== undefined)) continue
+      out.push({ type: b.type, text: b.text, ...pd })
     }
   }
   return out
@@ -297,10 +381,10 @@ export function hasVisibleText(chunks: readonly StreamChunk[]): boolean {
   return chunks.some((c) => (c.type === 'text-delta' || c.type === 'reasoning-delta') && c.text !== '')
 }
 
-/** A grammatical, complete chunk stream (blocks, optional usage, a success finish). */
-export function arbStreamChunks(opts: ArbStreamPlanOptions & { finish?: 'stop' | 'tool-calls' | 'max-tokens' } = {}): fc.Arbitrary<StreamChunk[]> {
+/** A grammatical, complete chunk stream (blocks, optional usage, a success finish; a plan that refuses finishes `refusal`). */
+export function arbStreamChunks(opts: ArbStreamPlanOptions & { finish?: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal' } = {}): fc.Arbitrary<StreamChunk[]> {
   return arbStreamPlan(opts).map((p) => {
-    const finish = opts.finish ?? (p.blocks.some((b) => b.type === 'tool-call') ? 'tool-calls' : 'stop')
+    const finish = opts.finish ?? (p.blocks.some((b) => b.type === 'tool-call') ? 'tool-calls' : p.refusal ? 'refusal' : 'stop')
     return renderStream(p, finish)
   })
 }

@@ -5,7 +5,7 @@
  */
 import type { StreamChunk } from '../../events/chunks.js'
 import type { CancelCause } from '../../events/data.js'
-import type { Block, Failure, ToolResultMessage, UserMessage } from '../../events/messages.js'
+import { isRunnableCall, type Block, type Failure, type ToolResultMessage, type UserMessage } from '../../events/messages.js'
 import { assembleContent, hasVisibleText, renderPartialStream, renderStream, TRANSIENT_FAILURE_CODES, type BlockPlan } from './blocks.js'
 import type { StepPlan } from './plan.js'
 import { BuilderCore, DEFAULT_COMPACTION, SYSTEM_PROMPT, TOOL_SPECS, type StepResult } from './builder-core.js'
@@ -25,10 +25,13 @@ export abstract class StepBuilder extends BuilderCore {
     return chunks.map((chunk) => this.emit('assistant/chunk', { turn: this.lastTurn, step: this.step, chunk }))
   }
 
-  protected message(content: Block[], finish: 'stop' | 'tool-calls' | 'max-tokens', seqs: number[], usage: unknown, interrupted: boolean): void {
+  protected message(
+    content: Block[], finish: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal', seqs: number[], usage: unknown, interrupted: boolean, explanation?: string,
+  ): void {
     const data: Record<string, unknown> = { turn: this.lastTurn, step: this.step, message: { role: 'assistant', content } }
     if (usage) data.usage = usage
     data.finish = finish
+    if (explanation !== undefined) data.explanation = explanation
     if (interrupted) data.interrupted = true
     const seq = this.emit('assistant/message', data, { surfaceOp: 'append', sourceEventSeqs: seqs })
     this.surface.push({ seq, type: 'assistant/message' })
@@ -94,21 +97,23 @@ export abstract class StepBuilder extends BuilderCore {
       default:
         break
     }
-    const finish = sp.kind === 'max-tokens' ? 'max-tokens' : wantsTools ? 'tool-calls' : 'stop'
+    // a plain answer may be a refusal (issue 23): the model's answer all the same, the step stops
+    const finish = sp.kind === 'max-tokens' ? 'max-tokens' : wantsTools ? 'tool-calls' : sp.kind === 'stop' && stream.refusal ? 'refusal' : 'stop'
     const chunks = renderStream(stream, finish)
     const seqs = this.chunks(chunks)
-    const content = assembleContent(chunks, { dropToolCalls: finish === 'max-tokens' })
-    this.message(content, finish, seqs, stream.usage, false)
+    const content = assembleContent(chunks, { dropToolCalls: finish === 'max-tokens' || finish === 'refusal' })
+    this.message(content, finish, seqs, stream.usage, false, finish === 'refusal' ? stream.refusal?.explanation : undefined)
     this.overflowUsed = false
     if (finish === 'max-tokens') {
       this.endStep({ kind: 'max-tokens' })
       return 'max-tokens'
     }
-    if (finish === 'stop') {
+    if (finish === 'stop' || finish === 'refusal') {
       this.endStep({ kind: 'stop' })
       return 'stop'
     }
-    return this.tools(sp, content.filter((b) => b.type === 'tool-call'))
+    // a provider-executed call (whole, issue 23) already ran at the provider: never ours to run
+    return this.tools(sp, content.filter(isRunnableCall))
   }
 
   protected aborted(cause: CancelCause): StepResult {

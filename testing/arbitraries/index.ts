@@ -1,10 +1,12 @@
 /** fast-check arbitraries of valid turnlog logs, their building blocks, and one-invariant mutators. */
 export {
   arbText, arbBlock, arbUserMessage, arbUsage, arbFailure, arbToolArguments, arbBlockPlan, arbStreamPlan, arbStreamChunks,
+  arbWholeBlocks,
   renderStream, renderPartialStream, assembleContent, hasVisibleText, blockChunks, TOOL_NAMES, TRANSIENT_FAILURE_CODES,
   type BlockPlan, type StreamPlan, type ArbBlockOptions, type ArbUserMessageOptions, type ArbFailureOptions,
   type ArbStreamPlanOptions,
 } from './blocks.js'
+export { arbProviderStream } from './provider-stream.js'
 export {
   arbLogPlan, arbTurnPlan, arbStepPlan, arbInboxOp, arbCompactionPlan, arbIdleItem, arbMsgSeed, DEFAULT_STEP_WEIGHTS,
   TOOL_ERROR_CODES,

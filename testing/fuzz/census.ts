@@ -24,7 +24,9 @@ export interface FuzzCensus {
   hookErrors: Record<string, number>
   /** Cancels by who asked and the cause kind: `command user`, `hook hook`, `plugin user`… */
   cancels: Record<string, number>
-  /** The other shapes a fuzzer must reach: `llm/retry`, `retry turn`, `interrupted` (a cut-off assistant message). */
+  /** The other shapes a fuzzer must reach: `llm/retry`, `retry turn`, `interrupted` (a cut-off assistant
+   * message); what providers send besides deltas (issue 23): `refusal` (and `refusal explanation`),
+   * `signed thinking`, `redacted thinking`, `provider data on text`, `provider-executed call`, `source`, `file`. */
   other: Record<string, number>
   /** The hostile parts of the mix that happened: planned hangs (`hang …`), user code the grace
    * period abandoned (`abandoned <where>`) and late settlements it ignored (`late <where>`). */
@@ -65,7 +67,7 @@ export function countRun(c: FuzzCensus, r: RunTally): void {
       }
       case 'llm/retry': bump(c.other, 'llm/retry'); break
       case 'turn/start': if (d.cause) bump(c.other, 'retry turn'); break
-      case 'assistant/message': if (d.interrupted) bump(c.other, 'interrupted'); break
+      case 'assistant/message': countMessage(c, d); break
     }
   }
   for (const [k, n] of Object.entries(r.bodies)) bump(c.bodies, k, n)
@@ -79,6 +81,21 @@ export function countRun(c: FuzzCensus, r: RunTally): void {
   }
   for (const x of r.cancels) bump(c.cancels, `${x.source} ${x.cause.kind}`)
   for (const [k, n] of Object.entries(r.hostile)) bump(c.hostile, k, n)
+}
+
+/** An assistant message's shapes (see `FuzzCensus.other`). */
+function countMessage(c: FuzzCensus, d: Record<string, any>): void { // eslint-disable-line @typescript-eslint/no-explicit-any
+  if (d.interrupted) bump(c.other, 'interrupted')
+  if (d.finish === 'refusal') bump(c.other, 'refusal')
+  if (d.finish === 'refusal' && typeof d.explanation === 'string') bump(c.other, 'refusal explanation')
+  const content: unknown[] = Array.isArray(d.message?.content) ? d.message.content : []
+  for (const b of content as Array<Record<string, any>>) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    if (b.type === 'reasoning' && b.providerData?.anthropic?.signature !== undefined) bump(c.other, 'signed thinking')
+    if (b.type === 'reasoning' && b.providerData?.anthropic?.redactedData !== undefined) bump(c.other, 'redacted thinking')
+    if (b.type === 'text' && b.providerData !== undefined) bump(c.other, 'provider data on text')
+    if (b.type === 'tool-call' && b.providerExecuted === true) bump(c.other, 'provider-executed call')
+    if (b.type === 'source' || b.type === 'file') bump(c.other, String(b.type))
+  }
 }
 
 function codeOf(err: unknown): string | undefined {

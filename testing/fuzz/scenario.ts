@@ -10,6 +10,7 @@ import type { HookMap } from '../../agent/types.js'
 import type { StreamChunk } from '../../events/index.js'
 import type { AgentPlugin } from '../../agent/types.js'
 import type { ScriptedEntry } from '../../models/index.js'
+import { arbProviderStream } from '../arbitraries/provider-stream.js'
 import type { GeneratedCall } from './args.js'
 import type { FuzzAgentOptions } from './types.js'
 
@@ -63,8 +64,11 @@ export function arbToolCall(names: readonly string[], userCalls: UserCalls = {})
   return fc.oneof({ weight: 1, arbitrary: legacy }, ...user.map((arbitrary) => ({ weight: 1, arbitrary })))
 }
 
-/** A scripted model response of any shape the fuzzer covers. */
-export function arbResponse(toolNames: readonly string[], overflow = false, userCalls: UserCalls = {}): fc.Arbitrary<Response> {
+/**
+ * A scripted model response of any shape the fuzzer covers. `providerStreams` adds what real
+ * providers stream besides deltas (issue 23): provider data, whole blocks, refusals.
+ */
+export function arbResponse(toolNames: readonly string[], overflow = false, userCalls: UserCalls = {}, providerStreams = false): fc.Arbitrary<Response> {
   const text = fc.string({ minLength: 1, maxLength: 12 })
   const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
   const extra = overflow
@@ -83,20 +87,26 @@ export function arbResponse(toolNames: readonly string[], overflow = false, user
     { weight: 1, arbitrary: fc.record({ text, maxTokens: fc.constant(true), toolCalls: fc.array(arbToolCall(toolNames, userCalls), { maxLength: 1 }) }) },
     { weight: 1, arbitrary: fc.constant<Response>(broken) },
     { weight: 1, arbitrary: fc.record({ text, failAfter: fc.integer({ min: 1, max: 3 }) }) },
+    // issue 23: provider data, whole blocks (sources, files, provider-executed calls), refusals
+    ...(providerStreams ? [{ weight: 2, arbitrary: arbProviderStream() as fc.Arbitrary<Response> }] : []),
   )
 }
 
 /**
- * The scenario generator. Without `hostile` and without plugins the record is exactly the original
- * one, so fixed seeds keep their scenarios (the replay tests rely on it). `hostile` adds hook plans
- * that cancel the turn, never settle or return a decision with a throwing getter, and tool plans
- * that hang, settle late or return an output with a throwing getter.
+ * The scenario generator. Without `hostile`, without `providerStreams` and without plugins the
+ * record is exactly the original one, so fixed seeds keep their scenarios (the replay tests rely on
+ * it). `hostile` adds hook plans that cancel the turn, never settle or return a decision with a
+ * throwing getter, and tool plans that hang, settle late or return an output with a throwing
+ * getter. `providerStreams` (default: as `hostile`, so `fuzzAgent` has them) adds provider
+ * responses with provider data, whole blocks and refusals (issue 23).
  */
-export function arbScenario(toolNames: readonly string[], opts: FuzzAgentOptions = {}, userCalls: UserCalls = {}, hostile = false): fc.Arbitrary<Scenario> {
+export function arbScenario(
+  toolNames: readonly string[], opts: FuzzAgentOptions = {}, userCalls: UserCalls = {}, hostile = false, providerStreams = hostile,
+): fc.Arbitrary<Scenario> {
   const preStep: PreStepPlan[] = ['next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message', ...(hostile ? ['next', 'next', 'cancel', 'hang', 'getter'] as const : [])]
   const stopping: StoppingPlan[] = ['none', 'none', 'none', 'steer', 'throw', ...(hostile ? ['none', 'cancel', 'hang'] as const : [])]
   const base = {
-    responses: fc.array(arbResponse(toolNames, opts.overflow === true, userCalls), { minLength: 1, maxLength: 12 }),
+    responses: fc.array(arbResponse(toolNames, opts.overflow === true, userCalls, providerStreams), { minLength: 1, maxLength: 12 }),
     preStep: fc.array(fc.constantFrom(...preStep), { minLength: 1, maxLength: 8 }),
     stopping: fc.array(fc.constantFrom(...stopping), { minLength: 1, maxLength: 6 }),
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
