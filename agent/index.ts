@@ -6,3 +6,4 @@ export type {
   HookName, InboxHandle, MessageInput, PluginHost, PreStepDecision, PreStepPayload, ProposalKind, RequestErrorDecision,
   RequestErrorPayload, RequestPayload, RetryOptions, StreamPayload, Timers, TurnPhase, TurnStateValue, TurnStoppingPayload,
 } from './types.js'
+export type { BudgetOptions, BudgetStatus, BudgetWarning } from './budget.js'
