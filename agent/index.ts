@@ -8,3 +8,4 @@ export type {
   RequestErrorPayload, RequestPayload, RetryOptions, StreamPayload, Timers, TurnPhase, TurnStateValue, TurnStoppingPayload,
 } from './types.js'
 export type { ScheduleSpec, ScheduleInfo, WakeupHandle, WakeupOptions, ScheduleToolOptions } from './wakeup-types.js'
+export type { BudgetOptions, BudgetStatus, BudgetWarning } from './budget.js'

@@ -38,6 +38,9 @@ export interface ReexecuteOptions {
   /** As the recorded agent's (L13). */
   maxResumeRuns?: number
   retry?: AgentOptions['retry']
+  /** As the recorded agent's (lifecycle §10): the log records budget ends, not the budget, so give
+   * the same one (with the same `price`) to reproduce them. */
+  budget?: AgentOptions['budget']
   checkRequests?: AgentOptions['checkRequests']
   /** Compare `time` too (default true: the clock serves the recorded times). */
   compareTime?: boolean

@@ -117,6 +117,7 @@ export class Reexecution implements Host {
         ...(this.opts.maxParallelToolCalls !== undefined ? { maxParallelToolCalls: this.opts.maxParallelToolCalls } : {}),
         ...(this.opts.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: this.opts.maxStepsPerTurn } : {}),
         ...(this.opts.retry !== undefined ? { retry: this.opts.retry } : {}),
+        ...(this.opts.budget !== undefined ? { budget: this.opts.budget } : {}),
         ...(this.opts.checkRequests !== undefined ? { checkRequests: this.opts.checkRequests } : {}),
         ...(this.opts.maxResumeRuns !== undefined ? { maxResumeRuns: this.opts.maxResumeRuns } : {}),
         ...(this.plugins.length ? { plugins: this.plugins } : {}),

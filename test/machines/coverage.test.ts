@@ -101,6 +101,8 @@ describe('machine coverage', () => {
     await run([], (a) => a.on('agent/pre-step', async () => ({ kind: 'reject' })), (a) => { a.followup('go') })
     await run([], (a) => a.on('agent/pre-step', async () => ({ kind: 'enter', messages: [] })), (a) => { a.followup('go') })
     await run([], (a) => a.on('agent/pre-step', async () => { throw new Error('x') }), (a) => { a.followup('go') })
+    // a budget spent before a request (lifecycle §10)
+    await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { budget: { toolCalls: 1, scope: 'turn' } })
     // step limit
     await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { maxStepsPerTurn: 1 })
     // steer pending after a stop (from the stream observer) continues the turn without turn-stopping

@@ -28,6 +28,7 @@ import { arbUserCall } from './args.js'
 import { countRun, newCensus } from './census.js'
 import { arbCommands } from './commands.js'
 import { FuzzFailure, FuzzViolation } from './failure.js'
+import { checkBudget } from './budget-check.js'
 import { failed, finalChecks } from './oracle.js'
 import { buildRun, type Run } from './run.js'
 import { arbScenario, FUZZ_TOOL_NAMES, type UserCalls } from './scenario.js'
@@ -114,6 +115,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   await s.waitFor(Promise.all(run.deferred))
   await s.waitFor(run.agent.whenIdle())
   finalChecks(run, maxSteps, opts)
+  if (run.budget !== null) checkBudget(run, run.budget)
   // R7: whatever the hooks and the model did, the agent accepts and runs the next followup.
   const before = run.agent.events.filter((e) => e.type === 'turn/end').length
   run.agent.followup('final')
@@ -121,6 +123,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   const after = run.agent.events.filter((e) => e.type === 'turn/end').length
   if (after <= before) throw failed('R7: the agent did not run a final followup', run)
   finalChecks(run, maxSteps, opts)
+  if (run.budget !== null) checkBudget(run, run.budget)
   try {
     opts.check?.({
       agent: run.agent, events: run.agent.events, plugins: run.plugins, decisions: run.decisions,

@@ -10,6 +10,7 @@ import type { AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers }
 import type { CancelCause } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
 import type { AnyTool } from '../../tools/types.js'
+import { budgetOptions, FUZZ_USAGE, type FuzzBudget } from './budget.js'
 import { bump } from './census.js'
 import { scenarioHooks, type HostileEnv, type Response, type Scenario, type SummaryPlan } from './scenario.js'
 import { PendingCalls, Progress } from './stuck.js'
@@ -47,6 +48,8 @@ export interface Run {
   progress: Progress
   pending: PendingCalls
   scheduler: fc.Scheduler
+  /** The scenario's budget (`budgets: true`), or null. */
+  budget: FuzzBudget | null
 }
 
 function summaryResponse(plan: SummaryPlan, run: Run): Response {
@@ -122,6 +125,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.summaryRequests = []
   run.deferred = []
   run.plugins = pluginsOf(sc, opts)
+  run.budget = sc.budget ?? null
   const hostile: HostileEnv | undefined = sc.toolPlans === undefined ? undefined : {
     hang(what, signal) {
       bump(run.hostile, `hang ${what}`)
@@ -152,11 +156,14 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   const bounded = opts.overflow === true || run.plugins.length > 0
   let turnRequests = 0
   let summaryRequests = 0
+  // with a budget, every shorthand response reports usage (its own wins), so token limits count
+  const withUsage = (r: Response): Response =>
+    run.budget === null || Array.isArray(r) || typeof r !== 'object' || r === null || 'chunks' in r || 'usage' in r ? r : { ...r, usage: FUZZ_USAGE }
   const inner = scriptedModel(
     (req, i) => {
       if (req.purpose === 'compaction' && sc.summaries) return summaryResponse(sc.summaries[summaryRequests++ % sc.summaries.length]!, run)
-      if (!bounded) return sc.responses[i % sc.responses.length]!
-      return turnRequests >= MAX_TURN_REQUESTS ? { text: 'enough' } : sc.responses[turnRequests++ % sc.responses.length]!
+      if (!bounded) return withUsage(sc.responses[i % sc.responses.length]!)
+      return turnRequests >= MAX_TURN_REQUESTS ? { text: 'enough' } : withUsage(sc.responses[turnRequests++ % sc.responses.length]!)
     },
     { beforeChunk: () => schedule(), info: { name: 'fuzz' } },
   )
@@ -194,6 +201,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     maxParallelToolCalls: sc.maxParallel,
     hooks,
     ...(run.plugins.length > 0 ? { plugins: run.plugins } : {}),
+    ...(run.budget !== null ? { budget: budgetOptions(run.budget) } : {}),
   }) as TurnlogAgent
   run.agent = agent
   // Every cancel, from a command, a user hook or a plugin, is what R5 is about (a hook may cancel:

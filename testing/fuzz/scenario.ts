@@ -12,6 +12,7 @@ import type { AgentPlugin } from '../../agent/types.js'
 import type { ScriptedEntry } from '../../models/index.js'
 import { arbProviderStream } from '../arbitraries/provider-stream.js'
 import type { GeneratedCall } from './args.js'
+import { arbBudget, type FuzzBudget } from './budget.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
@@ -39,6 +40,8 @@ export interface Scenario {
   summaries?: SummaryPlan[]
   /** Only with an arbitrary of plugins. */
   plugins?: readonly AgentPlugin[]
+  /** Only with `budgets: true` (budget.ts). */
+  budget?: FuzzBudget
 }
 
 /** The fuzzer's own tool names (and one the registry does not know). */
@@ -112,9 +115,11 @@ export function arbScenario(
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
     maxParallel: fc.integer({ min: 1, max: 3 }),
   }
-  const mix = hostile
+  const mixed = hostile
     ? { ...base, toolPlans: fc.array(fc.constantFrom<ToolPlan>('ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'hang', 'late', 'getter'), { minLength: 1, maxLength: 6 }) }
     : base
+  // a budget only when asked for: without it the record is the one fixed seeds were written against
+  const mix = opts.budgets === true ? { ...mixed, budget: arbBudget() } : mixed
   if (!opts.plugins) return fc.record(mix)
   const summaries = fc.array(fc.constantFrom<SummaryPlan>('short', 'short', 'short', 'long', 'empty', 'error', 'throw', 'cancel'), { minLength: 1, maxLength: 5 })
   const p = opts.plugins

@@ -63,6 +63,13 @@ export interface FuzzAgentOptions {
    * mix only.
    */
   hostile?: boolean
+  /**
+   * Budget trips (lifecycle §10): every scenario gets one budget (tokens, cost with a price that
+   * sometimes throws, or tool calls; per turn or per session; small limits) and the responses
+   * report usage. Checked: L20 (with the price) and that no model request starts while the budget
+   * is reached (without plugins). Default false (fixed seeds keep their scenarios).
+   */
+  budgets?: boolean
   /** Extra commands, mixed into the generated ones (e.g. a plugin's manual operation). */
   commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
   /** An extra check after each run (after the final followup); throw to fail the run. */
