@@ -116,3 +116,42 @@ describe('agent.schedule (lifecycle §10)', () => {
     expect(() => agent.schedule({ in: 1, message: 'x' })).toThrow(expect.objectContaining({ code: 'AGENT_DISPOSED' }))
   })
 })
+
+describe('wakeups on resume and from the model', () => {
+  it('W2: resumeAgent({autoStart: false}) holds due wakeups until wake(); wake() fires each once', async () => {
+    const { resumeAgent } = await import('../../replay/resume.js')
+    const { scriptedModel } = await import('../../models/scripted.js')
+    const { agent } = wakeupAgent()
+    agent.schedule({ in: 10, message: 'x', id: 'a' })
+    await agent.dispose()
+    const later = await resumeAgent({ log: agent.events as never, model: scriptedModel(() => ({ text: 'ok' })), clock: () => 2_000_000, autoStart: false })
+    // a macrotask: a timer armed at creation would have fired by now
+    await new Promise((r) => setImmediate(r))
+    expect(later.events.filter((e) => e.type === 'schedule/fired')).toHaveLength(0)
+    expect(later.wake()).toBe(true)
+    await later.whenIdle()
+    expect(later.wake()).toBe(false)
+    expect(later.events.filter((e) => e.type === 'schedule/fired').map((e) => e.data)).toEqual([{ scheduleId: 'a', due: 1_000_010 }])
+    await later.dispose()
+  })
+
+  it('scheduleWakeup: the model schedules (callId recorded); out-of-bounds delays are a TOOL_ERROR result and schedule nothing', async () => {
+    const { scriptedModel } = await import('../../models/scripted.js')
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'scheduleWakeup', args: { delaySeconds: 60, message: 'look again' }, id: 'c1' },
+        { name: 'scheduleWakeup', args: { delaySeconds: 0.001, message: 'too soon' }, id: 'c2' }] },
+      { text: 'done' },
+    ])
+    const { agent } = wakeupAgent({ model, wakeups: { tool: true } })
+    agent.followup('go')
+    await agent.whenIdle()
+    const created = agent.events.filter((e) => e.type === 'schedule/created')
+    expect(created.map((e) => (e.data as { callId?: string; due: number }).callId)).toEqual(['c1'])
+    const results = agent.events.filter((e) => e.type === 'tool/result').map((e) => (e.data as { error?: { code: string } }).error?.code ?? 'ok')
+    expect(results).toEqual(['ok', 'TOOL_ERROR'])
+    expect(agent.schedules()).toHaveLength(1)
+    expect(() => wakeupAgent({ tools: [{ ...(agent as never as { tools: Map<string, unknown> }).tools.get('scheduleWakeup') as never }], wakeups: { tool: true } }))
+      .toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }))
+    await agent.dispose()
+  })
+})

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest'
 import type { LogEvent } from '../../events/index.js'
 import { fork } from '../../replay/fork.js'
+import { schedulesReducer } from '../../reducers/schedules.js'
 import { repairEvents } from '../../replay/repair.js'
 import { verify } from '../../replay/verify.js'
 
@@ -65,5 +66,8 @@ describe('wakeup rules W1–W3', () => {
     expect(violations(f.events)).toEqual([])
     // the fork's own log still holds schedule b (pending) and delivered a's message, canceled with the inbox
     expect(f.closers.map((e) => e.type)).toEqual(['agent/inbox/spliced', 'agent/inbox/spliced', 'session/end-seed'])
+    const st = schedulesReducer.initial()
+    for (const e of f.events) schedulesReducer.apply(st, e)
+    expect(st.pending.map((p) => [p.scheduleId, p.due])).toEqual([['b', 9000]])
   })
 })

@@ -68,6 +68,7 @@ export function countRun(c: FuzzCensus, r: RunTally): void {
       case 'llm/retry': bump(c.other, 'llm/retry'); break
       case 'turn/start': if (d.cause) bump(c.other, 'retry turn'); break
       case 'assistant/message': countMessage(c, d); break
+      case 'schedule/fired': bump(c.other, d.dropped ? 'wakeup dropped' : 'wakeup fired'); break
     }
   }
   for (const [k, n] of Object.entries(r.bodies)) bump(c.bodies, k, n)

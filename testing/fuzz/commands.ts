@@ -9,6 +9,7 @@ import type { CancelCause } from '../../events/index.js'
 import { checkInboxFollowsLog, failed } from './oracle.js'
 import type { Run } from './run.js'
 import type { FuzzCommand } from './types.js'
+import { wakeupCommands } from './wakeup-commands.js'
 
 type Cmd = fc.AsyncCommand<object, Run>
 
@@ -108,6 +109,7 @@ export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzC
       fc.integer({ min: 2, max: 4 }).map((n) => new Burst(n)),
       fc.tuple(fc.constantFrom('remove', 'replace', 'clear') as fc.Arbitrary<'remove' | 'replace' | 'clear'>, fc.nat(9)).map(([op, p]) => new Edit(op, p)),
       fc.tuple(cause, fc.boolean()).map(([c, k]) => new Cancel(c, k)),
+      ...wakeupCommands(),
       ...extra.map((a) => a.map((c) => new UserCommand(c))),
     ],
     { maxCommands: max, ...(replayPath !== undefined ? { replayPath } : {}) },

@@ -12,6 +12,7 @@ import { FuzzViolation } from './failure.js'
 import { checkR6 } from './r6.js'
 import { r6Enabled, type Run } from './run.js'
 import type { FuzzAgentOptions } from './types.js'
+import { checkWakeupsSettled } from './wakeup-commands.js'
 
 /**
  * The violation to throw: `msg` starting with an invariant id (`R5: …`) names it; otherwise
@@ -55,6 +56,7 @@ export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions =
     if (!last || last.status !== 'running') throw failed(`R1: turn/start at seq ${e.seq} while not running`, run)
   }
   if (run.agent.status !== 'idle') throw failed('R8: not idle at the end', run)
+  checkWakeupsSettled(run)
   // R3: each request equals the request rebuilt from the log at that seq. One fold over the log,
   // compared at each request's seq as it passes (requests are recorded in log order; one that is
   // not restarts the fold): a fold from seq 0 per request made this quadratic in the run's length.
