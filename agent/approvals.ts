@@ -34,7 +34,10 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
   return {
     request: (call: ToolCallBlock, question, timeoutMs) => {
       const approvalId = agent.newId()
-      const expiresAt = timeoutMs !== undefined ? Math.ceil(agent.now() + timeoutMs) : undefined
+      // one reading of the clock: the request's time, and its expiry counted from it (so that the
+      // log says `expiresAt = time + timeoutMs`, and a re-execution on the recorded clock gets the same)
+      const now = agent.now()
+      const expiresAt = timeoutMs !== undefined ? Math.ceil(now + timeoutMs) : undefined
       const e = agent.append({
         type: 'tool/approval-requested',
         data: {
@@ -42,7 +45,8 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
           ...(question !== undefined ? { question } : {}),
           ...(expiresAt !== undefined ? { expiresAt } : {}),
         },
-      })
+        ...(expiresAt !== undefined ? { time: now } : {}),
+      } as EventDraft)
       const approval: OpenApproval = {
         approvalId, callId: call.id, name: call.name, arguments: call.arguments, session: agent.sessionId, turn, step, seq: e.seq,
         ...(question !== undefined ? { question } : {}),
