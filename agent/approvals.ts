@@ -20,6 +20,8 @@ export interface ApprovalHost {
   readonly newId: () => string
   /** The running step's approvals, or null. */
   approvalRun: ApprovalRun | null
+  /** A recorded id for a new request (a re-run), else null/undefined: drawn from `newId`. */
+  readonly approvalIdFor?: ((turn: number, step: number, callId: string) => string | undefined) | null
   now(): number
   flush(): Promise<void>
   append(draft: EventDraft): LogEvent
@@ -33,7 +35,7 @@ export interface ApprovalHost {
 export function approvalEnv(agent: ApprovalHost, turn: number, step: number): ApprovalEnv {
   return {
     request: (call: ToolCallBlock, question, timeoutMs) => {
-      const approvalId = agent.newId()
+      const approvalId = agent.approvalIdFor?.(turn, step, call.id) ?? agent.newId()
       // one reading of the clock: the request's time, and its expiry counted from it (so that the
       // log says `expiresAt = time + timeoutMs`, and a re-execution on the recorded clock gets the same)
       const now = agent.now()
