@@ -73,6 +73,12 @@ export class TurnlogAgent implements Agent {
   readonly approvalsState = approvalsReducer.initial()
   /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
   approvalRun: ApprovalRun | null = null
+  /**
+   * @internal the id of a new request for a call, when a re-run must reuse a recorded one
+   * (turnlog/evals: the golden's approval ids, so that an unchanged re-run logs the same request);
+   * else the id source draws it.
+   */
+  approvalIdFor: ((turn: number, step: number, callId: string) => string | undefined) | null = null
   /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
   restoreStep: RestoredStep | null = null
   /** @internal */ readonly newId: () => string

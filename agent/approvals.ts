@@ -20,6 +20,8 @@ export interface ApprovalHost {
   readonly newId: () => string
   /** The running step's approvals, or null. */
   approvalRun: ApprovalRun | null
+  /** A recorded id for a new request (a re-run), else null/undefined: drawn from `newId`. */
+  readonly approvalIdFor?: ((turn: number, step: number, callId: string) => string | undefined) | null
   now(): number
   flush(): Promise<void>
   append(draft: EventDraft): LogEvent
@@ -33,8 +35,11 @@ export interface ApprovalHost {
 export function approvalEnv(agent: ApprovalHost, turn: number, step: number): ApprovalEnv {
   return {
     request: (call: ToolCallBlock, question, timeoutMs) => {
-      const approvalId = agent.newId()
-      const expiresAt = timeoutMs !== undefined ? Math.ceil(agent.now() + timeoutMs) : undefined
+      const approvalId = agent.approvalIdFor?.(turn, step, call.id) ?? agent.newId()
+      // one reading of the clock: the request's time, and its expiry counted from it (so that the
+      // log says `expiresAt = time + timeoutMs`, and a re-execution on the recorded clock gets the same)
+      const now = agent.now()
+      const expiresAt = timeoutMs !== undefined ? Math.ceil(now + timeoutMs) : undefined
       const e = agent.append({
         type: 'tool/approval-requested',
         data: {
@@ -42,7 +47,8 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
           ...(question !== undefined ? { question } : {}),
           ...(expiresAt !== undefined ? { expiresAt } : {}),
         },
-      })
+        ...(expiresAt !== undefined ? { time: now } : {}),
+      } as EventDraft)
       const approval: OpenApproval = {
         approvalId, callId: call.id, name: call.name, arguments: call.arguments, session: agent.sessionId, turn, step, seq: e.seq,
         ...(question !== undefined ? { question } : {}),

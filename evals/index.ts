@@ -12,6 +12,7 @@ export {
   answersByTurn, costWithin, defaultGraders, finalAnswer, noDivergence, noInvariantBroken, noUnrecordedCalls, sameAnswers, sameFinalAnswer,
   sameToolResults, sameToolSequence,
 } from './graders.js'
+export { askedForApprovalBefore, type ToolMatch } from './approval-graders.js'
 export { junitXml } from './junit.js'
 export { passAtK, passHatK } from './stats.js'
 export type {

@@ -2,12 +2,11 @@
  * The recorded inputs of a golden after the cut, each with its lifecycle position (positions.ts):
  * sends and inbox edits (splices the agent does not make itself), cancels (from a turn's
  * `turn/end {aborted}`: issued just before the first event only a cancel makes) and wakes (a turn
- * opening with no send right before it). Pure: `planInputs` reads the golden only.
- *
- * Approval decisions are not inputs yet: "Wait for a person" (the approval events) is not merged.
- * When it lands, a recorded decision is one more input kind, re-issued at its position like a send.
+ * opening with no send right before it) and approval decisions (lifecycle §9: a person's, and an
+ * expiry, re-issued as the decision it recorded; a `superseded` or `canceled` decision follows from
+ * the re-issued steer or cancel and is not an input). Pure: `planInputs` reads the golden only.
  */
-import type { CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
 import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
 import { PositionCounter } from './positions.js'
@@ -32,6 +31,10 @@ export type PlannedInput =
     duringPreStep?: boolean
   }
   | { kind: 'wake'; seq: number; at: string }
+  | {
+    /** A recorded decision: matched to the re-run's open approval of the same call (turn, step, call id), not by approval id. */
+    kind: 'decision'; seq: number; at: string; turn: number; step: number; callId: string; decision: ApprovalDecision; by: ApprovalBy
+  }
 
 export { isAgentSplice }
 
@@ -90,6 +93,11 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       }
       continue
     }
+    if (isDecisionInput(e)) {
+      const d = (e as EventOf<'tool/approval-decided'>).data
+      out.push({ kind: 'decision', seq: i, at, turn: d.turn, step: d.step, callId: d.callId, decision: d.decision, by: d.by })
+      continue // an input, never a position (positions.ts)
+    }
     if (e.type === 'turn/start' && i > cut && (e as EventOf<'turn/start'>).data.cause?.kind !== 'retry' &&
       events[i - 1]?.type !== 'agent/inbox/spliced') {
       out.push({ kind: 'wake', seq: i, at })
@@ -110,6 +118,34 @@ function proposing(e: LogEvent | undefined): boolean {
   if (e?.type !== 'agent/inbox/spliced') return false
   const d = (e as EventOf<'agent/inbox/spliced'>).data
   return isAgentSplice(d) && d.outcome === undefined && (d.removedCount ?? 0) > 0 && d.inserted.length === 0
+}
+
+/**
+ * The golden's approval ids from `cut` on, by call (`turn.step.callId`): a re-run's request for
+ * the same call gets the recorded id (each at most once), so an unchanged re-run logs the same
+ * request and a recorded decision names it.
+ */
+export function recordedApprovalIds(events: readonly LogEvent[], cut: number): (turn: number, step: number, callId: string) => string | undefined {
+  const ids = new Map<string, string>()
+  for (let i = cut; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type !== 'tool/approval-requested') continue
+    const d = (e as EventOf<'tool/approval-requested'>).data
+    ids.set(`${d.turn}.${d.step}.${d.callId}`, d.approvalId)
+  }
+  return (turn, step, callId) => {
+    const k = `${turn}.${step}.${callId}`
+    const id = ids.get(k)
+    ids.delete(k)
+    return id
+  }
+}
+
+/** A decision from outside the agent's run (a person's, or an expiry): an input, like a send. */
+export function isDecisionInput(e: LogEvent): boolean {
+  if (e.type !== 'tool/approval-decided') return false
+  const k = (e as EventOf<'tool/approval-decided'>).data.by.kind
+  return k === 'user' || k === 'expired'
 }
 
 /**

@@ -3,8 +3,9 @@
  * A position is the last lifecycle event before the input, named by (turn, step, event type, how
  * many events of that type the step had logged by then): `turn 2 · step 1 · tool/result #2`. The
  * same counter runs over the golden and over the re-run, so "the same position" is found even when
- * the re-run logs a different number of events (another request header, other chunks). Sends and
- * edits are never positions (they are the inputs); the agent's own splices (claims, tool contexts) are.
+ * the re-run logs a different number of events (another request header, other chunks). Sends,
+ * edits and decisions from outside (a person's, an expiry) are never positions (they are the
+ * inputs); the agent's own splices (claims, tool contexts) and decisions (superseded, canceled) are.
  */
 import type { EventOf, LogEvent } from '../events/index.js'
 import { isAgentSplice } from './agent-splice.js'
@@ -18,6 +19,7 @@ export class PositionCounter {
   /** The position key of `e`, or null for an input (a send or an edit: never a position). */
   next(e: LogEvent): string | null {
     if (e.type === 'agent/inbox/spliced' && !isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return null
+    if (e.type === 'tool/approval-decided' && ['user', 'expired'].includes((e as EventOf<'tool/approval-decided'>).data.by.kind)) return null
     if (e.type === 'turn/start') {
       this.#turn = (e as EventOf<'turn/start'>).data.turn
       this.#step = 0

@@ -9,6 +9,7 @@
  * listeners (`onStopping`). `flushAll` issues what is left once the re-run is idle.
  */
 import type { TurnlogAgent } from '../agent/agent.js'
+import { applyDecision } from '../agent/approvals.js'
 import { deepEqual } from '../events/deep-equal.js'
 import type { EventOf, LogEvent, UserMessage } from '../events/index.js'
 import { toUserMessage } from '../agent/messages.js'
@@ -288,6 +289,14 @@ export class Reissuer {
           record(late ? 'late' : 'issued')
           a.wake()
           return
+        case 'decision': {
+          // the re-run's approval of the same call (its id is the re-run's own)
+          const open = a.approvals().find((o) => o.turn === input.turn && o.step === input.step && o.callId === input.callId)
+          if (open === undefined) return record('dropped')
+          record(late ? 'late' : 'issued')
+          applyDecision(a, open.approvalId, input.decision, input.by)
+          return
+        }
       }
     } catch (err) {
       this.onError(`the recorded ${input.kind} of seq ${input.seq} was refused: ${(err as Error)?.message ?? String(err)}`)

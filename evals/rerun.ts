@@ -20,7 +20,7 @@ import { Recording } from '../replay/reexecute/recording.js'
 import { verify } from '../replay/verify.js'
 import { firstDivergence, toolSequenceDiff, usageDelta } from './compare.js'
 import { before, headerBefore, loadGolden, planLive } from './golden.js'
-import { isAgentSplice, planInputs } from './inputs.js'
+import { isAgentSplice, planInputs, recordedApprovalIds } from './inputs.js'
 import { recordedStream } from './model.js'
 import { Reissuer } from './reissue.js'
 import { ToolResults } from './tool-results.js'
@@ -141,6 +141,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   // tools or config under test differ from the last logged one).
   agent.resumed = false
   reissuer = new Reissuer(agent, planInputs(events, cut), (m) => errors.push(m))
+  agent.approvalIdFor = recordedApprovalIds(events, cut) // lifecycle §9: the golden's approval ids
   agent.subscribe((e) => reissuer.onAppend(e))
   // A send by the re-run's own code (a hook's steer): the recorded inputs the log shows before the
   // one it re-makes came first (reissue.ts `beforeOwnSend`), then the send goes through as the hook made it.

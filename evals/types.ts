@@ -143,13 +143,13 @@ export interface UsageDelta {
 export interface ReissuedInput {
   /** The golden seq it came from. */
   seq: number
-  kind: 'send' | 'edit' | 'cancel' | 'wake'
+  kind: 'send' | 'edit' | 'cancel' | 'wake' | 'decision'
   /** The lifecycle position it was recorded at (e.g. `turn 2 after step/end of step 1`). */
   at: string
   /**
    * `issued` at its position; `late` (its position never came: issued at the turn's end or when
    * idle); `dropped` (a cancel whose turn was over, an edit of messages no longer pending, a send
-   * whose id is pending); `made-by-hooks` (the re-run's own hooks sent the same message in that turn).
+   * whose id is pending, a decision for a call the re-run does not wait on); `made-by-hooks` (the re-run's own hooks sent the same message in that turn).
    */
   outcome: 'issued' | 'late' | 'dropped' | 'made-by-hooks'
   /** The re-run's log length when it was issued. */

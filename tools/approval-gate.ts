@@ -12,6 +12,14 @@ import type { CallRec } from './call-record.js'
 import { errorOutcome, errorText, prepareCall } from './define.js'
 import type { ApprovalEnv, ApprovalRun, ToolOutcome } from './types.js'
 
+/**
+ * Marks the function of the gate's expiry timer, so that timers that stand in for the clock
+ * (re-execution fires the expiry when the recording has a `by: expired` decision next) can tell
+ * it from a tool's timeout or a cancel's grace period.
+ * @internal
+ */
+export const EXPIRY_TIMER: unique symbol = Symbol('turnlog.approvalExpiry')
+
 /** What the gate needs of its scheduler run. */
 export interface GateHost {
   readonly recs: readonly CallRec[]
@@ -180,10 +188,11 @@ export class ApprovalGate implements ApprovalRun {
     }
     if (first === Infinity) return
     const delay = Math.max(0, first - this.#env.now())
-    this.#timer = env.setTimeout(() => {
+    const fire = Object.assign(() => {
       this.#timer = undefined
       this.#expire()
-    }, delay)
+    }, { [EXPIRY_TIMER]: true as const })
+    this.#timer = env.setTimeout(fire, delay)
   }
 
   #expire(): void {

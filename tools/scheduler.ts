@@ -188,6 +188,12 @@ class ToolRun {
 
   async #schedule(): Promise<void> {
     const recs = this.#recs
+    // A restored asking call is the barrier it was when it asked: nothing after it starts before
+    // its decision is committed (L17; found by re-executing a parked log resumed by a new process).
+    for (const rec of recs) {
+      if (rec.committed || rec.callSeq === null || rec.approval === null) continue
+      while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+    }
     while (this.#started < recs.length && !this.#stopped()) {
       const rec = recs[this.#started]!
       if (rec.approval !== null) {

@@ -20,6 +20,8 @@ export function cancelPlan(rx: Host, next: LogEvent): { turn: number; cause: Can
   // a crash lost the turn/end of a cancelled turn (repair closed it): the cancel's traces stand for it
   else if (end.reason.kind === 'interrupted' && rx.cancelTraced.has(turn)) cause = { kind: 'user' }
   else return null
+  // a step that parked stood still until the cancel (lifecycle §9): it came after the last parking
+  if (parkedAhead(rx, end.seq)) return null
   // In a step whose tools the cancel cut, the calls' recorded progress decides when it came.
   if (inToolCancelStep(rx)) {
     // A result the recording committed before the cancel's traces: its body settles first,
@@ -40,6 +42,12 @@ export function cancelPlan(rx: Host, next: LogEvent): { turn: number; cause: Can
     if (latchingSendAfterCancel(rx, next as EventOf<'agent/inbox/spliced'>, end.seq)) return { turn, cause, keepInbox: true }
   }
   return null
+}
+
+/** The recording has a `step/parked` still ahead in this turn: a cancel of the turn came after it. */
+export function parkedAhead(rx: Host, endSeq: number): boolean {
+  for (let i = rx.len; i < endSeq; i++) if (rx.rec[i]!.type === 'step/parked') return true
+  return false
 }
 
 /**
@@ -133,6 +141,9 @@ export function toolCancelReady(rx: Host): boolean {
     }
   }
   for (const k of st.realCalls) {
+    // a call an approval denied (a person, the clock, the cancel itself) runs no body, and its
+    // pair is written when the barrier before it has committed, which may be after the cancel
+    if (st.denied.has(k)) continue
     if (!called.has(k)) return false
     const r = st.results.get(k)
     if (!r || isAbortedBeforeBody(r)) continue

@@ -1,6 +1,6 @@
 /**
  * Time and ids, served from the log: the clock returns the recorded `time` of the seq being
- * appended; ids are the recorded ids of the messages (and compaction brackets) being inserted.
+ * appended; ids are the recorded ids of the messages (compaction brackets, approvals) being inserted.
  */
 import type { EventOf } from '../../events/index.js'
 import type { Host } from './state.js'
@@ -23,6 +23,8 @@ export function recordedId(rx: Host): string {
     const m = (e as EventOf<'agent/inbox/spliced'>).data.inserted[k]
     if (m) return m.id
   }
+  // an approval's id is drawn just before its request is appended (agent/approvals.ts)
+  if (e?.type === 'tool/approval-requested' && k === 0) return (e as EventOf<'tool/approval-requested'>).data.approvalId
   if (e?.type === 'user/message' && k === 0) return (e as EventOf<'user/message'>).data.message.id
   // compaction: the bracket's id when its start is appended; the summary message's id is drawn
   // just before its `compaction/summary` (the message follows it)

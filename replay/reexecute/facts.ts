@@ -44,6 +44,8 @@ export function isCancelEffect(e: LogEvent, after: LogEvent | undefined): boolea
       const code = (e as EventOf<'tool/result'>).data.error?.code
       return code === 'ABORTED' || (code === 'ABORTED_BEFORE_DISPATCH' && (e as EventOf<'tool/result'>).data.error!.message.includes('cancelled'))
     }
+    case 'tool/approval-decided':
+      return (e as EventOf<'tool/approval-decided'>).data.by.kind === 'canceled'
     case 'tool/call': {
       if (after?.type !== 'tool/result') return false
       const r = (after as EventOf<'tool/result'>).data

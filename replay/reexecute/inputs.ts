@@ -1,11 +1,12 @@
 /**
  * External inputs, re-issued at their recorded positions: inbox sends and edits the driver does
- * not make, cancels (planned in cancels.ts), manual compactions, and a maintenance of our own where
+ * not make, cancels (planned in cancels.ts), approval decisions (decisions.ts), manual compactions, and a maintenance of our own where
  * the recording shows a wake latched during one that logged nothing.
  */
 import type { EventOf, LogEvent, UserMessage } from '../../events/index.js'
 import { cancelPlan, settleBeforeCancel } from './cancels.js'
 import { diverge } from './compare.js'
+import { decisionInput, issueDecision } from './decisions.js'
 import type { Host } from './state.js'
 import { isScheduleInput, issueSchedule } from './schedules.js'
 
@@ -16,7 +17,7 @@ export function issueExternal(rx: Host, hookWaiting: boolean): boolean {
     if (next === undefined || rx.done) return did
     if (rx.switches[rx.switchAt]?.k === rx.len) return true // a process boundary comes first
     const plan = cancelPlan(rx, next)
-    if ((plan !== null || issuable(rx, next)) && hookWaiting && !rx.choose()) return did
+    if ((plan !== null || issuable(rx, next) || decisionInput(next)) && hookWaiting && !rx.choose()) return did
     if (plan !== null) {
       // bodies whose recorded outcome proves they settled before the cancel settle first; the
       // cancel is issued on the next tick, once their settlement has reached the driver
@@ -46,6 +47,10 @@ export function issueExternal(rx: Host, hookWaiting: boolean): boolean {
         })
         return false
       }
+      did = true
+      continue
+    }
+    if (issueDecision(rx, next)) {
       did = true
       continue
     }

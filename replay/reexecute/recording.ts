@@ -22,6 +22,8 @@ export interface StepRecord {
   results: Map<string, EventOf<'tool/result'>>
   /** Real (not synthetic ABORTED_BEFORE_DISPATCH) calls, in order. */
   realCalls: string[]
+  /** Calls whose approval was denied (their result is the denial's, no body ran). */
+  denied: Set<string>
 }
 
 /** A recorded compaction bracket: how its summary call ended. */
@@ -82,14 +84,18 @@ export class Recording {
     let resumeHeaderDue = this.start > 0
     let lastTurnEnd = this.start - 1
     let turnStart = -1
+    let parked = -1
     for (let i = this.start; i < ev.length; i++) {
       const e = ev[i]!
       if (e.type === 'turn/start') turnStart = i
+      else if (e.type === 'step/parked') parked = i
       else if (e.type === 'request/header') {
         if ((e as EventOf<'request/header'>).data.reason === 'resume' && !resumeHeaderDue) {
           // a clean restart: the new process took over when the last turn had ended (on a log that
-          // is not empty: a process on an empty log logs `initial`)
-          const b = Math.max(lastTurnEnd + 1, 1)
+          // is not empty: a process on an empty log logs `initial`), or, inside a turn, where it
+          // last stood parked (lifecycle §9: the only quiet point inside a turn; the decisions
+          // after it are re-issued to the new process, which restores the parked step)
+          const b = parked > turnStart && parked > lastTurnEnd ? parked + 1 : Math.max(lastTurnEnd + 1, 1)
           if (b > (this.switches.at(-1)?.end ?? this.start)) this.switches.push({ k: b, end: b })
         }
         resumeHeaderDue = false
@@ -164,7 +170,7 @@ export class Recording {
       switch (e.type) {
         case 'step/start': {
           const d = (e as EventOf<'step/start'>).data
-          cur = { turn: d.turn, step: d.step, chunks: [], end: { kind: 'hang' }, outcome: null, hasTools: false, results: new Map(), realCalls: [] }
+          cur = { turn: d.turn, step: d.step, chunks: [], end: { kind: 'hang' }, outcome: null, hasTools: false, results: new Map(), realCalls: [], denied: new Set() }
           this.steps.set(key2(d.turn, d.step), cur)
           break
         }
@@ -185,6 +191,11 @@ export class Recording {
           const synthetic = next?.type === 'tool/result' && (next as EventOf<'tool/result'>).data.callId === d.callId &&
             (next as EventOf<'tool/result'>).data.error?.code === 'ABORTED_BEFORE_DISPATCH'
           if (cur && !synthetic) cur.realCalls.push(key3(d.turn, d.step, d.callId))
+          break
+        }
+        case 'tool/approval-decided': {
+          const d = (e as EventOf<'tool/approval-decided'>).data
+          if (cur && d.decision.kind === 'deny') cur.denied.add(key3(d.turn, d.step, d.callId))
           break
         }
         case 'tool/result': {

@@ -49,6 +49,7 @@ export class Reexecution implements Host {
   readonly cancelled = new Set<number>()
   lastTimer: FakeTimer | null = null
   readonly pendingTimers = new Map<string, FakeTimer>()
+  readonly expiryTimers = new Set<FakeTimer>()
   silentEnd: (() => void) | null = null
   idSeq = -1
   idUsed = 0
@@ -130,6 +131,8 @@ export class Reexecution implements Host {
     this.agent.subscribe((e) => {
       if (gen === this.gen) onAppend(this, e)
     })
+    // a parked step of the prefix is restored at once, as resumeAgent does (lifecycle §9)
+    if (this.agent.restoreStep !== null) this.agent.wake()
     // A resume turn (lifecycle §8) follows the boundary after only splices: armed like resumeAgent does.
     let i = prefix.length
     while (this.rec[i]?.type === 'agent/inbox/spliced') i++
@@ -152,6 +155,7 @@ export class Reexecution implements Host {
     this.preDone.clear()
     this.cancelled.clear()
     this.pendingTimers.clear()
+    this.expiryTimers.clear()
     this.lastTimer = null
     this.silentEnd = null
     this.maintaining = false
@@ -240,7 +244,8 @@ export class Reexecution implements Host {
       return true
     }
     if (next === undefined) {
-      if (this.agent.status === 'idle' && this.gates.length === 0 && !this.maintaining) {
+      // a recording may end parked (the process exited waiting for a person): so does the re-execution
+      if ((this.agent.status === 'idle' || this.agent.status === 'parked') && this.gates.length === 0 && !this.maintaining) {
         this.end()
         return false
       }

@@ -84,6 +84,8 @@ export interface Host {
   /** The last timer the agent created (a tool's timeout is created just before its execute hook). */
   lastTimer: FakeTimer | null
   readonly pendingTimers: Map<string, FakeTimer>
+  /** The approval gate's expiry timers (fired when the recording has a `by: expired` decision next). */
+  readonly expiryTimers: Set<FakeTimer>
   /** Resolves the task of a silent maintenance we opened (inputs.ts). */
   silentEnd: (() => void) | null
   idSeq: number

@@ -4,6 +4,7 @@
  * timers are ours (a tool timeout fires when its recorded result is due; retry sleeps are gates).
  */
 import type { Timers } from '../../agent/types.js'
+import { EXPIRY_TIMER } from '../../tools/approval-gate.js'
 import type { AnyTool, ExecutePayload, ToolContext } from '../../tools/types.js'
 import { isAbortedWhileRunning, isExecuteHookError, key2, key3, NEVER } from './facts.js'
 import type { BodyServe, FakeTimer, Gate, Host } from './state.js'
@@ -129,7 +130,9 @@ export function servedTimers(rx: Host, gen: number): Timers {
     random: () => 0.5,
     setTimeout: (fn: () => void, ms: number) => {
       const t: FakeTimer = { fn, ms, cleared: false }
-      rx.lastTimer = t
+      // an approval's expiry timer: fired by the recorded `by: expired` decision (decisions.ts)
+      if (gen === rx.gen && (fn as { [EXPIRY_TIMER]?: true })[EXPIRY_TIMER] === true) rx.expiryTimers.add(t)
+      else rx.lastTimer = t
       return t
     },
     clearTimeout: (h: unknown) => {

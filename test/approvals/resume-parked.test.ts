@@ -101,3 +101,39 @@ describe('resume of a parked log (lifecycle §9)', () => {
     valid(rep.log.events)
   })
 })
+
+describe('a restored ask call stays a barrier (lifecycle §9 "Order")', () => {
+  it('L17: after a resume, a later parallel-safe call starts only once the asked call is decided and committed', async () => {
+    const read = countingTool('read')
+    const hooks = { 'tools/pre-execute': (p: { call: { name: string } }, next: () => unknown) => (p.call.name === 'rm' ? { kind: 'ask' as const } : next()) }
+    const tools = () => {
+      const rm = countingTool('rm')
+      const r = countingTool('read')
+      return { rm, r, list: [{ ...rm.tool, isConcurrencySafe: () => true }, { ...r.tool, isConcurrencySafe: () => true }] }
+    }
+    const first = tools()
+    const { agent } = makeAgent([{ toolCalls: [{ name: 'rm', args: { path: 'b' }, id: 'c1' }, { name: 'read', args: { path: 'c' }, id: 'c2' }] }], {
+      tools: first.list as never, hooks: hooks as never,
+    })
+    agent.followup('go')
+    expect(await agent.whenSettled()).toBe('parked')
+    await agent.dispose()
+    expect(read.runs).toEqual([])
+    const second = tools()
+    const resumed = await resumeAgent({
+      log: agent.events.slice() as LogEvent[], model: scriptedModel([{ text: 'done' }]), tools: second.list as never, hooks: hooks as never,
+      clock: fakeClock(1_764_460_000_000), ids: counterIds('r'), timers: instantTimers(),
+    })
+    const errors: unknown[] = []
+    resumed.on('agent/error', ({ error }) => errors.push(error))
+    expect(resumed.status).toBe('parked')
+    await resumed.decide(resumed.approvals()[0]!.approvalId, { kind: 'deny', reason: 'no' })
+    await resumed.whenIdle()
+    expect(errors).toEqual([])
+    const t = trace(resumed.events.slice(agent.events.length))
+    expect(t.slice(0, 4)).toEqual(['tool/approval-decided', 'tool/result c1 DENIED', 'tool/call c2 read', 'tool/result c2'])
+    expect(second.r.runs).toEqual(['c'])
+    expect(second.rm.runs).toEqual([])
+    valid(resumed.events)
+  })
+})

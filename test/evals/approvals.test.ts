@@ -1,0 +1,85 @@
+/**
+ * Golden sessions with approvals (lifecycle §9, api.md "Golden sessions"): `rerun` re-issues the
+ * recorded decisions (a person's, an expiry) at their lifecycle positions, matched to the re-run's
+ * own approval of the same call; "asked for approval before tool T" (`askedForApprovalBefore`)
+ * finds a change that lets a tool run without asking.
+ */
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import type { EventOf } from '../../events/index.js'
+import { askedForApprovalBefore, evaluate, recordedModel, rerun } from '../../evals/index.js'
+import { defineTool } from '../../tools/define.js'
+import type { AnyTool } from '../../tools/types.js'
+import { instantTimers, recordGolden } from './goldens.js'
+
+const base = { timers: instantTimers, timeoutMs: 5000 }
+
+function tools(needsApproval = true, runs: string[] = []): AnyTool[] {
+  return [defineTool({
+    name: 'delete', description: 'Delete a file', parameters: z.object({ path: z.string() }),
+    ...(needsApproval ? { needsApproval: true } : {}),
+    execute: ({ path }) => {
+      runs.push(path)
+      return `deleted ${path}`
+    },
+  })] as AnyTool[]
+}
+
+/** Turn 1 deletes two files: a person approves one with edited arguments and denies the other; turn 2 is a plain answer. */
+async function approvalGolden() {
+  return recordGolden([
+    { toolCalls: [{ id: 'c1', name: 'delete', args: { path: 'a.txt' } }, { id: 'c2', name: 'delete', args: { path: 'b.txt' } }] },
+    { text: 'Deleted a2.txt; b.txt kept.' },
+    { text: 'You are welcome.' },
+  ], async (a) => {
+    a.followup('Delete a.txt and b.txt')
+    expect(await a.whenSettled()).toBe('parked')
+    const [x, y] = a.approvals()
+    await a.decide(y!.approvalId, { kind: 'deny', reason: 'keep b' }, { by: { kind: 'user', id: 'ann' } })
+    await a.decide(x!.approvalId, { kind: 'approve', arguments: { path: 'a2.txt' } })
+    await a.whenIdle()
+    a.followup('Thanks')
+    await a.whenIdle()
+  }, { tools: tools() })
+}
+
+describe('golden sessions with approvals (lifecycle §9)', () => {
+  it('P4 (goldens): rerun re-issues the recorded decisions at their positions; the re-run reproduces the golden', async () => {
+    const g = await approvalGolden()
+    const runs: string[] = []
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(true, runs), toolResults: 'live' })
+    expect(r.divergence).toBeNull()
+    expect(r.log.events.length).toBe(g.events.length)
+    expect(r.inputs.filter((i) => i.kind === 'decision').map((i) => i.outcome)).toEqual(['issued', 'issued'])
+    expect(runs).toEqual(['a2.txt']) // the edited arguments, once; the denied call ran nothing
+    const decided = r.log.events.filter((e) => e.type === 'tool/approval-decided').map((e) => (e as EventOf<'tool/approval-decided'>).data)
+    expect(decided.map((d) => [d.callId, d.decision.kind, d.by])).toEqual([['c2', 'deny', { kind: 'user', id: 'ann' }], ['c1', 'approve', { kind: 'user' }]])
+    expect(r.verify.ok).toBe(true)
+  })
+
+  it('a decision for a call the re-run does not ask about is dropped, not forced', async () => {
+    const g = await approvalGolden()
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(false), toolResults: 'live' })
+    expect(r.inputs.filter((i) => i.kind === 'decision').map((i) => i.outcome)).toEqual(['dropped', 'dropped'])
+    expect(r.divergence?.expected?.type).toBe('tool/approval-requested')
+  })
+
+  it('askedForApprovalBefore: passes when every call of the tool was asked about, fails naming the call when a change stops asking', async () => {
+    const g = await approvalGolden()
+    const grader = askedForApprovalBefore('delete', { atLeastOnce: true })
+    const ok = await evaluate([g], { ...base, model: recordedModel(g), tools: tools(true), toolResults: 'live', graders: [grader] })
+    expect(ok.goldens[0]!.pass).toBe(true)
+    const bad = await evaluate([g], { ...base, model: recordedModel(g), tools: tools(false), toolResults: 'live', graders: [grader] })
+    expect(bad.goldens[0]!.pass).toBe(false)
+    const result = bad.goldens[0]!.trials[0]!.graders.find((x) => x.name === 'asked for approval before delete')!
+    expect(result.pass).toBe(false)
+    expect(result.reason).toMatch(/turn 1 step 1: delete \(call c1, seq \d+\) was called without asking for approval/)
+  })
+
+  it('askedForApprovalBefore with atLeastOnce fails a re-run that never calls the tool', async () => {
+    const g = await approvalGolden()
+    const grader = askedForApprovalBefore(['delete'], { atLeastOnce: true })
+    const r = await evaluate([g], { ...base, model: recordedModel(g, { replace: (at) => (at.turn === 1 && at.step === 1 ? { text: 'No.' } : undefined) }), tools: tools(true), toolResults: 'live', graders: [grader] })
+    expect(r.goldens[0]!.trials[0]!.graders[0]).toMatchObject({ pass: false, reason: 'the re-run never called delete' })
+  })
+})
