@@ -150,7 +150,8 @@ describe('wakeups on resume and from the model', () => {
     const results = agent.events.filter((e) => e.type === 'tool/result').map((e) => (e.data as { error?: { code: string } }).error?.code ?? 'ok')
     expect(results).toEqual(['ok', 'TOOL_ERROR'])
     expect(agent.schedules()).toHaveLength(1)
-    expect(() => wakeupAgent({ tools: [{ ...(agent as never as { tools: Map<string, unknown> }).tools.get('scheduleWakeup') as never }], wakeups: { tool: true } }))
+    const builtIn = (agent as never as { tools: Map<string, object> }).tools.get('scheduleWakeup')!
+    expect(() => wakeupAgent({ tools: [{ ...builtIn } as never], wakeups: { tool: true } }))
       .toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }))
     await agent.dispose()
   })
