@@ -7,7 +7,10 @@ import { z } from 'zod'
 import { TurnlogError } from '../events/errors.js'
 import { ScheduleDeliver, ScheduleWhenBusy } from '../events/schedules.js'
 import type { PendingSchedule } from '../reducers/schedules.js'
-import type { MessageInput } from './types.js'
+import type { Block, MessageSource } from '../events/messages.js'
+
+/** What a schedule delivers: the same forms as `MessageInput` (agent/types.ts; not imported: types.ts imports this file). */
+export type ScheduleMessage = string | { id?: string; role?: 'user'; content: Block[]; source?: MessageSource }
 
 /** What `agent.schedule` takes. Give `in` or `at` (the first due time), `every` (a period), or both. */
 export interface ScheduleSpec {
@@ -18,7 +21,7 @@ export interface ScheduleSpec {
   /** Repeat every this many ms (an integer ≥ 1). Without `in`/`at` the first firing is one period from now. */
   every?: number
   /** The message each firing delivers (a fresh message id per firing). */
-  message: MessageInput
+  message: ScheduleMessage
   /** How a firing is delivered when no turn is open. Default `'followup'`. */
   deliver?: ScheduleDeliver
   /** What a firing does while a turn is open: `'queue'` (default) waits in next-turn for a turn of
@@ -88,7 +91,7 @@ export interface CheckedSpec {
   every?: number
   deliver: ScheduleDeliver
   whenBusy: ScheduleWhenBusy
-  message: MessageInput
+  message: ScheduleMessage
   id?: string
 }
 
@@ -118,7 +121,7 @@ export function checkSpec(spec: unknown, now: number, sessionId: string): Checke
     ...(s.every !== undefined ? { every: s.every } : {}),
     deliver: s.deliver ?? 'followup',
     whenBusy: s.whenBusy ?? 'queue',
-    message: s.message as MessageInput,
+    message: s.message as ScheduleMessage,
     ...(s.id !== undefined ? { id: s.id } : {}),
   }
 }

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { TurnlogError } from '../../events/index.js'
+import type { AnyTool } from '../../tools/types.js'
 import { verify } from '../../replay/verify.js'
 import { wakeupAgent, wtrace } from './wakeup-harness.js'
 
@@ -150,8 +151,7 @@ describe('wakeups on resume and from the model', () => {
     const results = agent.events.filter((e) => e.type === 'tool/result').map((e) => (e.data as { error?: { code: string } }).error?.code ?? 'ok')
     expect(results).toEqual(['ok', 'TOOL_ERROR'])
     expect(agent.schedules()).toHaveLength(1)
-    const builtIn = (agent as never as { tools: Map<string, object> }).tools.get('scheduleWakeup')!
-    expect(() => wakeupAgent({ tools: [{ ...builtIn } as never], wakeups: { tool: true } }))
+    expect(() => wakeupAgent({ tools: [(agent as unknown as { tools: Map<string, AnyTool> }).tools.get('scheduleWakeup')!], wakeups: { tool: true } }))
       .toThrow(expect.objectContaining({ code: 'INVALID_OPTION' }))
     await agent.dispose()
   })

@@ -53,9 +53,3 @@ export function wakeupCommands(): Array<fc.Arbitrary<Cmd>> {
     fc.nat(9).map((p) => new Unschedule(p)),
   ]
 }
-
-/** W2 (nothing lost): at the end of a run every wakeup fired or was canceled. */
-export function checkWakeupsSettled(r: Run): void {
-  const left = r.agent.schedules()
-  if (left.length > 0) throw failed(`a wakeup never fired: ${left.map((p) => `${p.scheduleId} due ${p.due}`).join(', ')}`, r, 'W2')
-}
