@@ -63,10 +63,15 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       const stop = events[atSeq]
       const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
       // (A cancel that cleared the inbox wrote its clear at once: sends before that clear came first.)
+      // Likewise next-turn sends right before a cancel that wrote nothing, when the next turn opened
+      // at once from the wake they latched: they came after the cancel.
       let k = out.length
-      while (c.splices.length === 0 && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at && (out[k - 1] as { target: string }).target === 'next-turn') k--
+      while (c.splices.length === 0 && (stopping || c.reopened) && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at &&
+        (out[k - 1] as { target: string }).target === 'next-turn') k--
+      // (only with next-step empty: a pending item would have been claimed, and logged, before the
+      // pre-step listeners ran; no claim in the log means the cancel came before it)
       if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
-      else out.push(proposing(stop) ? { ...cancel, duringPreStep: true } : cancel)
+      else out.splice(k, 0, proposing(stop) && lists.nextStep.length === 0 ? { ...cancel, duringPreStep: true } : cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
@@ -211,8 +216,8 @@ function pendingAt(events: readonly LogEvent[], cut: number): { nextTurn: UserMe
  * first event only a cancel makes, moved back over the canceled splices a cancel without
  * `keepInbox` writes at once), its cause, and those splices.
  */
-function planCancels(events: readonly LogEvent[], cut: number): Map<number, { turn: number; cause: CancelCause; splices: number[] }> {
-  const out = new Map<number, { turn: number; cause: CancelCause; splices: number[] }>()
+function planCancels(events: readonly LogEvent[], cut: number): Map<number, { turn: number; cause: CancelCause; splices: number[]; reopened: boolean }> {
+  const out = new Map<number, { turn: number; cause: CancelCause; splices: number[]; reopened: boolean }>()
   // the length of each splice's target list just before it
   const lenBefore = new Map<number, number>()
   const len = { 'next-turn': 0, 'next-step': 0 }
@@ -267,7 +272,7 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         k = first - 1
       }
     } else k = first - 1
-    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices })
+    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start' })
   }
   return out
 }

@@ -492,6 +492,38 @@ describe('rerun: the golden re-run with a change under test (P4 extended to gold
     expect(r.divergence, r.divergence?.diff).toBeNull()
   })
 
+  it('P4: a cancel while step 2\'s pre-step waits, then an inject and a followup that the abort latches: the next turn opens from the latch (fuzzer seed 404510064)', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const proposing = new Promise<void>((r) => (entered = r))
+    const secondWaits = (wait: boolean) => {
+      let calls = 0
+      return {
+        'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+          if (calls++ === 1 && wait) {
+            entered()
+            await gate
+          }
+          return next()
+        },
+      } as never
+    }
+    const g = await recordGolden([{ toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] }, { text: 'b' }, { text: 'c' }], async (a) => {
+      a.followup('one')
+      await proposing
+      a.cancel({ kind: 'hook', reason: 'r' })
+      a.inject('context')
+      a.followup('two')
+      release()
+      await a.whenIdle()
+    }, { hooks: secondWaits(true) })
+    const t1 = g.events.findIndex((e) => e.type === 'turn/end')
+    expect(g.events[t1 + 1]!.type).toBe('turn/start') // opened from the latch
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: secondWaits(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+  })
+
   it('bad options are coded errors naming the field', async () => {
     const g = await twoTurnGolden()
     await expect(rerun(g, { model: recordedModel(g), from: { turn: 9 } })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'from.turn' })
