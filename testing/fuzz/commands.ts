@@ -6,6 +6,7 @@
 import fc from 'fast-check'
 import { isDeepStrictEqual } from 'node:util'
 import type { CancelCause } from '../../events/index.js'
+import { FUZZ_APPROVAL_TIMEOUT_MS } from './approvals.js'
 import { checkInboxFollowsLog, failed } from './oracle.js'
 import type { Run } from './run.js'
 import type { FuzzCommand } from './types.js'
@@ -84,6 +85,37 @@ class Cancel implements Cmd {
   toString = () => `cancel(${JSON.stringify(this.cause)}, keepInbox=${this.keepInbox})`
 }
 
+/** A person decides one open approval (lifecycle §9): any of them, in any order. */
+class Decide implements Cmd {
+  constructor(readonly kind: 'approve' | 'edit' | 'deny', readonly pick: number) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    const open = r.agent.approvals()
+    if (open.length === 0) return
+    const a = open[this.pick % open.length]!
+    // only a needsApproval call's arguments can be edited (an asked call's were logged with its
+    // tool/call), and only the fuzzer's own tool's are known to validate
+    const called = r.agent.events.some((e) => e.type === 'tool/call' && (e.data as { turn: number }).turn === a.turn &&
+      (e.data as { step: number }).step === a.step && (e.data as { callId: string }).callId === a.callId)
+    const edit = this.kind === 'edit' && !called && a.name === 'fuzz_approval'
+    const decision = this.kind === 'deny' ? { kind: 'deny' as const, reason: 'fuzz says no' }
+      : edit ? { kind: 'approve' as const, arguments: { n: 100 + this.pick } } : { kind: 'approve' as const }
+    await r.agent.decide(a.approvalId, decision, { by: { kind: 'user', id: 'fuzz' } })
+    if (r.agent.approvals().some((o) => o.approvalId === a.approvalId)) throw failed(`approval ${a.approvalId} still open after its decision`, r)
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `decide(${this.kind}, ${this.pick})`
+}
+
+/** Nobody answers: the clock passes every open request's expiry; the expiry timer fires when the scheduler says. */
+class Expire implements Cmd {
+  check = () => true
+  async run(_m: object, r: Run) {
+    r.advanceClock(FUZZ_APPROVAL_TIMEOUT_MS + 1)
+  }
+  toString = () => 'expire()'
+}
+
 class UserCommand implements Cmd {
   constructor(readonly cmd: FuzzCommand) {}
   check = () => true
@@ -96,7 +128,7 @@ class UserCommand implements Cmd {
 }
 
 /** The command lists; `replayPath` (from a failure's path) replays exactly the commands of a shrunk run. */
-export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = [], replayPath?: string) {
+export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = [], replayPath?: string, approvals = false) {
   const text = fc.string({ maxLength: 8 })
   const cause = fc.oneof(
     fc.constant<CancelCause>({ kind: 'user' }),
@@ -111,6 +143,12 @@ export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzC
       fc.tuple(cause, fc.boolean()).map(([c, k]) => new Cancel(c, k)),
       ...wakeupCommands(),
       ...extra.map((a) => a.map((c) => new UserCommand(c))),
+      ...(approvals
+        ? [
+          fc.tuple(fc.constantFrom('approve', 'approve', 'edit', 'deny') as fc.Arbitrary<'approve' | 'edit' | 'deny'>, fc.nat(9)).map(([k, p]) => new Decide(k, p)),
+          fc.constant(new Expire()),
+        ]
+        : []),
     ],
     { maxCommands: max, ...(replayPath !== undefined ? { replayPath } : {}) },
   )

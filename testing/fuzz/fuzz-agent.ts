@@ -24,6 +24,7 @@
  * `failure.ts`.
  */
 import fc from 'fast-check'
+import { checkApprovals, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
 import { arbUserCall } from './args.js'
 import { countRun, newCensus } from './census.js'
 import { arbCommands } from './commands.js'
@@ -50,7 +51,7 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   // The names and schemas of the user's tools (a factory is called once more here).
   const sample = toolsOf(opts)
   const userCalls: UserCalls = Object.fromEntries(sample.map((t) => [t.name, arbUserCall(t)]))
-  const toolNames = [...FUZZ_TOOL_NAMES, ...sample.map((t) => t.name)]
+  const toolNames = [...FUZZ_TOOL_NAMES, ...(opts.approvals === true && !opts.ownToolsOnly ? ['fuzz_approval'] : []), ...sample.map((t) => t.name)]
   const maxSteps = opts.maxStepsPerTurn ?? 8
   const stuckAfterMs = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
   const numRuns = opts.numRuns ?? 100
@@ -63,7 +64,8 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   const hangs = new Set<string>()
   let timedStucks = 0
 
-  const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls, opts.hostile !== false), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath), async (sc, s, cmds) => {
+  const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls, opts.hostile !== false), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath, opts.approvals === true),
+    opts.approvals === true ? fc.array(fc.constantFrom(...PARKED_ACTIONS), { maxLength: 4 }) : fc.constant<ParkedAction[]>([]), async (sc, s, cmds, parked) => {
     if (timedStucks > MAX_TIMED_STUCK_SHRINKS) fc.pre(false)
     const run = buildRun(sc, s, opts)
     const quick = hangs.size > 0 ? () => run.pending.list().some((p) => hangs.has(signature(p))) : undefined
@@ -72,7 +74,7 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
       return stuckViolation(run, stuckAfterMs, how)
     }, quick)
     try {
-      await Promise.race([body(run, s, cmds, maxSteps, opts), dog.stuck])
+      await Promise.race([body(run, s, cmds, maxSteps, opts, parked), dog.stuck])
     } catch (err) {
       failing = true
       if (err instanceof FuzzViolation) {
@@ -109,21 +111,24 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
 }
 
 /** One run: the commands, then everything released until idle, the checks, and R7's final followup. */
-async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<object, Run>>, maxSteps: number, opts: FuzzAgentOptions): Promise<void> {
+async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<object, Run>>, maxSteps: number, opts: FuzzAgentOptions, parked: readonly ParkedAction[]): Promise<void> {
   await fc.scheduledModelRun(s, () => ({ model: {}, real: run }), cmds)
   // Release whatever is still in flight until the agent reaches idle by itself (R8).
   await s.waitFor(Promise.all(run.deferred))
-  await s.waitFor(run.agent.whenIdle())
+  // a parked run is decided (approved) until idle: a person answers, eventually (lifecycle §9)
+  await settleParked(run, s, parked)
   finalChecks(run, maxSteps, opts)
   if (run.budget !== null) checkBudget(run, run.budget)
+  checkApprovals(run)
   // R7: whatever the hooks and the model did, the agent accepts and runs the next followup.
   const before = run.agent.events.filter((e) => e.type === 'turn/end').length
   run.agent.followup('final')
-  await s.waitFor(run.agent.whenIdle())
+  await settleParked(run, s)
   const after = run.agent.events.filter((e) => e.type === 'turn/end').length
   if (after <= before) throw failed('R7: the agent did not run a final followup', run)
   finalChecks(run, maxSteps, opts)
   if (run.budget !== null) checkBudget(run, run.budget)
+  checkApprovals(run)
   try {
     opts.check?.({
       agent: run.agent, events: run.agent.events, plugins: run.plugins, decisions: run.decisions,

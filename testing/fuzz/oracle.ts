@@ -45,9 +45,11 @@ export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions =
     const inv = typeof err?.invariant === 'string' ? err.invariant : 'DRIVER'
     throw failed(`${inv === 'DRIVER' ? 'driver defect' : 'the agent\'s append was refused (driver report)'}: ${String(err?.stack ?? err)}`, run, inv)
   }
-  // R1: status alternates, running first; every turn/start while running; idle after the last turn/end.
+  // R1: status alternates, running first (idle and parked each follow running: lifecycle §9); every
+  // turn/start while running; idle after the last turn/end.
   run.statuses.forEach((st, i) => {
-    if (st.status !== (i % 2 === 0 ? 'running' : 'idle')) throw failed(`R1: status trace ${run.statuses.map((x) => x.status)}`, run)
+    const ok = i === 0 ? st.status === 'running' : st.status === 'running' ? run.statuses[i - 1]!.status !== 'running' : run.statuses[i - 1]!.status === 'running'
+    if (!ok) throw failed(`R1: status trace ${run.statuses.map((x) => x.status)}`, run)
   })
   for (const e of events) {
     if (e.type !== 'turn/start') continue

@@ -9,7 +9,8 @@ import { createAgent, TurnlogAgent } from '../../agent/agent.js'
 import type { AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers } from '../../agent/types.js'
 import type { CancelCause } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
-import type { AnyTool } from '../../tools/types.js'
+import type { AnyTool, ToolContext } from '../../tools/types.js'
+import { approvalTool, asks, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approvals.js'
 import { budgetOptions, FUZZ_USAGE, type FuzzBudget } from './budget.js'
 import { bump } from './census.js'
 import { scenarioHooks, type HostileEnv, type Response, type Scenario, type SummaryPlan } from './scenario.js'
@@ -50,6 +51,10 @@ export interface Run {
   scheduler: fc.Scheduler
   /** The scenario's budget (`budgets: true`), or null. */
   budget: FuzzBudget | null
+  /** R9/R10 bookkeeping (approvals.ts). */
+  approvals: ApprovalRecorder
+  /** Moves the fuzzer's clock forward (an expiry is due). */
+  advanceClock(ms: number): void
 }
 
 function summaryResponse(plan: SummaryPlan, run: Run): Response {
@@ -126,6 +131,11 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.deferred = []
   run.plugins = pluginsOf(sc, opts)
   run.budget = sc.budget ?? null
+  run.approvals = newApprovalRecorder()
+  let now = 0
+  run.advanceClock = (ms) => {
+    now += ms
+  }
   const hostile: HostileEnv | undefined = sc.toolPlans === undefined ? undefined : {
     hang(what, signal) {
       bump(run.hostile, `hang ${what}`)
@@ -147,7 +157,9 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   const sizes = opts.largeOutputs ? (opts.largeOutputs === true ? DEFAULT_SIZES : opts.largeOutputs) : null
   const eventsLen = () => run.agent?.events.length ?? 0
   const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes, hostile)
-  const onBody = (name: string, ctx: { turn: number }) => {
+  if (opts.approvals === true && !opts.ownToolsOnly) own.push(approvalTool(schedule))
+  const onBody = (name: string, ctx: ToolContext) => {
+    recordBodyStart(run, ctx)
     run.bodyCount[name] = (run.bodyCount[name] ?? 0) + 1
     // the fuzzer's own bodies record themselves (with R4's bookkeeping)
     if (!name.startsWith('fuzz_')) run.bodies.started.push({ turn: ctx.turn, at: eventsLen() })
@@ -171,6 +183,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     info: inner.info,
     stream(request, signal) {
       const at = run.agent.events.length
+      recordRequest(run, request)
       if (request.purpose === 'compaction') run.summaryRequests.push({ request, at })
       else run.requests.push({ request, at, turn: run.agent.lifecycle.openTurn })
       return inner.stream(request, signal)
@@ -193,7 +206,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     model,
     tools,
     system: 'fuzz',
-    clock: (() => { let t = 0; return () => t++ })(),
+    clock: () => now++,
     ids: (() => { let n = 0; return () => `f${++n}` })(),
     timers: scheduledTimers(s, run.progress),
     checkRequests: 'full',
@@ -218,6 +231,8 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   agent.on('tools/pre-execute', trackOwn('tools/pre-execute', async (p, next) => {
     run.preOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
     await schedule()
+    // lifecycle §9: the fuzzer's own `ask` (approvals.ts)
+    if (opts.approvals === true && asks(p.call)) return { kind: 'ask' as const, question: 'fuzz asks' }
     return next()
   }, run.pending))
   agent.on('tools/post-execute', async (p, next) => {

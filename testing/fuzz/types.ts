@@ -70,6 +70,15 @@ export interface FuzzAgentOptions {
    * is reached (without plugins). Default false (fixed seeds keep their scenarios).
    */
   budgets?: boolean
+  /**
+   * Approvals (lifecycle §9): adds the fuzzer's tool `fuzz_approval` (needs approval, expires;
+   * some calls are asked by `tools/pre-execute` with `ask`) and the commands that decide (approve,
+   * edit, deny) and expire while parked; steers and cancels already come from the commands. With
+   * or without it, a run that parks (your own `needsApproval` tools) is decided at its end, and
+   * R9 (nothing runs while parked, a body never before its approve) and R10 (a body at most once
+   * per call) are checked on every run. Default false.
+   */
+  approvals?: boolean
   /** Extra commands, mixed into the generated ones (e.g. a plugin's manual operation). */
   commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
   /** An extra check after each run (after the final followup); throw to fail the run. */

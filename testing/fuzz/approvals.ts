@@ -1,0 +1,168 @@
+/**
+ * Approvals under the fuzzer (lifecycle §9 "Re-execution and fuzzing", issue 21 item 9), on with
+ * `fuzzAgent({ approvals: true })` and whenever your tools need approval: the fuzzer's tool
+ * `fuzz_approval` (needs approval for an even `n`, expires after 1,000 ms of the fuzzer's clock;
+ * an `n` divisible by 3 that needs none is asked by `tools/pre-execute` with `ask`); the commands
+ * that decide while parked (approve, edit, deny, in any order) and expire (the clock jumps, the
+ * expiry timer fires when the scheduler says); the run's end decides what is still open, so it
+ * reaches idle; and the oracle's R9 (nothing runs while parked; a body never before its approve)
+ * and R10 (a body at most once per call), besides L17/L18 through `verify`.
+ */
+import type fc from 'fast-check'
+import { z } from 'zod'
+import type { ModelRequest } from '../../models/index.js'
+import { defineTool } from '../../tools/define.js'
+import type { AnyTool, ToolContext } from '../../tools/types.js'
+import { failed } from './oracle.js'
+import type { Run } from './run.js'
+
+/** How far the `Expire` command moves the clock: past every request's expiry. */
+export const FUZZ_APPROVAL_TIMEOUT_MS = 1000
+
+const N_ARGS = z.object({ n: z.number() })
+
+/** `fuzz_approval`: needs approval for an even `n`; its body settles when the scheduler says. */
+export function approvalTool(schedule: () => Promise<void>): AnyTool {
+  return defineTool({
+    name: 'fuzz_approval', description: 'needs approval', parameters: N_ARGS,
+    isConcurrencySafe: (a) => a.n % 4 === 1,
+    needsApproval: (a) => a.n % 2 === 0,
+    approval: { timeoutMs: FUZZ_APPROVAL_TIMEOUT_MS },
+    execute: async () => {
+      await schedule()
+      return { ok: 'approved' }
+    },
+  }) as AnyTool
+}
+
+/** The fuzzer's `ask`: `fuzz_approval` with an odd `n` divisible by 3 is asked when it starts. */
+export function asks(call: { name: string; arguments: string }): boolean {
+  if (call.name !== 'fuzz_approval') return false
+  try {
+    const n = (JSON.parse(call.arguments) as { n?: unknown }).n
+    return typeof n === 'number' && n % 2 !== 0 && n % 3 === 0
+  } catch {
+    return false
+  }
+}
+
+/** What the oracle records for R9/R10. */
+export interface ApprovalRecorder {
+  /** Each body start: its call, the agent's status then, and its approval's decision then (if asked). */
+  starts: Array<{ key: string; status: string; asked: boolean; approved: boolean }>
+  /** Model requests made while the status was `parked`. */
+  parkedRequests: number
+}
+
+export const newApprovalRecorder = (): ApprovalRecorder => ({ starts: [], parkedRequests: 0 })
+
+/** Records a body start (every tool's, from the tracked wrapper). */
+export function recordBodyStart(run: Run, ctx: ToolContext): void {
+  const a = run.agent
+  const st = a.approvalsState
+  let asked = false
+  let approved = false
+  for (const id of Object.keys(st.byId)) {
+    const r = st.byId[id]!
+    if (r.turn !== ctx.turn || r.step !== ctx.step || r.callId !== ctx.callId) continue
+    asked = true
+    approved = r.decision?.decision.kind === 'approve'
+  }
+  run.approvals.starts.push({ key: `${ctx.turn}.${ctx.step}.${ctx.callId}`, status: a.status, asked, approved })
+}
+
+export function recordRequest(run: Run, _request: ModelRequest): void {
+  if (run.agent.status === 'parked') run.approvals.parkedRequests++
+}
+
+/** R9 and R10 over what the run recorded. */
+export function checkApprovals(run: Run): void {
+  const r = run.approvals
+  if (r.parkedRequests > 0) throw failed(`R9: ${r.parkedRequests} model request(s) while parked`, run)
+  const seen = new Set<string>()
+  for (const s of r.starts) {
+    if (s.status === 'parked') throw failed(`R9: the body of call ${s.key} started while parked`, run)
+    if (s.asked && !s.approved) throw failed(`R9: the body of call ${s.key} started before its approval was approved`, run)
+    if (seen.has(s.key)) throw failed(`R10: the body of call ${s.key} ran twice`, run)
+    seen.add(s.key)
+  }
+}
+
+/** R9: an expiry, a steer or a cancel ends the parking (the scheduler releases what it needs). */
+async function unparked(run: Run, s: fc.Scheduler): Promise<void> {
+  await s.waitFor(new Promise<void>((resolve) => {
+    if (run.agent.status !== 'parked') return resolve()
+    const off = run.agent.on('agent/status', ({ status }) => {
+      if (status === 'parked') return
+      off()
+      resolve()
+    })
+  }))
+}
+
+/** What happens to a parked run, one per time it stands parked (generated with the scenario). */
+export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expire' | 'steer' | 'cancel'
+
+export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'steer', 'cancel']
+
+/**
+ * Runs the agent to idle: each time it stands parked, the next action of `plan` (a person's
+ * decision on the first or last open request, an edit, a denial, the clock passing the expiry, a
+ * steer, a cancel); once the plan is used up, every open request is approved (a person answers,
+ * eventually). R9: a decision, an expiry, a steer or a cancel ends the parking.
+ */
+export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly ParkedAction[] = []): Promise<void> {
+  let i = 0
+  for (let guard = 0; guard < 100; guard++) {
+    const st = await s.waitFor(run.agent.whenSettled())
+    if (st === 'idle') return
+    if (run.agent.status !== 'parked') continue
+    const open = run.agent.approvals()
+    let action = plan[i++] ?? 'approve'
+    // only a request with an expiry can expire (your own tools may have none)
+    if (action === 'expire' && !open.some((o) => o.expiresAt !== undefined)) action = 'approve'
+    const decide = async (id: string, d: Parameters<Run['agent']['decide']>[1]) => {
+      try {
+        await run.agent.decide(id, d, { by: { kind: 'user', id: 'fuzz' } })
+      } catch (err) {
+        // an expiry decided it first: APPROVAL_DECIDED is the documented answer
+        if ((err as { code?: unknown })?.code !== 'APPROVAL_DECIDED') throw err
+      }
+    }
+    if (open.length === 0) throw failed('R9: parked with no open approval', run)
+    const first = open[0]!
+    switch (action) {
+      case 'approve': await decide(first.approvalId, { kind: 'approve' }); break
+      case 'approve-last': await decide(open.at(-1)!.approvalId, { kind: 'approve' }); break
+      case 'edit': {
+        // an asked call's arguments were logged with its tool/call; only the fuzzer's own tool's edits are known to validate
+        const called = (o: (typeof open)[number]) => run.agent.events.some((e) => e.type === 'tool/call' && (e.data as { turn: number }).turn === o.turn &&
+          (e.data as { step: number }).step === o.step && (e.data as { callId: string }).callId === o.callId)
+        const editable = open.find((o) => o.name === 'fuzz_approval' && !called(o))
+        if (editable) await decide(editable.approvalId, { kind: 'approve', arguments: { n: 100 + i } })
+        else await decide(first.approvalId, { kind: 'approve' })
+        break
+      }
+      case 'deny': await decide(first.approvalId, { kind: 'deny', reason: 'fuzz says no' }); break
+      case 'expire':
+        run.advanceClock(FUZZ_APPROVAL_TIMEOUT_MS + 1)
+        await unparked(run, s)
+        break
+      case 'steer':
+        run.accepted.push(run.agent.steer('fuzz steer while parked'))
+        await unparked(run, s)
+        break
+      case 'cancel': {
+        run.canceller = 'command'
+        try {
+          run.agent.cancel({ kind: 'user' })
+        } finally {
+          run.canceller = 'hook'
+        }
+        await unparked(run, s)
+        break
+      }
+    }
+  }
+  throw failed('R9: the agent stayed parked after every open approval was decided', run)
+}
