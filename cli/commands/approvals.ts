@@ -1,8 +1,8 @@
 /**
  * `turnlog approvals LOG` (the open approval requests of a session) and `turnlog decide LOG ID
  * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (lifecycle §9). A JSONL LOG is
- * decided through its directory's store (`jsonlStore(dir).decide`): under the session's write
- * lock, durable when the command exits 0; a running agent owns the lock (`SESSION_OWNED`, exit 2).
+ * decided through its directory's store (`jsonlStore(dir).decide`): claimed (first decision
+ * wins), durable when the command exits 0, logged by this command or by the running owner.
  * Refusals (unknown id, already decided, invalid arguments) are coded errors, exit 2; nothing is
  * written then.
  */
@@ -73,6 +73,7 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
   const decision = opts.approve ? (args === undefined ? { kind: 'approve' as const } : { kind: 'approve' as const, arguments: args }) : (opts.reason === undefined ? { kind: 'deny' as const } : { kind: 'deny' as const, reason: opts.reason })
   const e = await store.decide(id, approvalId, decision, opts.by !== undefined ? { by: { kind: 'user', id: opts.by } } : {})
   const c = colorsFor(io)
-  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (seq ${e.seq}, call ${inline(e.data.callId)}); resume the session to continue`])
+  const where = e.seq !== null ? `seq ${e.seq}` : 'claimed; its running owner logs it'
+  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${e.seq !== null ? '; resume the session to continue' : ''}`])
   return EXIT_OK
 }
