@@ -51,12 +51,14 @@ export interface StoreDecided {
   seq: number | null
 }
 
-function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null): StoreDecided {
+/** @internal */
+export function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null): StoreDecided {
   const d = e.data
   return { sessionId, approvalId: d.approvalId, callId: d.callId, turn: d.turn, step: d.step, decision: d.decision, by: d.by, time: e.time, seq }
 }
 
-async function readAll(store: LogStore, sessionId: string): Promise<LogEvent[]> {
+/** @internal */
+export async function readAll(store: LogStore, sessionId: string): Promise<LogEvent[]> {
   const r = await store.open(sessionId, 'read')
   try {
     const events: LogEvent[] = []
@@ -68,7 +70,8 @@ async function readAll(store: LogStore, sessionId: string): Promise<LogEvent[]> 
 }
 
 /** The decision checked against `events` (refusals as coded errors) and against the log's own checker. */
-function checkedDraft(sessionId: string, events: LogEvent[], approvalId: string, decision: ApprovalDecision, by: ApprovalBy, time: number): EventOf<'tool/approval-decided'> {
+/** @internal */
+export function checkedDraft(sessionId: string, events: LogEvent[], approvalId: string, decision: ApprovalDecision, by: ApprovalBy, time: number): EventOf<'tool/approval-decided'> {
   const draft = decisionEvent(sessionId, events, approvalId, decision, by, time)
   // the log's own checker has the last word (L17: same step, after its request, once)
   const checker = new LogChecker()
@@ -81,7 +84,8 @@ function checkedDraft(sessionId: string, events: LogEvent[], approvalId: string,
 }
 
 /** The logged decision of `approvalId` in `events`, if any. */
-function loggedDecision(events: readonly LogEvent[], approvalId: string): EventOf<'tool/approval-decided'> | undefined {
+/** @internal */
+export function loggedDecision(events: readonly LogEvent[], approvalId: string): EventOf<'tool/approval-decided'> | undefined {
   return events.find((e): e is EventOf<'tool/approval-decided'> => e.type === 'tool/approval-decided' && (e as EventOf<'tool/approval-decided'>).data.approvalId === approvalId)
 }
 
@@ -205,7 +209,8 @@ function schemaProblem(events: readonly LogEvent[], seq: number, name: string, a
   }
 }
 
-function checkDecision(input: unknown): ApprovalDecision {
+/** @internal */
+export function checkDecision(input: unknown): ApprovalDecision {
   const kind = (input as { kind?: unknown } | null)?.kind
   if (kind === 'deny') {
     const reason = (input as { reason?: unknown }).reason
@@ -220,7 +225,8 @@ function checkDecision(input: unknown): ApprovalDecision {
   return { kind: 'approve', arguments: JSON.stringify(args) }
 }
 
-function checkBy(by: unknown): ApprovalBy {
+/** @internal */
+export function checkBy(by: unknown): ApprovalBy {
   if (by === undefined) return { kind: 'user' }
   const kind = (by as { kind?: unknown } | null)?.kind
   const id = (by as { id?: unknown } | null)?.id

@@ -27,6 +27,7 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import { TurnlogError } from '../../events/errors.js'
 import { INPUT_CHANNEL } from './schema.js'
+import { DUE } from './decisions.js'
 import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from './store.js'
 import type { PgWriter } from './writer.js'
@@ -157,7 +158,8 @@ class WorkerPool implements Workers, RunHost {
     if (ids.length === 0) return
     try {
       const r = await this.store.pool.query(
-        'SELECT DISTINCT session_id FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL', [ids],
+        `SELECT DISTINCT session_id FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL
+         UNION SELECT session_id FROM turnlog_decisions WHERE session_id = ANY($1) AND logged_seq IS NULL`, [ids],
       )
       for (const row of r.rows as Array<{ session_id: string }>) void this.runs.get(row.session_id)?.pull()
     } catch (err) {
@@ -191,7 +193,7 @@ class WorkerPool implements Workers, RunHost {
       `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
          lease_until = clock_timestamp() + $2 * interval '1 millisecond'
        FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND pending > 0)
+             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
              ORDER BY last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick

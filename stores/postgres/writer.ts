@@ -12,6 +12,7 @@ import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, LogReader, LogWriter } from '../types.js'
+import { ApprovalTracker } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
 
 const PAGE = 2000
@@ -96,6 +97,9 @@ export class PgWriter implements LogWriter {
   /** Appends whose connection broke and were resolved by reading back (tests read it). */
   retries = 0
 
+  /** The session's approvals: the decisions a batch logs and the next expiry (decisions.ts). */
+  readonly #approvals: ApprovalTracker
+
   constructor(
     readonly store: PgStoreHost,
     readonly sessionId: string,
@@ -109,6 +113,7 @@ export class PgWriter implements LogWriter {
   ) {
     this.#length = length
     this.#durableLength = length
+    this.#approvals = new ApprovalTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
     this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
@@ -175,10 +180,14 @@ export class PgWriter implements LogWriter {
       }
     }
     text += ']'
-    const params = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
+    const params: unknown[] = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
+    // a batch with approval events records its decisions and the next expiry in the same transaction
+    const a = await this.#approvals.after(batch.flat(), expected)
+    if (a !== undefined) params.push(a.decided, true, a.dueMs)
+    const sql = a === undefined ? 'SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)' : 'SELECT turnlog_append_decided($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)'
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.store.pool.query('SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)', params)
+        await this.store.pool.query(sql, params)
         break
       } catch (err) {
         if (!isConnectionError(err)) throw pgError(err, this.sessionId, 'append failed')
