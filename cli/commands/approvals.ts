@@ -12,6 +12,8 @@ import { basename, dirname } from 'node:path'
 import { TurnlogError } from '../../events/index.js'
 import { approvalsReducer, openApprovals } from '../../reducers/approvals.js'
 import { jsonlStore } from '../../stores/jsonl/store.js'
+import { readDecisions } from '../../stores/jsonl/decisions.js'
+import type { DecisionRecord } from '../../stores/types.js'
 import { isValidSessionId } from '../../stores/ids.js'
 import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
@@ -23,10 +25,16 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   const log = await loadLog(logArg, io)
   const s = approvalsReducer.initial()
   for (const e of log.events) approvalsReducer.apply(s, e)
-  const open = openApprovals(s)
+  // JSONL: decisions claimed by another process that the running owner has not logged yet
+  const claims = claimedOf(logArg, io)
+  const open = openApprovals(s).filter((r) => !claims.has(r.approvalId))
+  const claimed = openApprovals(s).filter((r) => claims.has(r.approvalId))
   if (opts.json) {
     io.stdout(`${JSON.stringify(open.map((r) => ({ ...r, decision: undefined })), null, 2)}\n`)
     return EXIT_OK
+  }
+  if (claimed.length > 0) {
+    writeHuman(io, claimed.map((r) => `  ${inline(r.approvalId)} ${inline(r.name)}: decided (${claims.get(r.approvalId)!.decision.kind}), not logged yet: its owner logs it`))
   }
   const c = colorsFor(io)
   if (open.length === 0) {
@@ -41,6 +49,18 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   }
   writeHuman(io, lines)
   return EXIT_OK
+}
+
+function claimedOf(logArg: string, io: CliIo): Map<string, DecisionRecord> {
+  if (isPgUrl(logArg)) return new Map()
+  const path = resolveLogPath(logArg, io)
+  const id = basename(path).replace(/\.jsonl$/, '')
+  if (!path.endsWith('.jsonl') || !isValidSessionId(id)) return new Map()
+  try {
+    return readDecisions(dirname(path), id)
+  } catch {
+    return new Map() // an unreadable claims directory: the log's own view stands
+  }
 }
 
 export interface DecideCommandOptions {

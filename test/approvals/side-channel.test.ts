@@ -133,6 +133,9 @@ describe('JSONL decisions while the owner runs (lifecycle §9, R9, R10)', () => 
     expect(ok.stdout).toContain('claimed')
     expect(decidedOf(await events(dir, 'w3'))).toEqual([]) // durable as a claim, not yet logged
     expect([...readDecisions(dir, 'w3').keys()]).toEqual([approvalId])
+    const listed = await turnlog(['approvals', join(dir, 'w3.jsonl')])
+    expect(listed.stdout).toContain('not logged yet')
+    expect(listed.stdout).toContain('no open approvals')
     a.proc.kill('SIGKILL')
     await a.exited
     // a second decider finds it taken, though the log does not say so yet
