@@ -10,7 +10,7 @@
  */
 import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
 import type { ApprovalsState } from '../reducers/approvals.js'
-import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../stores/types.js'
+import type { DecisionChannel, DecisionRecord, DecisionWatch } from './persistence.js'
 import type { ApprovalRun } from '../tools/types.js'
 
 /** What the channel needs of its agent. */

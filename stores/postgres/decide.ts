@@ -10,10 +10,15 @@ import {
   checkBy, checkDecision, checkedDraft, decided, loggedDecision, readAll,
   type StoreDecided, type StoreDecideOptions, type StoreDecisionInput,
 } from '../decide.js'
-import type { PostgresStore } from './store.js'
+import type { LogStore } from '../types.js'
+
+/** What the decision needs of its store (the PostgresStore; structural, so store.ts may import this file). */
+export interface PgDecideHost extends LogStore {
+  query(sql: string, params: unknown[], sessionId: string | undefined, what: string): Promise<{ rows: unknown[] }>
+}
 
 export async function decidePg(
-  store: PostgresStore, id: string, approvalId: string, input: StoreDecisionInput, opts: StoreDecideOptions = {},
+  store: PgDecideHost, id: string, approvalId: string, input: StoreDecisionInput, opts: StoreDecideOptions = {},
 ): Promise<StoreDecided> {
   const decision = checkDecision(input)
   const by = checkBy(opts.by)
