@@ -24,7 +24,9 @@ import { lifecycleReducer } from '../reducers/lifecycle.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import { approvalsReducer } from '../reducers/approvals.js'
 import type { ApprovalRun } from '../tools/types.js'
+import type { DecisionChannel } from './persistence.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
+import { ClaimedDecisions } from './claimed-decisions.js'
 import { restoredStep, standsParked, type RestoredStep } from './restore.js'
 import { toolSpec } from '../tools/define.js'
 import type { AnyTool } from '../tools/types.js'
@@ -79,6 +81,8 @@ export class TurnlogAgent implements Agent {
    * else the id source draws it.
    */
   approvalIdFor: ((turn: number, step: number, callId: string) => string | undefined) | null = null
+  /** @internal decisions through the store's side channel (agent/claimed-decisions.ts). */
+  readonly claimed = new ClaimedDecisions(this)
   /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
   restoreStep: RestoredStep | null = null
   /** @internal */ readonly newId: () => string
@@ -346,6 +350,11 @@ export class TurnlogAgent implements Agent {
     await this.flush()
   }
 
+  /** @internal The store's write handle has a decision side channel (persistence opened it). */
+  onDecisionChannel(channel: DecisionChannel): void {
+    this.claimed.attach(channel)
+  }
+
   /** @internal the agent's clock (epoch ms). */
   now(): number {
     return (this.options.clock ?? Date.now)()
@@ -367,6 +376,7 @@ export class TurnlogAgent implements Agent {
     this.turnActor.send(e)
     this.stepActor?.send(e)
     this.#setStatus(parked ? 'parked' : 'running')
+    this.claimed.keepAlive(parked)
     if (parked) this.#settleIdle()
   }
 
@@ -416,6 +426,7 @@ export class TurnlogAgent implements Agent {
 
   async #disposeParked(): Promise<void> {
     this.#disposing = true
+    this.claimed.close()
     this.approvalRun?.detach()
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()

@@ -11,6 +11,7 @@ import type { ApprovalsState } from '../reducers/approvals.js'
 import { parseArguments, validateArguments } from '../tools/define.js'
 import type { AnyTool, ApprovalEnv, ApprovalRun } from '../tools/types.js'
 import type { ApprovalDecisionInput, HookName, OpenApproval } from './types.js'
+import type { ClaimedDecisions } from './claimed-decisions.js'
 
 /** What the approvals need of their agent. */
 export interface ApprovalHost {
@@ -22,6 +23,8 @@ export interface ApprovalHost {
   approvalRun: ApprovalRun | null
   /** A recorded id for a new request (a re-run), else null/undefined: drawn from `newId`. */
   readonly approvalIdFor?: ((turn: number, step: number, callId: string) => string | undefined) | null
+  /** The store's decision side channel (claims, and decisions other processes claimed). */
+  readonly claimed?: ClaimedDecisions
   now(): number
   flush(): Promise<void>
   append(draft: EventDraft): LogEvent
@@ -57,15 +60,20 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
       agent.emit('agent/approval', { approval })
       return expiresAt !== undefined ? { approvalId, expiresAt } : { approvalId }
     },
+    claim: (approvalId, decision, by) => agent.claimed?.claim(approvalId, decision, by) ?? { won: true, decision, by },
     appendDecision: (call, approvalId, decision, by) => {
       agent.append({ type: 'tool/approval-decided', data: { turn, step, callId: call.id, approvalId, decision, by } })
     },
     park: (approvals) => {
       agent.append({ type: 'step/parked', data: { turn, step, approvals } })
       agent.setParked(true)
+      agent.claimed?.deliverSoon()
     },
     unpark: () => agent.setParked(false),
-    parkedAlready: () => agent.setParked(true),
+    parkedAlready: () => {
+      agent.setParked(true)
+      agent.claimed?.deliverSoon()
+    },
     now: () => agent.now(),
     durable: () => agent.flush(),
     // only a listener that can answer `ask` makes the start loop wait for verdicts (a pass-through
@@ -73,6 +81,7 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
     askable: agent.decidingHookCount('tools/pre-execute') > 0,
     attach: (run) => {
       agent.approvalRun = run
+      if (run !== null) agent.claimed?.deliverSoon()
     },
   }
 }
@@ -142,6 +151,7 @@ export function applyDecision(agent: ApprovalHost, approvalId: string, decision:
     if (v !== null && !v.ok) throw new TurnlogError('INVALID_ARGS', v.error.message, { ...where, field: 'decision.arguments', seq: rec.seq })
   }
   const r = run.decide(approvalId, decision, by)
+  if (r === 'lost') throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} was already decided by another process (that decision was logged)`, where)
   if (r === 'already-decided') throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} was already decided`, where)
   if (r === 'unknown') throw new TurnlogError('UNKNOWN_APPROVAL', `no step of this agent waits for approval ${approvalId}`, where)
 }

@@ -17,7 +17,10 @@
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { Session } from '../events/session.js'
-import type { LogStore, LogWriter } from '../stores/types.js'
+import type { DecisionChannel, DecisionRecord, DecisionWatch, LogStore, LogWriter } from '../stores/types.js'
+
+/** The store's decision side channel, as the agent sees it (its one sanctioned type import of stores). */
+export type { DecisionChannel, DecisionRecord, DecisionWatch }
 
 export interface PersistenceHost {
   readonly sessionId: string
@@ -25,6 +28,8 @@ export interface PersistenceHost {
   reportError(error: unknown, where: string): void
   /** Stop the agent: persistence failed. */
   halt(error: TurnlogError): void
+  /** The write handle has a decision side channel (JSONL): the agent watches it while it owns the session. */
+  onDecisionChannel?(channel: DecisionChannel): void
 }
 
 export interface PersistenceOptions {
@@ -110,6 +115,7 @@ export class Persistence {
           })
       }
       this.#writer = w
+      if (w.decisions !== undefined) this.#host.onDecisionChannel?.(w.decisions)
       this.#drain()
       this.#settle()
     } catch (err) {

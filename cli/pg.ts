@@ -59,6 +59,8 @@ export function parsePgLog(arg: string): { url: string; sessionId: string } {
  * not installed the import fails with `ERR_MODULE_NOT_FOUND`, which becomes `MISSING_DEPENDENCY`
  * naming what to install (issue 27.6: a user's setup, not an internal error).
  */
+import type { StoreDecided, StoreDecisionInput } from '../stores/decide.js'
+
 export async function importPgStore(): Promise<typeof import('../stores/postgres/store.js')> {
   try {
     return await import('../stores/postgres/store.js')
@@ -102,6 +104,14 @@ export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: st
     for await (const e of r.events()) events.push(e as SessionEvent) // typed as readLog's (extension events included)
     return { header: r.header, events, file: `${redact(url)}#${sessionId}`, bytes: 0 }
   })
+}
+
+/** `turnlog decide postgres://…#id`: recorded in the store (first decision wins); a worker logs it. */
+export async function decidePgLog(
+  arg: string, approvalId: string, decision: StoreDecisionInput, by: { kind: 'user'; id?: string } | undefined,
+): Promise<StoreDecided> {
+  const { url, sessionId } = parsePgLog(arg)
+  return withStore(url, (store) => store.decide(sessionId, approvalId, decision, { ...(by ? { by } : {}), waitMs: 1000 }))
 }
 
 /** `turnlog sessions URL [--json]`: one row per session. */

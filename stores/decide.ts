@@ -1,14 +1,20 @@
 /**
  * `store.decide` for stores whose log has one writer (JSONL, memory): a decision made by any
- * process, with no agent running (lifecycle §9). It takes the session's write lock, checks the
- * decision against the log, appends `tool/approval-decided` and releases the lock; it resolves
- * when the decision is durable. A resumed agent finds it and goes on (agent/restore.ts).
+ * process, with or without an agent running the session (lifecycle §9). Resolves when the
+ * decision is durable.
  *
- * First decision wins: the lock serialises deciders, and the check reads the log under it. While
- * another process holds the lock (a decider: retried for `waitMs`; an agent that runs the session:
- * `SESSION_OWNED`, decide through that agent) nothing is written. Refusals log nothing:
- * `UNKNOWN_APPROVAL`, `APPROVAL_DECIDED`, `INVALID_ARGS` (edited arguments that the tool's JSON
- * Schema, as logged in the step's `request/header`, refuses).
+ * With a decision side channel (JSONL: stores/jsonl/decisions.ts) the decision is checked against
+ * the log (read, no lock), then **claimed** in the channel: the claim is the arbiter of "first
+ * decision wins" for every decider, the running owner included, and it is durable when it returns.
+ * Then it is logged: by this call under the write lock when no process owns the session (a
+ * SIGKILLed owner's stale lock is taken over), else by the owner, which watches the channel (this
+ * call waits up to `waitMs` to see it logged, and returns `seq: null` if the owner has not logged
+ * it by then; it is durable all the same, and the owner, or the next one, logs it).
+ *
+ * Without a channel (memory) the write lock serialises deciders and the check reads the log under
+ * it; while an agent owns the session the call is `SESSION_OWNED` (decide through that agent).
+ * Refusals log and claim nothing: `UNKNOWN_APPROVAL`, `APPROVAL_DECIDED`, `INVALID_ARGS` (edited
+ * arguments that the tool's JSON Schema, as logged in the step's `request/header`, refuses).
  */
 import { z } from 'zod'
 import {
@@ -16,40 +22,127 @@ import {
   type ApprovalBy, type ApprovalDecision, type EventOf, type LogEvent,
 } from '../events/index.js'
 import { approvalsReducer } from '../reducers/approvals.js'
-import type { LogStore, LogWriter } from './types.js'
+import type { DecisionChannel, LogStore, LogWriter } from './types.js'
 
 export interface StoreDecideOptions {
   /** Who decided (default `{kind: 'user'}`). */
   by?: { kind: 'user'; id?: string }
-  /** How long to retry while another decider holds the session's lock (default 2000 ms). */
+  /** How long to wait for the session's lock (no channel), or to see the owner log the decision (default 2000 ms). */
   waitMs?: number
   /** The decision's time (default `Date.now`). */
   clock?: () => number
+  /** @internal the store's side channel for this session (JSONL). */
+  channel?: DecisionChannel
 }
 
 /** A decision as the caller gives it: edited arguments as a value (any JSON). */
 export type StoreDecisionInput = { kind: 'approve'; arguments?: unknown } | { kind: 'deny'; reason?: string }
 
-/** Decides an open approval of a stored session. Resolves with the appended event. */
+/** What `store.decide` resolves with: the decision, durable; `seq` where it was logged, or null while its owner has not logged it yet. */
+export interface StoreDecided {
+  sessionId: string
+  approvalId: string
+  callId: string
+  turn: number
+  step: number
+  decision: ApprovalDecision
+  by: ApprovalBy
+  time: number
+  seq: number | null
+}
+
+/** @internal */
+export function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null): StoreDecided {
+  const d = e.data
+  return { sessionId, approvalId: d.approvalId, callId: d.callId, turn: d.turn, step: d.step, decision: d.decision, by: d.by, time: e.time, seq }
+}
+
+/** @internal */
+export async function readAll(store: LogStore, sessionId: string): Promise<LogEvent[]> {
+  const r = await store.open(sessionId, 'read')
+  try {
+    const events: LogEvent[] = []
+    for await (const e of r.events()) events.push(e)
+    return events
+  } finally {
+    await r.close()
+  }
+}
+
+/** The decision checked against `events` (refusals as coded errors) and against the log's own checker. */
+/** @internal */
+export function checkedDraft(sessionId: string, events: LogEvent[], approvalId: string, decision: ApprovalDecision, by: ApprovalBy, time: number): EventOf<'tool/approval-decided'> {
+  const draft = decisionEvent(sessionId, events, approvalId, decision, by, time)
+  // the log's own checker has the last word (L17: same step, after its request, once)
+  const checker = new LogChecker()
+  for (const e of events) checker.apply(e)
+  const v = checker.check(draft)
+  if (v.length > 0) {
+    throw new TurnlogError('INVARIANT', `the decision would break ${v[0]!.invariant}: ${v[0]!.message}`, { sessionId, seq: draft.seq, invariant: v[0]!.invariant })
+  }
+  return draft
+}
+
+/** The logged decision of `approvalId` in `events`, if any. */
+/** @internal */
+export function loggedDecision(events: readonly LogEvent[], approvalId: string): EventOf<'tool/approval-decided'> | undefined {
+  return events.find((e): e is EventOf<'tool/approval-decided'> => e.type === 'tool/approval-decided' && (e as EventOf<'tool/approval-decided'>).data.approvalId === approvalId)
+}
+
+/** Decides an open approval of a stored session. Resolves when the decision is durable. */
 export async function decideInStore(
   store: LogStore, sessionId: string, approvalId: string, input: StoreDecisionInput, opts: StoreDecideOptions = {},
-): Promise<EventOf<'tool/approval-decided'>> {
+): Promise<StoreDecided> {
   const decision = checkDecision(input)
   const by = checkBy(opts.by)
-  const w = await openWithin(store, sessionId, opts.waitMs ?? 2000)
+  const clock = opts.clock ?? Date.now
+  const waitMs = opts.waitMs ?? 2000
+  if (opts.channel === undefined) return decideUnderLock(store, sessionId, approvalId, decision, by, clock, waitMs)
+  const time = clock()
+  const draft = checkedDraft(sessionId, await readAll(store, sessionId), approvalId, decision, by, time)
+  const winner = opts.channel.claim({ approvalId, decision, by, time })
+  if (winner !== null) {
+    throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} was already decided (${winner.decision.kind} by ${winner.by.kind}${winner.by.kind === 'user' && winner.by.id !== undefined ? ` ${winner.by.id}` : ''})`, { sessionId, field: 'approvalId', info: { approvalId } })
+  }
+  // claimed: durable. Now logged, by us (no owner) or by the owner (it watches the channel).
+  const until = Date.now() + waitMs
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    let w: LogWriter | null = null
+    try {
+      w = await store.open(sessionId, 'write')
+    } catch (err) {
+      if (!TurnlogError.is(err, 'SESSION_OWNED')) throw err
+    }
+    if (w !== null) {
+      try {
+        const events: LogEvent[] = []
+        for await (const e of w.events()) events.push(e)
+        const logged = loggedDecision(events, approvalId)
+        if (logged !== undefined) return decided(sessionId, logged, logged.seq)
+        const e = checkedDraft(sessionId, events, approvalId, decision, by, time)
+        await w.append([e], { expectedSeq: events.length })
+        return decided(sessionId, e, e.seq)
+      } finally {
+        await w.close()
+      }
+    }
+    const logged = loggedDecision(await readAll(store, sessionId), approvalId)
+    if (logged !== undefined) return decided(sessionId, logged, logged.seq)
+    if (Date.now() + delay > until) return decided(sessionId, draft, null)
+    await new Promise((r) => setTimeout(r, delay))
+  }
+}
+
+async function decideUnderLock(
+  store: LogStore, sessionId: string, approvalId: string, decision: ApprovalDecision, by: ApprovalBy, clock: () => number, waitMs: number,
+): Promise<StoreDecided> {
+  const w = await openWithin(store, sessionId, waitMs)
   try {
     const events: LogEvent[] = []
     for await (const e of w.events()) events.push(e)
-    const draft = decisionEvent(sessionId, events, approvalId, decision, by, (opts.clock ?? Date.now)())
-    // the log's own checker has the last word (L17: same step, after its request, once)
-    const checker = new LogChecker()
-    for (const e of events) checker.apply(e)
-    const v = checker.check(draft)
-    if (v.length > 0) {
-      throw new TurnlogError('INVARIANT', `the decision would break ${v[0]!.invariant}: ${v[0]!.message}`, { sessionId, seq: draft.seq, invariant: v[0]!.invariant })
-    }
+    const draft = checkedDraft(sessionId, events, approvalId, decision, by, clock())
     await w.append([draft], { expectedSeq: events.length })
-    return draft
+    return decided(sessionId, draft, draft.seq)
   } finally {
     await w.close()
   }
@@ -116,7 +209,8 @@ function schemaProblem(events: readonly LogEvent[], seq: number, name: string, a
   }
 }
 
-function checkDecision(input: unknown): ApprovalDecision {
+/** @internal */
+export function checkDecision(input: unknown): ApprovalDecision {
   const kind = (input as { kind?: unknown } | null)?.kind
   if (kind === 'deny') {
     const reason = (input as { reason?: unknown }).reason
@@ -131,7 +225,8 @@ function checkDecision(input: unknown): ApprovalDecision {
   return { kind: 'approve', arguments: JSON.stringify(args) }
 }
 
-function checkBy(by: unknown): ApprovalBy {
+/** @internal */
+export function checkBy(by: unknown): ApprovalBy {
   if (by === undefined) return { kind: 'user' }
   const kind = (by as { kind?: unknown } | null)?.kind
   const id = (by as { id?: unknown } | null)?.id

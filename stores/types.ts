@@ -19,6 +19,48 @@
 import type { LogEvent } from '../events/envelope.js'
 import type { TurnlogError } from '../events/errors.js'
 import type { LogHeader, TornTail } from '../events/jsonl.js'
+import type { ApprovalBy, ApprovalDecision } from '../events/approvals.js'
+
+/**
+ * A decision as a store's side channel holds it (lifecycle §9: the first decision wins, whoever
+ * makes it). `time` is when it was claimed (epoch ms).
+ */
+export interface DecisionRecord {
+  approvalId: string
+  decision: ApprovalDecision
+  by: ApprovalBy
+  time: number
+}
+
+/**
+ * How decisions reach the running owner of a session whose log has one writer (JSONL): every
+ * decision, from any process and from the owner itself (`agent.decide`, expiry, steer, cancel),
+ * is first **claimed** here; the claim is the arbiter of "first decision wins", and it is durable
+ * when `claim` returns. The owner watches the channel and logs each claimed decision once.
+ */
+export interface DecisionChannel {
+  /**
+   * Claims the approval for `rec` (synchronous: the agent's decision paths are). Returns null when
+   * this claim won, else the record that won first. Throws a coded I/O error (nothing claimed).
+   */
+  claim(rec: DecisionRecord): DecisionRecord | null
+  /**
+   * Calls `listener` once for every claimed decision: the ones there already, then new ones as
+   * they appear (a file-system watch, with a bounded poll as the fallback). `onError` hears an
+   * unreadable record (it is skipped). Closing the writer stops it too.
+   */
+  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch
+}
+
+/** A running watch of a decision channel. */
+export interface DecisionWatch {
+  stop(): void
+  /**
+   * Whether the watch keeps the process alive (default false). A parked agent turns it on: it
+   * waits for a decision from elsewhere, so its process must not exit under it.
+   */
+  keepAlive(on: boolean): void
+}
 
 /** What a caller may set in a new session's header; `type`, `format`, `id`, `checksums` are the store's. */
 export interface HeaderInit {
@@ -90,6 +132,11 @@ export interface LogWriter extends LogReader {
    * when there was no torn tail. Only for handles opened with `allowTornTail`.
    */
   quarantineTornTail?(): Promise<{ file: string; bytes: number; offset: number } | null>
+  /**
+   * The session's decision side channel (JSONL: `<id>.decisions/`), when the store has one: other
+   * processes decide while this handle owns the session (lifecycle §9).
+   */
+  readonly decisions?: DecisionChannel
 }
 
 export interface LogStore {

@@ -124,13 +124,12 @@ export class ApprovalGate implements ApprovalRun {
 
   // ---------------------------------------------------------------- deciding
 
-  decide(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): 'decided' | 'unknown' | 'already-decided' {
+  decide(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): 'decided' | 'lost' | 'unknown' | 'already-decided' {
     if (this.#closed) return 'unknown'
     const rec = this.#host.recs.find((r) => r.approval?.id === approvalId)
     if (rec === undefined) return 'unknown'
     if (rec.approval!.decided !== null) return 'already-decided'
-    this.#decide(rec, decision, by)
-    return 'decided'
+    return this.#decide(rec, decision, by) ? 'decided' : 'lost'
   }
 
   supersede(): number {
@@ -160,8 +159,11 @@ export class ApprovalGate implements ApprovalRun {
     return out
   }
 
-  #decide(rec: CallRec, decision: ApprovalDecision, by: ApprovalBy): void {
-    this.#env.appendDecision(rec.requested, rec.approval!.id, decision, by) // a throw: nothing changed
+  /** Claims, logs and applies a decision; the winner of the claim is what is logged. Returns whether ours won. */
+  #decide(rec: CallRec, wanted: ApprovalDecision, wantedBy: ApprovalBy): boolean {
+    // a throw from either: nothing changed
+    const { won, decision, by } = this.#env.claim(rec.approval!.id, wanted, wantedBy)
+    this.#env.appendDecision(rec.requested, rec.approval!.id, decision, by)
     rec.approval!.decided = { decision, by }
     if (decision.kind === 'approve' && decision.arguments !== undefined && !rec.approval!.ask) {
       rec.call = { ...rec.call, arguments: decision.arguments }
@@ -169,6 +171,7 @@ export class ApprovalGate implements ApprovalRun {
     this.#decidedSinceParked = true
     this.#arm()
     this.#host.notify()
+    return won
   }
 
   // ---------------------------------------------------------------- expiry: one timer

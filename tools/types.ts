@@ -145,6 +145,11 @@ export interface ToolEnv {
 export interface ApprovalEnv {
   /** Appends `tool/approval-requested` for the call and returns its id and expiry. */
   request(call: ToolCallBlock, question: string | undefined, timeoutMs: number | undefined): { approvalId: string; expiresAt?: number }
+  /**
+   * Claims a decision before it is logged (the store's side channel decides which decision wins
+   * across processes, lifecycle §9): returns the winner, ours or one claimed first elsewhere.
+   */
+  claim(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): { won: boolean; decision: ApprovalDecision; by: ApprovalBy }
   /** Appends `tool/approval-decided`. */
   appendDecision(call: ToolCallBlock, approvalId: string, decision: ApprovalDecision, by: ApprovalBy): void
   /** Appends `step/parked` (and sets the status `parked` the first time). */
@@ -166,8 +171,11 @@ export interface ApprovalEnv {
 
 /** A running step's approvals, as the agent reaches them. */
 export interface ApprovalRun {
-  /** Applies a decision (already validated): appends it and wakes the step. */
-  decide(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): 'decided' | 'unknown' | 'already-decided'
+  /**
+   * Applies a decision (already validated): claims it, appends the winner and wakes the step.
+   * `'lost'`: another decision had been claimed first (that one was logged instead).
+   */
+  decide(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): 'decided' | 'lost' | 'unknown' | 'already-decided'
   /** Decides every open request `deny` `by: superseded` (a steer while parked). Returns how many. */
   supersede(): number
   /** The open requests' approval ids and tool names (for validation of edited arguments). */

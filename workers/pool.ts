@@ -34,6 +34,7 @@ import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
 import { checkCancels, handleCancels } from './cancel-worker.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
 import { DUE_WAKEUP } from '../stores/postgres/wakeup-due.js'
+import { DUE } from '../stores/postgres/decisions.js'
 import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import type { PgWriter } from '../stores/postgres/writer.js'
@@ -165,7 +166,8 @@ class WorkerPool implements Workers, RunHost {
     if (ids.length === 0) return
     try {
       const r = await this.store.pool.query(
-        'SELECT DISTINCT session_id FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL', [ids],
+        `SELECT DISTINCT session_id FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL
+         UNION SELECT session_id FROM turnlog_decisions WHERE session_id = ANY($1) AND logged_seq IS NULL`, [ids],
       )
       for (const row of r.rows as Array<{ session_id: string }>) void this.runs.get(row.session_id)?.pull()
     } catch (err) {
@@ -206,7 +208,7 @@ class WorkerPool implements Workers, RunHost {
       `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
          lease_until = clock_timestamp() + $2 * interval '1 millisecond'
        FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE_WAKEUP}))
+             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE} OR ${DUE_WAKEUP}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
              ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick

@@ -11,6 +11,7 @@ import type { LogStore, LogWriter, OpenMode } from '../stores/types.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import type { PgWriter } from '../stores/postgres/writer.js'
 import { handleCancels } from './cancel-worker.js'
+import { pullDecisions } from '../stores/postgres/pull-decisions.js'
 
 /** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
 export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
@@ -73,7 +74,9 @@ export class SessionRun {
       for (;;) {
         this.#newInput = false
         await this.pull()
-        await agent.whenIdle()
+        // parked (lifecycle §9): only decisions are owed; the lease is handed back below (a
+        // decision or a due expiry makes the session claimable again)
+        await agent.whenSettled()
         try {
           await agent.flush()
         } catch {
@@ -86,8 +89,10 @@ export class SessionRun {
         // linger: more input soon is served by this agent instead of a fresh resume elsewhere
         if (!this.#newInput && !pool.stopping && pool.lingerMs > 0) await this.#idle(pool.lingerMs)
         if (this.#newInput && !pool.stopping) continue
+        // a restored parked step decides its passed expiries on a timer of 0 ms: let it fire first
+        if (agent.status === 'parked') await sleep(0)
         const outcome = await this.#serial(async () => {
-          if (this.#newInput) return 'again'
+          if (this.#newInput || agent.status === 'running') return 'again'
           if (pool.stopping) {
             this.#closing = true
             return 'stop'
@@ -157,6 +162,10 @@ export class SessionRun {
     return this.#serial(async () => {
       const agent = this.agent
       if (!agent || this.#closing || this.failed || this.pool.stopping) return
+      if (await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
+        this.#newInput = true
+        this.wake()
+      }
       let rows: Array<{ message_id: string; target: string; wake: boolean; message: string }>
       try {
         const r = await this.pool.store.pool.query(

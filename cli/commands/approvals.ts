@@ -1,8 +1,10 @@
 /**
  * `turnlog approvals LOG` (the open approval requests of a session) and `turnlog decide LOG ID
  * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (lifecycle §9). A JSONL LOG is
- * decided through its directory's store (`jsonlStore(dir).decide`): under the session's write
- * lock, durable when the command exits 0; a running agent owns the lock (`SESSION_OWNED`, exit 2).
+ * decided through its directory's store (`jsonlStore(dir).decide`): claimed (first decision
+ * wins), durable when the command exits 0, logged by this command or by the running owner. A
+ * postgres://…#id LOG is recorded in the store (`postgresStore.decide`) and logged by the worker
+ * that runs or claims the session.
  * Refusals (unknown id, already decided, invalid arguments) are coded errors, exit 2; nothing is
  * written then.
  */
@@ -10,21 +12,29 @@ import { basename, dirname } from 'node:path'
 import { TurnlogError } from '../../events/index.js'
 import { approvalsReducer, openApprovals } from '../../reducers/approvals.js'
 import { jsonlStore } from '../../stores/jsonl/store.js'
+import { readDecisions } from '../../stores/jsonl/decisions.js'
+import type { DecisionRecord } from '../../stores/types.js'
 import { isValidSessionId } from '../../stores/ids.js'
 import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { isPgUrl } from '../pg.js'
+import { decidePgLog, isPgUrl } from '../pg.js'
 
 export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   const log = await loadLog(logArg, io)
   const s = approvalsReducer.initial()
   for (const e of log.events) approvalsReducer.apply(s, e)
-  const open = openApprovals(s)
+  // JSONL: decisions claimed by another process that the running owner has not logged yet
+  const claims = claimedOf(logArg, io)
+  const open = openApprovals(s).filter((r) => !claims.has(r.approvalId))
+  const claimed = openApprovals(s).filter((r) => claims.has(r.approvalId))
   if (opts.json) {
     io.stdout(`${JSON.stringify(open.map((r) => ({ ...r, decision: undefined })), null, 2)}\n`)
     return EXIT_OK
+  }
+  if (claimed.length > 0) {
+    writeHuman(io, claimed.map((r) => `  ${inline(r.approvalId)} ${inline(r.name)}: decided (${claims.get(r.approvalId)!.decision.kind}), not logged yet: its owner logs it`))
   }
   const c = colorsFor(io)
   if (open.length === 0) {
@@ -39,6 +49,18 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   }
   writeHuman(io, lines)
   return EXIT_OK
+}
+
+function claimedOf(logArg: string, io: CliIo): Map<string, DecisionRecord> {
+  if (isPgUrl(logArg)) return new Map()
+  const path = resolveLogPath(logArg, io)
+  const id = basename(path).replace(/\.jsonl$/, '')
+  if (!path.endsWith('.jsonl') || !isValidSessionId(id)) return new Map()
+  try {
+    return readDecisions(dirname(path), id)
+  } catch {
+    return new Map() // an unreadable claims directory: the log's own view stands
+  }
 }
 
 export interface DecideCommandOptions {
@@ -61,8 +83,14 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
       throw new TurnlogError('INVALID_ARGS', `--arguments is not JSON: ${err instanceof Error ? err.message : String(err)}`, { field: '--arguments' })
     }
   }
+  const decision = opts.approve ? (args === undefined ? { kind: 'approve' as const } : { kind: 'approve' as const, arguments: args }) : (opts.reason === undefined ? { kind: 'deny' as const } : { kind: 'deny' as const, reason: opts.reason })
+  const by = opts.by !== undefined ? { kind: 'user' as const, id: opts.by } : undefined
+  const c = colorsFor(io)
   if (isPgUrl(logArg)) {
-    throw new TurnlogError('INVALID_ARGUMENT', 'turnlog decide on a postgres:// session is not supported yet: decide through a worker agent', { field: 'LOG' })
+    const e = await decidePgLog(logArg, approvalId, decision, by)
+    const where = e.seq !== null ? `seq ${e.seq}` : 'recorded; the worker that runs the session logs it'
+    writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})`])
+    return EXIT_OK
   }
   const path = resolveLogPath(logArg, io)
   const id = basename(path).replace(/\.jsonl$/, '')
@@ -70,9 +98,8 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
     throw new TurnlogError('INVALID_ARGUMENT', `decide needs a store's log file DIR/<session-id>.jsonl (the lock beside it serialises deciders), not ${JSON.stringify(logArg)}`, { field: 'LOG', file: path })
   }
   const store = jsonlStore(dirname(path))
-  const decision = opts.approve ? (args === undefined ? { kind: 'approve' as const } : { kind: 'approve' as const, arguments: args }) : (opts.reason === undefined ? { kind: 'deny' as const } : { kind: 'deny' as const, reason: opts.reason })
-  const e = await store.decide(id, approvalId, decision, opts.by !== undefined ? { by: { kind: 'user', id: opts.by } } : {})
-  const c = colorsFor(io)
-  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (seq ${e.seq}, call ${inline(e.data.callId)}); resume the session to continue`])
+  const e = await store.decide(id, approvalId, decision, by ? { by } : {})
+  const where = e.seq !== null ? `seq ${e.seq}` : 'claimed; its running owner logs it'
+  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${e.seq !== null ? '; resume the session to continue' : ''}`])
   return EXIT_OK
 }

@@ -13,8 +13,8 @@
  * This file holds the store (create, open, list); the lock protocol is in `lock.ts`, reading the
  * file in `scan.ts`, the handles in `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
-import { decideInStore, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
-import type { EventOf } from '../../events/index.js'
+import { decideInStore, type StoreDecided, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
+import { JsonlDecisionChannel } from './decisions.js'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -89,12 +89,14 @@ export class JsonlStore implements LogStore {
   }
 
   /**
-   * Decides an open approval of a session from any process on this machine (lifecycle §9): under
-   * the session's write lock, checked against the log, appended, durable when it resolves
-   * (stores/decide.ts). `SESSION_OWNED` while an agent runs the session (decide through it).
+   * Decides an open approval of a session from any process on this machine, while an agent runs
+   * the session or not (lifecycle §9): checked against the log, claimed in `<id>.decisions/` (the
+   * first claim wins, durable when this resolves), then logged under the write lock, or by the
+   * running owner, which watches the claims (stores/decide.ts, stores/jsonl/decisions.ts).
    */
-  decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<EventOf<'tool/approval-decided'>> {
-    return decideInStore(this, id, approvalId, decision, { clock: this.clock, ...opts })
+  decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
+    assertSessionId(id)
+    return decideInStore(this, id, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, id), ...opts })
   }
 
   /** The log file of a session (the id is checked first). */

@@ -10,6 +10,7 @@ import { encodeEvent, type LogHeader, type TornTail } from '../../events/jsonl.j
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, LogWriter } from '../types.js'
+import { JsonlDecisionChannel } from './decisions.js'
 import type { StoreFile } from './fs.js'
 import { checkFrom, errno, ioError, writeAll } from './io.js'
 import type { LockIdentity, LockOwner } from './lock.js'
@@ -50,6 +51,8 @@ export class JsonlWriter implements LogWriter {
   })
   /** The lock file as this owner wrote it (fencing fast path); null until first checked. */
   readonly #lockId: LockIdentity = { ino: -1, size: -1, mtimeMs: -1 }
+  /** Decisions claimed by other processes (and this owner) while it owns the session (decisions.ts). */
+  readonly decisions: JsonlDecisionChannel
 
   constructor(
     readonly store: WriterHost,
@@ -67,6 +70,7 @@ export class JsonlWriter implements LogWriter {
     this.#durableLength = scan.count
     this.#size = scan.torn ? scan.torn.offset + scan.torn.bytes.length : scan.completeBytes
     this.#durableBytes = scan.completeBytes
+    this.decisions = new JsonlDecisionChannel(store.dir, sessionId)
   }
 
   get length(): number {
@@ -191,6 +195,7 @@ export class JsonlWriter implements LogWriter {
   close(): Promise<void> {
     if (!this.#closing) {
       this.#closed = true
+      this.decisions.close()
       this.#closing = (async () => {
         await this.#commits.running?.catch(() => {})
         await this.fh.close().catch(() => {})

@@ -38,6 +38,8 @@ export function pgError(err: unknown, sessionId: string | undefined, what: strin
       return new TurnlogError('SESSION_NOT_FOUND', message, details, { cause: err })
     case SQLSTATE.inputMoved:
       return new TurnlogError('INPUT_MOVED', message, details, { cause: err })
+    case SQLSTATE.decisionConflict:
+      return new TurnlogError('APPROVAL_DECIDED', message, details, { cause: err })
     case '23505': // unique_violation: a duplicate seq can only come from a second writer
       return new TurnlogError('SEQ_CONFLICT', `${what}: ${message}`, details, { cause: err })
     default:

@@ -36,6 +36,8 @@ export const SQLSTATE = {
   leaseLost: 'TLLL0',
   seqConflict: 'TLSC0',
   inputMoved: 'TLIM0',
+  /** decisions.ts: a batch logs a decision other than the one recorded first. */
+  decisionConflict: 'TLDC0',
 } as const
 
 export const MIGRATION = `

@@ -26,6 +26,9 @@ import type { HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOpt
 import { pgError } from './errors.js'
 import { MIGRATE_LOCK, MIGRATION } from './schema.js'
 import { WAKEUP_MIGRATION } from './wakeup-due.js'
+import { DECISIONS_MIGRATION } from './decisions.js'
+import { decidePg } from './decide.js'
+import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
 
 export interface PostgresStoreOptions {
@@ -133,6 +136,7 @@ export class PostgresStore implements LogStore {
       await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK])
       await c.query(MIGRATION)
       await c.query(WAKEUP_MIGRATION)
+      await c.query(DECISIONS_MIGRATION)
       await c.query('COMMIT')
     } catch (err) {
       await c.query('ROLLBACK').catch(() => {})
@@ -184,6 +188,17 @@ export class PostgresStore implements LogStore {
       })
     }
     return this.adopt(id, Number(row.token), row.length, row.header)
+  }
+
+  /**
+   * Decides an open approval from any machine, with or without a worker running the session
+   * (lifecycle §9; stores/postgres/decide.ts): checked against the log, recorded in
+   * `turnlog_decisions` (the first decision wins), durable when this resolves; the worker that
+   * owns the session (NOTIFY) or claims it (`pending`) logs it once. `seq` is where it was logged
+   * if that happened within `waitMs` (default 0: do not wait), else null.
+   */
+  decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
+    return decidePg(this, id, approvalId, decision, opts)
   }
 
   /** A writer for a lease already taken (by a worker's claim): token, length, header text. @internal */

@@ -12,6 +12,7 @@ import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, LogReader, LogWriter } from '../types.js'
+import { ApprovalTracker } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
 import { DueTracker } from './wakeup-due.js'
 
@@ -99,6 +100,9 @@ export class PgWriter implements LogWriter {
   /** The session's next due wakeup, kept in `wakeup_due_at` on append (wakeup-due.ts). */
   readonly #due: DueTracker
 
+  /** The session's approvals: the decisions a batch logs and the next expiry (decisions.ts). */
+  readonly #approvals: ApprovalTracker
+
   constructor(
     readonly store: PgStoreHost,
     readonly sessionId: string,
@@ -113,6 +117,7 @@ export class PgWriter implements LogWriter {
     this.#length = length
     this.#durableLength = length
     this.#due = new DueTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
+    this.#approvals = new ApprovalTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
     this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
@@ -180,10 +185,19 @@ export class PgWriter implements LogWriter {
     }
     text += ']'
     const params: unknown[] = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
-    // a batch with a schedule event also sets the session's next due wakeup, in the same transaction
-    const due = await this.#due.after(batch.flat(), expected)
-    if (due !== undefined) params.push(due)
-    const sql = due === undefined ? 'SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)' : 'SELECT turnlog_append_due($1, $2, $3, $4, $5, $6, $7, $8)'
+    // a batch with approval events records its decisions and the next expiry in the same
+    // transaction (decisions.ts); one with a schedule event sets the next due wakeup (wakeup-due.ts)
+    const flat = batch.flat()
+    const a = await this.#approvals.after(flat, expected)
+    const due = await this.#due.after(flat, expected)
+    let sql = 'SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)'
+    if (a !== undefined) {
+      params.push(a.decided, true, a.dueMs)
+      sql = 'SELECT turnlog_append_decided($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)'
+    } else if (due !== undefined) {
+      params.push(due)
+      sql = 'SELECT turnlog_append_due($1, $2, $3, $4, $5, $6, $7, $8)'
+    }
     for (let attempt = 0; ; attempt++) {
       try {
         await this.store.pool.query(sql, params)
@@ -195,6 +209,13 @@ export class PgWriter implements LogWriter {
         const outcome = await this.#readBack(expected, n, attempt, err)
         if (outcome === 'committed') break
       }
+    }
+    if (a !== undefined && due !== undefined) {
+      // both kinds in one batch (rare): the wakeup column follows the committed append at once;
+      // a crash in between leaves it at its old value until the next schedule event (the agent
+      // that owns the session arms its own timer from the log either way)
+      await this.store.query('UPDATE turnlog_sessions SET wakeup_due_at = CASE WHEN $2::bigint IS NULL THEN NULL ELSE to_timestamp($2::bigint / 1000.0) END WHERE id = $1 AND token = $3',
+        [this.sessionId, due, this.token], this.sessionId, 'append failed')
     }
     for (const id of moves) this.#moves.delete(id)
     this.#durableLength = expected + n

@@ -4,6 +4,8 @@
 // argv: LIB DIR SESSION COUNT MODE
 //   park-exit    followup, park, print PARKED <approvalId>, dispose (the session stays parked), exit 0
 //   park-hang    followup, park, print PARKED <approvalId>, then wait (the test SIGKILLs it)
+//   park-wait    followup, park, print PARKED <approvalId>; stay the owner until the turn ends (a
+//                decision from another process reaches it); print IDLE; exit 0
 //   resume       resumeAgent from the store; print RESUMED <status>; wait until idle; print IDLE; exit 0
 //   resume-hang  resumeAgent; the approved body prints BODY and never returns (the test SIGKILLs it)
 import { appendFileSync } from 'node:fs'
@@ -47,6 +49,13 @@ if (mode.startsWith('park')) {
   await agent.flush()
   console.log(`PARKED ${s} ${agent.approvals()[0]?.approvalId}`)
   if (mode === 'park-exit') {
+    await agent.dispose()
+    process.exit(0)
+  }
+  if (mode === 'park-wait') {
+    await agent.whenIdle()
+    await agent.flush()
+    console.log('IDLE')
     await agent.dispose()
     process.exit(0)
   }

@@ -1,0 +1,106 @@
+/**
+ * Decisions through the store's side channel (lifecycle §9; stores/types.ts `DecisionChannel`):
+ * when the agent's store has one (JSONL), every decision the agent makes is claimed there first
+ * (the claim decides which decision wins, across processes), and the decisions other processes
+ * claimed while this agent owns the session are picked up and logged once.
+ *
+ * A claimed decision is applied to the running step when a step waits for it; until then (a
+ * restored parked step not yet woken) it is held and applied when the step attaches. One that the
+ * log already decided (this agent's own claim, seen again by the watch) is dropped.
+ */
+import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
+import type { ApprovalsState } from '../reducers/approvals.js'
+import type { DecisionChannel, DecisionRecord, DecisionWatch } from './persistence.js'
+import type { ApprovalRun } from '../tools/types.js'
+
+/** What the channel needs of its agent. */
+export interface ClaimHost {
+  readonly approvalsState: ApprovalsState
+  readonly approvalRun: ApprovalRun | null
+  now(): number
+  reportError(error: unknown, where: string): void
+}
+
+/** The winning decision of a claim, and whether it was this one. */
+export interface Claimed {
+  won: boolean
+  decision: ApprovalDecision
+  by: ApprovalBy
+}
+
+export class ClaimedDecisions {
+  readonly #host: ClaimHost
+  #channel: DecisionChannel | null = null
+  #watch: DecisionWatch | null = null
+  #keepAlive = false
+  readonly #pending = new Map<string, DecisionRecord>()
+
+  constructor(host: ClaimHost) {
+    this.#host = host
+  }
+
+  /** The store's write handle has a channel: watch it (the claims there already come first). */
+  attach(channel: DecisionChannel): void {
+    this.#channel = channel
+    this.#watch = channel.watch(
+      (rec) => {
+        this.#pending.set(rec.approvalId, rec)
+        this.deliver()
+      },
+      (err) => this.#host.reportError(err, 'decisions'),
+    )
+    this.#watch.keepAlive(this.#keepAlive)
+  }
+
+  /**
+   * While parked the watch keeps the process alive: the agent waits for a decision from another
+   * process (an app that does not want to wait disposes the agent; the session stays parked).
+   */
+  keepAlive(on: boolean): void {
+    this.#keepAlive = on
+    this.#watch?.keepAlive(on)
+  }
+
+  /**
+   * Claims a decision before it is logged. Without a channel (memory store, no store) the claim
+   * wins. A claim that lost returns the winner, which the caller logs instead. Throws the
+   * channel's coded I/O error (nothing is decided then).
+   */
+  claim(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): Claimed {
+    const ch = this.#channel
+    if (ch === null) return { won: true, decision, by }
+    const winner = ch.claim({ approvalId, decision, by, time: this.#host.now() })
+    return winner === null ? { won: true, decision, by } : { won: false, decision: winner.decision, by: winner.by }
+  }
+
+  /** Applies the held decisions whose step waits for them now; drops the ones the log decided. */
+  deliver(): void {
+    for (const [id, rec] of [...this.#pending]) {
+      const s = this.#host.approvalsState
+      const r = Object.hasOwn(s.byId, id) ? s.byId[id]! : undefined
+      if (r === undefined || r.decision !== null) {
+        this.#pending.delete(id)
+        continue
+      }
+      const run = this.#host.approvalRun
+      if (run === null || !run.open().some((o) => o.approvalId === id)) continue // held until a step waits for it
+      this.#pending.delete(id)
+      try {
+        run.decide(id, rec.decision, rec.by) // claims again: finds this record, logs it
+      } catch (err) {
+        this.#host.reportError(err, 'decisions')
+      }
+    }
+  }
+
+  /** Held decisions are delivered after the current tick (a step that just attached or parked). */
+  deliverSoon(): void {
+    if (this.#pending.size > 0) queueMicrotask(() => this.deliver())
+  }
+
+  close(): void {
+    this.#watch?.stop()
+    this.#watch = null
+    this.#channel = null
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Approvals in the PostgreSQL store (lifecycle §9: decisions from any machine, with or without a
+ * worker running the session; PostgreSQL workers claim sessions whose expiry is due).
+ *
+ * - `turnlog_decisions` holds one row per decided approval, `PRIMARY KEY (session_id,
+ *   approval_id)`: the unique key is the arbiter of "first decision wins" for every decider.
+ *   `store.decide` inserts a row (`turnlog_decide`: under the session row's lock, counts it in
+ *   `pending` so a worker claims the session, and NOTIFYs `turnlog_input` so a running owner
+ *   receives it at once); `logged_seq` stays null until the owner logs it.
+ * - The owner's own decisions (`agent.decide` in a worker, the expiry, a steer, a cancel) are
+ *   recorded by the append that logs them (`turnlog_append_decided`, the same transaction as the
+ *   events): a row for an approval with no row is inserted already logged; a row another decider
+ *   inserted first is marked logged when the owner logs **that** decision (and `pending` goes
+ *   down); an append that would log a different decision for it is refused (`DECISION_CONFLICT`,
+ *   the writer stops, the worker abandons, and the next owner logs the row's decision). The one
+ *   exception is `by: canceled` (a cancel, or repair closing an interrupted step): it closes the
+ *   step and marks the row logged (the row's decision could not run in a closed step).
+ * - `due_at` is the session's next due time. This module sets it to the earliest `expiresAt` of
+ *   the open requests whenever a batch holds approval events (folded from the stored approval
+ *   events the first time, then per batch). Workers claim an unleased session whose `due_at` has
+ *   passed (`DUE`), and the resumed agent decides the expired approvals at once. The wakeups of
+ *   lifecycle §10 share the column: the next due time is min(approval expiry, next wakeup).
+ */
+import type { LogEvent } from '../../events/envelope.js'
+import type { EventOf } from '../../events/index.js'
+import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
+import { SQLSTATE } from './schema.js'
+
+/** Raised by `turnlog_append_decided` when a batch logs a decision other than the one recorded first. */
+const DECISION_CONFLICT = SQLSTATE.decisionConflict
+
+/** The table, the column, their indexes and the two functions (run by `migrate()` after `MIGRATION`; idempotent). */
+export const DECISIONS_MIGRATION = `
+CREATE TABLE IF NOT EXISTS turnlog_decisions (
+  session_id text NOT NULL,
+  approval_id text NOT NULL,
+  record json NOT NULL,
+  decided_at timestamptz NOT NULL DEFAULT now(),
+  logged_seq integer,
+  CONSTRAINT turnlog_decisions_session_approval PRIMARY KEY (session_id, approval_id)
+);
+CREATE INDEX IF NOT EXISTS turnlog_decisions_unlogged ON turnlog_decisions (session_id) WHERE logged_seq IS NULL;
+ALTER TABLE turnlog_sessions ADD COLUMN IF NOT EXISTS due_at timestamptz;
+CREATE INDEX IF NOT EXISTS turnlog_sessions_due ON turnlog_sessions (due_at) WHERE due_at IS NOT NULL;
+
+CREATE OR REPLACE FUNCTION turnlog_decide(p_session text, p_approval text, p_record json)
+RETURNS boolean LANGUAGE plpgsql AS $fn$
+DECLARE
+  inserted integer;
+BEGIN
+  PERFORM 1 FROM turnlog_sessions WHERE id = p_session FOR UPDATE;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no such session' USING ERRCODE = '${SQLSTATE.notFound}';
+  END IF;
+  INSERT INTO turnlog_decisions (session_id, approval_id, record) VALUES (p_session, p_approval, p_record)
+    ON CONFLICT (session_id, approval_id) DO NOTHING;
+  GET DIAGNOSTICS inserted = ROW_COUNT;
+  IF inserted > 0 THEN
+    UPDATE turnlog_sessions SET pending = pending + 1, last_activity = now() WHERE id = p_session;
+    PERFORM pg_notify('turnlog_input', p_session);
+  END IF;
+  RETURN inserted > 0;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION turnlog_append_decided(
+  p_session text, p_token bigint, p_expected integer, p_events json,
+  p_moves text[], p_move_seqs integer[], p_lease_ms integer, p_decided json, p_set_due boolean, p_due_ms bigint
+) RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  n integer;
+  d record;
+  cur record;
+  freed integer := 0;
+BEGIN
+  n := turnlog_append(p_session, p_token, p_expected, p_events, p_moves, p_move_seqs, p_lease_ms);
+  FOR d IN SELECT x->>'approvalId' AS id, (x->>'seq')::integer AS seq, x->'record' AS rec
+           FROM json_array_elements(coalesce(p_decided, '[]'::json)) AS x LOOP
+    SELECT record, logged_seq INTO cur FROM turnlog_decisions WHERE session_id = p_session AND approval_id = d.id;
+    IF NOT FOUND THEN
+      INSERT INTO turnlog_decisions (session_id, approval_id, record, logged_seq) VALUES (p_session, d.id, d.rec, d.seq);
+    ELSIF cur.logged_seq IS NOT NULL THEN
+      RAISE EXCEPTION 'approval % was logged already at seq %', d.id, cur.logged_seq USING ERRCODE = '${DECISION_CONFLICT}';
+    ELSIF (cur.record->'decision')::text::jsonb = (d.rec->'decision')::text::jsonb
+          AND (cur.record->'by')::text::jsonb = (d.rec->'by')::text::jsonb
+          OR (d.rec->'by'->>'kind') = 'canceled' THEN
+      UPDATE turnlog_decisions SET logged_seq = d.seq WHERE session_id = p_session AND approval_id = d.id;
+      freed := freed + 1;
+    ELSE
+      RAISE EXCEPTION 'approval % was decided first by another decider: that decision is logged, not this one', d.id
+        USING ERRCODE = '${DECISION_CONFLICT}';
+    END IF;
+  END LOOP;
+  IF freed > 0 OR p_set_due THEN
+    UPDATE turnlog_sessions SET pending = pending - freed,
+      due_at = CASE WHEN NOT p_set_due THEN due_at WHEN p_due_ms IS NULL THEN NULL ELSE to_timestamp(p_due_ms / 1000.0) END
+      WHERE id = p_session;
+  END IF;
+  RETURN n;
+END
+$fn$;
+`
+
+/** The claim condition of an unleased session whose next due time has passed (workers.ts). */
+export const DUE = 'due_at <= clock_timestamp()'
+
+/** A decision as the table records it. */
+export interface DecisionRow {
+  approvalId: string
+  decision: EventOf<'tool/approval-decided'>['data']['decision']
+  by: EventOf<'tool/approval-decided'>['data']['by']
+  time: number
+}
+
+type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
+
+/**
+ * The writer's view of the session's approvals: which decisions a batch logs, and the session's
+ * next expiry after it. Folded from the stored approval events the first time a batch holds one.
+ */
+export class ApprovalTracker {
+  #state: ApprovalsState | null = null
+
+  constructor(readonly sessionId: string, readonly query: Query, readonly decode: (text: string, seq: number) => LogEvent) {}
+
+  /**
+   * For a batch with approval events: the decisions it logs and the next expiry after it (epoch ms
+   * or null); `undefined` for a batch without any (the plain append).
+   */
+  async after(batch: readonly LogEvent[], expected: number): Promise<{ decided: string; dueMs: number | null } | undefined> {
+    if (!batch.some((e) => e.type === 'tool/approval-requested' || e.type === 'tool/approval-decided')) return undefined
+    if (this.#state === null) {
+      const state = approvalsReducer.initial()
+      const r = await this.query(
+        `SELECT seq, event::text AS e FROM turnlog_events
+         WHERE session_id = $1 AND seq < $2 AND (event->>'type') IN ('tool/approval-requested', 'tool/approval-decided', 'step/parked', 'step/start', 'step/end')
+         ORDER BY seq`,
+        [this.sessionId, expected],
+      )
+      for (const row of r.rows as Array<{ seq: number; e: string }>) approvalsReducer.apply(state, this.decode(row.e, row.seq))
+      this.#state = state
+    }
+    const decided: Array<{ approvalId: string; seq: number; record: Omit<DecisionRow, 'approvalId'> }> = []
+    for (const e of batch) {
+      approvalsReducer.apply(this.#state, e)
+      if (e.type === 'tool/approval-decided') {
+        const d = (e as EventOf<'tool/approval-decided'>).data
+        decided.push({ approvalId: d.approvalId, seq: e.seq, record: { decision: d.decision, by: d.by, time: e.time } })
+      }
+    }
+    let due: number | null = null
+    for (const id of this.#state.open) {
+      const x = this.#state.byId[id]?.expiresAt
+      if (x !== undefined && (due === null || x < due)) due = x
+    }
+    return { decided: JSON.stringify(decided), dueMs: due }
+  }
+}
