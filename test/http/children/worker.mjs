@@ -8,7 +8,7 @@ import { join } from 'node:path'
 
 const [lib, url, workerId, leaseArg, mode] = process.argv.slice(2)
 const load = (p) => import(pathToFileURL(join(lib, p)).href)
-const { postgresStore, runWorkers } = await load('stores/postgres/index.js')
+const { postgresStore, runWorkers } = await load('workers/index.js')
 const { scriptedModel } = await load('models/index.js')
 
 const say = (line) => process.stdout.write(line + '\n')
