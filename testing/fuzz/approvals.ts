@@ -1,78 +1,20 @@
 /**
  * Approvals under the fuzzer (lifecycle §9 "Re-execution and fuzzing", issue 21 item 9), on with
  * `fuzzAgent({ approvals: true })` and whenever your tools need approval: the fuzzer's tool
- * `fuzz_approval` (needs approval for an even `n`, expires after 1,000 ms of the fuzzer's clock;
- * an `n` divisible by 3 that needs none is asked by `tools/pre-execute` with `ask`); the commands
+ * `fuzz_approval` and its `ask` (approval-tool.ts); the commands
  * that decide while parked (approve, edit, deny, in any order) and expire (the clock jumps, the
  * expiry timer fires when the scheduler says); the run's end decides what is still open, so it
  * reaches idle; and the oracle's R9 (nothing runs while parked; a body never before its approve)
  * and R10 (a body at most once per call), besides L17/L18 through `verify`.
  */
 import type fc from 'fast-check'
-import { z } from 'zod'
-import type { ModelRequest } from '../../models/index.js'
-import { defineTool } from '../../tools/define.js'
-import type { AnyTool, ToolContext } from '../../tools/types.js'
-import { failed } from './oracle.js'
+import { FUZZ_APPROVAL_TIMEOUT_MS } from './approval-tool.js'
+import { FuzzViolation } from './failure.js'
 import type { Run } from './run.js'
 
-/** How far the `Expire` command moves the clock: past every request's expiry. */
-export const FUZZ_APPROVAL_TIMEOUT_MS = 1000
-
-const N_ARGS = z.object({ n: z.number() })
-
-/** `fuzz_approval`: needs approval for an even `n`; its body settles when the scheduler says. */
-export function approvalTool(schedule: () => Promise<void>): AnyTool {
-  return defineTool({
-    name: 'fuzz_approval', description: 'needs approval', parameters: N_ARGS,
-    isConcurrencySafe: (a) => a.n % 4 === 1,
-    needsApproval: (a) => a.n % 2 === 0,
-    approval: { timeoutMs: FUZZ_APPROVAL_TIMEOUT_MS },
-    execute: async () => {
-      await schedule()
-      return { ok: 'approved' }
-    },
-  }) as AnyTool
-}
-
-/** The fuzzer's `ask`: `fuzz_approval` with an odd `n` divisible by 3 is asked when it starts. */
-export function asks(call: { name: string; arguments: string }): boolean {
-  if (call.name !== 'fuzz_approval') return false
-  try {
-    const n = (JSON.parse(call.arguments) as { n?: unknown }).n
-    return typeof n === 'number' && n % 2 !== 0 && n % 3 === 0
-  } catch {
-    return false
-  }
-}
-
-/** What the oracle records for R9/R10. */
-export interface ApprovalRecorder {
-  /** Each body start: its call, the agent's status then, and its approval's decision then (if asked). */
-  starts: Array<{ key: string; status: string; asked: boolean; approved: boolean }>
-  /** Model requests made while the status was `parked`. */
-  parkedRequests: number
-}
-
-export const newApprovalRecorder = (): ApprovalRecorder => ({ starts: [], parkedRequests: 0 })
-
-/** Records a body start (every tool's, from the tracked wrapper). */
-export function recordBodyStart(run: Run, ctx: ToolContext): void {
-  const a = run.agent
-  const st = a.approvalsState
-  let asked = false
-  let approved = false
-  for (const id of Object.keys(st.byId)) {
-    const r = st.byId[id]!
-    if (r.turn !== ctx.turn || r.step !== ctx.step || r.callId !== ctx.callId) continue
-    asked = true
-    approved = r.decision?.decision.kind === 'approve'
-  }
-  run.approvals.starts.push({ key: `${ctx.turn}.${ctx.step}.${ctx.callId}`, status: a.status, asked, approved })
-}
-
-export function recordRequest(run: Run, _request: ModelRequest): void {
-  if (run.agent.status === 'parked') run.approvals.parkedRequests++
+const failed = (msg: string, run: Run): FuzzViolation => {
+  const m = /^([RLP]\d+): ([\s\S]*)$/.exec(msg)
+  return new FuzzViolation(m ? m[1]! : 'API', m ? m[2]! : msg, [...run.agent.events])
 }
 
 /** R9 and R10 over what the run recorded. */

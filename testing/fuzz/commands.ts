@@ -6,7 +6,7 @@
 import fc from 'fast-check'
 import { isDeepStrictEqual } from 'node:util'
 import type { CancelCause } from '../../events/index.js'
-import { FUZZ_APPROVAL_TIMEOUT_MS } from './approvals.js'
+import { FUZZ_APPROVAL_TIMEOUT_MS } from './approval-tool.js'
 import { checkInboxFollowsLog, failed } from './oracle.js'
 import type { Run } from './run.js'
 import type { FuzzCommand } from './types.js'

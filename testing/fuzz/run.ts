@@ -10,7 +10,7 @@ import type { AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers }
 import type { CancelCause } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
 import type { AnyTool, ToolContext } from '../../tools/types.js'
-import { approvalTool, asks, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approvals.js'
+import { approvalTool, asks, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approval-tool.js'
 import { budgetOptions, FUZZ_USAGE, type FuzzBudget } from './budget.js'
 import { bump } from './census.js'
 import { scenarioHooks, type HostileEnv, type Response, type Scenario, type SummaryPlan } from './scenario.js'
@@ -159,7 +159,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes, hostile)
   if (opts.approvals === true && !opts.ownToolsOnly) own.push(approvalTool(schedule))
   const onBody = (name: string, ctx: ToolContext) => {
-    recordBodyStart(run, ctx)
+    recordBodyStart(run.agent, run.approvals, ctx)
     run.bodyCount[name] = (run.bodyCount[name] ?? 0) + 1
     // the fuzzer's own bodies record themselves (with R4's bookkeeping)
     if (!name.startsWith('fuzz_')) run.bodies.started.push({ turn: ctx.turn, at: eventsLen() })
@@ -183,7 +183,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     info: inner.info,
     stream(request, signal) {
       const at = run.agent.events.length
-      recordRequest(run, request)
+      recordRequest(run.agent, run.approvals)
       if (request.purpose === 'compaction') run.summaryRequests.push({ request, at })
       else run.requests.push({ request, at, turn: run.agent.lifecycle.openTurn })
       return inner.stream(request, signal)

@@ -1,0 +1,68 @@
+/**
+ * The fuzzer's approval parts that its run is built from (approvals.ts has the rest): the tool
+ * `fuzz_approval` (needs approval for an even `n`, expires after 1,000 ms of the fuzzer's clock),
+ * the fuzzer's `ask` (an odd `n` divisible by 3), and the recorder R9/R10 are checked from.
+ */
+import { z } from 'zod'
+import type { TurnlogAgent } from '../../agent/agent.js'
+import { defineTool } from '../../tools/define.js'
+import type { AnyTool, ToolContext } from '../../tools/types.js'
+
+/** How far the `Expire` command moves the clock: past every request's expiry. */
+export const FUZZ_APPROVAL_TIMEOUT_MS = 1000
+
+const N_ARGS = z.object({ n: z.number() })
+
+/** `fuzz_approval`: needs approval for an even `n`; its body settles when the scheduler says. */
+export function approvalTool(schedule: () => Promise<void>): AnyTool {
+  return defineTool({
+    name: 'fuzz_approval', description: 'needs approval', parameters: N_ARGS,
+    isConcurrencySafe: (a) => a.n % 4 === 1,
+    needsApproval: (a) => a.n % 2 === 0,
+    approval: { timeoutMs: FUZZ_APPROVAL_TIMEOUT_MS },
+    execute: async () => {
+      await schedule()
+      return { ok: 'approved' }
+    },
+  }) as AnyTool
+}
+
+/** The fuzzer's `ask`: `fuzz_approval` with an odd `n` divisible by 3 is asked when it starts. */
+export function asks(call: { name: string; arguments: string }): boolean {
+  if (call.name !== 'fuzz_approval') return false
+  try {
+    const n = (JSON.parse(call.arguments) as { n?: unknown }).n
+    return typeof n === 'number' && n % 2 !== 0 && n % 3 === 0
+  } catch {
+    return false
+  }
+}
+
+/** What the oracle records for R9/R10. */
+export interface ApprovalRecorder {
+  /** Each body start: its call, the agent's status then, and its approval's decision then (if asked). */
+  starts: Array<{ key: string; status: string; asked: boolean; approved: boolean }>
+  /** Model requests made while the status was `parked`. */
+  parkedRequests: number
+}
+
+export const newApprovalRecorder = (): ApprovalRecorder => ({ starts: [], parkedRequests: 0 })
+
+/** Records a body start (every tool's, from the tracked wrapper). */
+export function recordBodyStart(a: TurnlogAgent, rec: ApprovalRecorder, ctx: ToolContext): void {
+  const st = a.approvalsState
+  let asked = false
+  let approved = false
+  for (const id of Object.keys(st.byId)) {
+    const r = st.byId[id]!
+    if (r.turn !== ctx.turn || r.step !== ctx.step || r.callId !== ctx.callId) continue
+    asked = true
+    approved = r.decision?.decision.kind === 'approve'
+  }
+  rec.starts.push({ key: `${ctx.turn}.${ctx.step}.${ctx.callId}`, status: a.status, asked, approved })
+}
+
+/** Records a model request (R9: none while parked). */
+export function recordRequest(a: TurnlogAgent, rec: ApprovalRecorder): void {
+  if (a.status === 'parked') rec.parkedRequests++
+}
