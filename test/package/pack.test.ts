@@ -80,7 +80,7 @@ describe('issue 27.9: npm pack ships the library, the CLI and their docs, nothin
     const links = [...readme.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/i.test(l))
     expect(links.length).toBeGreaterThan(0)
     expect(links.filter((l) => !files.includes(l))).toEqual([])
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'package.json', 'examples/weather.jsonl', 'examples/demo-tools.mjs']))
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'LICENSE', 'package.json', 'examples/weather.jsonl', 'examples/demo-tools.mjs']))
   })
 
   it('fast-check and cli-progress are dependencies only of the CLI and turnlog/testing: no other shipped module imports them', () => {
