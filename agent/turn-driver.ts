@@ -93,6 +93,11 @@ export class TurnLoop {
     // agent/status listener is then remembered by the opening turn (which ends aborted), not
     // reset by it; a dispose() from there waits for the loop started right after.
     this.#agent.turnActor.send(resumeOf !== null ? { type: 'WAKE', resumeOf } : { type: 'WAKE' })
+    this.#goRunning()
+  }
+
+  /** Status `running`, then the loop. */
+  #goRunning(): void {
     this.#waking = true
     try {
       this.#control.setStatus('running')
@@ -118,16 +123,7 @@ export class TurnLoop {
     agent.abort = new AbortController()
     agent.grace?.close()
     agent.grace = new GracePeriod(agent, agent.abort.signal, agent.cancelGraceMs)
-    this.#waking = true
-    try {
-      this.#control.setStatus('running')
-    } finally {
-      this.#waking = false
-    }
-    const token = {}
-    this.#current = token
-    const loop = this.#runLoop()
-    if (this.#current === token) this.#loop = loop
+    this.#goRunning()
   }
 
   /** Runs turns until the machine is idle. Synchronous up to the first hook (lifecycle §2). */

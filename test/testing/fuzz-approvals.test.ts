@@ -22,7 +22,7 @@ describe('fuzzAgent with approvals (lifecycle §9)', () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
     await fuzzAgent({
-      numRuns: runs, seed: 20261202, approvals: true,
+      numRuns: runs, seed: 20261205, approvals: true,
       onRun: (events: readonly LogEvent[]) => {
         for (const e of events) {
           const d = e.data as any
@@ -34,7 +34,9 @@ describe('fuzzAgent with approvals (lifecycle §9)', () => {
     })
     if (process.env.FUZZ_CENSUS) console.log([...seen])
     // the generator reaches the approval shapes it claims to fuzz
-    // (a person's denial and an edit are in the mix too, but rare at this seed: the fuzzer's
+    // (re-chosen at the round-13 merge: budgets, wakeups and provider output moved the draws and
+    // 20261202 no longer reached a superseded or canceled decision; at 150 runs these censuses are
+    // seed-dependent, see docs/notes/round-13/lead.md) (a person's denial and an edit are in the mix too, but rare at this seed: the fuzzer's
     // approval tool is one of five names the model picks from; see the round's notes)
     for (const k of ['parked', 'requested', 'asked', 'decided approve by user', 'decided deny by expired']) {
       expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
