@@ -7,7 +7,6 @@
  */
 import type { z } from 'zod'
 import type { EventOf, LogEvent } from '../events/index.js'
-import type { LogStore } from '../stores/types.js'
 import { defineTool } from '../tools/define.js'
 import { CHILD_HOST, type AnyTool, type ToolContext } from '../tools/types.js'
 import { createAgent } from './agent.js'
@@ -61,7 +60,7 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
   ctx.signal.throwIfAborted()
   const id = childSessionId(host.session, ctx)
   const seq = host.spawned(id)
-  const store = host.store as LogStore | undefined
+  const store = host.store as AgentOptions['store']
   if (store !== undefined) await store.create(id, { parent: { session: host.session, seq, callId: ctx.callId } })
   const child = createAgent({ ...options, sessionId: id, ...(store !== undefined ? { store } : {}) })
   const onAbort = () => child.cancel({ kind: 'parent' })
