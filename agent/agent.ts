@@ -6,9 +6,11 @@
  * the session log first; memory follows the log. The live folds and the read-only views
  * (snapshot, transcript) are in live-state.ts.
  *
- * Over ~400 lines on purpose for now: one class whose private state (status, latch, deferred
- * reports, loop token) the handle's methods share; the next seam is the maintenance task
- * (`runMaintenance`) into its own file.
+ * Over ~400 lines (586) for now, knowingly: one class whose private state (status, latch, deferred
+ * reports, loop token, disposing) the handle's methods and the approval, budget and wakeup members
+ * share. The seams, in order: the constructor's per-feature set-up (budget meter, wakeups) into
+ * installers that return their fold; `runMaintenance` into its own file; the approval members
+ * (`approvals`, `decide`, `onDecisionChannel`, `setParked`) beside agent/approvals.ts.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import {
@@ -159,19 +161,8 @@ export class TurnlogAgent implements Agent {
       check: { maxStepsPerTurn: maxSteps, maxRetries: retry?.maxRetries ?? 5, maxResumeRuns: options.maxResumeRuns ?? 3 },
       onObserverError: (error) => this.reportError(error, 'subscribe'),
     })
-    // One pass over an inherited prefix: the live projections and the pending inbox it left.
-    const pending = inboxReducer.initial()
-    for (const e of this.session.events) {
-      foldLive(this, e)
-      inboxReducer.apply(pending, e)
-    }
-    this.session.addFold((e) => foldLive(this, e))
     if (options.budget !== undefined) {
-      const meter = new BudgetMeter(normaliseBudgets(options.budget), (err, where) => this.reportError(err, where), (w) => this.emit('agent/budget', w))
-      for (const e of this.session.events) meter.apply(e)
-      meter.startBaselines()
-      this.session.addFold((e) => meter.apply(e))
-      this.budget = meter
+      this.budget = new BudgetMeter(normaliseBudgets(options.budget), (err, where) => this.reportError(err, where), (w) => this.emit('agent/budget', w))
     }
     this.wakeups = new Wakeups({
       sessionId: this.sessionId, timers: this.timers, newId: this.newId,
@@ -182,8 +173,21 @@ export class TurnlogAgent implements Agent {
       send: (m, target, wake) => this.send(m, target, wake),
       reportError: (error, where) => this.reportError(error, where),
     }, options.wakeups?.timer !== false, this.session.length > 0)
-    for (const e of this.session.events) this.wakeups.fold(e)
-    this.session.addFold((e) => this.wakeups.fold(e))
+    // One pass over an inherited prefix (the live projections, the budget meter, the wakeups and the
+    // pending inbox it left), then one fold per committed event for all of them.
+    const meter = this.budget
+    const fold = (e: LogEvent) => {
+      foldLive(this, e)
+      meter?.apply(e)
+      this.wakeups.fold(e)
+    }
+    const pending = inboxReducer.initial()
+    for (const e of this.session.events) {
+      fold(e)
+      inboxReducer.apply(pending, e)
+    }
+    meter?.startBaselines()
+    this.session.addFold(fold)
     this.resumed = this.session.length > 0
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)

@@ -15,7 +15,11 @@
  * Every outcome is a result; nothing is thrown out of the step except a refused option or a log
  * that refuses even the closing results (see `failOut`). The per-call machine
  * (`call-machine.ts`) decides; this file schedules and commits; the stages that run user code
- * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`.
+ * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`,
+ * the approval gate in approval-gate.ts, the restore in restore-calls.ts, a failed run's closing
+ * results in close-out.ts. Still over ~400 lines (444), knowingly: the start loop, the commit loop
+ * and the approval barrier share the run's counters (started / committed / in flight); the next seam
+ * is the commit loop (`#pump`, `#commitLoop`, `#commit`).
  */
 import { TurnlogError, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
