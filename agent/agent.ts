@@ -3,54 +3,38 @@
  * machines; its drivers perform the effects each machine state asks for (appends, hooks, the
  * model, tools) and report results back to the machines, which decide: turn-driver.ts (the turn
  * loop), step-driver.ts (one step), inbox-driver.ts (the inbox). Every durable fact is appended to
- * the session log first; memory follows the log. The live folds and the read-only views
- * (snapshot, transcript) are in live-state.ts.
+ * the session log first; memory follows the log.
  *
- * Over ~400 lines (586) for now, knowingly: one class whose private state (status, latch, deferred
- * reports, loop token, disposing) the handle's methods and the approval, budget and wakeup members
- * share. The seams, in order: the constructor's per-feature set-up (budget meter, wakeups) into
- * installers that return their fold; `runMaintenance` into its own file; the approval members
- * (`approvals`, `decide`, `onDecisionChannel`, `setParked`) beside agent/approvals.ts.
+ * The handle's parts, each in its own file: what the drivers see (core.ts), the status and its
+ * waiters (status.ts), waking the turn loop and resume's armed turn (waking.ts), `runMaintenance`
+ * (maintenance.ts), the per-feature set-up and the one fold per event (setup.ts), the live folds
+ * and read-only views (live-state.ts), approvals (approvals.ts). This file keeps the private
+ * lifecycle flags (disposing, disposed, halted) that every public method checks.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
-import {
-  Session, TurnlogError,
-  type CancelCause, type EventDraft, type InboxTarget, type LogEvent, type ModelMessage, type RequestConfig, type SessionEvent,
-  type ToolSpec, type UserMessage,
-} from '../events/index.js'
-import type { StepContext, StepEvent } from '../machines/step.js'
+import { TurnlogError, type CancelCause, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
-import { historyReducer } from '../reducers/history.js'
-import { inboxReducer } from '../reducers/inbox.js'
-import { lifecycleReducer } from '../reducers/lifecycle.js'
 import type { TranscriptState } from '../reducers/transcript.js'
-import { approvalsReducer } from '../reducers/approvals.js'
-import type { ApprovalRun } from '../tools/types.js'
-import type { DecisionChannel } from './persistence.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
-import { ClaimedDecisions } from './claimed-decisions.js'
-import { restoredStep, standsParked, type RestoredStep } from './restore.js'
-import { toolSpec } from '../tools/define.js'
-import type { AnyTool } from '../tools/types.js'
-import { BudgetMeter, normaliseBudgets, type BudgetStatus } from './budget.js'
-import { GracePeriod } from './grace.js'
-import { HookRegistry } from './hooks.js'
+import type { BudgetMeter, BudgetStatus } from './budget.js'
+import { AgentCore } from './core.js'
 import { InboxDriver } from './inbox-driver.js'
-import { agentSnapshot, foldLive, foldTranscript } from './live-state.js'
-import { Persistence } from './persistence.js'
-import { toUserMessage } from './messages.js'
-import { assertModel, checkLimits } from './options.js'
-import { AGENT_OPTION_FIELDS, checkHook, checkOptionFields } from './options-schema.js'
 import { installHooks } from './install.js'
-import { realTimers, resolveRetry } from './retry-policy.js'
-import type { StepRun } from './step-driver.js'
+import { agentSnapshot, foldTranscript } from './live-state.js'
+import { Maintenance } from './maintenance.js'
+import { toUserMessage } from './messages.js'
+import { checkHook } from './options-schema.js'
+import { Persistence, type DecisionChannel } from './persistence.js'
+import { restoredStep, standsParked } from './restore.js'
+import { budgetMeter, installFold, wakeups } from './setup.js'
+import { StatusCell } from './status.js'
 import { TurnLoop } from './turn-driver.js'
-import { Wakeups } from './wakeups.js'
-import { scheduleWakeupTool } from './wakeup-tool.js'
+import { Waking } from './waking.js'
+import type { Wakeups } from './wakeups.js'
 import type { ScheduleInfo, ScheduleSpec } from './wakeup-types.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, ApprovalDecisionInput, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  OpenApproval, Timers,
+  OpenApproval,
 } from './types.js'
 
 export { DEFAULT_CANCEL_GRACE_MS } from './options.js'
@@ -61,34 +45,7 @@ export function createAgent(options: AgentOptions): Agent {
   return new TurnlogAgent(options)
 }
 
-export class TurnlogAgent implements Agent {
-  readonly sessionId: string
-  /** @internal */ readonly session: Session
-  /** @internal */ readonly hooks = new HookRegistry()
-  /** @internal */ readonly options: AgentOptions
-  /** @internal */ readonly timers: Timers
-  /** @internal */ readonly tools: ReadonlyMap<string, AnyTool>
-  /** @internal */ readonly toolSpecs: readonly ToolSpec[]
-  /** @internal */ readonly baseConfig: RequestConfig
-  /** @internal the live projections the driver reads (O(1) per event). */
-  readonly historyState = historyReducer.initial()
-  /** @internal */ readonly lifecycle = lifecycleReducer.initial()
-  /** @internal the approvals of the log (lifecycle §9), folded live. */
-  readonly approvalsState = approvalsReducer.initial()
-  /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
-  approvalRun: ApprovalRun | null = null
-  /**
-   * @internal the id of a new request for a call, when a re-run must reuse a recorded one
-   * (turnlog/evals: the golden's approval ids, so that an unchanged re-run logs the same request);
-   * else the id source draws it.
-   */
-  approvalIdFor: ((turn: number, step: number, callId: string) => string | undefined) | null = null
-  /** @internal decisions through the store's side channel (agent/claimed-decisions.ts). */
-  readonly claimed = new ClaimedDecisions(this)
-  /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
-  restoreStep: RestoredStep | null = null
-  /** @internal */ readonly newId: () => string
-  /** @internal */ readonly maxParallelToolCalls: number
+export class TurnlogAgent extends AgentCore implements Agent {
   /** @internal `options.budget`'s live meter (agent/budget.ts), or null without a budget. */
   readonly budget: BudgetMeter | null = null
   /** @internal the turn machine's runner (restarted at idle after a driver defect). */
@@ -98,29 +55,12 @@ export class TurnlogAgent implements Agent {
   /** @internal the inbox machine, its logged splices and the public handle (agent/inbox-driver.ts). */
   readonly inboxDriver: InboxDriver
   readonly inbox: InboxHandle
-  #status: AgentStatus = 'idle'
-  /** @internal the open turn's cancel signal. */
-  abort: AbortController | null = null
-  /** @internal the open turn's cancel grace period (agent/grace.ts). */
-  grace: GracePeriod | null = null
-  /** @internal `options.cancelGraceMs`, checked. */
-  readonly cancelGraceMs: number
-  /** @internal the running step (for cancel and snapshot). */
-  step: StepRun | null = null
-  /** @internal the step machine's actor, reused from step to step. */
-  stepActor: MachineRunner<StepContext, StepEvent> | null = null
-  /** @internal the batch the last pre-step decided to enter. */
-  entered: readonly UserMessage[] = []
-  /** @internal `llm/retry` events in the current failure chain. */
-  retriesInChain = 0
-  /** @internal true until the first request after a resume logs its header. */
-  resumed: boolean
+  /** The status and its waiters (agent/status.ts). */
+  readonly #status: StatusCell
   /** Runs the turn machine (agent/turn-driver.ts). */
   readonly #turns: TurnLoop
-  /** The running `runMaintenance` task: its signal (aborted by dispose) and its settlement. */
-  #maintenance: { controller: AbortController; task: Promise<unknown> } | null = null
-  #idleWaiters: Array<() => void> = []
-  #settleWaiters: Array<(s: 'idle' | 'parked') => void> = []
+  /** `runMaintenance` and its running task (agent/maintenance.ts). */
+  readonly #maintenance: Maintenance
   #disposed = false
   #disposing = false
   readonly #unsubscribePlugins: Array<() => void>
@@ -128,67 +68,28 @@ export class TurnlogAgent implements Agent {
   readonly #persistence: Persistence | null = null
   /** Set when persistence failed: no new turn, no new input. */
   #halted: TurnlogError | null = null
-  /** The interrupted turn the next turn opened from idle re-runs (lifecycle §8; `armResume`). */
-  #resumeOf: number | null = null
-  /** @internal The limit the resume turn records on its cause (lifecycle §8; `armResume`). */
-  resumeLimit: number | null = null
-  /** Errors held until the owed work starts (`deferReport`): resume's `RESUME_LIMIT`. */
-  #deferred: Array<{ error: unknown; where: string }> = []
+  /** Waking the turn loop; resume's armed turn and held errors (agent/waking.ts). */
+  readonly #waking: Waking
 
   constructor(options: AgentOptions) {
-    assertModel(options)
-    checkOptionFields(options, AGENT_OPTION_FIELDS, 'createAgent')
-    this.options = options
-    this.timers = { ...realTimers, ...options.timers }
-    this.newId = options.ids ?? (() => globalThis.crypto.randomUUID())
-    const limits = checkLimits(options)
-    const maxSteps = limits.maxStepsPerTurn
-    this.maxParallelToolCalls = limits.maxParallelToolCalls
-    this.cancelGraceMs = limits.cancelGraceMs
-    const tools = limits.tools
-    // the built-in scheduleWakeup tool (lifecycle §10), when asked for (agent/wakeup-tool.ts)
-    const wt = options.wakeups?.tool
-    if (wt) scheduleWakeupTool(this, wt === true ? {} : wt, tools as Map<string, AnyTool>)
-    this.tools = tools
-    this.toolSpecs = [...tools.values()].map(toolSpec)
-    this.baseConfig = { model: options.model.info?.name ?? 'model', ...options.config } as RequestConfig
-    const retry = options.retry === false ? null : resolveRetry(options.retry)
-    this.sessionId = options.sessionId ?? globalThis.crypto.randomUUID()
-    this.session = new Session({
-      id: this.sessionId,
-      clock: options.clock,
-      prefix: options.prefix,
-      check: { maxStepsPerTurn: maxSteps, maxRetries: retry?.maxRetries ?? 5, maxResumeRuns: options.maxResumeRuns ?? 3 },
-      onObserverError: (error) => this.reportError(error, 'subscribe'),
+    super(options)
+    this.#status = new StatusCell({
+      quiet: () => this.#isQuiet(),
+      disposed: () => this.#disposed,
+      notify: (status) => this.emit('agent/status', { status }),
     })
-    if (options.budget !== undefined) {
-      this.budget = new BudgetMeter(normaliseBudgets(options.budget), (err, where) => this.reportError(err, where), (w) => this.emit('agent/budget', w))
-    }
-    this.wakeups = new Wakeups({
+    this.#waking = new Waking(this, () => this.#turns)
+    this.budget = budgetMeter(options, (err, where) => this.reportError(err, where), (n, p) => this.emit(n, p))
+    this.wakeups = wakeups(options, {
       sessionId: this.sessionId, timers: this.timers, newId: this.newId,
       now: options.clock ?? Date.now,
       busy: () => this.lifecycle.openTurn !== null,
-      canFire: () => !this.#disposing && !this.#disposed && this.#halted === null && this.#resumeOf === null,
+      canFire: () => !this.#disposing && !this.#disposed && this.#halted === null && !this.#waking.armed,
       append: (draft) => this.append(draft),
       send: (m, target, wake) => this.send(m, target, wake),
       reportError: (error, where) => this.reportError(error, where),
-    }, options.wakeups?.timer !== false, this.session.length > 0)
-    // One pass over an inherited prefix (the live projections, the budget meter, the wakeups and the
-    // pending inbox it left), then one fold per committed event for all of them.
-    const meter = this.budget
-    const fold = (e: LogEvent) => {
-      foldLive(this, e)
-      meter?.apply(e)
-      this.wakeups.fold(e)
-    }
-    const pending = inboxReducer.initial()
-    for (const e of this.session.events) {
-      fold(e)
-      inboxReducer.apply(pending, e)
-    }
-    meter?.startBaselines()
-    this.session.addFold(fold)
-    this.resumed = this.session.length > 0
+    }, this.session.length > 0)
+    const pending = installFold(this)
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
     } else if (this.lifecycle.openTurn !== null) {
@@ -196,7 +97,7 @@ export class TurnlogAgent implements Agent {
         field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,
       })
     }
-    this.turnActor = runMachine(turnMachine, { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: maxSteps }, options.inspect)
+    this.turnActor = runMachine(turnMachine, { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.maxStepsPerTurn }, options.inspect)
     this.inboxDriver = new InboxDriver({
       sessionId: this.sessionId,
       newId: this.newId,
@@ -206,23 +107,30 @@ export class TurnlogAgent implements Agent {
     }, pending, options.inspect)
     this.inbox = this.inboxDriver.handle
     this.#turns = new TurnLoop(this, {
-      setStatus: (s) => this.#setStatus(s),
-      settleIdle: () => this.#settleIdle(),
+      setStatus: (s) => this.#status.set(s),
+      settleIdle: () => this.#status.settle(),
       opening: () => this.#persistence?.opening,
       winding: () => this.#disposing || this.#halted !== null,
+    })
+    this.#maintenance = new Maintenance(this, {
+      assertUsable: () => this.#assertUsable(),
+      idle: () => this.#status.value === 'idle',
+      winding: () => this.#disposing || this.#disposed || this.#halted !== null,
+      wake: () => this.#waking.now(),
+      settle: () => this.#status.settle(),
     })
     // after every check that can throw, so a refused agent never takes the store's lock
     if (options.store || options.storeWriter) {
       this.#persistence = new Persistence(this, { store: options.store, writer: options.storeWriter })
     }
 
-    this.#unsubscribePlugins = installHooks(this, options, retry)
+    this.#unsubscribePlugins = installHooks(this, options, this.retry)
   }
 
   // ---- Public handle
 
   get status(): AgentStatus {
-    return this.#status
+    return this.#status.value
   }
 
   get events(): readonly SessionEvent[] {
@@ -234,12 +142,12 @@ export class TurnlogAgent implements Agent {
     this.#assertUsable()
     const m = toUserMessage(message, this.newId)
     // Waking input never joins an aborted turn: it is re-targeted to next-turn and latched.
-    const aborting = this.#status === 'running' && this.abort?.signal.aborted === true
+    const aborting = this.#status.value === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
     // lifecycle §9: a steer supersedes the open approvals (never approves them) unless told to queue
     if (wake && t === 'next-step' && this.approvalRun !== null && this.options.approvals?.onSteer !== 'queue') this.approvalRun.supersede()
-    if (wake) this.#wake()
+    if (wake) this.#waking.now()
     return m.id
   }
 
@@ -263,25 +171,14 @@ export class TurnlogAgent implements Agent {
    */
   wake(): boolean {
     this.#assertUsable()
-    this.#reportDeferred()
-    const wasIdle = this.#status === 'idle'
-    const woke = this.#wakeQueued()
+    this.#waking.reportDeferred()
+    const wasIdle = this.#status.value === 'idle'
+    const woke = this.#waking.queued()
     // then the wakeups that came due while no process ran (lifecycle §10), after the resume turn
     // opened (L13), so with a turn open they follow `whenBusy`
     this.wakeups.release()
     this.wakeups.fireDue()
-    return woke || (wasIdle && this.#status !== 'idle')
-  }
-
-  #wakeQueued(): boolean {
-    if (this.#status !== 'idle' || !this.turnActor.getSnapshot().matches('idle')) return false
-    if (this.restoreStep !== null) {
-      this.#turns.restore(this.restoreStep)
-      return true
-    }
-    if (this.inboxDriver.list('next-turn').length === 0 && this.#resumeOf === null) return false
-    this.#wake()
-    return true
+    return woke || (wasIdle && this.#status.value !== 'idle')
   }
 
   schedule(spec: ScheduleSpec): string {
@@ -304,8 +201,12 @@ export class TurnlogAgent implements Agent {
    * request; `wake()` opens it even with nothing queued. Call before the first turn only.
    */
   armResume(of: number, maxResumeRuns?: number): void {
-    this.#resumeOf = of
-    this.resumeLimit = maxResumeRuns ?? null
+    this.#waking.arm(of, maxResumeRuns)
+  }
+
+  /** @internal The limit the resume turn records on its cause (lifecycle §8; `armResume`). */
+  get resumeLimit(): number | null {
+    return this.#waking.limit
   }
 
   /**
@@ -314,14 +215,7 @@ export class TurnlogAgent implements Agent {
    * `resumeAgent({autoStart: false})` resolved hear it too.
    */
   deferReport(error: unknown, where: string): void {
-    this.#deferred.push({ error, where })
-  }
-
-  #reportDeferred(): void {
-    const held = this.#deferred
-    if (held.length === 0) return
-    this.#deferred = []
-    for (const d of held) this.reportError(d.error, d.where)
+    this.#waking.defer(error, where)
   }
 
   on<K extends HookName>(name: K, listener: HookMap[K]): () => void {
@@ -335,13 +229,11 @@ export class TurnlogAgent implements Agent {
   }
 
   whenIdle(): Promise<void> {
-    if (this.#isQuiet()) return Promise.resolve()
-    return new Promise((resolve) => this.#idleWaiters.push(resolve))
+    return this.#status.whenIdle()
   }
 
   whenSettled(): Promise<'idle' | 'parked'> {
-    if (this.#status === 'parked' || this.#isQuiet() || this.#disposed) return Promise.resolve(this.#status === 'parked' ? 'parked' : 'idle')
-    return new Promise((resolve) => this.#settleWaiters.push(resolve))
+    return this.#status.whenSettled()
   }
 
   approvals(): OpenApproval[] {
@@ -359,33 +251,18 @@ export class TurnlogAgent implements Agent {
     this.claimed.attach(channel)
   }
 
-  /** @internal the agent's clock (epoch ms). */
-  now(): number {
-    return (this.options.clock ?? Date.now)()
-  }
-
-  /** @internal */
-  hookCount(name: HookName): number {
-    return this.hooks.count(name)
-  }
-
-  /** @internal Listeners of `name` that may decide (not re-execution pass-through gates). */
-  decidingHookCount(name: HookName): number {
-    return this.hooks.decidingCount(name)
-  }
-
   /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */
   setParked(parked: boolean): void {
     const e = { type: parked ? 'PARK' : 'UNPARK' } as const
     this.turnActor.send(e)
     this.stepActor?.send(e)
-    this.#setStatus(parked ? 'parked' : 'running')
+    this.#status.set(parked ? 'parked' : 'running')
     this.claimed.keepAlive(parked)
-    if (parked) this.#settleIdle()
+    if (parked) this.#status.settle()
   }
 
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
-    if (this.#status === 'idle') return
+    if (this.#status.value === 'idle') return
     // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
     // cancel itself has still taken effect.
     this.turnActor.send({ type: 'ABORT', cause })
@@ -405,27 +282,22 @@ export class TurnlogAgent implements Agent {
   async dispose(): Promise<void> {
     if (this.#disposed) return
     // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
-    if (this.#status === 'parked') return this.#disposeParked()
+    if (this.#status.value === 'parked') return this.#disposeParked()
     this.#disposing = true
     this.wakeups.close()
     this.cancel({ kind: 'disposed' })
     // A maintenance task is told at once (its signal aborts), then awaited within the grace period.
-    const m = this.#maintenance
-    const grace = m ? new GracePeriod(this, m.controller.signal, this.cancelGraceMs) : null
-    m?.controller.abort({ kind: 'disposed' })
+    const maintained = this.#maintenance.abort(this.cancelGraceMs)
     // called from the agent/status listener as the status became running: the loop starts once
     // the listeners return, one microtask from now
     if (this.#turns.waking) await Promise.resolve()
     await this.#turns.running
-    if (m && grace) {
-      await grace.within(m.task, 'runMaintenance').catch(() => {})
-      grace.close()
-    }
+    await maintained()
     this.#disposed = true
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
     await this.#persistence?.close()
-    this.#settleIdle()
+    this.#status.settle()
   }
 
   async #disposeParked(): Promise<void> {
@@ -436,35 +308,11 @@ export class TurnlogAgent implements Agent {
     for (const off of this.#unsubscribePlugins) off()
     this.session.close()
     await this.#persistence?.close()
-    this.#settleIdle()
+    this.#status.settle()
   }
 
-  async runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
-    this.#assertUsable()
-    if (this.#status !== 'idle' || !this.turnActor.getSnapshot().matches('idle')) {
-      throw new TurnlogError('AGENT_BUSY', 'runMaintenance runs only from idle', { sessionId: this.sessionId })
-    }
-    this.turnActor.send({ type: 'MAINTAIN' })
-    const controller = new AbortController()
-    let running: Promise<T>
-    try {
-      running = Promise.resolve(task(controller.signal))
-    } catch (err) {
-      running = Promise.reject(err)
-    }
-    this.#maintenance = { controller, task: running }
-    try {
-      return await running
-    } finally {
-      this.#maintenance = null
-      this.turnActor.send({ type: 'MAINTAINED' })
-      // A wake latched during maintenance is replayed now (once), if work is still pending; never
-      // after dispose() (which starts no queued work).
-      const replay = !this.#disposing && !this.#disposed && !this.#halted && this.inboxDriver.latchedWork()
-      this.inboxDriver.send({ type: 'UNLATCH' })
-      if (replay) this.#wake()
-      else this.#settleIdle()
-    }
+  runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T> {
+    return this.#maintenance.run(task)
   }
 
   history(): readonly ModelMessage[] {
@@ -476,33 +324,11 @@ export class TurnlogAgent implements Agent {
   }
 
   snapshot(): AgentSnapshot {
-    return agentSnapshot(this, this.#status)
+    return agentSnapshot(this, this.#status.value)
   }
 
   budgets(): BudgetStatus[] {
     return this.budget?.status() ?? []
-  }
-
-  // ---- Internal primitives (used by the step driver and plugins)
-
-  /**
-   * @internal Waits for user code (a hook, a tool body) within the open turn's cancel grace period:
-   * rejects with `Abandoned` when the period after a cancel runs out first (agent/grace.ts).
-   */
-  within<T>(value: Promise<T>, where: string): Promise<T> {
-    return this.grace ? this.grace.within(value, where) : value
-  }
-
-  /** @internal Appends one event to the log. */
-  append(draft: EventDraft): LogEvent {
-    return this.session.append(draft)
-  }
-
-  /** @internal Emits a live event; a throwing observer is reported as `agent/error`. */
-  emit(name: HookName, payload: unknown): void {
-    this.hooks.emit(name, payload, (err, n) => {
-      if (n !== 'agent/error') this.reportError(err, n)
-    })
   }
 
   /** @internal Persistence failed: cancel the open turn (keeping the inbox), start nothing new. */
@@ -510,12 +336,6 @@ export class TurnlogAgent implements Agent {
     if (this.#halted) return
     this.#halted = error
     this.cancel({ kind: 'hook', reason: `persistence failed: ${error.code}` }, { keepInbox: true })
-  }
-
-  /** @internal */
-  reportError(error: unknown, where: string): void {
-    const turn = this.lifecycle.openTurn ?? undefined
-    this.hooks.emit('agent/error', { error, where, turn }, () => {})
   }
 
   /**
@@ -534,31 +354,6 @@ export class TurnlogAgent implements Agent {
     return this.inboxDriver.claim(turn, takePrompt)
   }
 
-  // ---- Waking the turn loop
-
-  #wake(): void {
-    this.#reportDeferred()
-    const ts = this.turnActor.getSnapshot()
-    if (ts.matches('idle') && this.#status === 'idle' && this.restoreStep !== null) {
-      this.#turns.restore(this.restoreStep) // the parked step first; the input waits for its boundary
-      return
-    }
-    if (ts.matches('idle') && this.#status === 'idle') {
-      const resumeOf = this.#resumeOf
-      this.#resumeOf = null
-      this.#turns.start(resumeOf)
-      return
-    }
-    if (ts.matches('maintaining') || this.abort?.signal.aborted) this.inboxDriver.send({ type: 'LATCH' })
-    // A running, healthy turn picks the input up at its next boundary.
-  }
-
-  #setStatus(s: AgentStatus): void {
-    if (this.#status === s) return
-    this.#status = s
-    this.emit('agent/status', { status: s })
-  }
-
   #assertUsable(): void {
     if (this.#disposed || this.#disposing) {
       throw new TurnlogError('AGENT_DISPOSED', 'the agent is disposed', { sessionId: this.sessionId })
@@ -571,18 +366,6 @@ export class TurnlogAgent implements Agent {
   }
 
   #isQuiet(): boolean {
-    return this.#status === 'idle' && this.#turns.running === null && !this.inboxDriver.latchedWork() && !this.turnActor.getSnapshot().matches('maintaining')
-  }
-
-  #settleIdle(): void {
-    if (this.#status === 'parked' || this.#isQuiet() || this.#disposed) {
-      const s = this.#settleWaiters
-      this.#settleWaiters = []
-      for (const w of s) w(this.#status === 'parked' ? 'parked' : 'idle')
-    }
-    if (!this.#isQuiet() && !this.#disposed) return
-    const waiters = this.#idleWaiters
-    this.#idleWaiters = []
-    for (const w of waiters) w()
+    return this.#status.value === 'idle' && this.#turns.running === null && !this.inboxDriver.latchedWork() && !this.turnActor.getSnapshot().matches('maintaining')
   }
 }
