@@ -1,17 +1,16 @@
 /**
  * The public types of the agent: options, hook payloads and decisions, live events. Each hook's
  * JSDoc says what a listener may return and what happens when it throws.
- *
- * Over ~400 lines (431), knowingly: `AgentOptions`, `HookMap` and `Agent` document every option,
- * hook and method in one place (the options schema is typed against them); feature types already
- * live beside their features (budget.ts, wakeup-types.ts). Next seam: the hook payloads.
+ * `AgentOptions`, `HookMap` and `Agent` document every option, hook and method in one place (the
+ * options schema is typed against them); the hook payloads (hook-payloads.ts), the approval types
+ * (approval-types.ts) and the feature types (budget.ts, wakeup-types.ts) live in their own files.
  */
 import type {
-  CancelCause, EventDraft, Failure, InboxTarget, LogEvent, RequestConfig, SessionEvent, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
+  CancelCause, EventDraft, InboxTarget, LogEvent, RequestConfig, SessionEvent, StreamChunk, ToolSpec, TurnlogError, UserMessage,
 } from '../events/index.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
-import type { ModelAdapter, ModelRequest } from '../models/index.js'
+import type { ModelAdapter } from '../models/index.js'
 import type {
   AnyTool, ExecutePayload, PostExecuteDecision, PostExecutePayload, PreExecuteDecision, PreExecutePayload,
 } from '../tools/types.js'
@@ -24,35 +23,8 @@ import type { BudgetOptions, BudgetStatus, BudgetWarning } from './budget.js'
 /** `parked`: the running turn's step waits for people's decisions and nothing else (lifecycle §9). */
 export type AgentStatus = 'idle' | 'running' | 'parked'
 
-/** An open approval request, as `agent.approvals()` lists it. */
-export interface OpenApproval {
-  approvalId: string
-  callId: string
-  /** The tool's name and the requested arguments (the model's raw JSON string). */
-  name: string
-  arguments: string
-  question?: string
-  /** Epoch ms (the agent's clock) when it is decided `by: expired`. */
-  expiresAt?: number
-  session: string
-  turn: number
-  step: number
-  /** Seq of its `tool/approval-requested`. */
-  seq: number
-}
-
-/**
- * A decision (lifecycle §9): approve, optionally with edited arguments (any JSON value: the
- * arguments object the tool's schema validates), or deny with a reason the model reads.
- */
-export type ApprovalDecisionInput = { kind: 'approve'; arguments?: unknown } | { kind: 'deny'; reason?: string }
-
-/** `approvals` options (lifecycle §9). */
-export interface ApprovalOptions {
-  /** A steer while approvals are open: `'supersede'` (default) denies them `by: superseded`;
-   * `'queue'` keeps them open and the steer waits for the next step. */
-  onSteer?: 'supersede' | 'queue'
-}
+export type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './approval-types.js'
+import type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './approval-types.js'
 
 /** What `followup`, `steer`, `inject` and `send` accept: text, or a user message (id and source optional). */
 export type MessageInput =
@@ -222,51 +194,14 @@ export interface AgentOptions {
   budget?: BudgetOptions | readonly BudgetOptions[]
 }
 
-// ---------------------------------------------------------------------------------------------
-// Hook payloads
-
-export type ProposalKind = 'first' | 'after-tools' | 'after-stop'
-
-export interface PreStepPayload {
-  turn: number
-  /** The step that would start. */
-  step: number
-  /** The claimed batch: next-step items, then (first proposal) the next-turn prompt. */
-  messages: readonly UserMessage[]
-  proposal: ProposalKind
-  /** True in the first proposal of a retry turn (a request is owed even with no messages). */
-  retry: boolean
-  /**
-   * True in the first proposal of a resume turn (`turn/start {cause: {kind: 'resume'}}`, lifecycle
-   * §8): the interrupted turn's input is re-requested; a request is owed even with no messages.
-   * A listener may reject it like any proposal.
-   */
-  resume: boolean
-  signal: AbortSignal
-  agent: Agent
-}
-export type PreStepDecision = { kind: 'enter'; messages: readonly UserMessage[] } | { kind: 'reject'; reason?: string }
-
-/** `signal`: the turn's cancel signal (every hook gets it; see `AgentOptions.cancelGraceMs`). */
-export interface AssemblePayload { turn: number; step: number; system: string; tools: readonly ToolSpec[]; signal: AbortSignal }
-export interface AssembleResult { system: string; tools: readonly ToolSpec[] }
-
-export interface RequestPayload { turn: number; step: number; config: RequestConfig; system: string; tools: readonly ToolSpec[]; signal: AbortSignal }
-
-export interface StreamPayload { turn: number; step: number; request: ModelRequest; signal: AbortSignal }
-
-export interface RequestErrorPayload {
-  turn: number
-  step: number
-  failure: Failure
-  /** `llm/retry` events already written in this failure chain. */
-  retries: number
-  signal: AbortSignal
-  agent: Agent
-}
-export type RequestErrorDecision = { kind: 'retry' } | undefined
-
-export interface TurnStoppingPayload { turn: number; step: number; outcome: StepOutcome; signal: AbortSignal; agent: Agent }
+export type {
+  AssemblePayload, AssembleResult, PreStepDecision, PreStepPayload, ProposalKind, RequestErrorDecision, RequestErrorPayload, RequestPayload,
+  StreamPayload, TurnStoppingPayload,
+} from './hook-payloads.js'
+import type {
+  AssemblePayload, AssembleResult, PreStepDecision, PreStepPayload, RequestErrorDecision, RequestErrorPayload, RequestPayload,
+  StreamPayload, TurnStoppingPayload,
+} from './hook-payloads.js'
 
 /** Every hook with its listener signature. */
 export interface HookMap {
