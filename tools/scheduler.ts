@@ -16,33 +16,23 @@
  * that refuses even the closing results (see `failOut`). The per-call machine
  * (`call-machine.ts`) decides; this file schedules and commits; the stages that run user code
  * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`,
- * the approval gate in approval-gate.ts, the restore in restore-calls.ts, a failed run's closing
- * results in close-out.ts. Still over ~400 lines (444), knowingly: the start loop, the commit loop
- * and the approval barrier share the run's counters (started / committed / in flight); the next seam
- * is the commit loop (`#pump`, `#commitLoop`, `#commit`).
+ * the approval gate in approval-gate.ts, the restore in restore-calls.ts, the commit loop in
+ * commit-loop.ts (sharing the run's counters), a failed run's closing results in close-out.ts.
  */
-import { TurnlogError, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
+import type { ToolCallBlock, ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
 import { closeOut } from './close-out.js'
 import { restoreRecs } from './restore-calls.js'
 import type { PreVerdict } from './call-machine.js'
 import { newCallRec, send, type CallRec } from './call-record.js'
-import { callHost, postExecute, preExecute, runBody, type CallHost } from './call-stages.js'
+import { CommitLoop, type RunCounts } from './commit-loop.js'
+import { callHost, preExecute, runBody, type CallHost } from './call-stages.js'
 import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
+import { assertMaxParallelToolCalls } from './pool-size.js'
 import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
 
-/** The default of `maxParallelToolCalls`. */
-export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
-
-/** Refuses a pool size that is not a positive integer (`INVALID_OPTION`). The agent calls it at creation. */
-export function assertMaxParallelToolCalls(value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new TurnlogError('INVALID_OPTION', `maxParallelToolCalls must be a positive integer, got ${String(value)}`, {
-      field: 'maxParallelToolCalls',
-    })
-  }
-}
+export { assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './pool-size.js'
 
 /**
  * Runs the step's tool calls (in model order) to completion: every call that gets a `tool/call`
@@ -59,16 +49,13 @@ class ToolRun {
   readonly #env: ToolEnv
   readonly #recs: CallRec[]
   readonly #cap: number
-  /** Calls `[0, started)` have started (in model order); `[0, committed)` have committed. */
-  #started = 0
-  #committed = 0
-  /** Started and not yet settled: the pool's occupied slots. */
-  #inFlight = 0
-  #concluded = false
+  /** The counters the start loop and the commit loop share (commit-loop.ts). */
+  readonly #n: RunCounts = { started: 0, committed: 0, inFlight: 0, concluded: false }
+  /** Commits settled calls in model order (commit-loop.ts). */
+  readonly #commits: CommitLoop
   #failure: { error: unknown } | null = null
   /** After a scheduler failure: late settlements and commits are ignored. */
   #dead = false
-  #committing = false
   /** The tail of the serial pre-execute chain. */
   #preChain: Promise<void> = Promise.resolve()
   #waiters: Array<() => void> = []
@@ -82,14 +69,21 @@ class ToolRun {
     this.#host = callHost(env)
     this.#cap = env.maxParallelToolCalls
     this.#recs = calls.map((call, index) => newCallRec(call, index))
+    const run = this
+    this.#commits = new CommitLoop({
+      recs: this.#recs, env, host: this.#host, counts: this.#n,
+      failed: () => run.#failure !== null,
+      fail: (err) => run.#fail(err),
+      notify: () => run.#notify(),
+    })
     this.#gate = env.approvals
       ? new ApprovalGate(env.approvals, { recs: this.#recs, notify: () => this.#notify(), parkable: () => this.#parkable() }, this.#host)
       : null
     if (env.restored !== undefined) {
       const at = restoreRecs(this.#recs, env.restored.calls, env.tools)
-      this.#started = at.started
-      this.#committed = at.committed
-      this.#inFlight = at.inFlight
+      this.#n.started = at.started
+      this.#n.committed = at.committed
+      this.#n.inFlight = at.inFlight
     }
   }
 
@@ -142,8 +136,8 @@ class ToolRun {
   #result(): ToolRunResult {
     const signal = this.#env.signal
     return signal.aborted
-      ? { concluded: this.#concluded, aborted: true, cause: signal.reason as ToolRunResult['cause'] }
-      : { concluded: this.#concluded, aborted: false }
+      ? { concluded: this.#n.concluded, aborted: true, cause: signal.reason as ToolRunResult['cause'] }
+      : { concluded: this.#n.concluded, aborted: false }
   }
 
   // ---------------------------------------------------------------- change notification
@@ -180,11 +174,11 @@ class ToolRun {
 
   /** The first call waiting for a decision, when only decisions are owed (lifecycle §9 "Parked"). */
   #parkable(): CallRec | null {
-    if (this.#committing || this.#failure !== null || this.#dead || this.#env.signal.aborted) return null
+    if (this.#commits.committing || this.#failure !== null || this.#dead || this.#env.signal.aborted) return null
     const w = this.#recs.find((r) => r.approval !== null && r.approval.decided === null)
     if (w === undefined) return null
     const ask = w.callSeq !== null ? 1 : 0
-    if (this.#committed !== w.index || this.#started !== w.index + ask || this.#inFlight !== ask) return null
+    if (this.#n.committed !== w.index || this.#n.started !== w.index + ask || this.#n.inFlight !== ask) return null
     return w
   }
 
@@ -196,27 +190,27 @@ class ToolRun {
     // its decision is committed (L17; found by re-executing a parked log resumed by a new process).
     for (const rec of recs) {
       if (rec.committed || rec.callSeq === null || rec.approval === null) continue
-      while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+      while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
     }
-    while (this.#started < recs.length && !this.#stopped()) {
-      const rec = recs[this.#started]!
+    while (this.#n.started < recs.length && !this.#stopped()) {
+      const rec = recs[this.#n.started]!
       if (rec.approval !== null) {
         // A needsApproval call holds its place as a barrier: the calls before it commit, then it
         // waits for its decision (parked when nothing else is owed; lifecycle §9 "Order").
-        while ((this.#committed < this.#started || rec.approval.decided === null) && !this.#stopped()) await this.#wait()
+        while ((this.#n.committed < this.#n.started || rec.approval.decided === null) && !this.#stopped()) await this.#wait()
         if (this.#stopped()) break
         const d = rec.approval.decided!
         if (d.decision.kind === 'deny') {
           this.#refusedPair(rec, denialError(rec.call.name, d.decision, d.by))
-          this.#started++
-          this.#committed++
+          this.#n.started++
+          this.#n.committed++
           this.#notify()
           continue
         }
         // approved: it runs alone, with the approved arguments
         send(rec, { type: 'CLASSIFY', mode: 'exclusive' })
         this.#start(rec, prepareCall(rec.call, this.#env.tools))
-        while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+        while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
         continue
       }
       // Classified right before it starts: the registry and the classifier are read now.
@@ -224,7 +218,7 @@ class ToolRun {
       const mode = classifyPrepared(prepared)
       send(rec, { type: 'CLASSIFY', mode })
       if (mode === 'parallel') {
-        if (this.#inFlight >= this.#cap) {
+        if (this.#n.inFlight >= this.#cap) {
           // Pool full: wait for a slot, then classify again.
           send(rec, { type: 'DEFER' })
           await this.#wait()
@@ -235,12 +229,12 @@ class ToolRun {
           // Its verdict may be `ask`: no later call starts before it is known (L17), and an asking
           // call is a barrier until its decision is committed.
           await rec.verdict
-          if (rec.approval !== null) while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+          if (rec.approval !== null) while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
         }
         continue
       }
       // A barrier: the pool stops filling and drains (every earlier call commits) …
-      while (this.#committed < this.#started && !this.#failure) await this.#wait()
+      while (this.#n.committed < this.#n.started && !this.#failure) await this.#wait()
       if (this.#stopped()) {
         send(rec, { type: 'DEFER' })
         break
@@ -248,15 +242,15 @@ class ToolRun {
       // … then it runs alone (resolved again: the registry may have changed during the drain) …
       this.#start(rec, prepareCall(rec.call, this.#env.tools))
       // … and nothing starts before it commits.
-      while (this.#committed <= rec.index && !this.#failure) await this.#wait()
+      while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
     }
     // Cancelled (or all started): open requests are decided `by: canceled`, the started calls
     // drain and commit in model order …
     if (this.#env.signal.aborted && this.#failure === null) this.#gate?.cancelOpen()
-    while (this.#committed < this.#started && !this.#failure) await this.#wait()
+    while (this.#n.committed < this.#n.started && !this.#failure) await this.#wait()
     if (this.#failure) return
     // … and the rest get a synthetic pair.
-    for (let i = this.#started; i < recs.length; i++) this.#notDispatched(recs[i]!, 'the turn was cancelled before it started')
+    for (let i = this.#n.started; i < recs.length; i++) this.#notDispatched(recs[i]!, 'the turn was cancelled before it started')
   }
 
   #start(rec: CallRec, prepared: PreparedCall): void {
@@ -264,8 +258,8 @@ class ToolRun {
     rec.callSeq = ev.seq
     rec.prepared = prepared
     send(rec, { type: 'START' })
-    this.#started++
-    this.#inFlight++
+    this.#n.started++
+    this.#n.inFlight++
     let known!: () => void
     rec.verdict = new Promise<void>((resolve) => (known = resolve))
     void this.#runCall(rec, known).catch((err: unknown) => this.#fail(err)).finally(known)
@@ -367,52 +361,9 @@ class ToolRun {
     if (this.#dead) return
     rec.outcome = outcome
     send(rec, { type: 'SETTLE', error: outcome.error })
-    this.#inFlight--
+    this.#n.inFlight--
     this.#notify()
-    this.#pump()
-  }
-
-  // ---------------------------------------------------------------- commit, in model order
-
-  #pump(): void {
-    if (this.#committing) return
-    this.#committing = true
-    void this.#commitLoop()
-  }
-
-  async #commitLoop(): Promise<void> {
-    try {
-      while (!this.#failure && this.#committed < this.#started) {
-        const rec = this.#recs[this.#committed]!
-        if (rec.outcome === null) break
-        await this.#commit(rec)
-        if (this.#failure) break
-        this.#committed++
-        this.#notify()
-      }
-    } catch (err) {
-      this.#fail(err)
-    } finally {
-      this.#committing = false
-    }
-  }
-
-  async #commit(rec: CallRec): Promise<void> {
-    const { outcome, contexts } = await postExecute(rec, this.#host)
-    if (this.#failure) return
-    rec.commitTried = true
-    this.#env.appendResult(rec.call, rec.callSeq!, outcome)
-    rec.committed = true
-    send(rec, { type: 'COMMIT', error: outcome.error })
-    if (rec.concludeRequested) this.#concluded = true
-    for (const m of contexts) {
-      try {
-        this.#env.queueContext(m)
-      } catch (err) {
-        // A context the inbox refuses (a duplicate pending id, say) is the hook's bug, not the step's.
-        this.#host.report(err, 'tools/post-execute')
-      }
-    }
+    this.#commits.pump()
   }
 
   // ---------------------------------------------------------------- failure
