@@ -3,7 +3,11 @@
  * `DefaultChatTransport({ api: '<base>/chat' })` works unchanged:
  * - `POST /chat` `{ id, messages, trigger: 'submit-message' }`: the last message (a user message)
  *   becomes a `followup` with the client's message id (sent once: a retried POST streams the same
- *   turn); the response streams the turn that answers it.
+ *   turn); the response streams the turn that answers it. When the answered message (the body's
+ *   `messageId`, else the last one) is the assistant's, the POST carries approval responses
+ *   (http/chat-approvals.ts): each becomes a `decide`, and the response continues that message.
+ * - A stream ends with its turn, or where the turn stands parked (lifecycle §9: only decisions
+ *   are owed), so the client is `ready` and can answer the approval parts it shows.
  * - `GET /chat/:id/stream`: the open turn from its `turn/start` (the client's `resumeStream()`
  *   replaces its partial message with it); 204 when nothing is open or pending.
  * - `GET /chat/:id/messages`: `toUIMessages` of the log (`[]` for a chat that does not exist).
@@ -11,11 +15,15 @@
  */
 import { z } from 'zod'
 import { assertSessionId } from '../stores/ids.js'
+import type { LogEvent } from '../events/envelope.js'
+import { endsParking } from '../reducers/approvals.js'
+import { readApprovalResponses, type ChatApprovals } from './chat-approvals.js'
 import { ChatScanner, type ChatPlace } from './chat-place.js'
 import { HttpError } from './protocol.js'
 import { UI_STREAM_DONE, UI_STREAM_HEADERS, uiChunkEvent } from './sse.js'
 import type { SessionTail } from './tail.js'
 import { UIChunkProjector } from './ui-chunks.js'
+import { turnMessageId } from './ui-types.js'
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() })
 const ChatMessage = z.object({
@@ -33,8 +41,8 @@ export const ChatRequestBody = z.object({
 
 export interface ChatPrompt { sessionId: string; messageId: string; text: string }
 
-/** Reads a chat POST into the prompt it carries; a coded 400 for anything else. */
-export function parseChatBody(body: unknown): ChatPrompt {
+/** Reads a chat POST into the prompt it carries, or the approval responses; a coded 400 for anything else. */
+export function parseChatBody(body: unknown): ({ kind: 'prompt' } & ChatPrompt) | ({ kind: 'approvals' } & ChatApprovals) {
   const r = ChatRequestBody.safeParse(body)
   if (!r.success) {
     const issue = r.error.issues[0]!
@@ -48,6 +56,9 @@ export function parseChatBody(body: unknown): ChatPrompt {
   if (r.data.trigger === 'regenerate-message') {
     throw new HttpError(400, 'NOT_SUPPORTED', 'regenerate is not supported: a turn in the log is never rewritten; send a new message')
   }
+  const named = r.data.messageId !== undefined ? r.data.messages.find((m) => m.id === r.data.messageId) : undefined
+  const answered = named ?? r.data.messages[r.data.messages.length - 1]!
+  if (answered.role === 'assistant') return { kind: 'approvals', ...readApprovalResponses(r.data.id, answered) }
   const last = r.data.messages[r.data.messages.length - 1]!
   if (last.role !== 'user') throw new HttpError(400, 'BAD_REQUEST', `chat request: the last message must be the user's, got role ${last.role}`)
   let text = ''
@@ -56,14 +67,38 @@ export function parseChatBody(body: unknown): ChatPrompt {
     if (t.success) text += t.data.text
   }
   if (text.trim() === '') throw new HttpError(400, 'BAD_REQUEST', 'chat request: the user message has no text')
-  return { sessionId: r.data.id, messageId: last.id, text }
+  return { kind: 'prompt', sessionId: r.data.id, messageId: last.id, text }
+}
+
+/** Where a chat stream continues (an answer to approvals): the first seq to send, and the approvals
+ * it made, which the stream must see logged before it may end at a park. */
+export interface StreamFrom { from: number; decided: ReadonlySet<string> }
+
+/** Folds whether the turn stands parked with open approvals, and which decisions were seen. */
+class ParkWatch {
+  private parked = false
+  private readonly open = new Set<string>()
+  readonly decided = new Set<string>()
+  push(e: LogEvent): void {
+    const d = e.data as { approvalId?: string }
+    if (e.type === 'tool/approval-requested' && typeof d.approvalId === 'string') this.open.add(d.approvalId)
+    if (e.type === 'tool/approval-decided' && typeof d.approvalId === 'string') { this.open.delete(d.approvalId); this.decided.add(d.approvalId) }
+    if (e.type === 'step/parked') this.parked = true
+    else if (endsParking(e.type)) this.parked = false
+  }
+  /** The turn waits for people only, and every decision this stream made is in the log. */
+  standsParked(must: ReadonlySet<string>): boolean {
+    if (!this.parked || this.open.size === 0) return false
+    for (const id of must) if (!this.decided.has(id)) return false
+    return true
+  }
 }
 
 /**
  * A UI message stream response: waits for `place` to name a turn (re-asked as the log grows),
  * then streams that turn's chunks from its `turn/start` to its end.
  */
-export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: ChatScanner) => ChatPlace): Response {
+export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: ChatScanner) => ChatPlace, cont?: StreamFrom): Response {
   const encoder = new TextEncoder()
   const stop = new AbortController()
   const onAbort = (): void => stop.abort()
@@ -82,18 +117,30 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
         }
         if (start !== null) {
           const projector = new UIChunkProjector()
+          const park = new ParkWatch()
+          const from = cont?.from ?? 0
+          const must = cont?.decided ?? new Set<string>()
           let i = start
           let finished = false
+          let opened = cont === undefined
           while (!finished && !stop.signal.aborted) {
             let out = ''
             for (; i < tail.events.length && !finished; i++) {
-              for (const c of projector.push(tail.events[i]!)) {
+              const e = tail.events[i]!
+              park.push(e)
+              const chunks = projector.push(e)
+              if (e.seq < from) continue
+              for (const c of chunks) {
+                // a continuation names the message it continues first (as an AI SDK server does)
+                if (!opened) { opened = true; if (c.chunk.type !== 'start') out += uiChunkEvent({ seq: c.seq, turn: c.turn, chunk: { type: 'start', messageId: turnMessageId(c.turn) } }) }
                 out += uiChunkEvent(c)
                 if (c.chunk.type === 'finish') finished = true
               }
             }
             if (out !== '') controller.enqueue(encoder.encode(out))
-            if (!finished && !await tail.wait(i, stop.signal)) break
+            // parked: the client answers, then posts (the turn's stream goes on in that answer)
+            if (finished || park.standsParked(must)) break
+            if (!await tail.wait(i, stop.signal)) break
           }
         }
         if (!stop.signal.aborted) controller.enqueue(encoder.encode(UI_STREAM_DONE))

@@ -5,7 +5,8 @@
  * | route | action asked of `authorize` |
  * | --- | --- |
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
- * | `POST /chat` | `write` |
+ * | `POST /chat` with a user message | `write` |
+ * | `POST /chat` with approval responses (`addToolApprovalResponse`) | `decide` |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
  * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
  *
@@ -16,16 +17,19 @@
 import { TurnlogError } from '../events/errors.js'
 import { isValidSessionId } from '../stores/ids.js'
 import type { LogStore } from '../stores/types.js'
+import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
+import { planApprovals, responseDecision, sameDecision, type ApprovalResponse } from './chat-approvals.js'
 import { chatStreamResponse, parseChatBody } from './chat.js'
 import type { ChatScanner, ChatPlace } from './chat-place.js'
 import { ChatScanner as Scanner } from './chat-place.js'
 import { headResponse, readResponse, type ReadOptions } from './durable-streams.js'
 import { errorResponse, EXPOSED_HEADERS, HttpError } from './protocol.js'
 import { Sessions, type SendingStore, type SessionAgentOptions } from './sessions.js'
+import type { SessionTail } from './tail.js'
 import { toUIMessages } from './ui-messages.js'
 
 /** What a request wants to do with a session. */
-export type SessionAction = 'read' | 'write' | 'cancel'
+export type SessionAction = 'read' | 'write' | 'cancel' | 'decide'
 
 export interface SessionHandlerOptions {
   store: LogStore
@@ -173,6 +177,18 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST a chat request', { allow: 'POST' })
       const body = await readBody(req)
       const prompt = parseChatBody(body)
+      if (prompt.kind === 'approvals') {
+        await authorize(req, prompt.sessionId, 'decide')
+        if (!await sessions.exists(prompt.sessionId)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
+        const tail = await sessions.tail(prompt.sessionId)
+        const plan = planApprovals(tail.events, prompt)
+        const decided = new Set<string>()
+        for (const r of plan.toDecide) {
+          await decideResponse(sessions, tail, prompt.sessionId, r)
+          decided.add(r.approvalId)
+        }
+        return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: plan.turnIndex }), { from: plan.from, decided })
+      }
       await authorize(req, prompt.sessionId, 'write')
       const exists = await sessions.exists(prompt.sessionId)
       const tail = exists ? await sessions.tail(prompt.sessionId) : null
@@ -243,6 +259,37 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   }) as SessionHandler
   handler.close = () => sessions.close()
   return handler
+}
+
+/**
+ * One approval response as a decision (`agent.decide` in-process, `store.decide` with workers).
+ * Lost to another decider meanwhile: the same decision is not an error (a resend), another one is
+ * 409 `APPROVAL_DECIDED` (once the winner is logged: up to 5 s).
+ */
+async function decideResponse(sessions: Sessions, tail: SessionTail, sessionId: string, r: ApprovalResponse): Promise<void> {
+  try {
+    await sessions.decide(sessionId, r.approvalId, responseDecision(r))
+    return
+  } catch (err) {
+    if (!TurnlogError.is(err)) throw asHttp(err)
+    if (err.code === 'UNKNOWN_APPROVAL') throw new HttpError(409, 'UNKNOWN_APPROVAL', err.message)
+    if (err.code === 'INVALID_ARGS') throw new HttpError(400, 'INVALID_ARGS', err.message)
+    if (err.code !== 'APPROVAL_DECIDED') throw asHttp(err)
+  }
+  const until = Date.now() + 5_000
+  for (let seen = 0; ;) {
+    for (; seen < tail.events.length; seen++) {
+      const e = tail.events[seen]!
+      const d = e.data as { approvalId?: string; decision?: ApprovalDecision; by?: ApprovalBy }
+      if (e.type !== 'tool/approval-decided' || d.approvalId !== r.approvalId || !d.decision || !d.by) continue
+      if (sameDecision({ decision: d.decision, by: d.by }, r)) return
+      throw new HttpError(409, 'APPROVAL_DECIDED', `approval ${r.approvalId} was already decided (${d.decision.kind} by ${d.by.kind} at seq ${e.seq}): the first decision wins`)
+    }
+    const left = until - Date.now()
+    if (left <= 0 || !await tail.wait(seen, undefined, left)) {
+      throw new HttpError(409, 'APPROVAL_DECIDED', `approval ${r.approvalId} was already decided by someone else (not logged yet)`)
+    }
+  }
 }
 
 function asHttp(err: unknown): HttpError {

@@ -10,8 +10,10 @@
 import type { Agent, AgentOptions } from '../agent/types.js'
 import { createAgent } from '../agent/agent.js'
 import { TurnlogError } from '../events/errors.js'
+import type { ApprovalDecision } from '../events/index.js'
 import { resumeAgent } from '../replay/resume.js'
 import type { LogStore } from '../stores/types.js'
+import { HttpError } from './protocol.js'
 import { SessionTail, storeTailSource, type SessionTailOptions } from './tail.js'
 
 /** What an agent of a session is made of (the handler adds `store` and `sessionId`). */
@@ -22,6 +24,8 @@ export interface SendingStore extends LogStore {
   send(sessionId: string, message: { id?: string; content: unknown }, opts?: { target?: 'next-turn' | 'next-step' }): Promise<string>
   /** Records a stop that the worker holding the session carries out (PostgreSQL's `cancel`). */
   cancel?(sessionId: string, opts?: { cause?: { kind: 'user' } }): Promise<{ id: string; state: 'requested' | 'idle' }>
+  /** Records a person's decision on an approval for the worker that runs the session (PostgreSQL's `decide`). */
+  decide?(sessionId: string, approvalId: string, decision: ApprovalDecision, opts?: { by?: { kind: 'user'; id?: string }; waitMs?: number }): Promise<unknown>
 }
 
 export class Sessions {
@@ -65,6 +69,22 @@ export class Sessions {
     }
     const agent = await this.agent(id)
     agent.followup({ id: message.id, content: message.content })
+  }
+
+  /**
+   * A person's decision on an approval: through this process's agent (resumed on demand: a parked
+   * session restores parked), or `store.decide` (durable when it resolves; the worker logs it).
+   */
+  async decide(id: string, approvalId: string, decision: ApprovalDecision): Promise<void> {
+    if (this.closed) throw new TurnlogError('AGENT_DISPOSED', 'the handler is closed')
+    if (!this.agentOptions) {
+      const store = this.store as SendingStore
+      if (typeof store.decide !== 'function') throw new HttpError(501, 'NOT_SUPPORTED', 'this store cannot record a decision for its workers (it has no decide())')
+      await store.decide(id, approvalId, decision, { by: { kind: 'user' }, waitMs: 0 })
+      return
+    }
+    const agent = await this.agent(id)
+    await agent.decide(approvalId, decision, { by: { kind: 'user' } })
   }
 
   private agent(id: string): Promise<Agent> {

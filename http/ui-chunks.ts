@@ -15,6 +15,15 @@
  * - `tool/call` → `tool-input-available` (arguments that are not JSON: `tool-input-error`);
  *   `tool/result` → `tool-output-available` / `tool-output-error` (compaction's replacements are
  *   not shown again: the UI keeps what the user saw).
+ * - Approvals (lifecycle §9): `tool/approval-requested` → `tool-approval-request` (state
+ *   `approval-requested`), preceded by the call's `tool-input-available` when its `tool/call` is
+ *   not logged yet (`needsApproval` asks before any call of the step starts; the arguments come
+ *   from the step's `assistant/message`); a denial (`tool/approval-decided` deny, by a person, the
+ *   clock, new input or a cancel) → `tool-output-denied`, and that call's later `tool/call` and
+ *   `DENIED` result are not shown again; an approval → nothing until the call's result (no chunk
+ *   of the protocol says "approved": the answering client set `approval-responded` itself). A
+ *   call that has an approval part shows no second `tool-input-available` at its `tool/call`.
+ *   `step/parked` is no chunk: a chat stream ends there (http/chat.ts), so the client can answer.
  * - `llm/retry`, `compaction/end`, `turn/end` → `data-turnlog-retry` / `-compaction` / `-turn-end`
  *   parts (stock UIs ignore them); `turn/end` → `error` (a failed turn), `abort` (a cancelled one),
  *   then `finish`.
@@ -35,6 +44,10 @@ interface TurnState {
   streamed: boolean
   /** Tool call ids shown in this turn (a result needs its call's part). */
   calls: Map<string, string>
+  /** The current step's tool-call blocks (callId → name, raw arguments): what a request shows. */
+  blocks: Map<string, { name: string; arguments: string }>
+  /** Calls with an approval part: requested, approved, or denied (their result is not re-shown). */
+  approvals: Map<string, 'requested' | 'approved' | 'denied'>
 }
 
 /** A read-only record guard: log data is validated, but a plugin's or a hostile log's shape is not assumed. */
@@ -74,7 +87,7 @@ export class UIChunkProjector {
     const d = rec(e.data)
     const emit = (chunk: UIMessageChunk): void => { out.push({ seq: e.seq, turn: this.t!.turn, chunk }) }
     if (e.type === 'turn/start') {
-      this.t = { turn: num(d['turn']), step: -1, open: new Map(), streamed: false, calls: new Map() }
+      this.t = { turn: num(d['turn']), step: -1, open: new Map(), streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
       emit({ type: 'start', messageId: turnMessageId(this.t.turn) })
       return out
     }
@@ -84,34 +97,55 @@ export class UIChunkProjector {
       case 'step/start':
         t.step = num(d['step'])
         t.open.clear()
+        t.blocks.clear()
         t.streamed = false
         emit({ type: 'start-step' })
         break
       case 'assistant/chunk':
         this.chunk(rec(d['chunk']), emit)
         break
-      case 'assistant/message':
-        if (!t.streamed) this.wholeMessage(rec(d['message']), emit)
+      case 'assistant/message': {
+        const message = rec(d['message'])
+        if (e.surfaceOp === undefined || e.surfaceOp === 'append') {
+          for (const raw of Array.isArray(message['content']) ? message['content'] as unknown[] : []) {
+            const b = rec(raw)
+            if (b['type'] === 'tool-call' && typeof b['id'] === 'string') t.blocks.set(b['id'], { name: str(b['name']), arguments: str(b['arguments']) })
+          }
+        }
+        if (!t.streamed) this.wholeMessage(message, emit)
         break
+      }
       case 'tool/call': {
         const callId = str(d['callId'])
-        const toolName = str(d['name'])
-        const raw = str(d['arguments'])
-        t.calls.set(callId, toolName)
-        let input: unknown
-        try {
-          input = JSON.parse(raw)
-        } catch {
-          emit({ type: 'tool-input-error', toolCallId: callId, toolName, input: raw, errorText: 'the arguments are not JSON' })
-          break
+        if (t.approvals.has(callId)) break // shown with its approval request already
+        this.showCall(callId, str(d['name']), str(d['arguments']), emit)
+        break
+      }
+      case 'tool/approval-requested': {
+        const callId = str(d['callId'])
+        if (!t.calls.has(callId)) {
+          const block = t.blocks.get(callId)
+          if (block === undefined) break // a request for a call the step never announced: nothing can hold it
+          this.showCall(callId, block.name, block.arguments, emit)
         }
-        emit({ type: 'tool-input-available', toolCallId: callId, toolName, input })
+        t.approvals.set(callId, 'requested')
+        emit({ type: 'tool-approval-request', approvalId: str(d['approvalId']), toolCallId: callId })
+        break
+      }
+      case 'tool/approval-decided': {
+        const callId = str(d['callId'])
+        if (t.approvals.get(callId) !== 'requested') break
+        if (rec(d['decision'])['kind'] === 'deny') {
+          t.approvals.set(callId, 'denied')
+          emit({ type: 'tool-output-denied', toolCallId: callId })
+        } else t.approvals.set(callId, 'approved')
         break
       }
       case 'tool/result': {
         if (e.surfaceOp !== undefined && e.surfaceOp !== 'append') break // compaction's replacement
         const callId = str(d['callId'])
         if (!t.calls.has(callId)) break // a result for a call this turn never showed
+        if (t.approvals.get(callId) === 'denied') break // shown as denied at the decision
         const error = d['error']
         if (error !== undefined) emit({ type: 'tool-output-error', toolCallId: callId, errorText: str(rec(error)['message']) })
         else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message'])) })
@@ -178,6 +212,19 @@ export class UIChunkProjector {
       default:
         return
     }
+  }
+
+  /** A call's tool part: its input, or its raw arguments when they are not JSON. */
+  private showCall(callId: string, toolName: string, raw: string, emit: (c: UIMessageChunk) => void): void {
+    this.t!.calls.set(callId, toolName)
+    let input: unknown
+    try {
+      input = JSON.parse(raw)
+    } catch {
+      emit({ type: 'tool-input-error', toolCallId: callId, toolName, input: raw, errorText: 'the arguments are not JSON' })
+      return
+    }
+    emit({ type: 'tool-input-available', toolCallId: callId, toolName, input })
   }
 
   private closeBlocks(emit: (c: UIMessageChunk) => void): void {

@@ -8,11 +8,18 @@
  * - Each turn is one assistant message `turn-N`: the fold of the same chunks `toUIMessageChunks`
  *   streams (property-tested against the AI SDK's own stream parser), so a resumed stream and the
  *   history agree part for part.
+ * - Approvals: the parts the stream shows (`approval-requested`, `output-denied`), and what only
+ *   the log knows: a decided approval's `approval.approved` and (denied) `reason` (the person's,
+ *   else why: expired, superseded, canceled), and `approval-responded` for an approved call whose
+ *   result is not logged yet, as the AI SDK's own client holds them after
+ *   `addToolApprovalResponse` (so a reloaded page shows no button for a decided request).
  * - Order: a user message takes its place when it is logged; a turn's message takes its place at
  *   the model's first output (text, reasoning, a tool call) or its end, so the prompt that opened a turn comes
  *   before the answer, and a steer that arrived mid-answer after it.
  */
 import type { LogEvent } from '../events/envelope.js'
+import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
+import { denialError } from '../tools/approval-gate.js'
 import { UIChunkProjector } from './ui-chunks.js'
 import type { UIMessage, UIMessageChunk, UIMessagePart } from './ui-types.js'
 
@@ -66,6 +73,16 @@ export function applyUIChunk(m: UIMessage, chunk: UIMessageChunk, open: Map<stri
       } else m.parts.push(part)
       return
     }
+    case 'tool-approval-request': {
+      const p = tool(chunk.toolCallId)
+      if (p) { p.state = 'approval-requested'; p.approval = { id: chunk.approvalId } }
+      return
+    }
+    case 'tool-output-denied': {
+      const p = tool(chunk.toolCallId)
+      if (p) p.state = 'output-denied'
+      return
+    }
     case 'tool-output-available': {
       const p = tool(chunk.toolCallId)
       if (p) { p.state = 'output-available'; p.output = chunk.output; delete p.errorText; delete p.rawInput }
@@ -84,6 +101,21 @@ export function applyUIChunk(m: UIMessage, chunk: UIMessageChunk, open: Map<stri
         else m.parts.push({ type: c.type, id: c.id, data: c.data })
       }
   }
+}
+
+/** Sets what the log decided on the approval part of `approvalId` (the history only). */
+function decideApprovalPart(m: UIMessage, d: { approvalId?: unknown; decision?: ApprovalDecision; by?: ApprovalBy }): void {
+  const part = m.parts.find((p) => (p as Partial<ToolPart>).approval?.id === d.approvalId) as ToolPart | undefined
+  if (!part || !d.decision || !d.by) return
+  if (d.decision.kind === 'approve') {
+    part.approval = { id: part.approval!.id, approved: true }
+    if (part.state === 'approval-requested') part.state = 'approval-responded'
+    return
+  }
+  const reason = d.decision.reason !== undefined && d.decision.reason !== ''
+    ? d.decision.reason
+    : denialError(part.type.slice('tool-'.length), d.decision, d.by).message
+  part.approval = { id: part.approval!.id, approved: false, reason }
 }
 
 function userParts(content: unknown): UIMessagePart[] {
@@ -129,6 +161,13 @@ export function toUIMessages(events: readonly LogEvent[]): UIMessage[] {
       if (!current) continue
       applyUIChunk(current.m, chunk, current.open)
       if (PLACES.has(chunk.type)) place()
+    }
+    if (e.type === 'tool/approval-decided' && current) {
+      try {
+        decideApprovalPart(current.m, e.data as Parameters<typeof decideApprovalPart>[1])
+      } catch {
+        // a hostile log's decision shape: the part keeps what the stream shows
+      }
     }
   }
   place()

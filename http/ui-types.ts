@@ -17,6 +17,8 @@ export type UIMessageChunk =
   | { type: 'reasoning-end'; id: string }
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string }
+  | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
+  | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-output-available'; toolCallId: string; output: unknown }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: `data-turnlog-${string}`; id: string; data: unknown }
@@ -37,9 +39,22 @@ export type UIMessagePart =
   /** `state` on an assistant's text; a user's text has none (as `useChat` sends it). */
   | { type: 'text'; text: string; state?: 'streaming' | 'done' }
   | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done' }
-  | { type: `tool-${string}`; toolCallId: string; state: 'input-available' | 'output-available' | 'output-error'; input?: unknown; rawInput?: unknown; output?: unknown; errorText?: string }
+  | {
+    type: `tool-${string}`; toolCallId: string
+    state: 'input-available' | 'approval-requested' | 'approval-responded' | 'output-available' | 'output-error' | 'output-denied'
+    input?: unknown; rawInput?: unknown; output?: unknown; errorText?: string
+    /** An approval request (lifecycle §9): its id; in the history also what the log decided. */
+    approval?: ToolApproval
+  }
   | { type: `data-${string}`; id: string; data: unknown }
   | { type: 'file'; mediaType: string; url: string }
+
+/**
+ * The `approval` member of a tool part (AI SDK 6): the request's id; once decided (the history
+ * reads it from the log; a stream cannot carry it, the answering client sets it itself),
+ * `approved` and, for a denial, `reason`.
+ */
+export interface ToolApproval { id: string; approved?: boolean; reason?: string }
 
 /** A UI message as `useChat` holds it. Assistant messages are turns; user messages keep their ids. */
 export interface UIMessage {

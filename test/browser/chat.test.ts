@@ -1,8 +1,10 @@
 /**
  * `useChat` (@ai-sdk/react 3.0.328, React 19) in Debian's Chromium against turnlog/http: a small
  * page (test/browser/fixtures/chat, built here with vite) types a message, the page is reloaded
- * mid-answer and the answer finishes in the reloaded page (history + resume), then a stop. The
- * model is gated, so "mid-answer" is an exact place. The screenshot is written to the temp dir;
+ * mid-answer and the answer finishes in the reloaded page (history + resume), then a stop; and a
+ * tool that needs approval: the page is reloaded while the turn is parked, the Approve button is
+ * there again (from /chat/:id/messages and the resumed stream), a click answers it and the answer
+ * finishes. The model is gated, so "mid-answer" is an exact place. The screenshot is written to the temp dir;
  * `TURNLOG_SCREENSHOT=1` also writes docs/http-chat.png (as report.test.ts does docs/inspector.png).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -11,14 +13,18 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { build } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { sessionHandler, toNodeListener, type SessionHandler } from '../../http/index.js'
 import { scriptedModel } from '../../models/scripted.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
+import { defineTool } from '../../tools/index.js'
+import type { AnyTool } from '../../tools/types.js'
 import { Gate, tempDir, until } from '../http/helpers.js'
 import { hasChromium, launch, type Launched } from './chromium.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ANSWER = 'It is sunny in Paris today, twenty-one degrees, with a light breeze.'
+const PAID = 'Paid the invoice: 12.00 EUR.'
 const run = hasChromium() ? describe : describe.skip
 
 run('useChat in Chromium against turnlog/http', () => {
@@ -28,18 +34,27 @@ run('useChat in Chromium against turnlog/http', () => {
   let base = ''
   let chromium: Launched
   const gate = new Gate()
+  const paid: number[] = []
+  const pay = defineTool({
+    name: 'pay', description: 'pay an invoice', parameters: z.object({ cents: z.number().int() }), needsApproval: true,
+    execute: (a) => { paid.push(a.cents); return `paid ${a.cents}` },
+  }) as AnyTool
 
   beforeAll(async () => {
     tmp = tempDir()
     const outDir = join(tmp.dir, 'page')
     await build({
       configFile: false, logLevel: 'silent', root: join(ROOT, 'test/browser/fixtures/chat'),
+      // `ai` is the copy @ai-sdk/react depends on (the root `ai` is 5.x, for the bridge's peers)
+      resolve: { alias: { ai: join(ROOT, 'node_modules/@ai-sdk/react/node_modules/ai') } },
       define: { 'process.env.NODE_ENV': '"production"' },
       build: { outDir, emptyOutDir: true, minify: false, target: 'es2022' },
     })
     handler = sessionHandler({
       store: jsonlStore(join(tmp.dir, 'sessions')), authorize: () => true, basePath: '/api', pollMs: 20,
-      agent: () => ({ model: scriptedModel(() => ({ text: ANSWER, chunkSize: 6 }), { beforeChunk: gate.wait }) }),
+      agent: (sessionId) => sessionId.startsWith('approve')
+        ? { tools: [pay], model: scriptedModel([{ toolCalls: [{ name: 'pay', args: { cents: 1200 } }] }, { text: PAID, chunkSize: 6 }]) }
+        : { model: scriptedModel(() => ({ text: ANSWER, chunkSize: 6 }), { beforeChunk: gate.wait }) },
     })
     const api = toNodeListener(handler)
     server = createServer((req, res) => {
@@ -108,6 +123,41 @@ run('useChat in Chromium against turnlog/http', () => {
     await page.reload()
     await until(async () => (await assistant.count()) === 2)
     expect((await assistant.nth(1).innerText()).replace('assistant: ', '')).toBe(cut)
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('H8 approve a tool after a reload: the turn parks, the page is reloaded, the Approve button is back, a click runs the tool once and the answer finishes', async () => {
+    const page = await chromium.browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(String(e)))
+    await page.goto(`${base}/?chat=approve-b1`)
+    await page.fill('input', 'Pay my invoice')
+    await page.press('input', 'Enter')
+    const approve = page.locator('button.approve')
+    await until(async () => (await approve.count()) === 1)
+    expect(await page.locator('span.tool').first().getAttribute('data-state')).toBe('approval-requested')
+    await until(async () => (await page.locator('#status').innerText()) === 'ready')
+    // reload while parked: the request comes back from the history and the resumed stream
+    await page.reload()
+    await until(async () => (await approve.count()) === 1 && (await page.locator('#status').innerText()) === 'ready')
+    expect(paid).toEqual([])
+    const png = await page.screenshot()
+    writeFileSync(join(tmp.dir, 'http-chat-approval.png'), png)
+    if (process.env.TURNLOG_SCREENSHOT === '1') writeFileSync(join(ROOT, 'docs/http-chat-approval.png'), png)
+    await approve.click()
+    const assistant = page.locator('p[data-role=assistant]')
+    await until(async () => (await assistant.count()) === 1 && (await assistant.first().innerText()).includes(PAID) && (await page.locator('#status').innerText()) === 'ready')
+    expect(await page.locator('span.tool').first().getAttribute('data-state')).toBe('output-available')
+    expect(await approve.count()).toBe(0)
+    expect(paid).toEqual([1200])
+    const log = (await (await fetch(`${base}/api/sessions/approve-b1`)).json()) as Array<{ type: string; data: { decision?: { kind: string }; by?: { kind: string }; reason?: { kind: string } } }>
+    expect(log.filter((e) => e.type === 'tool/approval-decided').map((e) => [e.data.decision!.kind, e.data.by!.kind])).toEqual([['approve', 'user']])
+    expect(log.filter((e) => e.type === 'user/message').length).toBe(1)
+    expect(log.filter((e) => e.type === 'turn/end').map((e) => e.data.reason!.kind)).toEqual(['completed'])
+    // after another reload: the same answer, no button
+    await page.reload()
+    await until(async () => (await assistant.count()) === 1 && (await assistant.first().innerText()).includes(PAID))
+    expect(await approve.count()).toBe(0)
     expect(errors).toEqual([])
   }, 120_000)
 })

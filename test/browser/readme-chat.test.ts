@@ -3,7 +3,9 @@
  * (the ```tsx block of that section, byte for byte), compiled by vite (esbuild, the automatic JSX
  * runtime) into a page with a two-line harness that renders `<Chat id=…/>`, and run in Debian's
  * Chromium against turnlog/http under the README's `/api` base path. So the README cannot drift:
- * type, reload mid-answer (the history and the answer still being written come back), Stop.
+ * type, reload mid-answer (the history and the answer still being written come back), Stop; and
+ * its approval buttons: a tool that needs approval parks the turn, the page is reloaded, Deny
+ * answers it and the answer finishes.
  * `ai` resolves to the copy `@ai-sdk/react` depends on (an app that installs `ai@6` and
  * `@ai-sdk/react` gets one copy).
  */
@@ -13,9 +15,12 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { build } from 'vite'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { sessionHandler, toNodeListener, type SessionHandler } from '../../http/index.js'
 import { scriptedModel } from '../../models/scripted.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
+import { defineTool } from '../../tools/index.js'
+import type { AnyTool } from '../../tools/types.js'
 import { Gate, tempDir, until } from '../http/helpers.js'
 import { hasChromium, launch, type Launched } from './chromium.js'
 
@@ -24,6 +29,7 @@ declare const document: { querySelectorAll(s: string): ArrayLike<{ textContent: 
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ANSWER = 'It is sunny in Paris today, twenty-one degrees, with a light breeze.'
+const NOT_PAID = 'Understood, I did not pay it.'
 const run = hasChromium() ? describe : describe.skip
 
 /** The README's useChat component, as written. */
@@ -51,6 +57,11 @@ run('the README useChat component, compiled from the README, in Chromium', () =>
   let base = ''
   let chromium: Launched
   const gate = new Gate()
+  const paid: number[] = []
+  const pay = defineTool({
+    name: 'pay', description: 'pay an invoice', parameters: z.object({ cents: z.number().int() }), needsApproval: true,
+    execute: (a) => { paid.push(a.cents); return `paid ${a.cents}` },
+  }) as AnyTool
 
   beforeAll(async () => {
     tmp = tempDir()
@@ -69,7 +80,9 @@ run('the README useChat component, compiled from the README, in Chromium', () =>
     })
     handler = sessionHandler({
       store: jsonlStore(join(tmp.dir, 'sessions')), authorize: () => true, basePath: '/api', pollMs: 20,
-      agent: () => ({ model: scriptedModel(() => ({ text: ANSWER, chunkSize: 6 }), { beforeChunk: gate.wait }) }),
+      agent: (sessionId) => sessionId.startsWith('approve')
+        ? { tools: [pay], model: scriptedModel([{ toolCalls: [{ name: 'pay', args: { cents: 4200 } }] }, { text: NOT_PAID }]) }
+        : { model: scriptedModel(() => ({ text: ANSWER, chunkSize: 6 }), { beforeChunk: gate.wait }) },
     })
     const api = toNodeListener(handler)
     server = createServer((req, res) => {
@@ -136,6 +149,27 @@ run('the README useChat component, compiled from the README, in Chromium', () =>
     await page.reload()
     await until(async () => (await lines('assistant')).length === 2)
     expect((await lines('assistant'))[1]).toBe(cut)
+    expect(errors).toEqual([])
+  }, 120_000)
+
+  it('H8 the README component as written answers an approval: the turn parks, reload, Deny, the answer finishes without running the tool', async () => {
+    const page = await chromium.browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(String(e)))
+    await page.goto(`${base}/?chat=approve-readme-1`)
+    await page.fill('input', 'Pay invoice 42')
+    await page.press('input', 'Enter')
+    const deny = page.locator('button:text-is("Deny")')
+    await until(async () => (await deny.count()) === 1)
+    await page.reload()
+    await until(async () => (await deny.count()) === 1 && (await page.locator('button:text-is("Approve")').count()) === 1)
+    await deny.click()
+    await until(async () => ((await page.locator('p').last().textContent()) ?? '').includes(NOT_PAID))
+    expect(await deny.count()).toBe(0)
+    expect(paid).toEqual([])
+    const log = (await (await fetch(`${base}/api/sessions/approve-readme-1`)).json()) as Array<{ type: string; data: { decision?: unknown; error?: { code: string } } }>
+    expect(log.filter((e) => e.type === 'tool/approval-decided').map((e) => e.data.decision)).toEqual([{ kind: 'deny', reason: 'No' }])
+    expect(log.filter((e) => e.type === 'tool/result').map((e) => e.data.error?.code)).toEqual(['DENIED'])
     expect(errors).toEqual([])
   }, 120_000)
 })

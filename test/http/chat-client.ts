@@ -16,9 +16,10 @@ class MemoryState implements ChatState<UIMessage> {
 }
 
 export class NodeChat extends AbstractChat<UIMessage> {
-  constructor(opts: { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch }) {
+  constructor(opts: { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }) {
     super({
       id: opts.id,
+      ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen } : {}),
       transport: new DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
       state: new MemoryState(opts.messages),
     })

@@ -7,16 +7,25 @@
  * - H2 every chunk sequence, sent as SSE, is accepted by the AI SDK's own parser
  *   (`parseJsonEventStream` with `uiMessageChunkSchema`, then `readUIMessageStream`) and rebuilds
  *   the assistant messages of `toUIMessages`, for the whole log and every prefix of it;
- * - H3 user messages keep their ids and come before the turn that answers them.
+ * - H3 user messages keep their ids and come before the turn that answers them;
+ * - H7 approvals (lifecycle §9) as the AI SDK's approval parts: a request is a tool part in
+ *   `approval-requested` with `approval.id`; a person's or the clock's denial is `output-denied`;
+ *   the history (`toUIMessages`) also says what the log decided (`approval.approved`, `reason`,
+ *   `approval-responded` while an approved call has no result), which no stream chunk can carry,
+ *   and the AI SDK's own `validateUIMessages` accepts it.
  */
 import fc from 'fast-check'
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessage as SdkMessage, type UIMessageChunk as SdkChunk } from 'ai6'
+import { parseJsonEventStream, readUIMessageStream, safeValidateUIMessages, uiMessageChunkSchema, type UIMessage as SdkMessage, type UIMessageChunk as SdkChunk } from 'ai6'
 import { describe, expect, it } from 'vitest'
 import type { LogEvent } from '../../events/envelope.js'
-import { toUIMessageChunks, toUIMessages, type UIMessageChunkAt } from '../../http/index.js'
+import { toUIMessageChunks, toUIMessages, type UIMessage, type UIMessageChunkAt } from '../../http/index.js'
+import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
 import { uiChunkEvent, UI_STREAM_DONE } from '../../http/sse.js'
 import { arbValidLog } from '../../testing/arbitraries/index.js'
 import { fuzzAgent } from '../../testing/index.js'
+import { defineTool } from '../../tools/index.js'
+import type { AnyTool } from '../../tools/types.js'
+import { z } from 'zod'
 import { fcRuns } from '../fc-runs.js'
 
 const json = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T
@@ -52,6 +61,58 @@ function published<M extends { parts: Array<{ type: string }> }>(m: M): M {
   return { ...m, parts: m.parts.slice(0, end) }
 }
 
+/** What a stream cannot carry (no UI chunk sets it): the log's decision on an approval part. The
+ * stream shows `approval: { id }` and keeps `approval-requested` until the call's result. */
+function streamable(messages: UIMessage[]): UIMessage[] {
+  return messages.map((m) => ({
+    ...m,
+    parts: m.parts.map((p) => {
+      const a = (p as { approval?: { id: string } }).approval
+      if (a === undefined) return p
+      const state = (p as { state: string }).state === 'approval-responded' ? 'approval-requested' : (p as { state: string }).state
+      return { ...p, state, approval: { id: a.id } } as UIMessage['parts'][number]
+    }),
+  }))
+}
+
+/** H7: every approval part of the history says what the log decided, in the AI SDK's states. */
+function checkApprovalParts(events: readonly LogEvent[], history: UIMessage[]): void {
+  const st: ApprovalsState = approvalsReducer.initial()
+  const results = new Set<string>()
+  for (const e of events) {
+    approvalsReducer.apply(st, e)
+    if (e.type === 'tool/result' && (e.surfaceOp === undefined || e.surfaceOp === 'append')) results.add((e.data as { callId: string }).callId)
+  }
+  const shown = new Set<string>()
+  for (const m of history) {
+    for (const p of m.parts) {
+      const a = (p as { approval?: { id: string; approved?: boolean; reason?: string } }).approval
+      if (a === undefined) continue
+      const { state, toolCallId } = p as { state: string; toolCallId: string }
+      const rec = st.byId[a.id]
+      expect(rec, `approval ${a.id} is in the log`).toBeDefined()
+      expect(rec!.callId).toBe(toolCallId)
+      shown.add(a.id)
+      const d = rec!.decision
+      if (d === null) {
+        expect(state).toBe('approval-requested')
+        expect(a).toEqual({ id: a.id })
+      } else if (d.decision.kind === 'approve') {
+        expect(a).toEqual({ id: a.id, approved: true })
+        if (results.has(toolCallId)) expect(['output-available', 'output-error']).toContain(state)
+        else expect(state).toBe('approval-responded')
+      } else {
+        expect(state).toBe('output-denied')
+        expect(a.approved).toBe(false)
+        expect(typeof a.reason).toBe('string')
+        if (d.by.kind === 'user' && d.decision.reason) expect(a.reason).toBe(d.decision.reason)
+      }
+    }
+  }
+  // every request whose call the turn shows has its part (a request of a call no step announced is not shown)
+  for (const rec of Object.values(st.byId)) if (rec.name !== '') expect(shown.has(rec.approvalId), `approval ${rec.approvalId} shown`).toBe(true)
+}
+
 async function checkLog(events: readonly LogEvent[], cuts: readonly number[]): Promise<void> {
   const all = toUIMessageChunks(events)
   // H1: every resume seq, and folds started at each turn/start
@@ -69,8 +130,15 @@ async function checkLog(events: readonly LogEvent[], cuts: readonly number[]): P
     const chunks = toUIMessageChunks(prefix)
     const { messages, errors } = await sdkRebuild(chunks)
     expect(errors).toEqual(chunks.filter((c) => c.chunk.type === 'error').map((c) => (c.chunk as { errorText: string }).errorText))
-    const ours = toUIMessages(prefix).filter((m) => m.role === 'assistant')
-    expect(json(messages).map(published)).toEqual(json(ours).map(published))
+    const history = toUIMessages(prefix)
+    const ours = history.filter((m) => m.role === 'assistant')
+    expect(json(messages).map(published)).toEqual(streamable(json(ours)).map(published))
+    // H7: the history's approval parts, each accepted by the AI SDK's own validator
+    checkApprovalParts(prefix, history)
+    for (const p of json(history).flatMap((m) => m.parts).filter((p) => 'approval' in p)) {
+      const valid = await safeValidateUIMessages({ messages: [{ id: 'm', role: 'assistant', parts: [p] }] })
+      expect(valid.success ? 'valid' : String(valid.error)).toBe('valid')
+    }
   }
   // H3: user messages keep their ids, once each, before the turn that claimed them
   const ui = toUIMessages(events)
@@ -99,6 +167,25 @@ describe('turnlog/http projection over the fuzzer\'s logs', () => {
     // the runs exercise the mapping, not just its easy half
     for (const t of ['text-delta', 'tool-input-available', 'tool-output-available', 'tool-output-error', 'finish', 'abort']) expect(types).toContain(t)
     for (const [i, log] of logs.entries()) await checkLog(log, [i * 7 + 3, i * 13 + 5, i * 31 + 1])
+  }, 120_000)
+
+  it('H1 H2 H3 H7: logs of real agent runs with approvals (fuzzAgent approvals: true) — requests, asks, decisions of every kind, parking, resume from any seq', async () => {
+    const logs: (readonly LogEvent[])[] = []
+    // a tool that always asks (with an expiry) beside the fuzzer's own: approvals in most runs
+    const tools = (): readonly AnyTool[] => [
+      defineTool({ name: 'pay', description: 'pay', parameters: z.object({ cents: z.number().int() }), needsApproval: true, approval: { timeoutMs: 5_000 }, execute: (a) => `paid ${a.cents}` }) as AnyTool,
+      defineTool({ name: 'look', description: 'look', parameters: z.object({ q: z.string() }), execute: (a) => `saw ${a.q}` }) as AnyTool,
+    ]
+    await fuzzAgent({
+      numRuns: fcRuns(80), seed: 1, approvals: true, tools,
+      check: (run) => { if (run.events.some((e) => e.type === 'tool/approval-requested')) logs.push(run.events as readonly LogEvent[]) },
+    })
+    const decided = new Set(logs.flatMap((l) => l.filter((e) => e.type === 'tool/approval-decided')
+      .map((e) => `${(e.data as { decision: { kind: string } }).decision.kind} by ${(e.data as { by: { kind: string } }).by.kind}`)))
+    for (const k of ['approve by user', 'deny by user', 'deny by expired', 'deny by superseded', 'deny by canceled']) expect(decided, k).toContain(k)
+    const types = new Set(logs.flatMap((l) => toUIMessageChunks(l).map((c) => c.chunk.type)))
+    for (const t of ['tool-approval-request', 'tool-output-denied', 'tool-output-available']) expect(types).toContain(t)
+    for (const [i, log] of logs.entries()) await checkLog(log, [i * 7 + 3, i * 13 + 5, i * 31 + 1, i * 3 + 2])
   }, 120_000)
 
   it('H1 H2 H3: the generator\'s valid logs', async () => {
