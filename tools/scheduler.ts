@@ -21,7 +21,7 @@
  * and the approval barrier share the run's counters (started / committed / in flight); the next seam
  * is the commit loop (`#pump`, `#commitLoop`, `#commit`).
  */
-import { TurnlogError, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
+import { TurnlogError, isProviderApproval, type ToolCallBlock, type ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
 import { closeOut } from './close-out.js'
 import { restoreRecs } from './restore-calls.js'
@@ -31,6 +31,7 @@ import { callHost, postExecute, preExecute, runBody, type CallHost } from './cal
 import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
 import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
+import { providerDenialContent } from './provider-approval.js'
 
 /** The default of `maxParallelToolCalls`. */
 export const DEFAULT_MAX_PARALLEL_TOOL_CALLS = 10
@@ -277,7 +278,10 @@ class ToolRun {
     const ev = this.#env.appendCall(rec.requested)
     rec.callSeq = ev.seq
     rec.commitTried = true
-    this.#env.appendResult(rec.requested, ev.seq, errorOutcome(error.code, error.message))
+    const outcome = errorOutcome(error.code, error.message)
+    // a provider's call: the result text is the reason the provider receives (issue 23)
+    if (isProviderApproval(rec.requested)) outcome.content = providerDenialContent(rec.approval?.decided)
+    this.#env.appendResult(rec.requested, ev.seq, outcome)
     rec.committed = true
   }
 
