@@ -16,7 +16,10 @@ import { z } from 'zod'
 import { createAgent } from '../../agent/index.js'
 import type { AssistantMessage, LogEvent } from '../../events/index.js'
 import { fromAiSdk } from '../../models/ai-sdk/index.js'
+import { reexecute } from '../../replay/reexecute.js'
+import { resumeAgent } from '../../replay/resume.js'
 import { verify } from '../../replay/verify.js'
+import { decisionEvent } from '../../stores/decide.js'
 import { defineTool } from '../../tools/index.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
 import { startFixtureServer, type FixtureServer } from './fixture-server.js'
@@ -107,6 +110,9 @@ async function streamTextRun(second: string, approved: boolean, reason?: string)
   return { bodies, prompts, requestPart, text }
 }
 
+/** The user's tool of the provider call's name: it must never run for the provider's call. */
+const decoy = () => defineTool({ name: 'mcp.create_short_url', description: 'not the provider\'s', parameters: z.object({}).passthrough(), execute: () => { throw new Error('the user\'s tool ran for the provider\'s call') } })
+
 function newAgent(model: LanguageModelV3) {
   return createAgent({
     model: fromAiSdk(model, { providerTools: [MCP_TOOL] }),
@@ -115,7 +121,7 @@ function newAgent(model: LanguageModelV3) {
     timers: instantTimers(),
     checkRequests: 'full',
     // a tool of the user's with the provider call's name: never run for the provider's call
-    tools: [defineTool({ name: 'mcp.create_short_url', description: 'not the provider\'s', parameters: z.object({}).passthrough(), execute: () => { throw new Error('the user\'s tool ran for the provider\'s call') } })],
+    tools: [decoy()],
   })
 }
 
@@ -201,5 +207,38 @@ describe('issue 23 item 5: the AI SDK tool-approval-request part (provider appro
     const r = streamText({ model: mock(), prompt: 'x', onError: ({ error }) => void errors.push(error) })
     await r.consumeStream()
     expect(String(errors[0])).toMatch(/nowhere/)
+  })
+
+  it('L17 §9: parked, the process exits; a decision logged by another process (store.decide\'s event) is found by resumeAgent, which sends it to the provider; edited arguments are refused there too', async () => {
+    const { model } = recordedModel([ASK])
+    const first = newAgent(model)
+    first.followup(PROMPT)
+    expect(await first.whenSettled()).toBe('parked')
+    await first.dispose()
+    const events = first.events.slice() as LogEvent[]
+    const approvalId = first.approvals()[0]!.approvalId
+    expect(() => decisionEvent('s', events, approvalId, { kind: 'approve', arguments: '{"url":"https://example.com/"}' }, { kind: 'user' }, 1)).toThrow(expect.objectContaining({ code: 'INVALID_ARGS' }))
+    const decided = decisionEvent('s', events, approvalId, { kind: 'deny', reason: 'not today' }, { kind: 'user', id: 'ops' }, events.at(-1)!.time + 1)
+    const next = recordedModel([AFTER_DENIAL])
+    const agent = await resumeAgent({
+      log: [...events, decided], model: fromAiSdk(next.model, { providerTools: [MCP_TOOL] }), tools: [decoy()],
+      clock: fakeClock(1_764_460_000_000), ids: counterIds('r'), timers: instantTimers(),
+    })
+    await agent.whenIdle()
+    expect(next.prompts).toHaveLength(1)
+    expect(next.prompts[0]!.at(-1)).toEqual({ role: 'tool', content: [{ type: 'tool-approval-response', approvalId: APPROVAL_ID, approved: false, reason: 'not today' }] })
+    expect(verify(agent.events).violations).toEqual([])
+  })
+
+  it('P4: a run with a provider approval re-executes to the same log (the decision re-issued at its position)', async () => {
+    const { model } = recordedModel([ASK, AFTER_APPROVAL])
+    const agent = newAgent(model)
+    agent.followup(PROMPT)
+    expect(await agent.whenSettled()).toBe('parked')
+    await agent.decide(agent.approvals()[0]!.approvalId, { kind: 'approve' }, { by: { kind: 'user', id: 'ann' } })
+    await agent.whenIdle()
+    const r = await reexecute(agent.events, { tools: [decoy()], stallMs: 500 } as never)
+    if (!r.ok) throw new Error(r.divergence.diff)
+    expect(r).toEqual({ ok: true, eventCount: agent.events.length })
   })
 })
