@@ -143,6 +143,9 @@ export function applyDecision(agent: ApprovalHost, approvalId: string, decision:
     throw new TurnlogError('UNKNOWN_APPROVAL', `approval ${approvalId} is open in the log, but no step of this agent waits for it`, { ...where, seq: rec.seq })
   }
   if (decision.kind === 'approve' && decision.arguments !== undefined) {
+    if (open.provider === true) {
+      throw new TurnlogError('INVALID_ARGS', `approval ${approvalId} is for a call the provider runs (${open.name}): the provider keeps its own arguments, so they cannot be edited`, { ...where, field: 'decision.arguments', seq: rec.seq })
+    }
     if (open.ask) {
       throw new TurnlogError('INVALID_ARGS', `approval ${approvalId} was asked by tools/pre-execute after its tool/call was logged: its arguments cannot be edited`, { ...where, field: 'decision.arguments', seq: rec.seq })
     }

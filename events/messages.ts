@@ -24,6 +24,13 @@ export const ToolCallBlock = z.strictObject({
   providerData,
   /** issue 23: a call the provider ran itself (web search…): recorded and re-sent, never run by turnlog. */
   providerExecuted: z.literal(true).optional(),
+  /**
+   * issue 23 (provider approvals): the provider's id of its request that a person approve this
+   * provider-executed call before the provider runs it (the AI SDK's `tool-approval-request`).
+   * Such a call goes through turnlog's approvals (lifecycle.md §9) and the decision goes back to
+   * the provider with the next request.
+   */
+  approvalId: z.string().min(1).optional(),
 })
 // --- issue 23 (bridge): blocks the AI SDK streams besides text, reasoning and calls ---------------
 /** A citation (an AI SDK `source` part): a URL or a document the answer cites. Shown, never re-sent. */
@@ -54,9 +61,19 @@ export type Block = z.infer<typeof Block>
 export type TextBlock = z.infer<typeof TextBlock>
 export type ToolCallBlock = z.infer<typeof ToolCallBlock>
 
-/** A tool call turnlog runs: a `tool-call` block the provider did not execute itself (issue 23). */
+/**
+ * A tool call turnlog handles: a `tool-call` block the provider did not execute itself (issue 23),
+ * or a provider-executed one the provider asked a person to approve (`approvalId`): turnlog asks,
+ * logs the decision as that call's `tool/call` + `tool/result` and sends it to the provider; the
+ * provider runs it. A provider-executed call without a request is never run and owed no result.
+ */
 export function isRunnableCall(b: Block): b is ToolCallBlock {
-  return b.type === 'tool-call' && b.providerExecuted !== true
+  return b.type === 'tool-call' && (b.providerExecuted !== true || b.approvalId !== undefined)
+}
+
+/** A provider-executed call the provider asked a person to approve (see `isRunnableCall`). */
+export function isProviderApproval(b: { providerExecuted?: true; approvalId?: string }): boolean {
+  return b.providerExecuted === true && b.approvalId !== undefined
 }
 
 export const MessageId = z.string().min(1)

@@ -18,7 +18,7 @@
  */
 import { z } from 'zod'
 import {
-  LogChecker, TurnlogError, findLossy,
+  LogChecker, TurnlogError, findLossy, isProviderApproval,
   type ApprovalBy, type ApprovalDecision, type EventOf, type LogEvent,
 } from '../events/index.js'
 import { approvalsReducer } from '../reducers/approvals.js'
@@ -180,6 +180,13 @@ export function decisionEvent(
   if (decision.kind === 'approve' && decision.arguments !== undefined) {
     const ask = events.some((e) => e.type === 'tool/call' && e.seq < r.seq && (e as EventOf<'tool/call'>).data.callId === r.callId)
     if (ask) throw new TurnlogError('INVALID_ARGS', `approval ${approvalId} was asked after its tool/call was logged: its arguments cannot be edited`, { ...where, field: 'decision.arguments', seq: r.seq })
+    // issue 23: a call the provider runs keeps the provider's arguments
+    const provider = events.some((e) => {
+      if (e.type !== 'assistant/message' || e.seq > r.seq) return false
+      const d = (e as EventOf<'assistant/message'>).data
+      return d.turn === r.turn && d.step === r.step && d.message.content.some((b) => b.type === 'tool-call' && b.id === r.callId && isProviderApproval(b))
+    })
+    if (provider) throw new TurnlogError('INVALID_ARGS', `approval ${approvalId} is for a call the provider runs (${r.name}): the provider keeps its own arguments, so they cannot be edited`, { ...where, field: 'decision.arguments', seq: r.seq })
     const problem = schemaProblem(events, r.seq, r.name, decision.arguments)
     if (problem !== null) throw new TurnlogError('INVALID_ARGS', problem, { ...where, field: 'decision.arguments', seq: r.seq })
   }

@@ -6,7 +6,7 @@
  * may start; this file owns the requests, their decisions, the one expiry timer and the parked
  * position. Every effect goes through `ApprovalEnv` (the driver's appends and status).
  */
-import { denialCode, type ApprovalBy, type ApprovalDecision, type ToolErrorInfo } from '../events/index.js'
+import { denialCode, isProviderApproval, type ApprovalBy, type ApprovalDecision, type ToolErrorInfo } from '../events/index.js'
 import type { CallHost } from './call-stages.js'
 import type { CallRec } from './call-record.js'
 import { errorOutcome, errorText, prepareCall } from './define.js'
@@ -150,11 +150,13 @@ export class ApprovalGate implements ApprovalRun {
     }
   }
 
-  open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean }> {
-    const out: Array<{ approvalId: string; callId: string; name: string; ask: boolean }> = []
+  open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean; provider?: true }> {
+    const out: Array<{ approvalId: string; callId: string; name: string; ask: boolean; provider?: true }> = []
     for (const rec of this.#host.recs) {
       const a = rec.approval
-      if (a !== null && a.decided === null) out.push({ approvalId: a.id, callId: rec.call.id, name: rec.call.name, ask: a.ask })
+      if (a !== null && a.decided === null) {
+        out.push({ approvalId: a.id, callId: rec.call.id, name: rec.call.name, ask: a.ask, ...(isProviderApproval(rec.call) ? { provider: true as const } : {}) })
+      }
     }
     return out
   }

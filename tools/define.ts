@@ -4,8 +4,9 @@
  * the scheduler (`scheduler.ts`) performs the effects.
  */
 import { z } from 'zod'
-import { Block, TurnlogError, findLossy, type ToolErrorInfo, type ToolSpec } from '../events/index.js'
+import { Block, TurnlogError, findLossy, isProviderApproval, type ToolErrorInfo, type ToolSpec } from '../events/index.js'
 import type { AnyTool, Tool, ToolOutcome } from './types.js'
+import { providerApprovalTool } from './provider-approval.js'
 
 /** The `tool/result.error.code`s the scheduler writes (lifecycle §5, plus the two hook codes). */
 export const TOOL_ERROR_CODES = [
@@ -140,8 +141,10 @@ export interface PreparedCall {
 }
 
 /** Looks the tool up and validates the arguments. Never throws. */
-export function prepareCall(call: { name: string; arguments: string }, tools: ReadonlyMap<string, AnyTool>): PreparedCall {
+export function prepareCall(call: { name: string; arguments: string; providerExecuted?: true; approvalId?: string }, tools: ReadonlyMap<string, AnyTool>): PreparedCall {
   const parsed = parseArguments(call.arguments)
+  // a provider call a person must approve: never the user's tool of the same name (issue 23)
+  if (isProviderApproval(call)) return { tool: providerApprovalTool(call.name), args: parsed }
   const tool = tools.get(call.name)
   if (tool === undefined) {
     return { tool, args: parsed, problem: { code: 'UNKNOWN_TOOL', message: `Unknown tool '${call.name}'.` } }

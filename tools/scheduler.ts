@@ -31,6 +31,7 @@ import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
 import { assertMaxParallelToolCalls } from './pool-size.js'
 import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
+import { refusedOutcome } from './provider-approval.js'
 
 export { assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './pool-size.js'
 
@@ -271,7 +272,7 @@ class ToolRun {
     const ev = this.#env.appendCall(rec.requested)
     rec.callSeq = ev.seq
     rec.commitTried = true
-    this.#env.appendResult(rec.requested, ev.seq, errorOutcome(error.code, error.message))
+    this.#env.appendResult(rec.requested, ev.seq, refusedOutcome(rec, error))
     rec.committed = true
   }
 

@@ -179,7 +179,8 @@ export interface ApprovalRun {
   /** Decides every open request `deny` `by: superseded` (a steer while parked). Returns how many. */
   supersede(): number
   /** The open requests' approval ids and tool names (for validation of edited arguments). */
-  open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean }>
+  /** `provider`: a provider-executed call (issue 23), whose arguments a decision cannot edit. */
+  open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean; provider?: true }>
   /** True while the step is parked. */
   readonly parked: boolean
   /** Stops the expiry timer (dispose of a parked agent: the session stays parked). */

@@ -27,8 +27,16 @@ function text(blocks: readonly Block[]): string {
   return parts.join('\n')
 }
 
-/** One history message in the AI SDK prompt format; tool names come from the calls seen so far. */
-function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): LanguageModelV3Message {
+/** What the prompt builder remembers of the calls seen so far: names, and the provider's approval ids. */
+interface Seen {
+  toolNames: Map<string, string>
+  /** call id → the provider's approval id, for provider-executed calls a person was asked about */
+  approvals: Map<string, string>
+}
+
+/** One history message in the AI SDK prompt format. */
+function toPromptMessage(m: ModelMessage, seen: Seen): LanguageModelV3Message {
+  const { toolNames } = seen
   switch (m.role) {
     case 'user': {
       const content: Extract<LanguageModelV3Message, { role: 'user' }>['content'] = []
@@ -48,6 +56,7 @@ function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): Langu
         else if (b.type === 'reasoning') content.push({ type: 'reasoning', text: b.text, ...po })
         else if (b.type === 'tool-call') {
           toolNames.set(b.id, b.name)
+          if (b.providerExecuted === true && b.approvalId !== undefined) seen.approvals.set(b.id, b.approvalId)
           const pe = b.providerExecuted === true ? { providerExecuted: true } : {}
           content.push({ type: 'tool-call', toolCallId: b.id, toolName: b.name, input: parseArguments(b.arguments), ...pe, ...po })
         } else if (b.type === 'tool-result') {
@@ -60,7 +69,18 @@ function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): Langu
       }
       return { role: 'assistant', content }
     }
-    case 'tool':
+    case 'tool': {
+      const approvalId = seen.approvals.get(m.callId)
+      if (approvalId !== undefined) {
+        // the decision on a provider's call goes back as streamText sends it: a tool message with a
+        // `tool-approval-response` (approved unless the result is an error; a denial's text is the
+        // reason the person gave), never as a tool result (issue 23)
+        const reason = m.isError === true ? text(m.content) : ''
+        return {
+          role: 'tool',
+          content: [{ type: 'tool-approval-response', approvalId, approved: m.isError !== true, ...(reason !== '' ? { reason } : {}) }],
+        }
+      }
       return {
         role: 'tool',
         content: [{
@@ -70,6 +90,7 @@ function toPromptMessage(m: ModelMessage, toolNames: Map<string, string>): Langu
           output: m.isError === true ? { type: 'error-text', value: text(m.content) } : { type: 'text', value: text(m.content) },
         }],
       }
+    }
   }
 }
 
@@ -105,10 +126,10 @@ export function callOptions(
   extra: Partial<LanguageModelV3CallOptions> = {},
   providerTools?: NonNullable<LanguageModelV3CallOptions['tools']>,
 ): LanguageModelV3CallOptions {
-  const toolNames = new Map<string, string>()
+  const seen: Seen = { toolNames: new Map(), approvals: new Map() }
   const prompt: LanguageModelV3Message[] = []
   if (request.system !== '') prompt.push({ role: 'system', content: request.system })
-  for (const m of request.messages) prompt.push(toPromptMessage(m, toolNames))
+  for (const m of request.messages) prompt.push(toPromptMessage(m, seen))
   const options: LanguageModelV3CallOptions = {
     ...extra,
     ...settings(request.config as Record<string, unknown>),

@@ -20,9 +20,13 @@
  *   in-band error finish `SERVER`, `other`/`unknown` → stop/tool-calls.
  * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
  * - `raw` (the adapter asks for raw chunks): read for an OpenAI `delta.refusal` only.
- * - approvals (`tool-approval-request`): not yet (they wait for the approvals vocabulary).
+ * - `tool-approval-request {approvalId, toolCallId}` (a provider asks a person to approve one of its
+ *   own calls): the provider-executed call's block carries `approvalId`, so the agent asks and
+ *   logs the decision as that call's `tool/call` + `tool/result` (tools/provider-approval.ts);
+ *   provider-executed calls are held until the response ends or their request comes for that.
+ *   A request for a call that is not a provider-executed call of the response is `STREAM_GRAMMAR`.
  */
-import type { Block, ProviderData, StreamChunk, Usage } from '../../events/index.js'
+import type { Block, ProviderData, StreamChunk, ToolCallBlock, Usage } from '../../events/index.js'
 
 type Kind = 'text' | 'reasoning' | 'tool-call'
 
@@ -136,6 +140,8 @@ export class PartTranslator {
   /** tool-call id → streamed argument length, for open tool-call blocks */
   readonly #streamed = new Map<string, number>()
   readonly #skipped = new Set<string>()
+  /** provider-executed calls not yet emitted (an approval request for one may follow), by call id */
+  readonly #held = new Map<string, { index: number; block: ToolCallBlock }>()
   #calls = 0
   /** `${kind}:${id}` of text and reasoning blocks that ended (a later delta for one is refused) */
   readonly #ended = new Set<string>()
@@ -232,10 +238,15 @@ export class PartTranslator {
       case 'tool-call': {
         const callId = typeof part.toolCallId === 'string' ? part.toolCallId : ''
         if (part.providerExecuted === true || this.#skipped.has(callId)) {
-          // the provider ran it (web search…): recorded whole, re-sent, never run by turnlog
+          // the provider runs it (web search…): recorded whole, re-sent, never run by turnlog. Held
+          // back (its index taken now, so the content keeps the stream's order) until the response
+          // ends or the provider asks for its approval, which the block then carries
           const input = typeof part.input === 'string' ? part.input : ''
-          const block: Block = { type: 'tool-call', id: callId, name: str(part.toolName), arguments: input, providerExecuted: true }
-          this.#whole(block, part, out)
+          const block: ToolCallBlock = { type: 'tool-call', id: callId, name: str(part.toolName), arguments: input, providerExecuted: true }
+          const data = providerDataOf(part.providerMetadata)
+          if (data !== undefined) block.providerData = data
+          this.#flushHeld(callId, out) // a second call with the same id: the first goes out as it is
+          this.#held.set(callId, { index: this.#next++, block })
           return
         }
         const input = typeof part.input === 'string' ? part.input : typeof part.args === 'string' ? part.args : ''
@@ -251,6 +262,20 @@ export class PartTranslator {
         this.#streamed.delete(callId)
         this.#note('tool-call', callId, part)
         this.#end('tool-call', callId, out)
+        return
+      }
+      case 'tool-approval-request': {
+        // the provider asks a person to approve one of its own calls (an MCP tool, say): the call
+        // becomes one turnlog asks about (lifecycle §9); the decision goes back with the next request
+        const callId = str(part.toolCallId)
+        const approvalId = str(part.approvalId)
+        const held = this.#held.get(callId)
+        if (held === undefined || approvalId === '' || held.block.approvalId !== undefined) {
+          // streamText fails the same way (ToolCallNotFoundForApprovalError) for a call it never saw
+          throw new StreamGrammarError(`tool-approval-request ${JSON.stringify(approvalId)} for ${JSON.stringify(callId)}, which is no provider-executed call of this response awaiting approval`)
+        }
+        held.block.approvalId = approvalId
+        this.#flushHeld(callId, out)
         return
       }
       case 'tool-result': {
@@ -295,6 +320,15 @@ export class PartTranslator {
     }
   }
 
+  /** Emits the held provider-executed call `callId` (every held one when undefined). */
+  #flushHeld(callId: string | undefined, out: StreamChunk[]): void {
+    for (const [id, held] of [...this.#held]) {
+      if (callId !== undefined && id !== callId) continue
+      this.#held.delete(id)
+      out.push({ type: 'block', index: held.index, block: held.block })
+    }
+  }
+
   /** A whole block (with the part's provider data) in one chunk. */
   #whole(block: Block, part: Record<string, unknown>, out: StreamChunk[]): void {
     const data = providerDataOf(part.providerMetadata)
@@ -311,6 +345,7 @@ export class PartTranslator {
   }
 
   #finish(part: Record<string, unknown>, out: StreamChunk[]): void {
+    this.#flushHeld(undefined, out)
     // a call whose input streamed but whose `tool-call` part never came is no call (streamText
     // makes none of it): it must not run, and the step is not what the model meant either
     const orphans = [...this.#streamed.keys()]

@@ -5,11 +5,14 @@
  * buckets are disjoint, the SDK's input counts cache reads and writes, its output reasoning) and
  * finish. Anthropic
  * recordings go through `@ai-sdk/anthropic`, the chat-completions ones (OpenAI, DeepSeek, Groq,
- * Mistral, xAI, Alibaba, Perplexity, Azure) through `@ai-sdk/openai-compatible`.
+ * Mistral, xAI, Alibaba, Perplexity, Azure) through `@ai-sdk/openai-compatible`, the OpenAI
+ * Responses ones (MCP approvals) through `@ai-sdk/openai`; a provider's approval request is
+ * compared too (the call it names and its approval id).
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAnthropic } from '@ai-sdk/anthropic'
+import { createOpenAI } from '@ai-sdk/openai'
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible'
 import { jsonSchema, streamText, tool } from 'ai6'
 import { describe, expect, it } from 'vitest'
@@ -29,6 +32,13 @@ const fetchOf = (file: string): typeof fetch => async () =>
 function modelFor(file: string) {
   const f = fetchOf(file)
   if (file.includes('anthropic')) return createAnthropic({ baseURL: 'http://fixture.invalid/v1', apiKey: 'k', fetch: f })('claude-sonnet-4-5')
+  if (sseEvents(file)[0]!.startsWith('data: {"type":"response.')) {
+    // an OpenAI Responses recording (the MCP approval ones): `@ai-sdk/openai`'s Responses model,
+    // whose per-run id for a call under approval is fixed so that both sides agree on it
+    const m = createOpenAI({ baseURL: 'http://fixture.invalid/v1', apiKey: 'k', fetch: f }).responses('gpt-5-mini')
+    ;(m as unknown as { config: { generateId?: () => string } }).config.generateId = () => 'call-under-approval'
+    return m
+  }
   return createOpenAICompatible({ name: 'fixture', baseURL: 'http://fixture.invalid/v1', apiKey: 'k', fetch: f, includeUsage: true })('model')
 }
 
@@ -43,6 +53,8 @@ interface Seen {
   results: Array<{ id: string; name: string; result: unknown }>
   sources: Array<{ url?: string; title?: string }>
   files: Array<{ mediaType: string }>
+  /** provider approval requests: the call and the provider's approval id */
+  approvals: Array<{ callId: string; approvalId: string }>
   finish: string
   /** totals as the AI SDK counts them: input with cache reads and writes, output with reasoning */
   usage: { input?: number; output?: number }
@@ -59,7 +71,7 @@ async function viaStreamText(file: string): Promise<Seen> {
   const content = await result.content
   const u = await result.usage
   const seen: Seen = {
-    text: '', reasoning: [], calls: [], results: [], sources: [], files: [], finish: String(await result.finishReason),
+    text: '', reasoning: [], calls: [], results: [], sources: [], files: [], approvals: [], finish: String(await result.finishReason),
     usage: { ...(u.inputTokens !== undefined ? { input: u.inputTokens } : {}), ...(u.outputTokens !== undefined ? { output: u.outputTokens } : {}) },
     ...(u.totalTokens !== undefined ? { total: u.totalTokens } : {}),
   }
@@ -70,6 +82,7 @@ async function viaStreamText(file: string): Promise<Seen> {
     else if (p.type === 'tool-result' || p.type === 'tool-error') seen.results.push({ id: p.toolCallId, name: p.toolName, result: p.type === 'tool-result' ? p.output : p.error })
     else if (p.type === 'source') seen.sources.push({ ...(p.url !== undefined ? { url: p.url } : {}), ...(p.title !== undefined ? { title: p.title } : {}) })
     else if (p.type === 'file') seen.files.push({ mediaType: p.file.mediaType })
+    else if (p.type === 'tool-approval-request') seen.approvals.push({ callId: p.toolCall.toolCallId, approvalId: p.approvalId })
   }
   return seen
 }
@@ -80,13 +93,16 @@ async function viaBridge(file: string): Promise<Seen | { failed: string }> {
   const m = outcome.message as AssistantMessage
   const u = outcome.usage
   const seen: Seen = {
-    text: '', reasoning: [], calls: [], results: [], sources: [], files: [], finish: FINISH[outcome.finish] ?? outcome.finish,
+    text: '', reasoning: [], calls: [], results: [], sources: [], files: [], approvals: [], finish: FINISH[outcome.finish] ?? outcome.finish,
     usage: u === undefined ? {} : { input: u.inputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0), output: u.outputTokens + (u.reasoningTokens ?? 0) },
   }
   for (const b of m.content) {
     if (b.type === 'text') seen.text += b.text
     else if (b.type === 'reasoning') seen.reasoning.push({ text: b.text, ...(b.providerData !== undefined ? { providerData: b.providerData } : {}) })
-    else if (b.type === 'tool-call') seen.calls.push({ id: b.id, name: b.name, input: b.arguments.trim() === '' ? {} : JSON.parse(b.arguments), providerExecuted: b.providerExecuted === true })
+    else if (b.type === 'tool-call') {
+      seen.calls.push({ id: b.id, name: b.name, input: b.arguments.trim() === '' ? {} : JSON.parse(b.arguments), providerExecuted: b.providerExecuted === true })
+      if (b.approvalId !== undefined) seen.approvals.push({ callId: b.id, approvalId: b.approvalId })
+    }
     else if (b.type === 'tool-result') seen.results.push({ id: b.id, name: b.name, result: b.result })
     else if (b.type === 'source') seen.sources.push({ ...(b.url !== undefined ? { url: b.url } : {}), ...(b.title !== undefined ? { title: b.title } : {}) })
     else if (b.type === 'file') seen.files.push({ mediaType: b.mediaType })

@@ -107,6 +107,7 @@ describe('issue 23 item 4: a refusal is the model\'s answer, in every adapter', 
 
   for (const [name, model] of [
     ['the OpenAI-compatible adapter', () => openaiCompatibleModel({ baseURL: server.url('openai-python/gpt-4o-refusal.sse'), model: 'gpt-4o' })],
+    ['fromAiSdk(@ai-sdk/openai-compatible V3)', () => fromAiSdk(createOpenAICompatible({ name: 'fixture', baseURL: server.url('openai-python/gpt-4o-refusal.sse'), apiKey: 'k', includeUsage: true })('gpt-4o'))],
     ['fromAiSdk(V2)', () => fromAiSdk(v2OpenAiRefusal())],
     ['fromAiSdk(@ai-sdk/anthropic)', () => fromAiSdk(createAnthropic({ baseURL: server.url('vercel-ai/anthropic--anthropic-refusal.chunks.txt'), apiKey: 'k' })('claude-sonnet-4-5'))],
   ] as [string, () => ModelAdapter][]) {
