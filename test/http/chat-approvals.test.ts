@@ -132,6 +132,26 @@ describe('approvals through the AI SDK 6 Chat (JSONL, agent in this process)', (
     expect(none.status).toBe(400)
     expect((await log('ap1')).length).toBe(events.length)
   })
+
+  it('H8 a decision made elsewhere while the client looked (another tab, the CLI): the answer\'s stream sends it too, so the client ends equal to the history', async () => {
+    const chat = new NodeChat({ id: 'ap2', api: `${served.url}/chat`, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses })
+    await chat.sendMessage({ text: 'Pay both invoices' })
+    const requested = tools(chat.messages[1])
+    expect(requested.map((p) => p.state)).toEqual(['approval-requested', 'approval-requested'])
+    // someone else denies the second request first (store.decide: the running agent logs it, and parks again)
+    await (store as unknown as { decide(id: string, a: string, d: unknown, o: unknown): Promise<unknown> })
+      .decide('ap2', requested[1]!.approval!.id, { kind: 'deny', reason: 'too much' }, { waitMs: 5_000 })
+    await until(async () => (await log('ap2')).filter((e) => e.type === 'step/parked').length === 2)
+    // this client still shows both open; it answers both, the second as the other person did
+    await chat.addToolApprovalResponse({ id: requested[0]!.approval!.id, approved: true })
+    await chat.addToolApprovalResponse({ id: requested[1]!.approval!.id, approved: false, reason: 'too much' })
+    await until(() => chat.status === 'ready' && texts(chat.messages[1]) === FINAL)
+    expect(chat.error).toBeUndefined()
+    expect(tools(chat.messages[1]).map((p) => p.state)).toEqual(['output-available', 'output-denied'])
+    const history = (await (await fetch(`${served.url}/chat/ap2/messages`)).json()) as UIMessage[]
+    expect(plain(history)).toEqual(plain(chat.messages))
+    expect(paid).toEqual([500])
+  })
 })
 
 /** The messages as the client posted its answers: first approved, second denied 'too much' (or swapped). */
