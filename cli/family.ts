@@ -1,0 +1,46 @@
+/**
+ * A session's relatives, as the CLI finds them (lifecycle §10): a child session lives in the same
+ * store as its parent, so a JSONL child is `<dir>/<child-id>.jsonl` beside the parent's file and a
+ * PostgreSQL child is `postgres://…#<child-id>` in the same database. `turnlog replay` and the report
+ * link to them; `turnlog export --children` reads them.
+ */
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import type { LogEvent } from '../events/index.js'
+import { isValidSessionId } from '../stores/ids.js'
+import type { CliIo } from './io.js'
+import { resolveLogPath } from './load.js'
+import { displayLog, isPgUrl, parsePgLog } from './pg.js'
+
+/**
+ * The LOG argument naming session `id` in the same store as `logArg`, or undefined: a JSONL log
+ * whose sibling file does not exist, or an id that is not a safe file name.
+ */
+export function relativeLog(logArg: string, id: string, io: CliIo): string | undefined {
+  if (!isValidSessionId(id)) return undefined
+  if (isPgUrl(logArg)) {
+    const { url } = parsePgLog(logArg)
+    return `${url}#${encodeURIComponent(id)}`
+  }
+  const file = join(dirname(logArg), `${id}.jsonl`)
+  return existsSync(resolveLogPath(file, io)) ? file : undefined
+}
+
+/** `relativeLog`, as printed (a postgres URL without its password). */
+export function childLinker(logArg: string, io: CliIo): (id: string) => string | undefined {
+  return (id) => {
+    const arg = relativeLog(logArg, id, io)
+    return arg !== undefined ? displayLog(arg) : undefined
+  }
+}
+
+/** The child session ids a log spawned (`child/spawned`), with the spawning call, in log order. */
+export function spawnedChildren(events: readonly LogEvent[]): Array<{ seq: number; callId: string; child: string }> {
+  const out: Array<{ seq: number; callId: string; child: string }> = []
+  for (const e of events) {
+    if (e.type !== 'child/spawned') continue
+    const d = e.data as { callId?: unknown; child?: unknown }
+    if (typeof d.child === 'string' && typeof d.callId === 'string') out.push({ seq: e.seq, callId: d.callId, child: d.child })
+  }
+  return out
+}
