@@ -106,7 +106,8 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
     .option('--gzip', 'embed the log gzipped: a ~7x smaller file that opens more slowly')
     .option('--force', 'overwrite OUT if it exists')
-    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string; gzip?: boolean; force?: boolean }) =>
+    .option('--children', 'also write each child session\'s report beside OUT (<child-id>.html) and link parent and children')
+    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string; gzip?: boolean; force?: boolean; children?: boolean }) =>
       done(await reportCommand(log, opts, io)))
 
   p.command('inspect')

@@ -11,7 +11,7 @@ import { endsParking } from './approvals.js'
 import type { TranscriptApproval, TranscriptStep } from './transcript-types.js'
 
 /** Whether an event ends a parked wait: anything that `endsParking` except a decision or a re-parking. */
-function endsWait(type: string): boolean {
+export function endsWait(type: string): boolean {
   return type !== 'tool/approval-decided' && type !== 'step/parked' && endsParking(type)
 }
 
