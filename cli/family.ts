@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path'
 import type { LogEvent } from '../events/index.js'
 import { isValidSessionId } from '../stores/ids.js'
 import type { CliIo } from './io.js'
-import { resolveLogPath } from './load.js'
+import { loadLog, resolveLogPath } from './load.js'
 import { displayLog, isPgUrl, parsePgLog } from './pg.js'
 
 /**
@@ -41,6 +41,34 @@ export function spawnedChildren(events: readonly LogEvent[]): Array<{ seq: numbe
     if (e.type !== 'child/spawned') continue
     const d = e.data as { callId?: unknown; child?: unknown }
     if (typeof d.child === 'string' && typeof d.callId === 'string') out.push({ seq: e.seq, callId: d.callId, child: d.child })
+  }
+  return out
+}
+
+/** A session's child logs, read recursively from the same store (`turnlog export --children`). */
+export interface ChildLogs {
+  callId: string
+  tree: { sessionId: string; events: readonly LogEvent[]; children: ChildLogs[] }
+}
+
+/**
+ * Reads the children `events` spawned (and theirs), from beside `logArg`. A child whose log is not
+ * there is reported through `missing` and left out; `seen` cuts a cycle a hostile store could hold.
+ */
+export async function loadChildren(
+  logArg: string, events: readonly LogEvent[], io: CliIo, missing: (child: string, callId: string) => void, seen = new Set<string>(),
+): Promise<ChildLogs[]> {
+  const out: ChildLogs[] = []
+  for (const k of spawnedChildren(events)) {
+    if (seen.has(k.child)) continue
+    seen.add(k.child)
+    const arg = relativeLog(logArg, k.child, io)
+    if (arg === undefined) {
+      missing(k.child, k.callId)
+      continue
+    }
+    const log = await loadLog(arg, io)
+    out.push({ callId: k.callId, tree: { sessionId: log.header.id, events: log.events, children: await loadChildren(arg, log.events, io, missing, seen) } })
   }
   return out
 }

@@ -14,7 +14,9 @@
  *   (seconds from the request being frozen, i.e. the last event of the step before its first
  *   chunk, to that chunk).
  * - a tool call → `execute_tool {name}`, INTERNAL, child of its turn (a sibling of the chat span
- *   that asked for it), `tool/call` → its `tool/result`; error status for an error result.
+ *   that asked for it), `tool/call` → its `tool/result`; error status for an error result. A call
+ *   that needed approval starts at its request, and its wait is a child span `await_approval
+ *   {name}` to the decision (approval-spans.ts).
  * Every span carries `gen_ai.conversation.id` (the session id) and `turnlog.seq.start/end`.
  *
  * Retries: each attempt is its own turn, so its own spans; a retry turn's span links to the failed
@@ -40,6 +42,7 @@ import {
   type Attributes, type SpanAction, type SpanEnd, type SpanFoldOptions, type SpanStart,
 } from './span-types.js'
 import { conventionMessage, outputMessages, toolResultText } from './content.js'
+import { ApprovalSpans, type ApprovalHost } from './approval-spans.js'
 
 export {
   usageAttributes, type AttrValue, type Attributes, type SpanLink, type SpanStart, type SpanEnd, type SpanAction, type SpanFoldOptions,
@@ -80,6 +83,12 @@ export class SpanFold {
   #lastChat: { turn: number; key: string } | undefined
   /** the failed chat span the open retry turn's first chat span links to */
   #retryChatLink: string | undefined
+  /** lifecycle §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
+  readonly #approvals = new ApprovalSpans()
+  readonly #host: ApprovalHost = {
+    start: (out, s) => this.#start(out, s), end: (out, e) => this.#end(out, e), common: () => this.#common(),
+    turnKey: () => this.#turn?.key, includeContent: false, tools: this.#tools,
+  }
 
   constructor(opts: SpanFoldOptions) {
     this.#opts = {
@@ -89,6 +98,7 @@ export class SpanFold {
       semconv: opts.semconv ?? 'latest',
       ...(opts.agentName !== undefined ? { agentName: opts.agentName } : {}),
     }
+    this.#host.includeContent = this.#opts.includeContent
   }
 
   /** Keys of spans started and not yet ended. */
@@ -176,11 +186,19 @@ export class SpanFold {
         break
       case 'assistant/message':
         if (this.#chat !== undefined) this.#endChat(out, seq, time, d, undefined)
+        this.#approvals.message(d)
+        break
+      case 'tool/approval-requested':
+        this.#approvals.requested(out, d, seq, time, this.#host)
+        break
+      case 'tool/approval-decided':
+        this.#approvals.decided(out, d, seq, time, this.#host)
         break
       case 'step/end':
         if (this.#chat !== undefined) this.#endChat(out, seq, time, undefined, d.outcome)
         break
       case 'tool/call': {
+        if (this.#tools.has(d.callId)) break // its span started at its approval request
         const key = `tool-${d.callId}`
         this.#tools.set(d.callId, { key, startSeq: seq })
         const attributes: Attributes = {
@@ -227,6 +245,7 @@ export class SpanFold {
         const turn = this.#turn
         if (turn === undefined) break
         // anything the turn still holds open ends with it (defensive: the L invariants close them first)
+        this.#approvals.closeAll(out, seq, time, this.#host)
         for (const [callId, t] of this.#tools) {
           this.#end(out, { key: t.key, endTime: time, attributes: { [ATTR.seqStart]: t.startSeq, [ATTR.seqEnd]: seq }, status: { code: 'unset' } })
           this.#tools.delete(callId)
