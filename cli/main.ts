@@ -17,6 +17,7 @@ import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
+import { schedulesCommand, type SchedulesCommandOptions } from './commands/schedules.js'
 import { inspectCommand } from './commands/inspect.js'
 import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
@@ -155,6 +156,14 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--arguments <JSON>', "edited arguments (with --approve), validated against the tool's schema")
     .option('--by <NAME>', 'who decides (logged)')
     .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
+
+  // wakeups (lifecycle §10): cli/commands/schedules.ts
+  p.command('schedules')
+    .description('list the wakeups of a session (pending with their due time, fired, canceled); --cancel ID cancels a pending one while no agent owns the session')
+    .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl or postgres://…#session-id")
+    .option('--json', 'print them as JSON')
+    .option('--cancel <ID>', 'cancel a pending wakeup (refused while the session\'s owner runs: use agent.unschedule there)')
+    .action(async (log: string, opts: SchedulesCommandOptions) => done(await schedulesCommand(log, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')
