@@ -57,5 +57,17 @@ describe('turnlog sessions: parked sessions (lifecycle §9)', () => {
     })
     expect(a.parked.oldest.ageMs).toBeGreaterThan(0)
     expect(json.find((x) => x.id === 'b-went-on')!.parked).toBeNull()
+
+    // W1 (lifecycle §10): turnlog schedules lists and cancels a parked session's wakeup in the store, no agent needed
+    const log = `${url}#a-parked`
+    expect((await cli(['schedules', log])).stdout.split('\n')[1]).toMatch(/^ {2}w-pending due /)
+    const c = await cli(['schedules', log, '--cancel', 'w-pending'])
+    expect(c.code, c.stderr).toBe(0)
+    expect((await cli(['schedules', log])).stdout.split('\n')[0]).toMatch(/: 0 pending wakeups$/)
+    const v = await cli(['verify', log])
+    expect(v.code, v.stdout + v.stderr).toBe(0)
+    // still parked: a cancel of a wakeup does not end the wait
+    const after = JSON.parse((await cli(['sessions', url, '--json'])).stdout) as Array<Record<string, any>>
+    expect(after.find((x) => x.id === 'a-parked')!.status).toBe('parked')
   })
 })
