@@ -17,6 +17,7 @@ import { reexecCommand } from './commands/reexec.js'
 import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
+import { schedulesCommand, type SchedulesCommandOptions } from './commands/schedules.js'
 import { inspectCommand } from './commands/inspect.js'
 import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
@@ -86,7 +87,8 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
     .option('--force', 'overwrite OUT if it exists')
     .option('--agent-name <NAME>', 'the agent\'s name: gen_ai.agent.name and `invoke_agent NAME` on the spans, the trace\'s process name')
-    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string }) => done(await exportCommand(log, opts, io, VERSION)))
+    .option('--children', 'otlp-json: also the child sessions (their logs beside LOG, or in the same database), under the spawning calls')
+    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string; children?: boolean }) => done(await exportCommand(log, opts, io, VERSION)))
 
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
@@ -106,7 +108,8 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
     .option('--gzip', 'embed the log gzipped: a ~7x smaller file that opens more slowly')
     .option('--force', 'overwrite OUT if it exists')
-    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string; gzip?: boolean; force?: boolean }) =>
+    .option('--children', 'also write each child session\'s report beside OUT (<child-id>.html) and link parent and children')
+    .action(async (log: string, opts: { output?: string; at?: string; maxSteps?: string; maxRetries?: string; gzip?: boolean; force?: boolean; children?: boolean }) =>
       done(await reportCommand(log, opts, io)))
 
   p.command('inspect')
@@ -153,6 +156,14 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .option('--arguments <JSON>', "edited arguments (with --approve), validated against the tool's schema")
     .option('--by <NAME>', 'who decides (logged)')
     .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
+
+  // wakeups (lifecycle §10): cli/commands/schedules.ts
+  p.command('schedules')
+    .description('list the wakeups of a session (pending with their due time, fired, canceled); --cancel ID cancels a pending one while no agent owns the session')
+    .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl or postgres://…#session-id")
+    .option('--json', 'print them as JSON')
+    .option('--cancel <ID>', 'cancel a pending wakeup (refused while the session\'s owner runs: use agent.unschedule there)')
+    .action(async (log: string, opts: SchedulesCommandOptions) => done(await schedulesCommand(log, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

@@ -17,6 +17,8 @@ import { inline } from './escape.js'
 import { colorsFor, writeLines, type CliIo } from './io.js'
 import { checkOutput, outputExists } from './outputs.js'
 import { json } from './escape.js'
+import { parkedSessions, type ParkedInfo } from './pg-parked.js'
+import { durationText } from '../replay/labels.js'
 
 /** True for `postgres://…` and `postgresql://…`. */
 export function isPgUrl(arg: string): boolean {
@@ -117,15 +119,21 @@ export async function decidePgLog(
 /** `turnlog sessions URL [--json]`: one row per session. */
 export async function sessionsCommand(url: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   if (!isPgUrl(url)) throw new UsageError('sessions takes a postgres:// URL')
-  const rows = await withStore(url.split('#')[0]!, (s) => s.sessions())
+  const now = Date.now()
+  const { rows, parked } = await withStore(url.split('#')[0]!, async (s) => ({ rows: await s.sessions(), parked: await parkedSessions(s, now) }))
+  // lifecycle §9: a parked session with nothing else owed is `parked` (not `idle`), with its oldest open request
+  const listed = rows.map((r) => {
+    const p = parked.get(r.id) ?? null
+    return { ...r, status: p !== null && r.status === 'idle' ? 'parked' as const : r.status, parked: p }
+  })
   if (opts.json) {
-    io.stdout(json(rows, 2) + '\n')
+    io.stdout(json(listed, 2) + '\n')
     return EXIT_OK
   }
   const c = colorsFor(io)
-  const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'LEASE OWNER', 'GIVEN UP']]
-  for (const r of rows) {
-    table.push([inline(r.id), r.status, String(r.events), String(r.pending), r.lastActivity, inline(r.leaseOwner ?? '-'), givenUpCell(r.givenUp)])
+  const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'LEASE OWNER', 'OLDEST OPEN APPROVAL', 'GIVEN UP']]
+  for (const r of listed) {
+    table.push([inline(r.id), r.status, String(r.events), String(r.pending), r.lastActivity, inline(r.leaseOwner ?? '-'), parkedCell(r.parked), givenUpCell(r.givenUp)])
   }
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)))
   const lines = table.map((row, k) => {
@@ -135,6 +143,14 @@ export async function sessionsCommand(url: string, opts: { json?: boolean }, io:
   lines.push(c.dim(`${rows.length} session${rows.length === 1 ? '' : 's'}`))
   writeLines(io.stdout, lines)
   return EXIT_OK
+}
+
+/** "m6 rm, 3 h 2 min ago (2 open)": the oldest open request of a parked session, or '-'. */
+function parkedCell(p: ParkedInfo | null): string {
+  if (p === null) return '-'
+  const later = p.decidedNotLogged > 0 ? `, ${p.decidedNotLogged} decided, not logged yet` : ''
+  if (p.oldest === null) return `none open${later}`
+  return `${inline(p.oldest.approvalId)} ${inline(p.oldest.name || '?')}, ${durationText(p.oldest.ageMs)} ago${p.open > 1 ? ` (${p.open} open)` : ''}${later}`
 }
 
 /** "2 messages after 3 runs (turn 4)": resume's give-ups (lifecycle §8), or '-'. */

@@ -20,6 +20,10 @@ export interface LogCounts {
   retries: number
   compactions: number
   replaced: number
+  /** Child sessions spawned (`child/spawned`), in log order. */
+  children: string[]
+  /** Wakeups (lifecycle §10): `schedule/created`, `schedule/fired` (dropped included), `schedule/canceled`. */
+  schedules: { created: number; fired: number; canceled: number }
 }
 
 export class PrintFold {
@@ -31,7 +35,7 @@ export class PrintFold {
   readonly claimed = new Map<number, UserMessage[]>()
   readonly counts: LogCounts = {
     events: 0, turns: 0, turnsByEnd: Object.create(null) as Record<string, number>, steps: 0, toolCalls: 0, toolErrors: 0,
-    failures: 0, retries: 0, compactions: 0, replaced: 0,
+    failures: 0, retries: 0, compactions: 0, replaced: 0, children: [], schedules: { created: 0, fired: 0, canceled: 0 },
   }
   /** Resume's give-up records (lifecycle §8): the data of each `resume/given-up`, with its seq. */
   readonly givenUp: Array<{ seq: number; data: Record<string, unknown> }> = []
@@ -72,6 +76,10 @@ export class PrintFold {
       case 'llm/retry': n.retries++; break
       case 'resume/given-up': this.givenUp.push({ seq: e.seq, data: d }); break
       case 'compaction/start': n.compactions++; break
+      case 'child/spawned': n.children.push(String(d.child)); break
+      case 'schedule/created': n.schedules.created++; break
+      case 'schedule/fired': n.schedules.fired++; break
+      case 'schedule/canceled': n.schedules.canceled++; break
       case 'agent/inbox/spliced': {
         const list = this.#lists[d.target as string]
         if (!list) break

@@ -4,6 +4,7 @@
  * prints the transcript and the summary.
  */
 import type { UserMessage } from '../events/index.js'
+import { openApprovals } from '../reducers/approvals.js'
 import { inline } from './escape.js'
 import type { Colors } from './io.js'
 import type { PrintFold } from './print-fold.js'
@@ -41,6 +42,18 @@ export function stateAtLines(fold: PrintFold, seq: number, c: Colors): string[] 
   for (const [name, list] of [['next-turn', state.inbox.nextTurn], ['next-step', state.inbox.nextStep]] as const) {
     out.push(`  inbox ${name.padEnd(9)} ${list.length} pending`)
     for (const m of list) out.push(`    ${c.dim(one(m.id, 120))} ${preview(m)}`)
+  }
+  // lifecycle §9, §10: what the session owes people and what it will wake up for
+  const open = openApprovals(state.approvals)
+  if (open.length > 0) {
+    const w = state.approvals.waiting
+    out.push(`  approvals    ${open.length} open${w ? c.yellow(` · parked since seq ${w.parkedSeq}`) : ''}`)
+    for (const a of open) out.push(`    ${one(a.approvalId, 120)} ${c.cyan(`${one(a.name || '?', 120)}(${one(a.arguments, 120)})`)} ${c.dim(`${one(a.callId, 120)} #${a.seq}`)}`)
+  }
+  const pending = state.schedules.pending
+  if (pending.length > 0) {
+    out.push(`  wakeups      ${pending.length} pending`)
+    for (const p of pending) out.push(`    ${one(p.scheduleId, 120)} due ${new Date(p.due).toISOString()}${p.every !== undefined ? ` every ${p.every} ms` : ''} ${c.dim(`${p.deliver}, when busy ${p.whenBusy}`)}`)
   }
   out.push(
     `  surface      ${state.surface.seqs.length} seq(s) · ${state.surface.generation} replacement(s)`,

@@ -11,7 +11,8 @@ import type { LogHeader } from '../events/jsonl.js'
 import { inline, text } from './escape.js'
 import type { Colors } from './io.js'
 import { PrintFold } from './print-fold.js'
-import { givenUpText, str } from '../replay/timeline.js'
+import { budgetText } from '../replay/labels.js'
+import { waitLines, type ChildLink } from './print-waits.js'
 
 export { PrintFold, type LogCounts } from './print-fold.js'
 
@@ -24,11 +25,13 @@ export interface PrintContext {
   toolNames: ReadonlyMap<string, string>
   /** The prompt(s) each turn claimed from next-turn, by the turn's `turn/start` seq (shown for turns with no step). */
   claimed: ReadonlyMap<number, UserMessage[]>
+  /** Where each child session can be read (shown after its `child/spawned`), when known. */
+  childLink?: ChildLink
 }
 
 /** The printer's context from a fold. */
-export function printContext(fold: PrintFold, c: Colors): PrintContext {
-  return { c, toolNames: fold.toolNames, claimed: fold.claimed }
+export function printContext(fold: PrintFold, c: Colors, childLink?: ChildLink): PrintContext {
+  return { c, toolNames: fold.toolNames, claimed: fold.claimed, ...(childLink !== undefined ? { childLink } : {}) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -72,6 +75,8 @@ export function turnEndText(r: TurnEndReason): string {
       return `error ${inline(r.failure.code)}`
     case 'blocked':
       return 'blocked (agent/pre-step rejected the prompt)'
+    case 'budget':
+      return inline(budgetText(r as unknown as Record<string, unknown>))
     default:
       return r.kind
   }
@@ -285,10 +290,15 @@ function stepLines(s: TranscriptStep, ctx: PrintContext, indent: string, out: st
   const { c } = ctx
   out.push(`${indent}${c.bold(`Step ${s.step}`)} ${c.dim(`#${s.seq}`)}`)
   const inner = indent + '  '
+  // approvals, parked time and children, merged with the messages in seq order
+  const waits = s.approvals || s.parked || s.children ? waitLines(s, c, inner, one, ctx.childLink) : []
+  let w = 0
   for (const m of s.messages) {
+    for (; w < waits.length && waits[w]!.seq < m.seq; w++) out.push(waits[w]!.line)
     const ls = messageLines(m, ctx, inner)
     for (let i = 0; i < ls.length; i++) out.push(ls[i]!)
   }
+  for (; w < waits.length; w++) out.push(waits[w]!.line)
   if (s.end) {
     const o = s.end.outcome
     const paint = o.kind === 'failed' ? c.red : o.kind === 'aborted' || o.kind === 'max-tokens' ? c.yellow : c.dim
@@ -314,37 +324,6 @@ function compactionLines(k: TranscriptCompaction, ctx: PrintContext, indent: str
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The summary
-
-export function summaryLines(fold: PrintFold, c: Colors): string[] {
-  const n = fold.counts
-  const state = fold.state
-  const ends = Object.entries(n.turnsByEnd).map(([k, v]) => `${v} ${inline(k)}`).join(', ')
-  const u = state.usage.total
-  const open = state.lifecycle.openTurn !== null ? c.yellow(` · turn ${state.lifecycle.openTurn} still open`) : ''
-  return [
-    c.bold('Summary'),
-    `  turns        ${n.turns}${ends ? c.dim(` (${ends})`) : ''}${open}`,
-    `  steps        ${n.steps}`,
-    `  tool calls   ${n.toolCalls}${n.toolErrors ? c.red(` (${n.toolErrors} failed)`) : ''}`,
-    `  failures     ${n.failures ? c.red(String(n.failures)) : '0'}`,
-    `  retries      ${n.retries ? c.yellow(String(n.retries)) : '0'}`,
-    `  compactions  ${n.compactions}${n.replaced ? c.dim(` (${n.replaced} replacement(s))`) : ''}`,
-    `  usage        ${u.requests} request(s) · ${formatUsage(u)}${state.usage.failed.requests ? c.dim(` (failed requests: ${state.usage.failed.requests})`) : ''}`,
-    `  events       ${n.events} · surface ${state.surface.seqs.length} · history ${state.history.messages.length} message(s)`,
-    ...givenUpLines(fold, c),
-  ]
-}
-
-/** Resume's give-ups (lifecycle §8): each names the acknowledged messages left unanswered. */
-function givenUpLines(fold: PrintFold, c: Colors): string[] {
-  return fold.givenUp.map(({ seq, data }) => {
-    const msgs = Array.isArray(data.messages) ? data.messages.map((m) => inline(str(m))) : []
-    return c.red(`  given up     ${inline(givenUpText(data))} (seq ${seq}): ${msgs.length} message(s) unanswered: ${msgs.join(', ')}`)
-  })
-}
-
 /** The title line of `turnlog replay`. */
 export function titleLine(fold: PrintFold, c: Colors, source: { header?: LogHeader; file?: string } = {}): string {
   const h = source.header
@@ -352,13 +331,15 @@ export function titleLine(fold: PrintFold, c: Colors, source: { header?: LogHead
     h ? `session ${inline(h.id)}` : 'session',
     `${fold.counts.events} events`,
     source.file !== undefined ? inline(source.file) : undefined,
-    h?.parent ? `forked from ${inline(h.parent.session)} at seq ${h.parent.seq}` : undefined,
+    h?.parent ? parentText(h.parent) : undefined,
   ].filter(Boolean).join(' · '))
 }
 
-/** The whole `turnlog replay` page: a title, the transcript, the summary. */
-export function replayLines(fold: PrintFold, c: Colors, source: { header?: LogHeader; file?: string } = {}): string[] {
-  return [titleLine(fold, c, source), '', ...transcriptLines(fold.state, printContext(fold, c)), ...summaryLines(fold, c)]
+/** A header's parent: a child session names its parent's call (lifecycle §10), a fork its seq. */
+function parentText(p: { session: string; seq: number; callId?: string }): string {
+  return p.callId !== undefined
+    ? `child of session ${inline(p.session)} (call ${inline(p.callId)}, seq ${p.seq})`
+    : `forked from ${inline(p.session)} at seq ${p.seq}`
 }
 
 /** A prompt's text on one line (its first blocks only: a message may hold a million). */

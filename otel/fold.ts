@@ -14,7 +14,9 @@
  *   (seconds from the request being frozen, i.e. the last event of the step before its first
  *   chunk, to that chunk).
  * - a tool call → `execute_tool {name}`, INTERNAL, child of its turn (a sibling of the chat span
- *   that asked for it), `tool/call` → its `tool/result`; error status for an error result.
+ *   that asked for it), `tool/call` → its `tool/result`; error status for an error result. A call
+ *   that needed approval starts at its request, and its wait is a child span `await_approval
+ *   {name}` to the decision (approval-spans.ts).
  * Every span carries `gen_ai.conversation.id` (the session id) and `turnlog.seq.start/end`.
  *
  * Retries: each attempt is its own turn, so its own spans; a retry turn's span links to the failed
@@ -34,50 +36,17 @@
  * Spans still open when the log ends (a torn or live log) stay open: `openSpans()` lists them.
  */
 import type { LogEvent } from '../events/index.js'
-import { ATTR, type SemconvMode } from './attributes.js'
+import { ATTR } from './attributes.js'
+import {
+  FINISH_REASONS, PLACEHOLDER_MODEL, usageAttributes,
+  type Attributes, type SpanAction, type SpanEnd, type SpanFoldOptions, type SpanStart,
+} from './span-types.js'
 import { conventionMessage, outputMessages, toolResultText } from './content.js'
+import { ApprovalSpans, type ApprovalHost } from './approval-spans.js'
 
-export type AttrValue = string | number | boolean | string[]
-export type Attributes = Record<string, AttrValue>
-
-/** A link to an earlier span (by key), e.g. a retry's link to the attempt it retries. */
-export interface SpanLink {
-  key: string
-  attributes?: Attributes
-}
-
-/** A span in the mapping's terms (no OpenTelemetry types): `key` is unique within the session. */
-export interface SpanStart {
-  key: string
-  parentKey?: string
-  name: string
-  kind: 'internal' | 'client'
-  startTime: number
-  attributes: Attributes
-  /** Earlier spans this one follows from (a retry: the failed attempt's turn and chat spans). */
-  links?: SpanLink[]
-}
-export interface SpanEnd {
-  key: string
-  endTime: number
-  attributes: Attributes
-  status: { code: 'ok' | 'error' | 'unset'; message?: string }
-}
-export type SpanAction = ({ op: 'start' } & SpanStart) | ({ op: 'end' } & SpanEnd)
-
-export interface SpanFoldOptions {
-  /** The session id (`gen_ai.conversation.id`). */
-  sessionId: string
-  /** `gen_ai.provider.name` / `gen_ai.system` (e.g. `openai`, `anthropic`). Default: the provider
-   * the last `request/header` recorded, else `_OTHER`. */
-  provider?: string
-  /** `gen_ai.agent.name`; also names the turn span `invoke_agent {agentName}`. */
-  agentName?: string
-  /** Record message content on spans. Default false. */
-  includeContent?: boolean
-  /** Attribute generation (see attributes.ts). Default: from `OTEL_SEMCONV_STABILITY_OPT_IN`. */
-  semconv?: SemconvMode
-}
+export {
+  usageAttributes, type AttrValue, type Attributes, type SpanLink, type SpanStart, type SpanEnd, type SpanAction, type SpanFoldOptions,
+} from './span-types.js'
 
 type D = Record<string, any>
 
@@ -97,26 +66,6 @@ interface OpenChat {
   responseModel?: string
 }
 
-/** turnlog's finish → `gen_ai.response.finish_reasons` (provider-style values). */
-const FINISH_REASONS: Record<string, string> = { stop: 'stop', 'tool-calls': 'tool_calls', 'max-tokens': 'length', refusal: 'content_filter' }
-
-/** The model the agent names when its adapter gave none: no model known (issue 23). */
-const PLACEHOLDER_MODEL = 'model'
-
-/** Usage → the convention's attributes (inclusive totals plus details). */
-export function usageAttributes(u: D | undefined): Attributes {
-  if (u === undefined || u === null || typeof u !== 'object') return {}
-  const n = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0)
-  const out: Attributes = {
-    [ATTR.inputTokens]: n(u.inputTokens) + n(u.cacheReadTokens) + n(u.cacheWriteTokens),
-    [ATTR.outputTokens]: n(u.outputTokens) + n(u.reasoningTokens),
-  }
-  if (n(u.cacheReadTokens) > 0) out[ATTR.cacheRead] = n(u.cacheReadTokens)
-  if (n(u.cacheWriteTokens) > 0) out[ATTR.cacheCreation] = n(u.cacheWriteTokens)
-  if (n(u.reasoningTokens) > 0) out[ATTR.reasoning] = n(u.reasoningTokens)
-  return out
-}
-
 /** The incremental fold (see the module comment). Feed events in seq order. */
 export class SpanFold {
   readonly #opts: Required<Omit<SpanFoldOptions, 'agentName'>> & { agentName?: string }
@@ -134,6 +83,12 @@ export class SpanFold {
   #lastChat: { turn: number; key: string } | undefined
   /** the failed chat span the open retry turn's first chat span links to */
   #retryChatLink: string | undefined
+  /** lifecycle §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
+  readonly #approvals = new ApprovalSpans()
+  readonly #host: ApprovalHost = {
+    start: (out, s) => this.#start(out, s), end: (out, e) => this.#end(out, e), common: () => this.#common(),
+    turnKey: () => this.#turn?.key, includeContent: false, tools: this.#tools,
+  }
 
   constructor(opts: SpanFoldOptions) {
     this.#opts = {
@@ -143,6 +98,7 @@ export class SpanFold {
       semconv: opts.semconv ?? 'latest',
       ...(opts.agentName !== undefined ? { agentName: opts.agentName } : {}),
     }
+    this.#host.includeContent = this.#opts.includeContent
   }
 
   /** Keys of spans started and not yet ended. */
@@ -230,11 +186,19 @@ export class SpanFold {
         break
       case 'assistant/message':
         if (this.#chat !== undefined) this.#endChat(out, seq, time, d, undefined)
+        this.#approvals.message(d)
+        break
+      case 'tool/approval-requested':
+        this.#approvals.requested(out, d, seq, time, this.#host)
+        break
+      case 'tool/approval-decided':
+        this.#approvals.decided(out, d, seq, time, this.#host)
         break
       case 'step/end':
         if (this.#chat !== undefined) this.#endChat(out, seq, time, undefined, d.outcome)
         break
       case 'tool/call': {
+        if (this.#tools.has(d.callId)) break // its span started at its approval request
         const key = `tool-${d.callId}`
         this.#tools.set(d.callId, { key, startSeq: seq })
         const attributes: Attributes = {
@@ -281,6 +245,7 @@ export class SpanFold {
         const turn = this.#turn
         if (turn === undefined) break
         // anything the turn still holds open ends with it (defensive: the L invariants close them first)
+        this.#approvals.closeAll(out, seq, time, this.#host)
         for (const [callId, t] of this.#tools) {
           this.#end(out, { key: t.key, endTime: time, attributes: { [ATTR.seqStart]: t.startSeq, [ATTR.seqEnd]: seq }, status: { code: 'unset' } })
           this.#tools.delete(callId)

@@ -17,6 +17,9 @@ export {
   SpanFold, usageAttributes,
   type SpanFoldOptions, type SpanAction, type SpanStart, type SpanEnd, type Attributes, type AttrValue,
 } from './fold.js'
-export { toOtlpJson } from './otlp-json.js'
+export { toOtlpJson, spansToOtlpJson } from './otlp-json.js'
+export { familyToSpans, type SessionTree } from './family.js'
+export { exportFamilySpans } from './family-tracer.js'
+export { APPROVAL_ATTR } from './approval-spans.js'
 export { renderSpanTree } from './tree.js'
 export { ATTR, semconvFromEnv, type SemconvMode } from './attributes.js'

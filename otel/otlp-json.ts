@@ -40,7 +40,18 @@ export function toOtlpJson(
   events: Iterable<LogEvent>,
   opts: SpanFoldOptions & { serviceName?: string; scopeVersion?: string },
 ): { resourceSpans: unknown[] } {
-  const records = logToSpans(events, opts)
+  return spansToOtlpJson(logToSpans(events, opts), opts)
+}
+
+/**
+ * The OTLP/JSON request for span records: a log's (`logToSpans`) or a parent's with its children
+ * (`familyToSpans`, otel/family.ts). Ids are derived from `opts.sessionId` (the root session) and
+ * each record's key.
+ */
+export function spansToOtlpJson(
+  records: readonly SpanRecord[],
+  opts: { sessionId: string; serviceName?: string; scopeVersion?: string },
+): { resourceSpans: unknown[] } {
   const byKey = new Map<string, SpanRecord>(records.map((r) => [r.key, r]))
   const rootOf = (r: SpanRecord): SpanRecord => {
     let cur = r

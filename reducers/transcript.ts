@@ -23,130 +23,25 @@
  * hides, the transcript keeps its own copy of the surface order (`surface`, `anchors`; order.ts):
  * `sourceEventSeqs` must cover the hidden seqs but may cite more, so it cannot decide alone.
  *
+ * A step that asked for approval, parked or ran a child session also holds `approvals`, `parked`
+ * and `children` (transcript-waits.ts; lifecycle §9, §10).
+ *
  * Per event the fold is O(1) (it only looks at the last item of each open container) except a
  * replacement: O(log n) per hidden message plus the splice of the surface copy.
  */
-import type {
-  EventOf, Failure, LogEvent, ModelMessage, StepOutcome, ToolErrorInfo, TurnEndReason,
-  Usage, UserMessage,
-} from '../events/index.js'
-import { replacedRange, type Anchors } from './order.js'
+import type { EventOf, LogEvent, ModelMessage, UserMessage } from '../events/index.js'
+import { replacedRange } from './order.js'
 import { isSurfaceEvent } from './surface.js'
-import type { RetryCause } from './lifecycle.js'
+import type {
+  ReplacedAs, TopItem, TranscriptCompaction, TranscriptMessage, TranscriptState, TranscriptStep, TranscriptTurn, TurnItem,
+} from './transcript-types.js'
+import { applyWaits } from './transcript-waits.js'
 import type { Reducer } from './types.js'
 
-/** How a message left the model's view. */
-export type ReplacedAs =
-  /** hidden by a compaction summary (`user/message` with source `compaction`) */
-  | 'compacted'
-  /** hidden by a pruned copy of a tool result (`tool/result` right after `compaction/prune`) */
-  | 'pruned'
-  /** any other replacement */
-  | 'replaced'
-
-export interface TranscriptMessage {
-  kind: 'message'
-  seq: number
-  time: number
-  type: 'user/message' | 'assistant/message' | 'tool/result'
-  /** The logged message, verbatim (the event's frozen object). */
-  message: ModelMessage
-  /** How it entered the surface. A replacement lists the surface seqs it hid in `replaces`. */
-  surfaceOp: 'append' | 'replace'
-  /** For a replacement: the seqs it hid from the model, in surface order. */
-  replaces?: number[]
-  /** `assistant/message`: finish reason, usage, `interrupted: true` when cancelled mid-stream. */
-  finish?: 'stop' | 'tool-calls' | 'max-tokens' | 'refusal'
-  /** A refusal's explanation by the provider (issue 23), when it gave one. */
-  explanation?: string
-  usage?: Usage
-  interrupted?: true
-  /** `tool/result`: the call it answers and the tool error, if any. */
-  callId?: string
-  error?: ToolErrorInfo
-  /** Set when a later replacement hid this message from the model. */
-  replaced?: true
-  replacedBy?: number
-  replacedAs?: ReplacedAs
-}
-
-export interface TranscriptStep {
-  kind: 'step'
-  seq: number
-  time: number
-  turn: number
-  step: number
-  /** Entered user messages, the assistant message, the tool results: in log order. */
-  messages: TranscriptMessage[]
-  /** The request's usage: its `assistant/message.usage`, else its stream's `usage` chunk (failed requests). */
-  usage: Usage | null
-  /** Seq of the `request/header` logged in this step, if the request changed it. */
-  headerSeq: number | null
-  /** Null while the step is open. A failed step's `outcome` carries the failure. */
-  end: { seq: number; time: number; outcome: StepOutcome } | null
-}
-
-export interface TranscriptPrune {
-  kind: 'prune'
-  seq: number
-  time: number
-  callId: string
-  shadowedSeq: number
-  originalChars: number
-}
-
-export interface TranscriptRetry {
-  kind: 'retry'
-  seq: number
-  time: number
-  turn: number
-  step: number
-  attempt: number
-  delayMs: number
-  failure: Failure
-}
-
-export interface TranscriptCompaction {
-  kind: 'compaction'
-  seq: number
-  time: number
-  compactionId: string
-  turn: number
-  summary: { seq: number; summary: string; shadowedSeqs: readonly number[]; usage?: Usage } | null
-  /** The replacing `user/message` (and anything else logged inside the bracket). */
-  items: Array<TranscriptMessage | TranscriptPrune>
-  /** Null while the bracket is open. */
-  end: { seq: number; time: number; error?: ToolErrorInfo } | null
-}
-
-export type TurnItem = TranscriptStep | TranscriptCompaction | TranscriptPrune | TranscriptRetry | TranscriptMessage
-
-export interface TranscriptTurn {
-  kind: 'turn'
-  seq: number
-  time: number
-  turn: number
-  cause: RetryCause | null
-  items: TurnItem[]
-  /** Null while the turn is open. */
-  end: { seq: number; time: number; reason: TurnEndReason } | null
-}
-
-/** `session/end-seed`: everything before it was inherited (fork, resume). */
-export interface TranscriptSeedEnd {
-  kind: 'seed-end'
-  seq: number
-  time: number
-}
-
-export type TopItem = TranscriptTurn | TranscriptCompaction | TranscriptPrune | TranscriptRetry | TranscriptMessage | TranscriptSeedEnd
-
-export interface TranscriptState {
-  items: TopItem[]
-  /** The fold's own copy of the surface order (internal; see the file comment). */
-  surface: number[]
-  anchors: Anchors
-}
+export type {
+  ReplacedAs, TranscriptMessage, TranscriptStep, TranscriptPrune, TranscriptRetry, TranscriptCompaction, TurnItem,
+  TranscriptTurn, TranscriptSeedEnd, TopItem, TranscriptState, TranscriptApproval, TranscriptParked, TranscriptChild,
+} from './transcript-types.js'
 
 type Container = { items: Array<TopItem | TurnItem> }
 
@@ -281,6 +176,8 @@ export const transcriptReducer: Reducer<TranscriptState> = {
   name: 'transcript',
   initial: () => ({ items: [], surface: [], anchors: {} }),
   apply(draft, event: LogEvent) {
+    // approvals, parked time, children: before the switch, which may close the step
+    applyWaits(openStep(draft), event)
     switch (event.type) {
       case 'assistant/chunk': {
         const chunk = (event as EventOf<'assistant/chunk'>).data.chunk

@@ -1,7 +1,8 @@
 /**
  * The timeline of a session (the inspector page and `turnlog export --format chrome-trace`). Its shapes, read from the log in one pass: turns, steps, model streams, tool calls
- * (with the pool's lanes), compaction brackets and point marks (retries, cancels, repairs, prunes,
- * failures, verify violations). Positions only: every number about the session's *state* (history,
+ * (with the pool's lanes), compaction brackets, parked times (lifecycle §9) and point marks
+ * (retries, cancels, repairs, prunes, failures, verify violations; approval requests and
+ * decisions, wakeups set / fired / canceled, child sessions). Positions only: every number about the session's *state* (history,
  * inbox, pending calls, usage) comes from the project's reducers (`stateAt`): inspector/src/cursor.ts.
  *
  * Time axis: x is the event's time with idle gaps compressed (a gap longer than `GAP_CAP_MS` takes
@@ -10,10 +11,12 @@
  */
 import type { LogEvent } from '../events/envelope.js'
 import type { Violation } from '../events/invariants/types.js'
+import { endsWait } from '../reducers/transcript-waits.js'
+import { budgetText, decidedByText, durationText } from './labels.js'
 
 export const GAP_CAP_MS = 1500
 
-export type Row = 'turn' | 'step' | 'model' | 'compaction' | 'marks' | `tool${number}`
+export type Row = 'turn' | 'step' | 'model' | 'compaction' | 'parked' | 'marks' | `tool${number}`
 
 export interface Bar {
   row: Row
@@ -23,7 +26,7 @@ export interface Bar {
   t0: number
   t1: number
   label: string
-  kind: 'turn' | 'step' | 'model' | 'tool' | 'compaction'
+  kind: 'turn' | 'step' | 'model' | 'tool' | 'compaction' | 'parked'
   /** ok | failed | aborted | interrupted | open | retry | error */
   status: string
   lane?: number
@@ -33,6 +36,8 @@ export interface Mark {
   seq: number
   t: number
   kind: 'retry' | 'cancel' | 'repair' | 'prune' | 'failure' | 'violation' | 'steer' | 'resume' | 'gap'
+    /** lifecycle §9, §10: an approval request, its decision, a wakeup set / fired / canceled, a child session */
+    | 'approval' | 'decision' | 'schedule' | 'child'
   label: string
 }
 
@@ -78,6 +83,8 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
   let step: Bar | null = null
   let model: Bar | null = null
   let compaction: Bar | null = null
+  // lifecycle §9: the open parked time (a step/parked to the first event that ends the wait)
+  let parked: Bar | null = null
   const calls = new Map<string, Bar>()
   const laneEnds: number[] = [] // per lane, the axis x where its last bar ends
   const openCalls: Bar[] = []
@@ -86,6 +93,10 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
     const e = events[i]!
     const d = (e.data ?? {}) as Record<string, unknown>
     const t = tx[i]!
+    if (parked && endsWait(e.type)) {
+      close(parked, i, t, 'ok', `${parked.label} · ${durationText(num(e.time) - num(events[parked.seq]!.time))}`)
+      parked = null
+    }
     switch (e.type) {
       case 'turn/start': {
         const cause = d.cause as { kind?: string } | undefined
@@ -98,7 +109,7 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
       case 'turn/end': {
         const reason = (d.reason ?? {}) as { kind?: string }
         const k = str(reason.kind)
-        if (turn) close(turn, i, t, statusOfEnd(k), `turn ${str(d.turn)} · ${k}`)
+        if (turn) close(turn, i, t, statusOfEnd(k), `turn ${str(d.turn)} · ${k === 'budget' ? budgetText(reason as Record<string, unknown>) : k}`)
         if (k === 'aborted') marks.push({ seq: i, t, kind: 'cancel', label: `turn ${str(d.turn)} cancelled` })
         if (k === 'interrupted' || k === 'forked') marks.push({ seq: i, t, kind: 'repair', label: `turn ${str(d.turn)} closed by repair (${k})` })
         if (k === 'error') marks.push({ seq: i, t, kind: 'failure', label: `turn ${str(d.turn)} ended in error` })
@@ -163,6 +174,34 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
         if (err) marks.push({ seq: i, t, kind: 'failure', label: `tool ${b?.label ?? str(d.callId)} error: ${str(err.message)}` })
         break
       }
+      case 'step/parked':
+        if (!parked) {
+          const ids = Array.isArray(d.approvals) ? d.approvals.map(str) : []
+          parked = { row: 'parked', seq: i, endSeq: last, t0: t, t1: tx[last]!, label: `parked for ${ids.join(', ')}`, kind: 'parked', status: 'open' }
+          bars.push(parked)
+        }
+        break
+      case 'tool/approval-requested':
+        marks.push({ seq: i, t, kind: 'approval', label: `approval ${str(d.approvalId)} asked for call ${str(d.callId)}${typeof d.question === 'string' ? `: ${d.question}` : ''}` })
+        break
+      case 'tool/approval-decided': {
+        const dec = (d.decision ?? {}) as { kind?: unknown; reason?: unknown; arguments?: unknown }
+        const how = dec.kind === 'approve' ? `approved${typeof dec.arguments === 'string' ? ' with edited arguments' : ''}` : `denied${typeof dec.reason === 'string' ? `: ${dec.reason}` : ''}`
+        marks.push({ seq: i, t, kind: 'decision', label: `approval ${str(d.approvalId)} ${how} by ${decidedByText(d.by)}` })
+        break
+      }
+      case 'schedule/created':
+        marks.push({ seq: i, t, kind: 'schedule', label: `wakeup ${str(d.scheduleId)} set for ${typeof d.due === 'number' ? new Date(d.due).toISOString() : '?'}${typeof d.every === 'number' ? `, every ${durationText(d.every)}` : ''}` })
+        break
+      case 'schedule/fired':
+        marks.push({ seq: i, t, kind: 'schedule', label: `wakeup ${str(d.scheduleId)} fired${d.dropped === true ? ' (dropped: busy)' : ''}${typeof d.missed === 'number' && d.missed > 0 ? `, ${d.missed} missed` : ''}` })
+        break
+      case 'schedule/canceled':
+        marks.push({ seq: i, t, kind: 'schedule', label: `wakeup ${str(d.scheduleId)} canceled` })
+        break
+      case 'child/spawned':
+        marks.push({ seq: i, t, kind: 'child', label: `child session ${str(d.child)} (call ${str(d.callId)})` })
+        break
       case 'llm/retry':
         marks.push({ seq: i, t, kind: 'retry', label: `request retry, attempt ${str(d.attempt)} after ${str(d.delayMs)} ms` })
         break

@@ -6,7 +6,8 @@ import { writeLog } from '../../replay/write-log.js'
 import { runDemoSession } from '../demo-session.js'
 import { EXIT_INTERNAL, EXIT_OK } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
-import { PrintFold, replayLines } from '../print.js'
+import { PrintFold } from '../print.js'
+import { replayLines } from '../print-summary.js'
 
 export interface DemoCommandOptions {
   store?: string

@@ -5,14 +5,18 @@
  */
 import type { LogEvent } from '../../events/index.js'
 import { semconvFromEnv } from '../../otel/attributes.js'
-import { toOtlpJson } from '../../otel/otlp-json.js'
+import { spansToOtlpJson, toOtlpJson } from '../../otel/otlp-json.js'
+import { familyToSpans } from '../../otel/family.js'
+import type { ChildLogs } from '../family.js'
 import { json } from '../escape.js'
 
 /** The file's text (one JSON document and a newline) and a one-line summary; `agentName` is `gen_ai.agent.name`. */
-export function otlpJsonExport(sessionId: string, events: readonly LogEvent[], version: string, agentName?: string): { text: string; summary: string } {
-  const request = toOtlpJson(events, {
-    sessionId, semconv: semconvFromEnv(), scopeVersion: version, ...(agentName !== undefined ? { agentName } : {}),
-  })
+export function otlpJsonExport(
+  sessionId: string, events: readonly LogEvent[], version: string, agentName?: string, children?: ChildLogs[],
+): { text: string; summary: string } {
+  const opts = { sessionId, semconv: semconvFromEnv(), scopeVersion: version, ...(agentName !== undefined ? { agentName } : {}) }
+  // --children: the family's spans, each child under its spawning call's execute_tool span
+  const request = children !== undefined ? spansToOtlpJson(familyToSpans({ sessionId, events, children }, opts), opts) : toOtlpJson(events, opts)
   const spans = (request.resourceSpans[0] as { scopeSpans: { spans: unknown[] }[] }).scopeSpans[0]!.spans.length
   return { text: `${json(request)}\n`, summary: `${spans} span${spans === 1 ? '' : 's'} (OTLP/JSON)` }
 }

@@ -17,18 +17,23 @@ import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
 import { displayLog, isPgUrl } from '../pg.js'
 import { otlpJsonExport } from './export-otlp.js'
+import { loadChildren, type ChildLogs } from '../family.js'
 
 export interface ExportCommandOptions {
   format?: string
   output?: string
   force?: boolean
   agentName?: string
+  /** Also export the child sessions (read from beside LOG, recursively) under their spawning calls. */
+  children?: boolean
 }
 
 /** What every converter may use besides the events: the package version, the agent's name. */
 export interface ConvertOptions {
   version: string
   agentName?: string
+  /** `--children`: the child sessions' logs (otlp-json nests their spans under the spawning calls). */
+  children?: ChildLogs[]
 }
 
 type Converter = (sessionId: string, events: readonly LogEvent[], opts: ConvertOptions) => { text: string; summary: string }
@@ -39,7 +44,7 @@ export const FORMATS: Record<string, Converter> = {
     text: json(chromeTrace(events, sessionId, verify(events).violations, opts.agentName)) + '\n',
     summary: `Trace Event Format, ${events.length} events (open in ui.perfetto.dev or chrome://tracing)`,
   }),
-  'otlp-json': (sessionId, events, opts) => otlpJsonExport(sessionId, events, opts.version, opts.agentName),
+  'otlp-json': (sessionId, events, opts) => otlpJsonExport(sessionId, events, opts.version, opts.agentName, opts.children),
 }
 
 export async function exportCommand(logArg: string, opts: ExportCommandOptions, io: CliIo, version: string): Promise<number> {
@@ -49,17 +54,22 @@ export async function exportCommand(logArg: string, opts: ExportCommandOptions, 
   const convert = FORMATS[opts.format]!
   const agentName = opts.agentName?.trim()
   if (agentName === '') throw new UsageError('--agent-name must not be empty')
+  if (opts.children === true && opts.format !== 'otlp-json') throw new UsageError('--children goes with --format otlp-json (a chrome-trace of a family is not built)')
   const toStdout = !opts.output || opts.output === '-'
   const out = toStdout ? undefined : resolve(io.cwd ?? process.cwd(), opts.output!)
   const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   if (out !== undefined) await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
-  const { text, summary } = convert(log.header.id, log.events, { version, ...(agentName !== undefined ? { agentName } : {}) })
+  const c = colorsFor(io)
+  const children = opts.children === true
+    ? await loadChildren(logArg, log.events, io, (child, callId) => io.stderr(`${c.yellow('warning')}: child session ${inline(child)} (call ${inline(callId)}) has no log beside ${inline(displayLog(logArg))}: its spans are left out\n`))
+    : undefined
+  const { text, summary } = convert(log.header.id, log.events, { version, ...(agentName !== undefined ? { agentName } : {}), ...(children !== undefined ? { children } : {}) })
   if (out === undefined) {
     io.stdout(text)
     return EXIT_OK
   }
   await writeOutput(out, text, rule)
-  io.stdout(`${colorsFor(io).green('exported')} ${inline(displayLog(logArg))} → ${opts.output}: ${summary}\n`)
+  io.stdout(`${c.green('exported')} ${inline(displayLog(logArg))} → ${opts.output}: ${summary}\n`)
   return EXIT_OK
 }

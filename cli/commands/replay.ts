@@ -10,7 +10,9 @@ import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { json } from '../escape.js'
 import { streamLog } from '../load.js'
 import { displayLog } from '../pg.js'
-import { PrintFold, printContext, summaryLines, titleLine, writeTranscript } from '../print.js'
+import { childLinker } from '../family.js'
+import { PrintFold, printContext, titleLine, writeTranscript } from '../print.js'
+import { summaryLines } from '../print-summary.js'
 import { stateAtLines } from '../print-state.js'
 
 export interface ReplayCommandOptions {
@@ -40,7 +42,7 @@ export async function replayCommand(logArg: string, opts: ReplayCommandOptions, 
     return EXIT_OK
   }
   writeHuman(io, [titleLine(fold, c, { header: log.header, file: displayLog(logArg) }), ''])
-  writeTranscript(fold.state, printContext(fold, c), (lines) => writeHuman(io, lines))
+  writeTranscript(fold.state, printContext(fold, c, childLinker(logArg, io)), (lines) => writeHuman(io, lines))
   writeHuman(io, summaryLines(fold, c))
   return EXIT_OK
 }

@@ -2,14 +2,17 @@
  * `turnlog report LOG -o report.html`: one self-contained HTML file (the log embedded, no network
  * request, opens from file://): timeline, state at any seq, transcript, tokens, verify marks.
  */
-import { resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
+import type { LogHeader } from '../../events/jsonl.js'
+import { relativeLog, spawnedChildren } from '../family.js'
+import type { PageData } from '../page.js'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { isPgUrl } from '../pg.js'
+import { displayLog, isPgUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
 export interface ReportCommandOptions {
@@ -21,6 +24,8 @@ export interface ReportCommandOptions {
   gzip?: boolean
   /** Replace an existing OUT (never an input: cli/outputs.ts). */
   force?: boolean
+  /** Also write each child session's report beside OUT (`<child-id>.html`, recursively) and link them. */
+  children?: boolean
 }
 
 export async function reportCommand(logArg: string, opts: ReportCommandOptions, io: CliIo): Promise<number> {
@@ -32,15 +37,53 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
   await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
+  const written = await writeFamilyReport(logArg, log, out, opts, io, select, undefined, new Set([log.header.id]))
+  io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(written / 1024)} kB)\n`)
+  return EXIT_OK
+}
+
+/**
+ * Writes the report of `log` to `out` with its family (lifecycle §10): the parent's and each
+ * child's log, and with `--children` each child's own report beside `out` (`<child-id>.html`,
+ * recursively; `seen` stops a cycle a hostile store could hold). Returns the page's size.
+ */
+async function writeFamilyReport(
+  logArg: string, log: { file: string; header: LogHeader; events: readonly LogEvent[] }, out: string, opts: ReportCommandOptions, io: CliIo,
+  select: number | undefined, parentHref: string | undefined, seen: Set<string>,
+): Promise<number> {
+  const family: NonNullable<PageData['family']> = {}
+  const p = log.header.parent
+  if (p?.callId !== undefined) {
+    const plog = relativeLog(logArg, p.session, io)
+    family.parent = { session: p.session, seq: p.seq, callId: p.callId, ...(parentHref !== undefined ? { href: parentHref } : {}), ...(plog !== undefined ? { log: displayLog(plog) } : {}) }
+  }
+  const kids: Array<{ id: string; arg: string }> = []
+  for (const k of spawnedChildren(log.events)) {
+    const arg = relativeLog(logArg, k.child, io)
+    const writes = opts.children === true && arg !== undefined && !seen.has(k.child)
+    ;(family.children ??= {})[k.child] = { ...(arg !== undefined ? { log: displayLog(arg) } : {}), ...(writes ? { href: `${k.child}.html` } : {}) }
+    if (writes) {
+      seen.add(k.child)
+      kids.push({ id: k.child, arg: arg! })
+    }
+  }
   const html = await renderPage({
     // a postgres LOG is shown as the store read it: its URL without the password
     version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     verifyOptions: verifyOptions(opts),
     ...(select !== undefined ? { select } : {}),
+    ...(family.parent !== undefined || family.children !== undefined ? { family } : {}),
   }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
+  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   await writeOutput(out, html, rule)
-  io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(html.length / 1024)} kB)\n`)
-  return EXIT_OK
+  for (const k of kids) {
+    const childOut = join(dirname(out), `${k.id}.html`)
+    await checkOutput(childOut, { ...rule, inputs: isPgUrl(k.arg) ? [] : [resolveLogPath(k.arg, io)] })
+    const child = await loadLog(k.arg, io)
+    await writeFamilyReport(k.arg, child, childOut, opts, io, undefined, basename(out), seen)
+    io.stdout(`wrote ${displayLog(join(dirname(opts.output ?? ''), `${k.id}.html`))} (child ${k.id}, ${child.events.length} events)\n`)
+  }
+  return html.length
 }
 
 export function verifyOptions(opts: { maxSteps?: string; maxRetries?: string }): { maxStepsPerTurn?: number; maxRetries?: number } {

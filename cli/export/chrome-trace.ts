@@ -1,7 +1,8 @@
 /**
  * The session as a Chrome trace (the Trace Event Format read by Perfetto and chrome://tracing):
  * the inspector's timeline (replay/timeline.ts) with real times: one thread for turns, one for
- * steps, one for model streams, one for compactions, one per tool-pool lane; retries, cancels,
+ * steps, one for model streams, one for compactions, one for parked times (lifecycle §9), one per
+ * tool-pool lane; approval requests and decisions, wakeups, child sessions, retries, cancels,
  * failures, repairs, prunes and verify violations as instant events. Every event carries its seq
  * range in `args`. Times are the log's (µs since the session's earliest event); a bar whose end
  * event's time is before its start's (a clock that stepped back) lasts 0, like its span.
@@ -22,7 +23,7 @@ interface TraceEvent {
   args?: Record<string, unknown>
 }
 
-const TIDS: Record<string, number> = { turn: 1, step: 2, model: 3, compaction: 4, marks: 5 }
+const TIDS: Record<string, number> = { turn: 1, step: 2, model: 3, compaction: 4, marks: 5, parked: 6 }
 
 function tidOf(row: Row): number {
   return row.startsWith('tool') ? 10 + Number(row.slice(4)) : TIDS[row]!
@@ -41,7 +42,7 @@ export function chromeTrace(events: readonly LogEvent[], sessionId: string, viol
   const out: TraceEvent[] = [
     { name: 'process_name', ph: 'M', pid: 1, tid: 0, args: { name: `${agentName !== undefined ? `${agentName} · ` : ''}turnlog session ${sessionId}` } },
   ]
-  const names: Record<number, string> = { 1: 'turns', 2: 'steps', 3: 'model streams', 4: 'compactions', 5: 'marks' }
+  const names: Record<number, string> = { 1: 'turns', 2: 'steps', 3: 'model streams', 4: 'compactions', 5: 'marks', 6: 'parked (waiting for people)' }
   for (let l = 0; l < tl.lanes; l++) names[10 + l] = `tools · lane ${l + 1}`
   for (const [tid, name] of Object.entries(names)) {
     out.push({ name: 'thread_name', ph: 'M', pid: 1, tid: Number(tid), args: { name } })

@@ -26,6 +26,12 @@ export interface Compare {
   goldenFile?: string
 }
 
+/** A session's relatives as the CLI found them: `href` a sibling report file, `log` where the log is. */
+export interface Family {
+  parent?: { session: string; seq: number; callId?: string; href?: string; log?: string }
+  children?: Record<string, { href?: string; log?: string }>
+}
+
 export interface PageData {
   version: 1
   mode: 'report' | 'live'
@@ -42,6 +48,8 @@ export interface PageData {
   reexec?: { ok: boolean; eventCount: number }
   /** `turnlog eval --report`: the re-run, side by side with this log (compare.ts). */
   compare?: Compare | null
+  /** Sub-agents (lifecycle §10): the child sessions' reports or logs, and the parent's (cli/family.ts). */
+  family?: Family | null
   /** Events between two state checkpoints (cursor.ts; default 2,000). */
   checkpointEvery?: number
 }

@@ -16,6 +16,8 @@ export interface Props {
   role?: string
   tabindex?: number
   ariaLabel?: string
+  /** An `<a>`'s target: only a sibling file name (`name.html`, the CLI's own report files), else dropped. */
+  href?: string
 }
 
 export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props | null, ...children: Child[]): HTMLElementTagNameMap[K] {
@@ -28,6 +30,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props?: Props |
     if (props.ariaLabel) el.setAttribute('aria-label', props.ariaLabel)
     if (props.tabindex !== undefined) el.tabIndex = props.tabindex
     if (props.data) for (const [k, v] of Object.entries(props.data)) el.setAttribute(`data-${k}`, v)
+    if (props.href !== undefined && tag === 'a' && /^[A-Za-z0-9._-]+\.html$/.test(props.href)) el.setAttribute('href', props.href)
     if (props.onclick) { const f = props.onclick; el.addEventListener('click', (ev) => f(ev as MouseEvent)) }
   }
   append(el, children)

@@ -31,9 +31,19 @@ export function createHeader(d: PageData): Header {
     counts,
     status,
     givenUp,
+    parentLink(d),
     live,
   )
   return { el, status, counts, setLive: (text) => { if (live) live.textContent = text } }
+}
+
+/** A child session's header names its parent's call (lifecycle §10): a link to the parent's report when the CLI wrote one. */
+function parentLink(d: PageData): HTMLElement | null {
+  const p = (d.header as { parent?: { session?: unknown; seq?: unknown; callId?: unknown } } | null)?.parent
+  if (p === undefined || p === null || typeof p.callId !== 'string') return null
+  const text = `child of ${oneLine(str(p.session), 60)} (call ${oneLine(p.callId, 40)}, seq ${str(p.seq)})`
+  const href = d.family?.parent?.href
+  return href !== undefined ? h('a', { class: 'muted', href, data: { testid: 'parent' } }, text) : h('span', { class: 'muted', data: { testid: 'parent' } }, text)
 }
 
 const shown = (v: unknown): string => (v === undefined || v === null ? '(nothing)' : JSON.stringify(v, null, 2))

@@ -48,7 +48,7 @@ declare global {
       readonly checkpointEvery: number
       readonly checkpoints: number
       /** The timeline's bars and marks as drawn, in page coordinates. */
-      bars(): Array<{ x: number; y: number; seq: number; kind: string; label: string }>
+      bars(): Array<{ x: number; y: number; seq: number; kind: string; label: string; mark?: string }>
       /** `eval --report`: the seq selected in the side-by-side panes (null without a re-run). */
       readonly compareSeq: number | null
     }
@@ -135,7 +135,11 @@ function start(d: PageData): void {
       v ? h('span', { class: 'vio' }, v.map((x) => x.invariant).join(' ')) : null,
       ' ', h('span', { class: 'muted' }, oneLine(eventSummary(e), 140)))
   }, (i) => select(i), 'events')
-  const state = new StateView({ select, events, calls, violationsAt: (s) => violationAt.get(s) })
+  const kids = d.family?.children ?? {}
+  const state = new StateView({
+    select, events, calls, violationsAt: (s) => violationAt.get(s),
+    childLink: (id) => (Object.hasOwn(kids, id) ? kids[id] : undefined),
+  })
 
   replace(app,
     header.el,

@@ -13,6 +13,7 @@ import { cls, fmtTime, kv, pretty, relTime } from './format.js'
 import { drawMachines, machineStates } from './machines.js'
 import { contentLines } from './transcript.js'
 import { VirtualList } from './vlist.js'
+import { childBox, showWaits } from './waits-view.js'
 
 export interface StateViewDeps {
   select(seq: number): void
@@ -20,6 +21,8 @@ export interface StateViewDeps {
   /** tool call id → the seqs of its call and result */
   calls: Map<string, { call?: number; result?: number }>
   violationsAt(seq: number): Violation[] | undefined
+  /** Where a child session's report or log is (page data `family`), if known. */
+  childLink?(childId: string): { href?: string; log?: string } | undefined
 }
 
 export class StateView {
@@ -31,6 +34,8 @@ export class StateView {
   readonly #usage = h('div', { class: 'kv', data: { testid: 'usage' } })
   readonly #pending = h('div', { class: 'list', data: { testid: 'pending' } })
   readonly #inbox = h('div', { class: 'list', data: { testid: 'inbox' } })
+  readonly #approvals = h('div', { class: 'list', data: { testid: 'approvals' } })
+  readonly #schedules = h('div', { class: 'list', data: { testid: 'schedules' } })
   readonly #historyTitle = h('h3', { data: { testid: 'history-count' } }, 'history')
   readonly #selection = h('div', { class: 'selection', data: { testid: 'selection' } })
   readonly #raw = h('pre', { class: 'raw', data: { testid: 'raw' } })
@@ -49,6 +54,8 @@ export class StateView {
         h('div', null, h('h3', null, 'usage so far'), this.#usage)),
       h('h3', null, 'pending tool calls'), this.#pending,
       h('h3', null, 'inbox'), this.#inbox,
+      h('h3', null, 'open approvals'), this.#approvals,
+      h('h3', null, 'pending wakeups'), this.#schedules,
       this.#historyTitle, this.#history.el)
     this.selectionEls = [h('h2', null, 'Selected'), this.#selection, this.#raw]
   }
@@ -82,6 +89,7 @@ export class StateView {
     replace(this.#inbox,
       inboxList('next-turn', st.inbox.nextTurn),
       inboxList('next-step', st.inbox.nextStep))
+    showWaits(this.#approvals, this.#schedules, st, this.deps.select)
     this.#historyTitle.textContent = `history (model-visible): ${st.history.messages.length} messages`
     this.#historyTitle.dataset.count = String(st.history.messages.length)
     this.#history.setCount(st.history.messages.length)
@@ -108,6 +116,8 @@ export class StateView {
         h('h3', null, 'result'), h('pre', { data: { testid: 'tool-result' } }, res ? contentLines(rd.message).join('\n') : '(no result yet)'),
         rd.error ? h('div', { class: 'vio-box' }, `error: ${str((rd.error as { message?: unknown }).message)}`) : null))
     }
+    const child = e.type === 'child/spawned' ? childBox(str(dd.child), str(dd.callId), this.deps.childLink?.(str(dd.child))) : null
+    if (child) parts.push(child)
     replace(this.#selection, parts.length ? parts : h('div', { class: 'muted' }, `${oneLine(str(e.type), 40)} at seq ${e.seq}`))
   }
 }

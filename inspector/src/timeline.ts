@@ -1,7 +1,8 @@
 /**
- * The timeline on a canvas: rows for turns, steps, model streams, compactions, one lane per
- * concurrently running tool call, and a row of marks (retries, cancels, failures, repairs, prunes,
- * idle gaps, verify violations). Wheel zooms around the pointer, drag pans, a click on a bar or a
+ * The timeline on a canvas: rows for turns, steps, model streams, compactions, parked times (a
+ * session that waited for people), one lane per concurrently running tool call, and a row of marks
+ * (retries, cancels, failures, repairs, prunes, idle gaps, verify violations, approval requests and
+ * decisions, wakeups, child sessions). Wheel zooms around the pointer, drag pans, a click on a bar or a
  * mark selects its seq. Text is drawn with fillText (never parsed). Only what is on screen is drawn.
  */
 import type { Bar, Mark, Timeline } from '../../replay/timeline.js'
@@ -12,9 +13,10 @@ const LABEL_W = 84
 const COLORS: Record<string, string> = {
   ok: '#3b82f6', failed: '#dc2626', aborted: '#f59e0b', interrupted: '#a855f7', open: '#94a3b8', error: '#dc2626', warn: '#eab308',
 }
-const KIND_COLORS: Record<string, string> = { turn: '#1e40af', step: '#2563eb', model: '#0891b2', tool: '#059669', compaction: '#7c3aed' }
+const KIND_COLORS: Record<string, string> = { turn: '#1e40af', step: '#2563eb', model: '#0891b2', tool: '#059669', compaction: '#7c3aed', parked: '#ca8a04' }
 const MARK_COLORS: Record<Mark['kind'], string> = {
   retry: '#f59e0b', cancel: '#ea580c', repair: '#a855f7', prune: '#7c3aed', failure: '#dc2626', violation: '#be123c', steer: '#0ea5e9', resume: '#16a34a', gap: '#64748b',
+  approval: '#ca8a04', decision: '#65a30d', schedule: '#0d9488', child: '#4f46e5',
 }
 
 export interface TimelineView {
@@ -23,7 +25,7 @@ export interface TimelineView {
   setCursor(seq: number): void
   draw(): void
   /** What is drawn now, in page coordinates (tests click them). */
-  boxes(): Array<{ x: number; y: number; seq: number; kind: string; label: string }>
+  boxes(): Array<{ x: number; y: number; seq: number; kind: string; label: string; mark?: string }>
 }
 
 export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, axis: () => 'time' | 'seq'): TimelineView {
@@ -37,7 +39,7 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
   let view = { x0: 0, x1: 1 } // visible axis range
   let fitted = false
   let rows: string[] = []
-  let hits: Array<{ x0: number; x1: number; y0: number; y1: number; seq: number; bar: Bar | null }> = []
+  let hits: Array<{ x0: number; x1: number; y0: number; y1: number; seq: number; bar: Bar | null; mark?: Mark }> = []
   // bars and marks are painted once per view (zoom, pan, size, data) into `base`; moving the cursor
   // only copies it back and draws the cursor line (a scrub on a 100k-event log redrew ~30k bars)
   const base = document.createElement('canvas')
@@ -159,7 +161,7 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       g.beginPath()
       if (m.kind === 'violation') { g.moveTo(x, my - 7); g.lineTo(x + 6, my + 6); g.lineTo(x - 6, my + 6) } else if (m.kind === 'gap') { g.rect(x - 1, 18, 2, nRows * ROW_H) } else { g.arc(x, my, 5, 0, Math.PI * 2) }
       g.fill()
-      hits.push({ x0: x - 6, x1: x + 6, y0: my - 8, y1: my + 8, seq: m.seq, bar: null })
+      hits.push({ x0: x - 6, x1: x + 6, y0: my - 8, y1: my + 8, seq: m.seq, bar: null, mark: m })
     }
   }
 
@@ -224,7 +226,9 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       tl = t
       count = n
       version++
-      rows = ['turn', 'step', 'model', 'compaction', ...Array.from({ length: t.lanes }, (_, i) => `tool${i}`), 'marks']
+      // the parked row only for a session that waited for people (lifecycle §9)
+      const parked = t.bars.some((b) => b.row === 'parked') ? ['parked'] : []
+      rows = ['turn', 'step', 'model', 'compaction', ...parked, ...Array.from({ length: t.lanes }, (_, i) => `tool${i}`), 'marks']
       if (!fitted || wasAtEnd) fit()
       fitted = true
       draw()
@@ -244,7 +248,8 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       const r = canvas.getBoundingClientRect()
       return hits.map((hh) => ({
         x: r.left + window.scrollX + (hh.x0 + hh.x1) / 2, y: r.top + window.scrollY + (hh.y0 + hh.y1) / 2,
-        seq: hh.seq, kind: hh.bar?.kind ?? 'mark', label: hh.bar?.label ?? '',
+        seq: hh.seq, kind: hh.bar?.kind ?? 'mark', label: hh.bar?.label ?? hh.mark?.label ?? '',
+        ...(hh.mark !== undefined ? { mark: hh.mark.kind } : {}),
       }))
     },
   }

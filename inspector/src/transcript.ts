@@ -10,6 +10,8 @@ import type { ModelMessage } from '../../events/index.js'
 import type { TopItem, TranscriptMessage, TranscriptState, TurnItem } from '../../reducers/transcript.js'
 import { oneLine } from './dom.js'
 import { str } from '../../replay/timeline.js'
+import { budgetText, decidedByText, durationText } from '../../replay/labels.js'
+import type { TranscriptStep } from '../../reducers/transcript.js'
 
 export interface Line { seq: number; depth: number; kind: string; text: string }
 
@@ -38,6 +40,7 @@ function top(item: TopItem, out: Line[]): void {
 
 function reason(r: { kind: string }): string {
   const x = r as { kind: string; failure?: { message?: string }; cause?: { kind?: string } }
+  if (x.kind === 'budget') return budgetText(x as Record<string, unknown>)
   if (x.failure) return `${x.kind}: ${oneLine(str(x.failure.message))}`
   if (x.cause) return `${x.kind} (${str(x.cause.kind)})`
   return x.kind
@@ -48,7 +51,14 @@ function turnItem(it: TurnItem, out: Line[], depth: number): void {
     case 'step': {
       const u = it.usage ? ` · ${it.usage.inputTokens} in / ${it.usage.outputTokens} out` : ''
       out.push({ seq: it.seq, depth, kind: 'step', text: `Step ${it.turn}.${it.step}${u}` })
-      for (const m of it.messages) message(m, out, depth + 1)
+      // approvals, parked time, children (lifecycle §9, §10), merged with the messages by seq
+      const waits = waitLines(it, depth + 1)
+      let w = 0
+      for (const m of it.messages) {
+        for (; w < waits.length && waits[w]!.seq < m.seq; w++) out.push(waits[w]!)
+        message(m, out, depth + 1)
+      }
+      for (; w < waits.length; w++) out.push(waits[w]!)
       if (it.end && it.end.outcome.kind !== 'tools' && it.end.outcome.kind !== 'stop') {
         out.push({ seq: it.end.seq, depth: depth + 1, kind: `outcome ${it.end.outcome.kind}`, text: `step ended: ${reason(it.end.outcome)}` })
       }
@@ -132,4 +142,24 @@ export function contentLines(m: unknown): string[] {
   if (!Array.isArray(c)) return []
   return c.map((b: Record<string, unknown>) =>
     b.type === 'tool-call' ? `${str(b.name)}(${str(b.arguments)})` : typeof b.text === 'string' ? b.text : `[${str(b.type)}]`)
+}
+
+/** A step's approval requests, decisions, parked times and child sessions as lines, in seq order. */
+function waitLines(s: TranscriptStep, depth: number): Line[] {
+  const out: Line[] = []
+  for (const a of s.approvals ?? []) {
+    const q = a.question !== undefined ? ` “${oneLine(a.question, 200)}”` : ''
+    out.push({ seq: a.seq, depth, kind: 'approval', text: `${a.approvalId}: ${a.name || '?'}(${oneLine(a.arguments, 200)}) ${a.callId}${q}` })
+    const d = a.decision
+    if (d === null) continue
+    const how = d.kind === 'approve'
+      ? `approved by ${decidedByText(d.by)}${d.arguments !== undefined ? ` with edited arguments ${oneLine(d.arguments, 200)}` : ''}`
+      : `denied by ${decidedByText(d.by)}${d.reason !== undefined ? `: ${oneLine(d.reason, 200)}` : ''}`
+    out.push({ seq: d.seq, depth, kind: 'decision', text: `${a.approvalId} ${how} after ${durationText(d.time - a.time)}` })
+  }
+  for (const p of s.parked ?? []) {
+    out.push({ seq: p.seq, depth, kind: 'parked', text: `waiting for ${p.approvals.join(', ')} · ${p.end !== null ? durationText(p.end.time - p.time) : 'still parked'}` })
+  }
+  for (const k of s.children ?? []) out.push({ seq: k.seq, depth, kind: 'child', text: `child session ${k.child} (call ${k.callId})` })
+  return out.sort((x, y) => x.seq - y.seq)
 }
