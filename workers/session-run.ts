@@ -46,7 +46,13 @@ export class SessionRun {
   #wakeIdle: (() => void) | null = null
   failed = false
 
-  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter) {}
+  /**
+   * @param first what the claim saw (pool.ts): whether a stop request is open and whether a
+   *   decision is unlogged; without either, the start skips that read (a NOTIFY or the fallback
+   *   check brings a later one).
+   */
+  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter,
+    readonly first: { cancels: boolean; decisions: boolean } = { cancels: true, decisions: true }) {}
 
   run(): Promise<void> {
     this.done = this.#run()
@@ -70,10 +76,17 @@ export class SessionRun {
       this.agent = agent
       agent.wake()
       // stops recorded while nobody (or a dead worker) held the session (cancel-worker.ts)
-      void handleCancels(this)
+      if (this.first.cancels) void handleCancels(this)
+      let decisions = this.first.decisions
       for (;;) {
+        await this.pull(decisions)
+        decisions = true
+        // what this pull moved is the agent's now (whenSettled waits for it): only input that
+        // arrives after it (a NOTIFY's or the poll's pull) is a reason to go round again. Going
+        // round after every pull that moved something cost a second inbox + decisions read per
+        // session (round 14, B8); input sent after this pull and not pulled yet is caught by the
+        // hand-back instead, which releases only where `pending = 0`.
         this.#newInput = false
-        await this.pull()
         // parked (lifecycle §9): only decisions are owed; the lease is handed back below (a
         // decision or a due expiry makes the session claimable again)
         await agent.whenSettled()
@@ -157,12 +170,15 @@ export class SessionRun {
     return p
   }
 
-  /** Moves the session's waiting sent messages into the agent, in send order. */
-  pull(): Promise<void> {
+  /** Moves the session's waiting sent messages into the agent, in send order (and hands it the
+   * decisions recorded elsewhere, unless `decisions` is false: the claim saw none). */
+  pull(decisions = true): Promise<void> {
     return this.#serial(async () => {
       const agent = this.agent
+      // still resuming: the start's own pull reads everything (decisions too)
+      if (!agent && !this.#closing) this.first.decisions = true
       if (!agent || this.#closing || this.failed || this.pool.stopping) return
-      if (await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
+      if (decisions && await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
         this.#newInput = true
         this.wake()
       }
