@@ -1,10 +1,11 @@
 /**
  * Round 14 (issue 24 item 6, B8 per CPU): what a worker sends to PostgreSQL for one session, and
  * that the statements it no longer sends lose nothing.
- * - A session with one message and no stop request or decision costs one inbox read at its start:
- *   no decisions read and no cancel read (the claim says there are none), and no second pull
- *   round after the pull that moved the message (the hand-back's `pending = 0` catches input sent
- *   after it). B8 counted 2 inbox + 2 decisions + 1 cancel reads per session before.
+ * - A session with one message and no stop request or decision starts without a read of its own:
+ *   the claim returned its message and said there is no stop request or decision, and there is
+ *   no second pull round after the pull that moved the message (the hand-back's `pending = 0`
+ *   catches input sent after it). B8 counted 2 inbox + 2 decisions + 1 cancel reads per session
+ *   before.
  * - A stop request recorded after the claim, while the session is still being resumed (its
  *   NOTIFY meets no agent yet), is handled when the agent exists, not at the next fallback check.
  *   With `pollMs` at a minute here, only the start can handle it within the test.
@@ -51,7 +52,7 @@ async function countedStore(tag: string): Promise<{ store: PostgresStore; counts
 }
 
 describe('workers: statements per session (round 14, B8)', () => {
-  it('api.md "Across machines": a one-message session costs one inbox read, no decisions or cancel read, one hand-back; answered once', async () => {
+  it('api.md "Across machines": a one-message session costs no inbox, decisions or cancel read after its claim, one hand-back; answered once', async () => {
     const { store, counts } = await countedStore('rt')
     await store.send('s1', 'hello')
     const w = runWorkers({ store, concurrency: 1, leaseMs: 30_000, pollMs: 60_000, lingerMs: 0, agent: () => echoAgent() })
@@ -64,7 +65,7 @@ describe('workers: statements per session (round 14, B8)', () => {
     expect(verifyOk(events)).toEqual([])
     expect(answered(events).unanswered).toEqual([])
     expect([...answered(events).count.values()]).toEqual([1])
-    expect(Object.fromEntries([...counts].filter(([k]) => k !== 'append'))).toEqual({ inboxRead: 1, handBack: 1 })
+    expect(Object.fromEntries([...counts].filter(([k]) => k !== 'append'))).toEqual({ handBack: 1 })
   })
 
   it('api.md "Across machines" (stop from any process): a stop recorded while the claimed session is still resuming is handled at its start', async () => {
