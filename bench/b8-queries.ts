@@ -9,6 +9,8 @@ const KINDS: Array<[string, RegExp]> = [
   ['heartbeat', /FROM unnest\(\$2::text\[\], \$3::bigint\[\]\)/],
   ['handBack', /SET lease_owner = NULL, lease_until = NULL\s+WHERE id = \$1 AND token = \$2 AND pending = 0/],
   ['release', /SET lease_owner = NULL, lease_until = NULL WHERE id = \$1 AND token = \$2$/],
+  // round 14: one fallback check (workers/checks.ts) instead of the two polls below
+  ['check', /SELECT session_id, false AS cancel FROM turnlog_inbox/],
   ['inboxPoll', /SELECT DISTINCT session_id FROM turnlog_inbox/],
   ['cancelPoll', /SELECT DISTINCT session_id FROM turnlog_cancels/],
   ['inboxRead', /FROM turnlog_inbox WHERE session_id = \$1 AND moved_seq IS NULL/],

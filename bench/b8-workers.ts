@@ -15,9 +15,10 @@
  * Knobs: TURNLOG_B8_SESSIONS (400), TURNLOG_B8_PER_SLOT (50: a round runs min(SESSIONS, 50 ×
  * its slots) sessions, so every round measures ~40 s of steady state and the 1-worker round does
  * not take 6 minutes; 0: SESSIONS in every round, as quality.md words it), TURNLOG_B8_LATENCY_MS
- * (200), TURNLOG_B8_CONCURRENCY (1), TURNLOG_B8_SCALE=0 (only the quality.md rounds and the
- * takeover), TURNLOG_B8_ROUNDS=1,8,… (only these; 64-pool2 and 64-poll100 run only when named),
- * TURNLOG_B8_BASE=DIR (each round also on another build, as NAME-before), TURNLOG_B8_PROFILE=DIR
+ * (200), TURNLOG_B8_CONCURRENCY (1), TURNLOG_B8_SCALE=1 (also 16, 32, 64 and 8x8; without it
+ * only the quality.md rounds and the takeover, ~3.5 min on a quiet 2-core machine),
+ * TURNLOG_B8_ROUNDS=1,8,… (only these; 64-pool2 and 64-poll100 run only when named),
+ * TURNLOG_B8_BUILDS=LABEL=DIR,… (each round also on other builds, as NAME@LABEL), TURNLOG_B8_PROFILE=DIR
  * (CPU profiles of the workers; bench/b8-profile.ts), TURNLOG_B8_ROUND_S (600).
  * Rows of rounds not run this time are kept from the previous bench/results.json (each row says
  * when it was measured and the load average then).
@@ -55,7 +56,8 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
   const conc = envInt('TURNLOG_B8_CONCURRENCY', 1)
   const limitMs = envInt('TURNLOG_B8_ROUND_S', 600) * 1000
   const perSlot = envInt('TURNLOG_B8_PER_SLOT', 50)
-  const scale = process.env.TURNLOG_B8_SCALE !== '0'
+  // the 16/32/64/8x8 rounds take minutes more (64 processes boot): opt-in, their rows are kept
+  const scale = process.env.TURNLOG_B8_SCALE === '1'
   // one server for every round (a fresh database each), unless TURNLOG_PG_URL names one
   let dir: string | undefined
   if (!process.env.TURNLOG_PG_URL) {
@@ -81,10 +83,14 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
   // TURNLOG_B8_ROUNDS=1,8,takeover: only these rounds (names as in results.json)
   const only = process.env.TURNLOG_B8_ROUNDS?.split(',').map((x) => x.trim()).filter(Boolean)
   if (only) rounds.splice(0, rounds.length, ...[...rounds, ...extra].filter(([n]) => only.includes(n)))
-  // TURNLOG_B8_BASE=DIR (a build of another commit): each round is also run on that build, just
-  // before, as "NAME-before" (the before/after of a change in one run, under the same load)
-  const baseLib = process.env.TURNLOG_B8_BASE
-  if (baseLib) rounds.splice(0, rounds.length, ...rounds.flatMap(([n, s]): Array<[string, RoundSpec]> => [[`${n}-before`, { ...s, lib: baseLib }], [n, s]]))
+  // TURNLOG_B8_BUILDS=LABEL=DIR,… (builds of other commits): each round is also run on each of
+  // them, just before this build's, as "NAME@LABEL" (the before/after of each change in one run,
+  // under the same load)
+  const builds = (process.env.TURNLOG_B8_BUILDS ?? '').split(',').filter((x) => x.includes('=')).map((x) => x.split('=') as [string, string])
+  if (builds.length) {
+    rounds.splice(0, rounds.length, ...rounds.flatMap(([n, s]): Array<[string, RoundSpec]> =>
+      [...builds.map(([label, lib]): [string, RoundSpec] => [`${n}@${label}`, { ...s, lib }]), [n, s]]))
+  }
   const profile = process.env.TURNLOG_B8_PROFILE
   if (profile) for (const [n, s] of rounds) s.profileDir = join(profile, n)
   const results: Record<string, RoundResult> = {}
@@ -97,7 +103,7 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
         r = await runRound(s)
       } catch (err) {
         // a scale-out round that cannot even start (e.g. out of connections) is a finding, not the end
-        if (['1', '2', '4', '8', 'takeover'].includes(name.replace(/-before$/, ''))) throw err
+        if (['1', '2', '4', '8', 'takeover'].includes(name.replace(/@.*$/, ''))) throw err
         failures[name] = String((err as Error)?.message ?? err).slice(0, 200)
         log(`  B8 ${name}: failed: ${failures[name]}`)
         continue
@@ -114,18 +120,21 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
       delete process.env.TURNLOG_PG_URL
     }
   }
-  // ratios against the 1-worker round of the same build ("-before" rows against "1-before");
+  // ratios against the 1-worker round of the same build ("N@LABEL" rows against "1@LABEL");
   // rows not run this time are kept from the previous results (with when they were measured)
-  const table: Record<string, unknown> = { ...previousRounds() }
+  const prev = previousB8()
+  const table: Record<string, unknown> = { ...prev?.detail?.rounds }
   for (const [name, r] of Object.entries(results)) {
-    const one = results[name.endsWith('-before') ? '1-before' : '1']
+    const one = results[name.includes('@') ? `1@${name.split('@')[1]}` : '1']
     table[name] = { ...row(r, one?.sessionsPerSec ?? NaN, latencyMs), at: r.at }
   }
   const ratio = (k: string, one = '1') => (results[k] && results[one] ? round(results[k].sessionsPerSec / results[one].sessionsPerSec, 2) : null)
   const quality = ['1', '2', '4', '8'].filter((k) => results[k]).map((k) => results[k]!)
   const t = results.takeover?.takeover
+  // a run without the 1- and 8-worker rounds (TURNLOG_B8_ROUNDS) keeps the previous headline
+  const fresh = ratio('8') !== null
   return {
-    value: ratio('8') ?? 0,
+    value: ratio('8') ?? prev?.value ?? 0,
     unit: 'x 1 worker (8 workers)',
     target: '>= 6',
     detail: {
@@ -133,20 +142,20 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
       idealSessionsPerSecPerSlot: round(1000 / (4 * latencyMs), 2),
       noneLostOrRunTwice: Object.values(results).every((r) => r.lost === 0 && r.runTwice === 0 && !r.timedOut),
       ...(t ? { takeoverWithin2Leases: t.msMax <= 2 * t.leaseMs } : {}),
-      quality: quality.map((r) => `${r.procs}: ${round(r.sessionsPerSec, 1)}/s`).join(', '),
-      ...(baseLib ? { before: { lib: baseLib, ratio8: ratio('8-before', '1-before') } } : {}),
+      quality: fresh ? quality.map((r) => `${r.procs}: ${round(r.sessionsPerSec, 1)}/s`).join(', ') : prev?.detail?.quality,
+      ...(builds.length ? { builds: Object.fromEntries(builds.map(([label, lib]) => [label, { lib, ratio8: ratio(`8@${label}`, `1@${label}`) }])) } : {}),
       rounds: table,
       ...(Object.keys(failures).length ? { failedRounds: failures } : {}),
     },
   }
 }
 
-/** The B8 rounds of the previous bench/results.json (kept for the rounds not run this time). */
-function previousRounds(): Record<string, unknown> {
+/** The previous B8 entry of bench/results.json (its rounds are kept for the rounds not run this time). */
+function previousB8(): { value?: number; detail?: { rounds?: Record<string, unknown>; quality?: unknown } } | undefined {
   try {
-    const prev = JSON.parse(readFileSync(new URL('../../bench/results.json', import.meta.url), 'utf8')) as { B8?: { detail?: { rounds?: Record<string, unknown> } } }
-    return prev.B8?.detail?.rounds ?? {}
+    const prev = JSON.parse(readFileSync(new URL('../../bench/results.json', import.meta.url), 'utf8')) as { B8?: { value?: number; detail?: { rounds?: Record<string, unknown>; quality?: unknown } } }
+    return prev.B8
   } catch {
-    return {}
+    return undefined
   }
 }
