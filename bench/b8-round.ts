@@ -19,6 +19,8 @@ import { benchDb } from './pg-server.js'
 
 const CHILD = fileURLToPath(new URL('./b8-worker.js', import.meta.url))
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/** How often the bench checks progress (completion and takeover times are this precise). */
+const PROBE_MS = 100
 
 export interface RoundSpec {
   procs: number
@@ -37,6 +39,10 @@ export interface RoundSpec {
   pollMs: number
   /** The data dir of the server (scripts/pg.sh), to read its CPU time. */
   pgDir?: string
+  /** Load the workers' library from this build instead of this one (the "before" of an A/B pair). */
+  lib?: string
+  /** Write a CPU profile of each worker's measured part here (b8-worker.ts). */
+  profileDir?: string
 }
 
 export interface RoundResult {
@@ -63,7 +69,14 @@ export interface RoundResult {
   workerCpuMsPerSession: number
   /** PostgreSQL server CPU time per completed session (null: not measured). */
   pgCpuMsPerSession: number | null
+  /** Statements the workers sent per completed session, by kind (b8-queries.ts), and in all. */
+  queriesPerSession: Record<string, number>
+  queriesTotalPerSession: number
+  /** Events and `turnlog_append` calls per completed session (the log's length; the appends). */
+  eventsPerSession: number
   load1: [number, number]
+  /** When the round started (ISO). */
+  at: string
   timedOut: boolean
   takeover?: { killedSessions: number; msMax: number; msMedian: number; leaseMs: number }
 }
@@ -107,7 +120,12 @@ export function pgCpuMs(pgDir: string | undefined): number | null {
 
 function start(spec: RoundSpec, url: string, i: number): Child {
   const id = `b8-w${i}`
-  const c = spawn(process.execPath, [CHILD, url, String(spec.conc), String(spec.latencyMs), String(spec.poolMax), String(spec.leaseMs), id, String(spec.pollMs)], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const env = { ...process.env }
+  if (spec.lib) env.TURNLOG_B8_LIB = spec.lib
+  else delete env.TURNLOG_B8_LIB
+  if (spec.profileDir) env.TURNLOG_B8_PROFILE = spec.profileDir
+  else delete env.TURNLOG_B8_PROFILE
+  const c = spawn(process.execPath, [CHILD, url, String(spec.conc), String(spec.latencyMs), String(spec.poolMax), String(spec.leaseMs), id, String(spec.pollMs)], { stdio: ['ignore', 'pipe', 'inherit'], env })
   let out = ''
   c.stdout!.setEncoding('utf8')
   c.stdout!.on('data', (d: string) => (out += d))
@@ -143,6 +161,7 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
     for (const k of children) k.c.kill('SIGUSR2')
     await sleep(100)
     const load0 = loadavg()[0]!
+    const at = new Date().toISOString()
     const pg0 = pgCpuMs(spec.pgDir)
     const t0 = performance.now()
     await Promise.all(Array.from({ length: spec.sessions }, (_, i) => store.send(`b8-${i}`, `task ${i}`)))
@@ -175,7 +194,9 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
         timedOut = true
         break
       }
-      await sleep(25)
+      // the probe's own load matters on a small machine: round 13 probed every 25 ms, 80
+      // statements/s, more than one worker sends (round 14: every 100 ms, 20/s)
+      await sleep(PROBE_MS)
     }
     const ms = performance.now() - t0
     const load1 = loadavg()[0]!
@@ -185,7 +206,7 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
       k.c.kill('SIGTERM')
       await new Promise((r) => k.c.once('exit', r))
       const line = /stats (.*)/.exec(k.out())?.[1]
-      return line ? (JSON.parse(line) as { claimed: number; errors: number; firstError?: string; cpuMs: number }) : null
+      return line ? (JSON.parse(line) as { claimed: number; errors: number; firstError?: string; cpuMs: number; queries?: Record<string, number> }) : null
     }))
     // only sessions handed back are judged: a round cut by its time limit leaves some unfinished
     const counts = await probe.query(
@@ -206,6 +227,11 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
       if (x.turns > 1) resumed++
     }
     const live = stats.filter((s) => s !== null)
+    const byKind: Record<string, number> = {}
+    for (const s of live) for (const [k, v] of Object.entries(s.queries ?? {})) byKind[k] = (byKind[k] ?? 0) + v
+    const per = (x: number) => (completed ? x / completed : 0)
+    const queriesPerSession = Object.fromEntries(Object.entries(byKind).sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(per(v) * 100) / 100]))
+    const len = await probe.query(`SELECT coalesce(sum(length), 0)::int AS n FROM turnlog_sessions WHERE id LIKE 'b8-%'`)
     const takeoverMs = killed ? [...killed.victims.values()].filter((t): t is number => t !== null).sort((a, b) => a - b) : []
     return {
       procs: spec.procs, pollMs: spec.pollMs, conc: spec.conc, poolMax: spec.poolMax, sessions: spec.sessions, completed,
@@ -216,7 +242,10 @@ export async function runRound(spec: RoundSpec): Promise<RoundResult> {
       maxConnections,
       workerCpuMsPerSession: completed ? live.reduce((a, s) => a + s.cpuMs, 0) / completed : 0,
       pgCpuMsPerSession: pg0 !== null && pg1 !== null && completed ? (pg1 - pg0) / completed : null,
-      load1: [load0, load1],
+      queriesPerSession,
+      queriesTotalPerSession: per(Object.values(byKind).reduce((a, b) => a + b, 0)),
+      eventsPerSession: per((len.rows[0] as { n: number }).n),
+      load1: [load0, load1], at,
       timedOut,
       ...(killed ? {
         takeover: {

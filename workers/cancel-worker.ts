@@ -1,8 +1,10 @@
 /**
  * The worker's side of a cross-process cancel (cancels.ts holds the request side): the holder of a
  * session handles its open requests
- * - when a worker claims the session (a request recorded while nobody, or a dead worker, held it),
- * - on NOTIFY `turnlog_cancel`, and on every poll (one query for all sessions served here).
+ * - when a worker claims the session (a request recorded while nobody, or a dead worker, held it;
+ *   the claim says whether one is open, pool.ts),
+ * - on NOTIFY `turnlog_cancel`, and on the fallback check (checks.ts: one statement for all
+ *   sessions served here).
  *
  * A request covers the answer being written when it was recorded and the input sent before it:
  * - the open turn is cancelled (`agent.cancel(cause)`, which also clears the queued input, as a
@@ -35,6 +37,9 @@ export interface CancelRun {
   }
   /** Runs `fn` in the run's serial chain (after the pulls queued before it, before later ones). */
   exclusive<T>(fn: () => Promise<T>): Promise<T>
+  /** What the run's start will read (session-run.ts): a request met before the agent exists sets
+   * `cancels`, so the start handles it. */
+  readonly first?: { cancels: boolean }
 }
 
 interface RequestRow { n: string; cause: string; sent_before: string; length_at: number }
@@ -51,6 +56,8 @@ export async function handleCancels(run: CancelRun): Promise<void> {
   try {
     waits = await run.exclusive(async () => {
       const agent = run.agent
+      // still resuming: the start handles the open requests once the agent exists
+      if (!agent && run.first) run.first.cancels = true
       if (!agent || !run.writer.live) return []
       const r = await run.pool.store.pool.query(
         `SELECT n::text AS n, cause::text AS cause, sent_before::text AS sent_before, length_at
@@ -204,19 +211,4 @@ function turnEnd(agent: Agent, turn: number): Promise<number> {
       }
     })
   })
-}
-
-/** One query for every session served here: which have open cancel requests. */
-export async function checkCancels(pool: { query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }> }, runs: ReadonlyMap<string, CancelRun>, report: (err: unknown) => void): Promise<void> {
-  const ids = [...runs.keys()]
-  if (ids.length === 0) return
-  try {
-    const r = await pool.query('SELECT DISTINCT session_id FROM turnlog_cancels WHERE session_id = ANY($1) AND handled_at IS NULL', [ids])
-    for (const row of r.rows as Array<{ session_id: string }>) {
-      const run = runs.get(row.session_id)
-      if (run) void handleCancels(run)
-    }
-  } catch (err) {
-    report(err)
-  }
 }

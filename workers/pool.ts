@@ -17,7 +17,9 @@
  * - **Failure**: a store failure halts the agent (`PERSISTENCE_FAILED`, inbox kept); the worker
  *   expires its lease at once so a worker (maybe itself, after `leaseMs`) takes the session over.
  * - **Wake-ups**: LISTEN `turnlog_input` only wakes early (NOTIFY is not durable); every
- *   `pollMs` the worker claims and checks its sessions' inboxes anyway.
+ *   `pollMs` the worker claims anyway, and it checks its sessions' inboxes, decisions and stop
+ *   requests in one statement (checks.ts) every `pollMs` while not listening, less often while
+ *   listening (a connected listener misses no NOTIFY).
  * - **Stop from any process**: `store.cancel` records a request; the holder cancels (NOTIFY
  *   `turnlog_cancel` or the poll; a new holder on claim). cancel-worker.ts.
  * - `stop()`: claims nothing more, lets every running turn finish, then hands every session back.
@@ -31,11 +33,12 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import { TurnlogError } from '../events/errors.js'
 import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
-import { checkCancels, handleCancels } from './cancel-worker.js'
+import { handleCancels } from './cancel-worker.js'
+import { checkSessions } from './checks.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
 import { DUE_WAKEUP } from '../stores/postgres/wakeup-due.js'
 import { DUE } from '../stores/postgres/decisions.js'
-import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
+import { SessionRun, type InboxRow, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import type { PgWriter } from '../stores/postgres/writer.js'
 
@@ -50,7 +53,9 @@ export interface WorkerOptions {
   /** Lease length; heartbeats every third of it. A dead worker's sessions are taken over within
    * about two lease periods. Default 10 000 ms. */
   leaseMs?: number
-  /** Fallback polling period (claims, inbox checks). Default min(1000, leaseMs / 2). */
+  /** Fallback polling period: claims (expired leases, due times), and the check of the sessions
+   * served here for input and stop requests while the LISTEN connection is down; while it is up,
+   * that check runs every max(pollMs, leaseMs / 2) (checks.ts). Default min(1000, leaseMs / 2). */
   pollMs?: number
   /** How long an idle session is kept (waiting for more input) before it is handed back. Default
    * min(1000, leaseMs / 2); 0 hands back at once. */
@@ -95,6 +100,12 @@ class WorkerPool implements Workers, RunHost {
   #listenerRetry: NodeJS.Timeout | null = null
   #listenFailures = 0
   #stopped: Promise<void> | null = null
+  /** When the fallback check last ran (checks.ts). */
+  #checkedAt = 0
+  /** Sessions notified (input / stop) while a claim statement was in flight and not served here
+   * yet: the claim's flags, read in its snapshot, may predate them. */
+  readonly #notedInput = new Set<string>()
+  readonly #notedCancel = new Set<string>()
 
   constructor(readonly opts: WorkerOptions) {
     if (!opts || typeof opts.agent !== 'function' || !opts.store || opts.store.kind !== 'postgres') {
@@ -127,8 +138,14 @@ class WorkerPool implements Workers, RunHost {
   #tick(): void {
     if (this.stopping) return
     this.claimSoon()
-    void checkCancels(this.store.pool, this.runs, (err) => this.report(err))
-    void this.#checkInboxes()
+    const quietMs = Math.max(this.pollMs, Math.floor(this.leaseMs / 2))
+    if (this.#listener === null || Date.now() - this.#checkedAt >= quietMs) this.#check()
+  }
+
+  /** The fallback check of every session served here (checks.ts). */
+  #check(): void {
+    this.#checkedAt = Date.now()
+    void checkSessions((sql, params) => this.store.pool.query(sql, params), this.runs, (err) => this.report(err))
   }
 
   /**
@@ -160,21 +177,6 @@ class WorkerPool implements Workers, RunHost {
     }
   }
 
-  /** One query for every session served here: which have input waiting. */
-  async #checkInboxes(): Promise<void> {
-    const ids = [...this.runs.keys()]
-    if (ids.length === 0) return
-    try {
-      const r = await this.store.pool.query(
-        `SELECT DISTINCT session_id FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL
-         UNION SELECT session_id FROM turnlog_decisions WHERE session_id = ANY($1) AND logged_seq IS NULL`, [ids],
-      )
-      for (const row of r.rows as Array<{ session_id: string }>) void this.runs.get(row.session_id)?.pull()
-    } catch (err) {
-      this.report(err)
-    }
-  }
-
   /** Runs a claim round now (coalesced: at most one at a time, one more if asked meanwhile). */
   claimSoon(): void {
     if (this.stopping) return
@@ -197,6 +199,13 @@ class WorkerPool implements Workers, RunHost {
    * over within about two lease periods even when a backlog of never-started sessions is older
    * (round-12 B8: 7.1 s after a 2 s lease when it queued by `last_activity` alone). Then oldest
    * activity first.
+   *
+   * The claim also says, per session, whether a stop request is open or a decision is unlogged,
+   * and returns its unmoved sent messages (read in the claim's snapshot), so a session starts
+   * without a cancel, decisions or inbox read of its own (round 14: three statements fewer per
+   * session; a claim of many sessions reads them all in its one statement). A NOTIFY for a session
+   * that arrives while the claim is in flight may be for a commit after that snapshot: it is
+   * noted, and such a session starts with both reads.
    */
   async #claim(): Promise<void> {
     const room = this.concurrency - this.runs.size
@@ -204,6 +213,8 @@ class WorkerPool implements Workers, RunHost {
     const now = Date.now()
     for (const [id, t] of this.backoff) if (t <= now) this.backoff.delete(id)
     const skip = [...this.runs.keys(), ...this.backoff.keys()]
+    this.#notedInput.clear()
+    this.#notedCancel.clear()
     const r = await this.store.pool.query(
       `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
          lease_until = clock_timestamp() + $2 * interval '1 millisecond'
@@ -213,10 +224,14 @@ class WorkerPool implements Workers, RunHost {
                AND NOT (id = ANY($4))
              ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
        WHERE s.id = pick.id
-       RETURNING s.id, s.token, s.length, s.header::text AS header`,
+       RETURNING s.id, s.token, s.length, s.header::text AS header,
+         EXISTS (SELECT 1 FROM turnlog_cancels c WHERE c.session_id = s.id AND c.handled_at IS NULL) AS cancels,
+         EXISTS (SELECT 1 FROM turnlog_decisions d WHERE d.session_id = s.id AND d.logged_seq IS NULL) AS decisions,
+         (SELECT json_agg(json_build_object('message_id', i.message_id, 'target', i.target, 'wake', i.wake, 'message', i.message::text) ORDER BY i.n)::text
+          FROM turnlog_inbox i WHERE i.session_id = s.id AND i.moved_seq IS NULL) AS inbox`,
       [this.workerId, this.leaseMs, room, skip],
     )
-    for (const row of r.rows as Array<{ id: string; token: string; length: number; header: string }>) {
+    for (const row of r.rows as Array<{ id: string; token: string; length: number; header: string; cancels: boolean; decisions: boolean; inbox: string | null }>) {
       this.stats.claimed++
       let writer: PgWriter
       try {
@@ -226,7 +241,11 @@ class WorkerPool implements Workers, RunHost {
         this.backoff.set(row.id, Date.now() + this.leaseMs)
         continue
       }
-      const run = new SessionRun(this, row.id, writer)
+      const noted = this.#notedInput.has(row.id)
+      const run = new SessionRun(this, row.id, writer, {
+        cancels: row.cancels || this.#notedCancel.has(row.id), decisions: row.decisions || noted,
+        inbox: noted ? null : inboxRows(row.inbox),
+      })
       this.runs.set(row.id, run)
       void run.run().finally(() => {
         this.runs.delete(row.id)
@@ -271,12 +290,16 @@ class WorkerPool implements Workers, RunHost {
       if (msg.channel === CANCEL_CHANNEL) {
         const held = this.runs.get(msg.payload)
         if (held) void handleCancels(held)
+        else if (this.#claiming) this.#notedCancel.add(msg.payload)
         return
       }
       if (msg.channel !== INPUT_CHANNEL) return
       const run = this.runs.get(msg.payload)
       if (run) void run.pull()
-      else this.claimSoon()
+      else {
+        if (this.#claiming) this.#notedInput.add(msg.payload)
+        this.claimSoon()
+      }
     })
     try {
       await c.query(`LISTEN ${INPUT_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`)
@@ -294,6 +317,7 @@ class WorkerPool implements Workers, RunHost {
     this.#listenFailures = 0
     // input sent while we were not listening: catch up now
     this.claimSoon()
+    this.#check()
   }
 
   /** Reconnects the LISTEN client after pollMs, doubling per failure in a row up to 5 s (a server
@@ -323,6 +347,18 @@ class WorkerPool implements Workers, RunHost {
       })()
     }
     return this.#stopped
+  }
+}
+
+/** The claim's `inbox` column (json text of the unmoved rows, or null for none); null when it
+ * cannot be read (the start then reads the inbox itself). */
+function inboxRows(text: string | null): InboxRow[] | null {
+  if (text === null) return []
+  try {
+    const rows = JSON.parse(text) as unknown
+    return Array.isArray(rows) ? (rows as InboxRow[]) : null
+  } catch {
+    return null
   }
 }
 

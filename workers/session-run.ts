@@ -16,6 +16,12 @@ import { pullDecisions } from '../stores/postgres/pull-decisions.js'
 /** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
 export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
 
+/** One unmoved sent message (`turnlog_inbox`), as the pull reads it. */
+export interface InboxRow { message_id: string; target: string; wake: boolean; message: string }
+
+/** What the claim read for the start of a run (pool.ts). */
+export interface FirstRead { cancels: boolean; decisions: boolean; inbox: InboxRow[] | null }
+
 /** What a session run needs of its worker pool (`runWorkers`' pool provides it). */
 export interface RunHost {
   readonly store: PostgresStore
@@ -46,7 +52,14 @@ export class SessionRun {
   #wakeIdle: (() => void) | null = null
   failed = false
 
-  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter) {}
+  /**
+   * @param first what the claim saw (pool.ts): whether a stop request is open, whether a
+   *   decision is unlogged, and the unmoved sent messages (null: read them); the start uses it
+   *   instead of reading again (a NOTIFY or the fallback check brings what was committed later;
+   *   one that meets the run before its agent exists makes the start read everything).
+   */
+  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter,
+    readonly first: FirstRead = { cancels: true, decisions: true, inbox: null }) {}
 
   run(): Promise<void> {
     this.done = this.#run()
@@ -70,10 +83,17 @@ export class SessionRun {
       this.agent = agent
       agent.wake()
       // stops recorded while nobody (or a dead worker) held the session (cancel-worker.ts)
-      void handleCancels(this)
+      if (this.first.cancels) void handleCancels(this)
+      let initial = true
       for (;;) {
+        await this.pull(initial)
+        initial = false
+        // what this pull moved is the agent's now (whenSettled waits for it): only input that
+        // arrives after it (a NOTIFY's or the poll's pull) is a reason to go round again. Going
+        // round after every pull that moved something cost a second inbox + decisions read per
+        // session (round 14, B8); input sent after this pull and not pulled yet is caught by the
+        // hand-back instead, which releases only where `pending = 0`.
         this.#newInput = false
-        await this.pull()
         // parked (lifecycle §9): only decisions are owed; the lease is handed back below (a
         // decision or a due expiry makes the session claimable again)
         await agent.whenSettled()
@@ -157,25 +177,34 @@ export class SessionRun {
     return p
   }
 
-  /** Moves the session's waiting sent messages into the agent, in send order. */
-  pull(): Promise<void> {
+  /** Moves the session's waiting sent messages into the agent, in send order, and hands it the
+   * decisions recorded elsewhere. `initial`: the start's pull, which uses what the claim read. */
+  pull(initial = false): Promise<void> {
     return this.#serial(async () => {
       const agent = this.agent
+      if (!agent && !this.#closing) {
+        // still resuming: the start's own pull reads everything
+        this.first.decisions = true
+        this.first.inbox = null
+      }
       if (!agent || this.#closing || this.failed || this.pool.stopping) return
-      if (await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
+      if ((!initial || this.first.decisions) && await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
         this.#newInput = true
         this.wake()
       }
-      let rows: Array<{ message_id: string; target: string; wake: boolean; message: string }>
-      try {
-        const r = await this.pool.store.pool.query(
-          'SELECT message_id, target, wake, message::text AS message FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
-          [this.id],
-        )
-        rows = r.rows as typeof rows
-      } catch (err) {
-        this.pool.report(err, this.id)
-        return
+      let rows: InboxRow[]
+      if (initial && this.first.inbox) rows = this.first.inbox
+      else {
+        try {
+          const r = await this.pool.store.pool.query(
+            'SELECT message_id, target, wake, message::text AS message FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
+            [this.id],
+          )
+          rows = r.rows as InboxRow[]
+        } catch (err) {
+          this.pool.report(err, this.id)
+          return
+        }
       }
       for (const row of rows) {
         if (this.handed.has(row.message_id) || this.#closing || this.failed) continue

