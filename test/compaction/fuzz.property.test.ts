@@ -16,6 +16,7 @@ import { describe, expect, it } from 'vitest'
 import { basicCompaction, ContextMeter, type CompactionOptions, type CompactionPlugin } from '../../compaction/index.js'
 import type { EventOf } from '../../events/index.js'
 import { checkR6, fuzzAgent, type FuzzCommand, type FuzzRun } from '../../testing/index.js'
+import { censusSeed } from '../support/census-seed.js'
 
 const RUNS = Number(process.env.TURNLOG_COMPACTION_FUZZ_RUNS ?? 300)
 const PRUNE = { pruneThresholdChars: 1000, pruneHead: 400, pruneTail: 200 }
@@ -25,7 +26,8 @@ const optionsOf = new WeakMap<CompactionPlugin, CompactionOptions>()
 
 const arbPlugins = fc.record({
   contextWindow: fc.constantFrom(600, 1000, 2000, undefined),
-  maxOverflowRetries: fc.integer({ min: 0, max: 2 }),
+  // a cap of 0 in one plugin of four (an overflow stands at once); the rest may retry, which is rarer
+  maxOverflowRetries: fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: 1, max: 2 }) }),
   compactionRetries: fc.integer({ min: 0, max: 1 }),
   retainRatio: fc.constantFrom(0.16, 0.3),
   minRangeTokens: fc.constantFrom(0, 0, undefined),
@@ -81,11 +83,11 @@ describe('compaction under the agent fuzzer', () => {
   // they claim to test" is asserted (a rare kind, e.g. a summariser's SERVER error, can be absent
   // from a fresh seed's runs: the census must not depend on luck), and one on a fresh seed (or
   // TURNLOG_FUZZ_SEED) that keeps exploring; every run of both is checked by the oracle.
-  // (re-chosen when the scenario mix changes: issue 23 added provider-stream responses, and on the
-  // old seed 20261130 the summariser's SERVER and EMPTY_SUMMARY ends no longer came up; round 13's
-  // merge of approvals, budgets and wakeups moved the draws again: 20261201 lost 'overflow retry',
-  // 20261202 reaches every kind — a census on 150 runs stays seed-dependent, see the round-13 note)
-  const CENSUS_SEED = 20261202
+  // (the seed was re-chosen by hand twice when the scenario mix moved; since round 14 the generator
+  // weights the rare shapes — an overflow after tool steps of the same turn, summarisers that always
+  // fail one way, caps that allow a retry — and every one of 12 seeds tried reached every kind, see
+  // docs/notes/round-14/tests14.md; TURNLOG_CENSUS_SEED=<n> runs the census on another seed)
+  const CENSUS_SEED = censusSeed(20261202)
   it(`L14, L15, R6, R3: ${RUNS} scheduled runs of fuzzAgent with the plugin, small windows, overflows, large outputs and summariser failures`, async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)

@@ -8,6 +8,7 @@ import type { AgentPlugin } from '../../agent/index.js'
 import { basicCompaction } from '../../compaction/index.js'
 import type { LogEvent } from '../../events/index.js'
 import { checkR6, fuzzAgent } from '../../testing/index.js'
+import { censusSeed } from '../support/census-seed.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? 500)
 
@@ -21,7 +22,7 @@ describe('fuzzAgent', () => {
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
     const report = await fuzzAgent({
       numRuns: 1000,
-      seed: 20261129,
+      seed: censusSeed(20261129),
       onRun: (events) => {
         for (const e of events) {
           const d = e.data as any

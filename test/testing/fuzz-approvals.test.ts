@@ -14,15 +14,16 @@ import type { FuzzViolation } from '../../testing/fuzz/failure.js'
 import type { Run } from '../../testing/fuzz/run.js'
 import { defineTool } from '../../tools/index.js'
 import type { AnyTool } from '../../tools/types.js'
+import { censusSeed } from '../support/census-seed.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_APPROVAL_RUNS ?? 150)
 
 describe('fuzzAgent with approvals (lifecycle §9)', () => {
-  it(`L17, L18, R9, R10 (and L1–L16, R1–R8): ${runs} runs with approvals, decisions, expiries, steers and cancels while parked (fixed seed: the census below is stable)`, async () => {
+  it(`L17, L18, R9, R10 (and L1–L16, R1–R8): ${runs} runs with approvals, decisions, expiries, steers and cancels while parked (fixed seed, so the run is reproducible)`, async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
     await fuzzAgent({
-      numRuns: runs, seed: 20261205, approvals: true,
+      numRuns: runs, seed: censusSeed(20261205), approvals: true,
       onRun: (events: readonly LogEvent[]) => {
         for (const e of events) {
           const d = e.data as any
@@ -32,12 +33,12 @@ describe('fuzzAgent with approvals (lifecycle §9)', () => {
         }
       },
     })
-    if (process.env.FUZZ_CENSUS) console.log([...seen])
+    if (process.env.TURNLOG_CENSUS) console.log([...seen])
     // the generator reaches the approval shapes it claims to fuzz
-    // (re-chosen at the round-13 merge: budgets, wakeups and provider output moved the draws and
-    // 20261202 no longer reached a superseded or canceled decision; at 150 runs these censuses are
-    // seed-dependent, see docs/notes/round-13/lead.md) (a person's denial and an edit are in the mix too, but rare at this seed: the fuzzer's
-    // approval tool is one of five names the model picks from; see the round's notes)
+    // (since round 14 the fuzzer weights its approval tool's calls toward ones that park and plans
+    // the first park; every seed tried reaches every kind, though some fail the oracle first on
+    // agent defects the weighting exposed — docs/notes/round-14/tests14.md has the seeds;
+    // TURNLOG_CENSUS_SEED=<n> runs the census on another seed)
     for (const k of ['parked', 'requested', 'asked', 'decided approve by user', 'decided deny by expired']) {
       expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
     }

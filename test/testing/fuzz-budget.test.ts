@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { fuzzAgent } from '../../testing/index.js'
+import { censusSeed } from '../support/census-seed.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? 300)
 
@@ -18,7 +19,7 @@ describe('fuzzAgent with budgets (lifecycle §10)', () => {
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
     await fuzzAgent({
       numRuns: 400,
-      seed: 20261201,
+      seed: censusSeed(20261201),
       budgets: true,
       onRun: (events) => {
         let retryTurn = false

@@ -3,6 +3,7 @@
  * `fuzz_approval` (needs approval for an even `n`, expires after 1,000 ms of the fuzzer's clock),
  * the fuzzer's `ask` (an odd `n` divisible by 3), and the recorder R9/R10 are checked from.
  */
+import fc from 'fast-check'
 import { z } from 'zod'
 import type { TurnlogAgent } from '../../agent/agent.js'
 import { defineTool } from '../../tools/define.js'
@@ -25,6 +26,23 @@ export function approvalTool(schedule: () => Promise<void>): AnyTool {
       return { ok: 'approved' }
     },
   }) as AnyTool
+}
+
+/**
+ * Calls of `fuzz_approval`, weighted so that most of them park (an even `n` needs approval, an odd
+ * `n` divisible by 3 is asked) and some run at once: with the fuzzer's own small arguments only one
+ * call in six needed approval, and whether a 150-run fuzz reached a denial by expiry or a
+ * superseded decision at all depended on the seed. The arguments stay in the fuzzer's range.
+ */
+export function arbApprovalCall(): fc.Arbitrary<{ name: string; args: unknown }> {
+  return fc.record({
+    name: fc.constant('fuzz_approval'),
+    args: fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(0, 2, 4, 6, 8).map((n) => ({ n })) },
+      { weight: 1, arbitrary: fc.constantFrom(3, 9).map((n) => ({ n })) },
+      { weight: 1, arbitrary: fc.constantFrom(1, 5, 7).map((n) => ({ n })) },
+    ),
+  })
 }
 
 /** The fuzzer's `ask`: `fuzz_approval` with an odd `n` divisible by 3 is asked when it starts. */

@@ -45,7 +45,9 @@ async function unparked(run: Run, s: fc.Scheduler): Promise<void> {
 /** What happens to a parked run, one per time it stands parked (generated with the scenario). */
 export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expire' | 'steer' | 'cancel'
 
-export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'steer', 'cancel']
+// `expire` twice: most parks are decided by the commands first, and at one in eight a 150-run fuzz
+// reached a denial by expiry once on some seeds
+export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'expire', 'steer', 'cancel']
 
 /**
  * Runs the agent to idle: each time it stands parked, the next action of `plan` (a person's

@@ -108,8 +108,9 @@ export function arbScenario(
 ): fc.Arbitrary<Scenario> {
   const preStep: PreStepPlan[] = ['next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message', ...(hostile ? ['next', 'next', 'cancel', 'hang', 'getter'] as const : [])]
   const stopping: StoppingPlan[] = ['none', 'none', 'none', 'steer', 'throw', ...(hostile ? ['none', 'cancel', 'hang'] as const : [])]
+  const responses = fc.array(arbResponse(toolNames, opts.overflow === true, userCalls, providerStreams), { minLength: 1, maxLength: 12 })
   const base = {
-    responses: fc.array(arbResponse(toolNames, opts.overflow === true, userCalls, providerStreams), { minLength: 1, maxLength: 12 }),
+    responses: opts.overflow === true ? withHistoryOverflow(responses, fc.record({ toolCalls: fc.array(arbToolCall(toolNames, userCalls), { minLength: 1, maxLength: 4 }) })) : responses,
     preStep: fc.array(fc.constantFrom(...preStep), { minLength: 1, maxLength: 8 }),
     stopping: fc.array(fc.constantFrom(...stopping), { minLength: 1, maxLength: 6 }),
     toolFails: fc.array(fc.boolean(), { minLength: 1, maxLength: 6 }),
@@ -121,10 +122,29 @@ export function arbScenario(
   // a budget only when asked for: without it the record is the one fixed seeds were written against
   const mix = opts.budgets === true ? { ...mixed, budget: arbBudget() } : mixed
   if (!opts.plugins) return fc.record(mix)
-  const summaries = fc.array(fc.constantFrom<SummaryPlan>('short', 'short', 'short', 'long', 'empty', 'error', 'throw', 'cancel'), { minLength: 1, maxLength: 5 })
+  // one run in four has a summariser that always fails one way: in the plain mix a run's failing
+  // kinds are diluted by its other plans (on one seed, 150 runs ended a summary SERVER once)
+  const summaries = fc.oneof(
+    { weight: 3, arbitrary: fc.array(fc.constantFrom<SummaryPlan>('short', 'short', 'short', 'long', 'empty', 'error', 'throw', 'cancel'), { minLength: 1, maxLength: 5 }) },
+    { weight: 1, arbitrary: fc.constantFrom<SummaryPlan>('long', 'empty', 'error', 'throw', 'cancel').map((p) => [p]) },
+  )
   const p = opts.plugins
   if (p instanceof fc.Arbitrary) return fc.record({ ...mix, summaries, plugins: p })
   return fc.record({ ...mix, summaries })
+}
+
+/**
+ * With `overflow`: two scenarios in three overflow after one to three tool-call steps of the same
+ * turn, so that there is history older than the newest exchange to compact and an overflow retry
+ * can follow (an overflow drawn among the first answers, or after answers that a run with one
+ * message never reaches, has nothing to compact: whether a 150-run fuzz reached an overflow retry
+ * at all depended on the seed). The third is the plain mix.
+ */
+function withHistoryOverflow(plain: fc.Arbitrary<Response[]>, toolStep: fc.Arbitrary<Response>): fc.Arbitrary<Response[]> {
+  const overflow = fc.constantFrom<Response>({ error: { code: 'CONTEXT_WINDOW_EXCEEDED' } }, { throw: { code: 'CONTEXT_WINDOW_EXCEEDED', status: 413 } })
+  const late = fc.tuple(fc.array(toolStep, { minLength: 1, maxLength: 3 }), overflow, plain)
+    .map(([before, o, after]) => [...before, o, ...after])
+  return fc.oneof({ weight: 1, arbitrary: plain }, { weight: 2, arbitrary: late })
 }
 
 /** What the hostile plans need from the run: a hang that never settles (the run arranges a cancel). */
