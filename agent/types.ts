@@ -6,7 +6,7 @@
  * (approval-types.ts) and the feature types (budget.ts, wakeup-types.ts) live in their own files.
  */
 import type {
-  CancelCause, EventDraft, InboxTarget, LogEvent, RequestConfig, SessionEvent, StreamChunk, ToolSpec, TurnlogError, UserMessage,
+  CancelCause, EventDraft, Failure, InboxTarget, LogEvent, RequestConfig, SessionEvent, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
 } from '../events/index.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
@@ -194,14 +194,42 @@ export interface AgentOptions {
   budget?: BudgetOptions | readonly BudgetOptions[]
 }
 
-export type {
-  AssemblePayload, AssembleResult, PreStepDecision, PreStepPayload, ProposalKind, RequestErrorDecision, RequestErrorPayload, RequestPayload,
-  StreamPayload, TurnStoppingPayload,
-} from './hook-payloads.js'
-import type {
-  AssemblePayload, AssembleResult, PreStepDecision, PreStepPayload, RequestErrorDecision, RequestErrorPayload, RequestPayload,
-  StreamPayload, TurnStoppingPayload,
-} from './hook-payloads.js'
+export type { AssemblePayload, AssembleResult, PreStepDecision, ProposalKind, RequestErrorDecision, RequestPayload, StreamPayload } from './hook-payloads.js'
+import type { AssemblePayload, AssembleResult, PreStepDecision, ProposalKind, RequestErrorDecision, RequestPayload, StreamPayload } from './hook-payloads.js'
+
+// Hook payloads that carry the agent (the others are in hook-payloads.ts)
+
+export interface PreStepPayload {
+  turn: number
+  /** The step that would start. */
+  step: number
+  /** The claimed batch: next-step items, then (first proposal) the next-turn prompt. */
+  messages: readonly UserMessage[]
+  proposal: ProposalKind
+  /** True in the first proposal of a retry turn (a request is owed even with no messages). */
+  retry: boolean
+  /**
+   * True in the first proposal of a resume turn (`turn/start {cause: {kind: 'resume'}}`, lifecycle
+   * §8): the interrupted turn's input is re-requested; a request is owed even with no messages.
+   * A listener may reject it like any proposal.
+   */
+  resume: boolean
+  signal: AbortSignal
+  agent: Agent
+}
+
+export interface RequestErrorPayload {
+  turn: number
+  step: number
+  failure: Failure
+  /** `llm/retry` events already written in this failure chain. */
+  retries: number
+  signal: AbortSignal
+  agent: Agent
+}
+
+export interface TurnStoppingPayload { turn: number; step: number; outcome: StepOutcome; signal: AbortSignal; agent: Agent }
+
 
 /** Every hook with its listener signature. */
 export interface HookMap {
