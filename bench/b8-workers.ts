@@ -75,11 +75,9 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
     ['1', spec(1)], ['2', spec(2)], ['4', spec(4)], ['8', spec(8)],
     ['takeover', spec(4, { conc: 4, sessions: Math.min(100, sessions), leaseMs: 2_000, killAt: 0.3 })],
   ]
-  if (scale) {
-    for (const p of [16, 32, 64]) rounds.push([String(p), spec(p)])
-    rounds.push(['8x8', spec(8, { conc: 8 })])
-  }
-  const extra: Array<[string, RoundSpec]> = [['64-pool2', spec(64, { poolMax: 2 })], ['64-poll100', spec(64, { pollMs: 100 })]]
+  const scaleRounds: Array<[string, RoundSpec]> = [...[16, 32, 64].map((p): [string, RoundSpec] => [String(p), spec(p)]), ['8x8', spec(8, { conc: 8 })]]
+  if (scale) rounds.push(...scaleRounds)
+  const extra: Array<[string, RoundSpec]> = [...(scale ? [] : scaleRounds), ['64-pool2', spec(64, { poolMax: 2 })], ['64-poll100', spec(64, { pollMs: 100 })]]
   // TURNLOG_B8_ROUNDS=1,8,takeover: only these rounds (names as in results.json)
   const only = process.env.TURNLOG_B8_ROUNDS?.split(',').map((x) => x.trim()).filter(Boolean)
   if (only) rounds.splice(0, rounds.length, ...[...rounds, ...extra].filter(([n]) => only.includes(n)))
@@ -126,7 +124,9 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
   const table: Record<string, unknown> = { ...prev?.detail?.rounds }
   for (const [name, r] of Object.entries(results)) {
     const one = results[name.includes('@') ? `1@${name.split('@')[1]}` : '1']
-    table[name] = { ...row(r, one?.sessionsPerSec ?? NaN, latencyMs), at: r.at }
+    // a run without its own 1-worker round is compared with the last one measured (its `at` says when)
+    const prevOne = (prev?.detail?.rounds?.['1'] as { sessionsPerSec?: number } | undefined)?.sessionsPerSec
+    table[name] = { ...row(r, one?.sessionsPerSec ?? (name.includes('@') ? NaN : prevOne ?? NaN), latencyMs), at: r.at }
   }
   const ratio = (k: string, one = '1') => (results[k] && results[one] ? round(results[k].sessionsPerSec / results[one].sessionsPerSec, 2) : null)
   const quality = ['1', '2', '4', '8'].filter((k) => results[k]).map((k) => results[k]!)
