@@ -148,6 +148,19 @@ export class CloserState {
   }
 }
 
+/** The accepted decisions that apply: open requests of the open step only (the rest are logged or moot). */
+function acceptedFor(s: CloserState, all: ReadonlyMap<string, AcceptedDecision> | undefined): Map<string, AcceptedDecision> {
+  const out = new Map<string, AcceptedDecision>()
+  const st = s.step
+  if (all === undefined || all.size === 0 || st === null || s.parked || st.message === null) return out
+  for (const id of s.approvals.open) {
+    const r = s.approvals.byId[id]
+    const a = all.get(id)
+    if (r !== undefined && a !== undefined && r.decision === null && r.turn === st.turn && r.step === st.step) out.set(id, a)
+  }
+  return out
+}
+
 const CORE = new Set([
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'assistant/chunk', 'assistant/message', 'tool/call',
   'tool/result', 'request/header', 'agent/inbox/spliced', 'llm/retry', 'compaction/start', 'compaction/summary',
@@ -170,6 +183,23 @@ export interface CloserOptions {
   reason: CloserReason
   /** Human text of the failure and error messages (default names the reason). */
   detail?: string
+  /**
+   * Decisions the store accepted but the log does not hold yet (a JSONL claim file, a PostgreSQL
+   * `turnlog_decisions` row), by approval id. An open request of the interrupted step that has one
+   * is decided as the store accepted it (who, edited arguments; the event's time is the later of
+   * the log's last time and the decision's), never `by: canceled`: whoever was told "decided" must
+   * find that decision in the log (docs/ARCHITECTURE.md "Decisions: approvals durability, round 14").
+   * Entries for approvals that are not open in the step are ignored.
+   */
+  decisions?: ReadonlyMap<string, AcceptedDecision>
+}
+
+/** A decision a store accepted (its side channel), as the closers log it. */
+export interface AcceptedDecision {
+  decision: ApprovalDecision
+  by: ApprovalBy
+  /** Epoch ms when it was accepted. */
+  time: number
 }
 
 /**
@@ -191,8 +221,11 @@ export function closersFor(s: CloserState, events: readonly LogEvent[], opts: Cl
  */
 export function closersAt(s: CloserState, log: { length: number; time: number }, opts: CloserOptions): LogEvent[] {
   const out: LogEvent[] = []
-  const time = log.time
   const count = log.length
+  // every closer carries one time: the log's last, or a later accepted decision's (times never go back)
+  let time = log.time
+  const accepted = acceptedFor(s, opts.decisions)
+  for (const d of accepted.values()) if (d.time > time) time = d.time
   const code = opts.reason === 'interrupted' ? 'INTERRUPTED' : 'FORKED'
   const why = opts.detail ?? (opts.reason === 'interrupted'
     ? 'the session stopped (crash or kill) before this was written; closed by repair'
@@ -290,8 +323,9 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
         for (const r of Object.values(s.approvals.byId) as ApprovalRecord[]) {
           if (r.turn !== turn || r.step !== step) continue
           if (r.decision === null) {
-            const decision: ApprovalDecision = { kind: 'deny' }
-            const by: ApprovalBy = { kind: 'canceled' }
+            const a = accepted.get(r.approvalId)
+            const decision: ApprovalDecision = a?.decision ?? { kind: 'deny' }
+            const by: ApprovalBy = a?.by ?? { kind: 'canceled' }
             push({ type: 'tool/approval-decided', data: { turn, step, callId: r.callId, approvalId: r.approvalId, decision, by } })
             decided.set(r.callId, { decision, by })
           } else decided.set(r.callId, { decision: r.decision.decision, by: r.decision.by })

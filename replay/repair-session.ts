@@ -38,7 +38,9 @@ export async function repairSession(
       await w.append([torn.record], { expectedSeq: w.length })
       events.push(torn.record)
     }
-    const r = repairEvents({ header: w.header, events }, opts)
+    // decisions the store accepted and the dead owner never logged (closers.ts): logged as decided
+    const decisions = opts.decisions ?? (w.acceptedDecisions ? await w.acceptedDecisions() : undefined)
+    const r = repairEvents({ header: w.header, events }, { ...opts, ...(decisions !== undefined ? { decisions } : {}) })
     if (r.closers.length) await w.append(r.closers, { expectedSeq: w.length })
     const out: RepairSessionResult = { header: w.header, events: r.log.events, closers: r.closers, keptEventCount: r.keptEventCount, quarantined }
     if (opts.keepOpen) out.writer = w

@@ -17,6 +17,8 @@
  * so memory stays bounded by the folded state, not the log. The original is never touched.
  */
 import { rm } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { readDecisions } from '../stores/jsonl/decisions.js'
 import type { LogEvent, SessionEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { CheckerOptions, Violation } from '../events/invariants/types.js'
@@ -24,7 +26,7 @@ import { encodeEvent, encodeHeader, type LogHeader } from '../events/jsonl.js'
 import { findLossy } from '../events/lossless.js'
 import { defaultRegistry, type EventRegistry } from '../events/registry.js'
 import { AtomicFile, exists, fileExists } from './atomic-file.js'
-import { CloserState, closersAt } from './closers.js'
+import { CloserState, closersAt, type AcceptedDecision } from './closers.js'
 import { readLog, scanLog } from './read-log.js'
 import { Verifier } from './verify.js'
 import { writeLog, type WriteLogResult } from './write-log.js'
@@ -34,6 +36,13 @@ export interface RepairOptions extends CheckerOptions {
   registry?: EventRegistry
   /** Names the input in errors when it is bytes. */
   file?: string
+  /**
+   * Decisions the store accepted that the log may not hold yet, by approval id (closers.ts
+   * `CloserOptions.decisions`): an open request of the interrupted step gets its accepted
+   * decision, not `by: canceled`. `repairSession` reads them from the store; `repairFile` from the
+   * JSONL claims beside the log.
+   */
+  decisions?: ReadonlyMap<string, AcceptedDecision>
 }
 
 export interface RepairResult {
@@ -104,7 +113,9 @@ export class Repairer {
 
   /** The closers for everything pushed (checked). */
   finish(): LogEvent[] {
-    const closers = closersAt(this.#closer, { length: this.#count, time: this.#lastTime }, { reason: 'interrupted' })
+    const closers = closersAt(this.#closer, { length: this.#count, time: this.#lastTime }, {
+      reason: 'interrupted', ...(this.opts.decisions !== undefined ? { decisions: this.opts.decisions } : {}),
+    })
     for (const c of closers) this.#verifier.push(c)
     if (!this.#verifier.ok) {
       // A bug in the closers: never hand out a log that does not verify.
@@ -229,7 +240,9 @@ export async function repairFile(source: string, out: string, opts: RepairFileOp
       const { checksums: _drop, ...rest } = header
       void _drop
       pending += encodeHeader({ ...rest, checksums: 'crc32' }) + '\n'
-      return new Repairer(header, { ...opts, file: source })
+      // the JSONL store's claimed decisions beside the log (`<dir>/<id>.decisions/`): accepted, maybe unlogged
+      const decisions = opts.decisions ?? readDecisions(dirname(source), header.id)
+      return new Repairer(header, { ...opts, decisions, file: source })
     }
     const add = (r: Repairer, e: LogEvent): void => {
       r.push(e)

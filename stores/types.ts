@@ -137,6 +137,13 @@ export interface LogWriter extends LogReader {
    * processes decide while this handle owns the session (lifecycle §9).
    */
   readonly decisions?: DecisionChannel
+  /**
+   * Every decision the store accepted for this session that the log may not hold yet (JSONL: the
+   * claim files; PostgreSQL: the unlogged `turnlog_decisions` rows), by approval id. Repair reads
+   * them so that it logs a decision a person was told about instead of `by: canceled`. Stores
+   * without a side channel omit it.
+   */
+  acceptedDecisions?(): Promise<ReadonlyMap<string, DecisionRecord>>
 }
 
 export interface LogStore {

@@ -9,8 +9,8 @@ import { TurnlogError } from '../../events/errors.js'
 import { encodeEvent, type LogHeader, type TornTail } from '../../events/jsonl.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
-import type { AppendOptions, AppendResult, LogWriter } from '../types.js'
-import { JsonlDecisionChannel } from './decisions.js'
+import type { AppendOptions, AppendResult, DecisionRecord, LogWriter } from '../types.js'
+import { JsonlDecisionChannel, readDecisions } from './decisions.js'
 import type { StoreFile } from './fs.js'
 import { checkFrom, errno, ioError, writeAll } from './io.js'
 import type { LockIdentity, LockOwner } from './lock.js'
@@ -71,6 +71,11 @@ export class JsonlWriter implements LogWriter {
     this.#size = scan.torn ? scan.torn.offset + scan.torn.bytes.length : scan.completeBytes
     this.#durableBytes = scan.completeBytes
     this.decisions = new JsonlDecisionChannel(store.dir, sessionId)
+  }
+
+  /** Every claimed decision of the session (decisions.ts; read by repair, replay/closers.ts). */
+  async acceptedDecisions(): Promise<ReadonlyMap<string, DecisionRecord>> {
+    return readDecisions(this.store.dir, this.sessionId)
   }
 
   get length(): number {

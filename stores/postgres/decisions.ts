@@ -25,6 +25,9 @@ import type { LogEvent } from '../../events/envelope.js'
 import type { EventOf } from '../../events/index.js'
 import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
 import { SQLSTATE } from './schema.js'
+import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
+import { z } from 'zod'
+import type { DecisionRecord } from '../types.js'
 
 /** Raised by `turnlog_append_decided` when a batch logs a decision other than the one recorded first. */
 const DECISION_CONFLICT = SQLSTATE.decisionConflict
@@ -155,4 +158,31 @@ export class ApprovalTracker {
     }
     return { decided: JSON.stringify(decided), dueMs: due }
   }
+}
+
+const RowRecord = z.object({ decision: ApprovalDecision, by: ApprovalBy, time: z.number() })
+
+/**
+ * The session's decisions recorded in `turnlog_decisions` and not logged yet (`logged_seq` null),
+ * by approval id: what repair logs instead of `by: canceled` (replay/closers.ts), and what
+ * `turnlog approvals` shows as "decided, not logged yet". A row that does not parse is reported
+ * through `onError` and skipped (it cannot be logged; the next owner's pull reports it too).
+ */
+export async function unloggedDecisions(
+  query: Query, sessionId: string, onError?: (err: unknown) => void,
+): Promise<Map<string, DecisionRecord>> {
+  const r = await query(
+    'SELECT approval_id, record::text AS record FROM turnlog_decisions WHERE session_id = $1 AND logged_seq IS NULL ORDER BY decided_at',
+    [sessionId],
+  )
+  const out = new Map<string, DecisionRecord>()
+  for (const row of r.rows as Array<{ approval_id: string; record: string }>) {
+    try {
+      const rec = RowRecord.parse(JSON.parse(row.record))
+      out.set(row.approval_id, { approvalId: row.approval_id, decision: rec.decision, by: rec.by, time: rec.time })
+    } catch (err) {
+      onError?.(err)
+    }
+  }
+  return out
 }

@@ -11,8 +11,8 @@ import type { LogHeader } from '../../events/jsonl.js'
 import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
-import type { AppendOptions, AppendResult, LogReader, LogWriter } from '../types.js'
-import { ApprovalTracker } from './decisions.js'
+import type { AppendOptions, AppendResult, DecisionRecord, LogReader, LogWriter } from '../types.js'
+import { ApprovalTracker, unloggedDecisions } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
 import { DueTracker } from './wakeup-due.js'
 
@@ -285,6 +285,11 @@ export class PgWriter implements LogWriter {
     } catch {
       // a broken connection: the next beat (or the append's own check) decides
     }
+  }
+
+  /** The session's recorded, unlogged decisions (decisions.ts; read by repair, replay/closers.ts). */
+  acceptedDecisions(): Promise<ReadonlyMap<string, DecisionRecord>> {
+    return unloggedDecisions((sql, params) => this.store.pool.query(sql, params), this.sessionId)
   }
 
   /**
