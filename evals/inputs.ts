@@ -70,8 +70,17 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
         (out[k - 1] as { target: string }).target === 'next-turn') k--
       // (only with next-step empty: a pending item would have been claimed, and logged, before the
       // pre-step listeners ran; no claim in the log means the cancel came before it)
+      // Next-step sends at this position the step's claim did not take (the turn aborted with them
+      // pending) came after that claim, so after the pre-step listeners started: they and the
+      // cancel wait for our outermost pre-step listener (seed 404510064: a pre-step hook that
+      // counts its messages stays in step).
+      const fresh = out.filter((q) => q.kind === 'send' && q.at === at && q.target === 'next-step') as Extract<PlannedInput, { kind: 'send' }>[]
+      const unclaimed = lists.nextStep.length > 0 && lists.nextStep.every((m) => fresh.some((q) => q.message.id === m.id))
       if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
-      else out.splice(k, 0, proposing(stop) && lists.nextStep.length === 0 ? { ...cancel, duringPreStep: true } : cancel)
+      else if (proposing(stop) && (lists.nextStep.length === 0 || unclaimed)) {
+        if (unclaimed) for (const q of fresh) q.afterClaim = true
+        out.splice(k, 0, { ...cancel, duringPreStep: true })
+      } else out.splice(k, 0, cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
