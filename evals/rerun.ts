@@ -131,6 +131,8 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     // a message the re-run's hooks send again gets the recorded id (see Reissuer.idForDraw)
     ids: () => reissuer?.idForDraw() ?? randomUUID(),
     ...(opts.timers ? { timers: opts.timers } : {}),
+    // recorded firings are re-issued at their positions (reissue.ts): the re-run's timer fires none
+    wakeups: { timer: false },
     ...(opts.maxParallelToolCalls !== undefined ? { maxParallelToolCalls: opts.maxParallelToolCalls } : {}),
     ...(opts.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: opts.maxStepsPerTurn } : {}),
     ...(opts.retry !== undefined ? { retry: opts.retry } : {}),
