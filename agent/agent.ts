@@ -147,7 +147,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
     // lifecycle §9: a steer supersedes the open approvals (never approves them) unless told to queue
     if (wake && t === 'next-step' && this.approvalRun !== null && this.options.approvals?.onSteer !== 'queue') this.approvalRun.supersede()
-    if (wake) this.#waking.now()
+    if (wake) this.#waking.now(m.id)
     return m.id
   }
 

@@ -24,6 +24,13 @@ export interface InboxHost {
 export class InboxDriver {
   readonly #host: InboxHost
   readonly #machine: MachineRunner<InboxContext, InboxEvent>
+  /**
+   * The waking messages that set the latch (a replacement inherits its original's place); null
+   * when a wake without a message set it. Maintenance replays its latch only while one of them is
+   * pending: a steer removed during maintenance leaves no claim on a turn, and what else is
+   * pending (injected context) alone never opens one (lifecycle §3.8, choice 7).
+   */
+  #latchedBy: Set<string> | null = new Set()
 
   constructor(host: InboxHost, pending: InboxContext, inspect: AgentOptions['inspect']) {
     this.#host = host
@@ -37,7 +44,15 @@ export class InboxDriver {
 
   /** Sends a non-splice event (LATCH, UNLATCH) to the inbox machine. */
   send(ev: { type: 'LATCH' } | { type: 'UNLATCH' }): void {
+    if (ev.type === 'UNLATCH') this.#latchedBy = new Set()
+    else this.#latchedBy = null
     this.#machine.send(ev)
+  }
+
+  /** Latches a wake for the waking message `id` (it counts while that message is pending). */
+  latch(id: string): void {
+    this.#latchedBy?.add(id)
+    this.#machine.send({ type: 'LATCH' })
   }
 
   /** The public handle: every edit checks that the agent is usable first. */
@@ -55,7 +70,9 @@ export class InboxDriver {
       replace: (id: string, m: MessageInput) => this.#edit(() => {
         const at = this.#find(id)
         if (!at) return false
-        this.splice(at.target, at.index, 1, [toUserMessage(m, this.#host.newId)], 'canceled')
+        const next = toUserMessage(m, this.#host.newId)
+        this.splice(at.target, at.index, 1, [next], 'canceled')
+        if (this.#latchedBy?.has(id)) this.#latchedBy.add(next.id)
         return true
       }),
       remove: (id: string) => this.#edit(() => {
@@ -165,5 +182,13 @@ export class InboxDriver {
   /** True when a wake was latched (during maintenance or an aborted turn) and work is pending. */
   latchedWork(): boolean {
     return this.#machine.getSnapshot().matches('latched') && (this.list('next-turn').length > 0 || this.list('next-step').length > 0)
+  }
+
+  /** True when a wake was latched and one of the messages that set it is still pending (see `#latchedBy`). */
+  latchedOwnWork(): boolean {
+    if (!this.#machine.getSnapshot().matches('latched')) return false
+    const by = this.#latchedBy
+    if (by === null) return this.latchedWork()
+    return [...this.list('next-turn'), ...this.list('next-step')].some((m) => by.has(m.id))
   }
 }

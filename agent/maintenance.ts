@@ -54,9 +54,10 @@ export class Maintenance {
     } finally {
       this.#current = null
       host.turnActor.send({ type: 'MAINTAINED' })
-      // A wake latched during maintenance is replayed now (once), if work is still pending; never
-      // after dispose() (which starts no queued work).
-      const replay = !control.winding() && host.inboxDriver.latchedWork()
+      // A wake latched during maintenance is replayed now (once), if a message that latched it is
+      // still pending (not merely injected context: lifecycle §3.8, choice 7); never after
+      // dispose() (which starts no queued work).
+      const replay = !control.winding() && host.inboxDriver.latchedOwnWork()
       host.inboxDriver.send({ type: 'UNLATCH' })
       if (replay) control.wake()
       else control.settle()

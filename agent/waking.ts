@@ -66,8 +66,8 @@ export class Waking {
     return true
   }
 
-  /** A waking delivery: opens a turn from idle, latches during maintenance or an aborted turn. */
-  now(): void {
+  /** A waking delivery (`id`: its message, which the latch remembers): opens a turn from idle, latches during maintenance or an aborted turn. */
+  now(id?: string): void {
     const host = this.host
     this.reportDeferred()
     const ts = host.turnActor.getSnapshot()
@@ -81,7 +81,10 @@ export class Waking {
       this.turns().start(resumeOf)
       return
     }
-    if (ts.matches('maintaining') || host.abort?.signal.aborted) host.inboxDriver.send({ type: 'LATCH' })
+    if (ts.matches('maintaining') || host.abort?.signal.aborted) {
+      if (id !== undefined) host.inboxDriver.latch(id)
+      else host.inboxDriver.send({ type: 'LATCH' })
+    }
     // A running, healthy turn picks the input up at its next boundary.
   }
 }

@@ -31,6 +31,12 @@ export type PlannedInput =
     duringPreStep?: boolean
   }
   | { kind: 'wake'; seq: number; at: string }
+  /**
+   * A wakeup (lifecycle §10): the app's `schedule` / `unschedule` (a `schedule/created` without a
+   * call id, a `schedule/canceled`) or a recorded firing (`schedule/fired`, with its splice's
+   * message id), issued through the agent's wakeups as recorded (replay/reexecute/schedules.ts).
+   */
+  | { kind: 'schedule'; seq: number; at: string; event: LogEvent; messageId?: string; /** Recorded after its turn's end, between turns. */ betweenTurns?: boolean }
   | {
     /** A recorded decision: matched to the re-run's open approval of the same call (turn, step, call id), not by approval id. */
     kind: 'decision'; seq: number; at: string; turn: number; step: number; callId: string; decision: ApprovalDecision; by: ApprovalBy
@@ -42,6 +48,8 @@ export { isAgentSplice }
 export function planInputs(events: readonly LogEvent[], cut: number): PlannedInput[] {
   const cancelAt = planCancels(events, cut)
   const byCancel = new Set<number>()
+  // the splices of recorded firings: the firing re-makes them
+  const byFiring = new Set<number>()
   for (const c of cancelAt.values()) for (const s of c.splices) byCancel.add(s)
   // the pending lists, to name what an edit removes
   const lists = pendingAt(events, cut)
@@ -70,14 +78,23 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
         (out[k - 1] as { target: string }).target === 'next-turn') k--
       // (only with next-step empty: a pending item would have been claimed, and logged, before the
       // pre-step listeners ran; no claim in the log means the cancel came before it)
+      // Next-step sends at this position the step's claim did not take (the turn aborted with them
+      // pending) came after that claim, so after the pre-step listeners started: they and the
+      // cancel wait for our outermost pre-step listener (seed 404510064: a pre-step hook that
+      // counts its messages stays in step).
+      const fresh = out.filter((q) => q.kind === 'send' && q.at === at && q.target === 'next-step') as Extract<PlannedInput, { kind: 'send' }>[]
+      const unclaimed = lists.nextStep.length > 0 && lists.nextStep.every((m) => fresh.some((q) => q.message.id === m.id))
       if (stopping) out.splice(k, 0, { ...cancel, duringStopping: true })
-      else out.splice(k, 0, proposing(stop) && lists.nextStep.length === 0 ? { ...cancel, duringPreStep: true } : cancel)
+      else if (proposing(stop) && (lists.nextStep.length === 0 || unclaimed)) {
+        if (unclaimed) for (const q of fresh) q.afterClaim = true
+        out.splice(k, 0, { ...cancel, duringPreStep: true })
+      } else out.splice(k, 0, cancel)
     }
     if (e.type === 'agent/inbox/spliced') {
       const d = (e as EventOf<'agent/inbox/spliced'>).data
       const list = d.target === 'next-turn' ? lists.nextTurn : lists.nextStep
       const removed = list.slice(d.start, d.start + (d.removedCount ?? 0))
-      if (!byCancel.has(i) && !isAgentSplice(d)) {
+      if (!byCancel.has(i) && !isAgentSplice(d) && !byFiring.has(i)) {
         if (d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && d.start === list.length) {
           out.push({
             kind: 'send', seq: i, at, target: d.target, message: d.inserted[0]!, wakeIfIdle: events[i + 1]?.type === 'turn/start',
@@ -97,6 +114,18 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
         atSeq = i
       }
       continue
+    }
+    if (e.type === 'schedule/fired' || e.type === 'schedule/canceled' ||
+      (e.type === 'schedule/created' && (e as EventOf<'schedule/created'>).data.callId === undefined)) {
+      let messageId: string | undefined
+      const next = events[i + 1]
+      if (e.type === 'schedule/fired' && !(e as EventOf<'schedule/fired'>).data.dropped && next?.type === 'agent/inbox/spliced') {
+        messageId = (next as EventOf<'agent/inbox/spliced'>).data.inserted.find((m) => m.source.kind === 'schedule')?.id
+        if (messageId !== undefined) byFiring.add(i + 1)
+      }
+      const between = events.slice(cut, i).findLast((x) => x.type === 'turn/start' || x.type === 'turn/end')?.type === 'turn/end'
+      out.push({ kind: 'schedule', seq: i, at, event: e, ...(messageId !== undefined ? { messageId } : {}), ...(between ? { betweenTurns: true } : {}) })
+      // a position too: the re-run logs the same event when it issues it
     }
     if (isDecisionInput(e)) {
       const d = (e as EventOf<'tool/approval-decided'>).data

@@ -9,6 +9,7 @@
  * listeners (`onStopping`). `flushAll` issues what is left once the re-run is idle.
  */
 import type { TurnlogAgent } from '../agent/agent.js'
+import type { Wakeups } from '../agent/wakeups.js'
 import { applyDecision } from '../agent/approvals.js'
 import { deepEqual } from '../events/deep-equal.js'
 import type { EventOf, LogEvent, UserMessage } from '../events/index.js'
@@ -82,7 +83,8 @@ export class Reissuer {
     if (e.type === 'turn/end') {
       // a turn's end waits for nothing: what its turn left due is issued now
       const t = (e as EventOf<'turn/end'>).data.turn
-      this.#dueThrough((i) => i.at !== 'start' && turnOfPosition(i.at) <= t, key)
+      // (not a wakeup recorded after that end: its own position, or idle, makes it due)
+      this.#dueThrough((i) => i.at !== 'start' && turnOfPosition(i.at) <= t && !(i.kind === 'schedule' && i.betweenTurns === true && turnOfPosition(i.at) === t), key)
       force = true
     }
     this.#schedule(force)
@@ -289,6 +291,25 @@ export class Reissuer {
           record(late ? 'late' : 'issued')
           a.wake()
           return
+        case 'schedule': {
+          // as recorded (its due time, missed periods, message id); where it goes is the agent's rule
+          const w = (a as unknown as { wakeups: Wakeups }).wakeups
+          const e = input.event
+          record(late ? 'late' : 'issued')
+          if (e.type === 'schedule/created') {
+            const d = (e as EventOf<'schedule/created'>).data
+            a.schedule({
+              at: d.due, ...(d.every !== undefined ? { every: d.every } : {}), message: { content: [...d.content] },
+              deliver: d.deliver, whenBusy: d.whenBusy, id: d.scheduleId,
+            })
+          } else if (e.type === 'schedule/canceled') a.unschedule((e as EventOf<'schedule/canceled'>).data.scheduleId)
+          else {
+            const d = (e as EventOf<'schedule/fired'>).data
+            this.#issuing = true
+            w.fireRecorded(d.scheduleId, d.due, d.missed ?? 0, input.messageId)
+          }
+          return
+        }
         case 'decision': {
           // the re-run's approval of the same call (its id is the re-run's own)
           const open = a.approvals().find((o) => o.turn === input.turn && o.step === input.step && o.callId === input.callId)

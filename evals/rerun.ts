@@ -131,6 +131,8 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     // a message the re-run's hooks send again gets the recorded id (see Reissuer.idForDraw)
     ids: () => reissuer?.idForDraw() ?? randomUUID(),
     ...(opts.timers ? { timers: opts.timers } : {}),
+    // recorded firings are re-issued at their positions (reissue.ts): the re-run's timer fires none
+    wakeups: { timer: false },
     ...(opts.maxParallelToolCalls !== undefined ? { maxParallelToolCalls: opts.maxParallelToolCalls } : {}),
     ...(opts.maxStepsPerTurn !== undefined ? { maxStepsPerTurn: opts.maxStepsPerTurn } : {}),
     ...(opts.retry !== undefined ? { retry: opts.retry } : {}),
@@ -152,7 +154,8 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   }
   let timedOut = false
   try {
-    await drive(agent, reissuer, cut, plan.cut, events, opts.timeoutMs ?? 60_000, () => (timedOut = true))
+    await drive(agent, reissuer, cut, plan.cut, events, opts.timeoutMs ?? 60_000, () => (timedOut = true),
+      (seq) => errors.push(`the re-run parked at seq ${seq} with no recorded decision left to answer it; it was ended there`))
   } finally {
     await agent.dispose().catch((err: unknown) => errors.push(`dispose: ${(err as Error)?.message ?? String(err)}`))
   }
@@ -180,11 +183,13 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
 /**
  * Runs the re-run to its end: the inputs recorded at the start first (or a wake, when the turn
  * opened without a send), then until the agent is idle with no recorded input left. A re-run that
- * makes no progress for `timeoutMs` has its turn cancelled and is reported `timedOut`.
+ * parks (an approval) with no recorded input left to answer it ends there at once (the comparison
+ * shows where it parked; `errors` says so). A re-run that makes no progress for `timeoutMs` has
+ * its turn cancelled and is reported `timedOut`.
  */
 async function drive(
   agent: TurnlogAgent, reissuer: Reissuer, cut: number, turnStart: number, events: readonly LogEvent[],
-  timeoutMs: number, onTimeout: () => void,
+  timeoutMs: number, onTimeout: () => void, onParked: (seq: number) => void,
 ): Promise<void> {
   let stop!: () => void
   const stopped = new Promise<void>((r) => (stop = r))
@@ -213,9 +218,23 @@ async function drive(
       agent.wake()
     }
     for (;;) {
-      await Promise.race([agent.whenIdle(), stopped])
+      // settled, not idle: a re-run parked on an approval is reported at once, not after timeoutMs
+      await Promise.race([agent.whenSettled(), stopped])
       await macrotask()
       if (timedOut) return
+      if (agent.status === 'parked') {
+        // a recorded decision still queued may answer it; otherwise the golden did not park here
+        const before = reissuer.progress
+        if (reissuer.pending > 0) {
+          reissuer.flushAll()
+          await macrotask()
+        }
+        if (agent.status === 'parked' && reissuer.progress === before) {
+          onParked(agent.events.length - 1)
+          return
+        }
+        continue
+      }
       if (agent.status !== 'idle') continue
       if (reissuer.pending === 0) return
       reissuer.flushAll()

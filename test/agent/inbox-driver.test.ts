@@ -250,4 +250,33 @@ describe('claims inside a turn and the wake latch', () => {
     expect(agent.events.filter((e) => e.type === 'user/message').map((e) => (e.data as any).message.id)).toEqual(['m1'])
     valid(agent.events)
   })
+  it('lifecycle §3.8 / choice 7: a steer during maintenance, then removed, with an inject left, opens no turn (the latch counts only its own messages)', async () => {
+    const { agent } = makeAgent([{ text: 'ok' }])
+    let release!: () => void
+    const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
+    const steer = agent.steer('during')
+    agent.inject('context')
+    expect(agent.snapshot().inbox.latched).toBe(true)
+    expect(agent.inbox.remove(steer)).toBe(true)
+    release()
+    await m
+    await agent.whenIdle()
+    // injected context alone never opens a turn: no model request nobody asked for
+    expect(agent.events.some((e) => e.type === 'turn/start')).toBe(false)
+    expect(agent.inbox.nextStep.map((x) => x.id)).toEqual(['m2'])
+    expect(agent.snapshot().inbox.latched).toBe(false)
+  })
+
+  it('lifecycle §2: a steer during maintenance replaced by an edit still opens its turn (the replacement inherits the latch)', async () => {
+    const { agent } = makeAgent([{ text: 'ok' }])
+    let release!: () => void
+    const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
+    const steer = agent.steer('during')
+    expect(agent.inbox.replace(steer, 'edited')).toBe(true)
+    release()
+    await m
+    await agent.whenIdle()
+    expect(agent.events.filter((e) => e.type === 'turn/start')).toHaveLength(1)
+    valid(agent.events)
+  })
 })

@@ -82,4 +82,19 @@ describe('golden sessions with approvals (lifecycle §9)', () => {
     const r = await evaluate([g], { ...base, model: recordedModel(g, { replace: (at) => (at.turn === 1 && at.step === 1 ? { text: 'No.' } : undefined) }), tools: tools(true), toolResults: 'live', graders: [grader] })
     expect(r.goldens[0]!.trials[0]!.graders[0]).toMatchObject({ pass: false, reason: 'the re-run never called delete' })
   })
+  it('a re-run that parks where the golden did not is reported at once as a divergence, not after timeoutMs', async () => {
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'delete', args: { path: 'a.txt' } }] },
+      { text: 'Deleted a.txt.' },
+    ], async (a) => {
+      a.followup('Delete a.txt')
+      await a.whenIdle()
+    }, { tools: tools(false) })
+    // the change under test: the tool now needs approval; no recorded decision answers it
+    const r = await rerun(g, { ...base, timeoutMs: 600_000, model: recordedModel(g), tools: tools(true) })
+    expect(r.timedOut).toBe(false)
+    expect(r.divergence).not.toBeNull()
+    expect(r.divergence!.actual?.type).toBe('tool/approval-requested')
+    expect(r.errors.some((m) => m.includes('parked'))).toBe(true)
+  }, 60_000)
 })

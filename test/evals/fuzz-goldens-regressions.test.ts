@@ -1,0 +1,23 @@
+/**
+ * P4 for goldens: the counterexamples the golden fuzz found on random seeds (property 1, a re-run
+ * from turn 1 with the recorded model, tools and hooks reproduces the golden), each replayed
+ * exactly (its seed and shrunk path): a fixed-seed regression test per divergence fixed.
+ */
+import fc from 'fast-check'
+import { describe, it } from 'vitest'
+import { reproducesFromTurnOne } from './golden-property.js'
+
+const cases: { seed: number; path: string; what: string; providerStreams?: boolean }[] = [
+  {
+    seed: 404510064, path: '38:3:2:2:1:1:1:2:2:2:2:4:2:3:10:11:11:13:13',
+    what: 'a cancel while a `tools` step\'s pre-step listeners wait, a latched followup: a pre-step hook that counts its messages stays in step',
+  },
+]
+
+describe('P4 for goldens: the fuzz counterexamples, replayed', () => {
+  for (const c of cases) {
+    it(`P4: ${c.what} (seed ${c.seed})`, async () => {
+      await fc.assert(reproducesFromTurnOne({ providerStreams: c.providerStreams === true }), { seed: c.seed, path: c.path, endOnFailure: true })
+    })
+  }
+})
