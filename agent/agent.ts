@@ -15,6 +15,7 @@ import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import { TurnlogError, type CancelCause, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import type { TranscriptState } from '../reducers/transcript.js'
+import { ownUsage, rollUpUsage, type UsageRollUp } from '../reducers/usage-tree.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
 import type { BudgetMeter, BudgetStatus } from './budget.js'
 import { AgentCore } from './core.js'
@@ -239,6 +240,10 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   whenSettled(): Promise<'idle' | 'parked'> {
     return this.#status.whenSettled()
+  }
+
+  usage(): UsageRollUp {
+    return rollUpUsage(ownUsage(this.session.events), this.children.usage())
   }
 
   approvals(): OpenApproval[] {

@@ -7,11 +7,14 @@
  * every started call has its result, and the parent's call is still running — the child's log
  * holds the `step/parked`.
  */
+import type { UsageRollUp } from '../reducers/usage-tree.js'
 import type { LiveChild } from '../tools/types.js'
 import type { OpenApproval } from './types.js'
 
 export class LiveChildren {
   readonly #children = new Map<string, { child: LiveChild; off: () => void }>()
+  /** The roll-ups of the children this agent ran (read live, and kept when each call ended). */
+  readonly #usage = new Map<string, UsageRollUp>()
 
   /** `changed` runs whenever a registered child's parked state may have changed. */
   constructor(private readonly changed: () => void) {}
@@ -27,8 +30,23 @@ export class LiveChildren {
       if (done) return
       done = true
       off()
+      this.#keepUsage(child)
       if (this.#children.get(id)?.child === child) this.#children.delete(id)
       this.changed()
+    }
+  }
+
+  /** Per child session id, its usage roll-up (running children read now). */
+  usage(): Record<string, UsageRollUp> {
+    for (const { child } of this.#children.values()) this.#keepUsage(child)
+    return Object.fromEntries(this.#usage)
+  }
+
+  #keepUsage(child: LiveChild): void {
+    try {
+      this.#usage.set(child.sessionId, child.usage() as UsageRollUp)
+    } catch {
+      // a disposed or broken child handle: its last roll-up stays
     }
   }
 

@@ -50,6 +50,8 @@ export interface LiveChild {
   approvals(): ReadonlyArray<{ approvalId: string; session: string }>
   decide(approvalId: string, decision: unknown, options?: unknown): Promise<void>
   on(name: 'agent/status', listener: (p: { status: 'idle' | 'running' | 'parked' }) => void): () => void
+  /** Its usage rolled up over its own children (`agent.usage()`), read when the call ends. */
+  usage(): unknown
 }
 
 export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
