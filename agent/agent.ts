@@ -15,6 +15,7 @@ import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import { TurnlogError, type CancelCause, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import type { TranscriptState } from '../reducers/transcript.js'
+import { ownUsage, rollUpUsage, type UsageRollUp } from '../reducers/usage-tree.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
 import type { BudgetMeter, BudgetStatus } from './budget.js'
 import { AgentCore } from './core.js'
@@ -26,6 +27,7 @@ import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
 import { restoredStep, standsParked } from './restore.js'
+import { LiveChildren } from './children.js'
 import { budgetMeter, installFold, wakeups } from './setup.js'
 import { StatusCell } from './status.js'
 import { TurnLoop } from './turn-driver.js'
@@ -63,6 +65,10 @@ export class TurnlogAgent extends AgentCore implements Agent {
   readonly #maintenance: Maintenance
   #disposed = false
   #disposing = false
+  /** The running step is parked by its own approvals (not only by a parked child). */
+  #ownParked = false
+  /** @internal running children (lifecycle §10; agent/children.ts): their approvals, their parking. */
+  readonly children = new LiveChildren(() => this.#childrenChanged())
   readonly #unsubscribePlugins: Array<() => void>
   /** Forwards committed events to `options.store` (agent/persistence.ts). */
   readonly #persistence: Persistence | null = null
@@ -236,12 +242,19 @@ export class TurnlogAgent extends AgentCore implements Agent {
     return this.#status.whenSettled()
   }
 
+  usage(): UsageRollUp {
+    return rollUpUsage(ownUsage(this.session.events), this.children.usage())
+  }
+
   approvals(): OpenApproval[] {
-    return openApprovalList(this)
+    return [...openApprovalList(this), ...this.children.approvals()]
   }
 
   async decide(approvalId: string, decision: ApprovalDecisionInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
     this.#assertUsable()
+    // a running child's approval is decided in the child (logged there; lifecycle §10)
+    const inChild = typeof approvalId === 'string' && !Object.hasOwn(this.approvalsState.byId, approvalId) ? this.children.owner(approvalId) : undefined
+    if (inChild !== undefined) return inChild.decide(approvalId, decision, options)
     applyDecision(this, approvalId, toDecision(decision), toBy(options?.by))
     await this.flush()
   }
@@ -256,8 +269,22 @@ export class TurnlogAgent extends AgentCore implements Agent {
     const e = { type: parked ? 'PARK' : 'UNPARK' } as const
     this.turnActor.send(e)
     this.stepActor?.send(e)
-    this.#status.set(parked ? 'parked' : 'running')
+    this.#ownParked = parked
+    this.#status.set(parked || this.children.anyParked ? 'parked' : 'running')
     this.claimed.keepAlive(parked)
+    if (parked) this.#status.settle()
+  }
+
+  /** @internal True when the agent is parked only because a running child is (lifecycle §10). */
+  get parkedByChild(): boolean {
+    return this.#status.value === 'parked' && !this.#ownParked
+  }
+
+  /** A running child parked or went on: the parent's status follows (its own parking aside). */
+  #childrenChanged(): void {
+    if (this.#status.value === 'idle' || this.#ownParked || this.#disposed) return
+    const parked = this.children.anyParked
+    this.#status.set(parked ? 'parked' : 'running')
     if (parked) this.#status.settle()
   }
 
@@ -282,7 +309,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   async dispose(): Promise<void> {
     if (this.#disposed) return
     // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
-    if (this.#status.value === 'parked') return this.#disposeParked()
+    if (this.#status.value === 'parked' && this.#ownParked) return this.#disposeParked()
     this.#disposing = true
     this.wakeups.close()
     this.cancel({ kind: 'disposed' })

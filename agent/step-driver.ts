@@ -14,7 +14,7 @@ import { checkedStream, type ModelAdapter, type ModelRequest, type PartialMessag
 import type { HistoryState } from '../reducers/history.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
-import type { AnyTool, ToolEnv, ToolOutcome } from '../tools/types.js'
+import type { AnyTool, LiveChild, ToolEnv, ToolOutcome } from '../tools/types.js'
 import { approvalEnv, type ApprovalHost } from './approvals.js'
 import type { RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
@@ -52,6 +52,8 @@ export interface StepHost extends ApprovalHost {
   emit(name: HookName, payload: unknown): void
   reportError(error: unknown, where: string): void
   splice(target: 'next-step', start: number, deleteCount: number, inserted: UserMessage[]): UserMessage[]
+  /** Running children (lifecycle §10): a subagent call registers its child here. */
+  readonly children?: { attach(child: LiveChild): () => void }
 }
 
 /** A running step, as the agent sees it (for cancel and snapshots). */
@@ -311,6 +313,7 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
       session: agent.sessionId,
       store: agent.options.store,
       spawned: (callId, child) => agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
+      attach: (child) => agent.children?.attach(child) ?? (() => {}),
     },
     within: (value, where) => agent.within(value, where),
     isAbandoned,

@@ -8,7 +8,7 @@
 import type { z } from 'zod'
 import type { EventOf, LogEvent } from '../events/index.js'
 import { defineTool } from '../tools/define.js'
-import { CHILD_HOST, type AnyTool, type ToolContext } from '../tools/types.js'
+import { CHILD_HOST, type AnyTool, type LiveChild, type ToolContext } from '../tools/types.js'
 import { createAgent } from './agent.js'
 import type { AgentOptions } from './types.js'
 
@@ -65,6 +65,7 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
   const child = createAgent({ ...options, sessionId: id, ...(store !== undefined ? { store } : {}) })
   const onAbort = () => child.cancel({ kind: 'parent' })
   ctx.signal.addEventListener('abort', onAbort, { once: true })
+  const detach = host.attach?.(child as unknown as LiveChild)
   try {
     if (ctx.signal.aborted) onAbort()
     else child.followup(prompt)
@@ -73,6 +74,7 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
     ctx.signal.throwIfAborted()
     return lastAnswer(child.events, id)
   } finally {
+    detach?.()
     ctx.signal.removeEventListener('abort', onAbort)
     await child.dispose()
   }

@@ -5,6 +5,7 @@
  * options schema is typed against them); the hook payloads (hook-payloads.ts), the approval types
  * (approval-types.ts) and the feature types (budget.ts, wakeup-types.ts) live in their own files.
  */
+import type { UsageRollUp } from '../reducers/usage-tree.js'
 import type {
   CancelCause, EventDraft, Failure, InboxTarget, LogEvent, RequestConfig, SessionEvent, StepOutcome, StreamChunk, ToolSpec, TurnlogError, UserMessage,
 } from '../events/index.js'
@@ -356,7 +357,14 @@ export interface Agent extends WakeupHandle {
    * and nothing else, so a process may exit (lifecycle §9).
    */
   whenSettled(): Promise<'idle' | 'parked'>
-  /** The open approval requests of the session, in request order (lifecycle §9). */
+  /**
+   * Token usage rolled up (lifecycle §10; reducers/usage-tree.ts): own totals at the top level,
+   * `children` (every child this agent ran, each rolled up over its own children), `total` (both),
+   * `byChild`. Children run by an earlier process are not known to the handle: `usageTree(store,
+   * id)` (turnlog/replay) reads them from the store.
+   */
+  usage(): UsageRollUp
+  /** The open approval requests of the session and of its running children (with their session ids), in request order (lifecycle §9, §10). */
   approvals(): OpenApproval[]
   /**
    * Decides an open approval. Resolves when the decision is durable (in the store). Refused, with

@@ -21,6 +21,7 @@ export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
 export { approvalsReducer, openApprovals, endsParking, type ApprovalsState, type ApprovalRecord } from './approvals.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
+export { rollUpUsage, ownUsage, sumTotals, spawnedChildren, type UsageRollUp } from './usage-tree.js'
 export { budgetReducer, type BudgetState } from './budget.js'
 export { schedulesReducer, nextDue, firingAt, type SchedulesState, type PendingSchedule } from './schedules.js'
 export {

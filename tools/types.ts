@@ -32,6 +32,26 @@ export interface ChildHost {
   readonly store: unknown
   /** Appends `child/spawned` for this call; returns its seq (the child's header names it, L19). */
   spawned(child: string): number
+  /**
+   * Registers the running child with its parent while the call runs (lifecycle §10): its open
+   * approvals are listed and decided through the parent, and its parking parks the parent.
+   * Returns the unregister (called when the call ends).
+   */
+  attach?(child: LiveChild): () => void
+}
+
+/**
+ * @internal A running child session as its parent sees it (an agent handle; typed here so tools/
+ * needs no agent/ import).
+ */
+export interface LiveChild {
+  readonly sessionId: string
+  readonly status: 'idle' | 'running' | 'parked'
+  approvals(): ReadonlyArray<{ approvalId: string; session: string }>
+  decide(approvalId: string, decision: unknown, options?: unknown): Promise<void>
+  on(name: 'agent/status', listener: (p: { status: 'idle' | 'running' | 'parked' }) => void): () => void
+  /** Its usage rolled up over its own children (`agent.usage()`), read when the call ends. */
+  usage(): unknown
 }
 
 export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
@@ -114,7 +134,7 @@ export interface ToolEnv {
   /** Queues a context message into next-step (an inbox splice). */
   queueContext(message: UserMessage): void
   /** Child sessions (lifecycle §10): given to each call's context; absent in bare tool runs. */
-  children?: { session: string; store: unknown; spawned(callId: string, child: string): number }
+  children?: { session: string; store: unknown; spawned(callId: string, child: string): number; attach?(child: LiveChild): () => void }
   /** The three tool hooks (waterfalls); a throwing listener is the scheduler's to turn into a result. */
   preExecute(p: PreExecutePayload, innermost: () => PreExecuteDecision): Promise<PreExecuteDecision>
   execute(p: ExecutePayload, innermost: (p: ExecutePayload) => Promise<unknown>): Promise<unknown>

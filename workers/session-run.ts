@@ -109,6 +109,12 @@ export class SessionRun {
         // linger: more input soon is served by this agent instead of a fresh resume elsewhere
         if (!this.#newInput && !pool.stopping && pool.lingerMs > 0) await this.#idle(pool.lingerMs)
         if (this.#newInput && !pool.stopping) continue
+        // parked only because a running child is (lifecycle §10): the child runs in this process,
+        // so the lease is kept (handing it back would dispose the parent and cancel the child)
+        if ((agent as { parkedByChild?: boolean }).parkedByChild === true && !pool.stopping) {
+          await Promise.race([agent.whenIdle(), sleep(pool.pollMs)])
+          continue
+        }
         // a restored parked step decides its passed expiries on a timer of 0 ms: let it fire first
         if (agent.status === 'parked') await sleep(0)
         const outcome = await this.#serial(async () => {

@@ -1,0 +1,71 @@
+/**
+ * The parent's side of running children (lifecycle §10): while a `defineSubagent` call runs, its
+ * child agent is registered here, so the parent lists the child's open approvals (with the child's
+ * session id), routes `decide` for them to the child (the decision is logged in the child's log,
+ * never in the parent's), and reports `parked` while a child is parked (a parked child parks the
+ * parent's call). The parent logs no `step/parked` for it: L18 allows `step/parked` only where
+ * every started call has its result, and the parent's call is still running — the child's log
+ * holds the `step/parked`.
+ */
+import type { UsageRollUp } from '../reducers/usage-tree.js'
+import type { LiveChild } from '../tools/types.js'
+import type { OpenApproval } from './types.js'
+
+export class LiveChildren {
+  readonly #children = new Map<string, { child: LiveChild; off: () => void }>()
+  /** The roll-ups of the children this agent ran (read live, and kept when each call ended). */
+  readonly #usage = new Map<string, UsageRollUp>()
+
+  /** `changed` runs whenever a registered child's parked state may have changed. */
+  constructor(private readonly changed: () => void) {}
+
+  /** Registers a running child; returns the unregister (idempotent). */
+  attach(child: LiveChild): () => void {
+    const id = child.sessionId
+    const off = child.on('agent/status', () => this.changed())
+    this.#children.set(id, { child, off })
+    this.changed()
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      off()
+      this.#keepUsage(child)
+      if (this.#children.get(id)?.child === child) this.#children.delete(id)
+      this.changed()
+    }
+  }
+
+  /** Per child session id, its usage roll-up (running children read now). */
+  usage(): Record<string, UsageRollUp> {
+    for (const { child } of this.#children.values()) this.#keepUsage(child)
+    return Object.fromEntries(this.#usage)
+  }
+
+  #keepUsage(child: LiveChild): void {
+    try {
+      this.#usage.set(child.sessionId, child.usage() as UsageRollUp)
+    } catch {
+      // a disposed or broken child handle: its last roll-up stays
+    }
+  }
+
+  /** True when a registered child is parked (its step waits for people). */
+  get anyParked(): boolean {
+    for (const { child } of this.#children.values()) if (child.status === 'parked') return true
+    return false
+  }
+
+  /** The open approvals of every running child (a child lists its own children's too). */
+  approvals(): OpenApproval[] {
+    const out: OpenApproval[] = []
+    for (const { child } of this.#children.values()) out.push(...(child.approvals() as readonly OpenApproval[]))
+    return out
+  }
+
+  /** The running child that lists `approvalId` as open, if any. */
+  owner(approvalId: string): LiveChild | undefined {
+    for (const { child } of this.#children.values()) if (child.approvals().some((a) => a.approvalId === approvalId)) return child
+    return undefined
+  }
+}
