@@ -13,17 +13,17 @@
  * L13 against the limit the workers recorded); no worker died except by this test's kills.
  * The figures are printed on one line (kills, restarts, accounting, durations).
  */
-import { spawn, spawnSync } from 'node:child_process'
-import { join } from 'node:path'
+import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresStore, type PostgresStore } from '../../stores/postgres/index.js'
 import { account, accountingLine } from '../stores/postgres/accounting.js'
 import { childLib, ROOT } from '../stores/child-lib.js'
 import { LineChild, until } from '../stores/postgres/helpers.js'
+import { killAll } from '../support/line-child.js'
+import { restartServer, startServer, stopServer } from '../support/own-server.js'
 
 const WORKER = fileURLToPath(new URL('../stores/postgres/children/worker-child.mjs', import.meta.url))
-const PG = join(ROOT, 'scripts/pg.sh')
 const KILLS = Number(process.env.TURNLOG_PG_KILLS ?? 100)
 const RESTARTS = Number(process.env.TURNLOG_PG_RESTARTS ?? 10)
 const SESSIONS = 40
@@ -37,9 +37,9 @@ beforeAll(() => {
   lib = childLib()
 }, 300_000)
 afterAll(async () => {
-  for (const c of children) if (c.alive) c.proc.kill('SIGKILL')
+  killAll(children)
   for (const s of stores) await s.close().catch(() => {})
-  if (ownDir) spawnSync('bash', [PG, 'stop', ownDir])
+  stopServer(ownDir)
 })
 
 // mulberry32: the test's own choices are reproducible from TURNLOG_PG_SEED
@@ -57,10 +57,8 @@ const seconds = (ms: number) => (ms / 1000).toFixed(1)
 describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
   it(`L1 L13 §8: ${KILLS} worker SIGKILLs and ${RESTARTS} server restarts while sending: every acknowledged message answered or named as given up, none twice, none lost; 0 worker crashes; logs verify`, async () => {
     expect(KILLS).toBeGreaterThanOrEqual(1)
-    const started = spawnSync('bash', [PG, 'start'], { encoding: 'utf8' })
-    expect(started.status, started.stderr).toBe(0)
-    const url = started.stdout.trim().split('\n').pop()!
-    ownDir = started.stderr.trim().split('\n').pop()!
+    const { url, dir } = startServer()
+    ownDir = dir
     const store = postgresStore({ connectionString: url, retryDelayMs: 100, retryAttempts: 8 })
     stores.push(store)
     await store.migrate()
@@ -111,11 +109,10 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     let ofServing = 0
     let restarts = 0
     const restartEvery = RESTARTS > 0 ? Math.max(1, Math.floor(KILLS / RESTARTS)) : Infinity
-    const restart = () => new Promise<number | null>((res) => spawn('bash', [PG, 'restart', ownDir!], { stdio: 'ignore' }).on('exit', (code) => res(code)))
     for (let k = 0; k < KILLS; k++) {
       if (restarts < RESTARTS && k % restartEvery === Math.floor(restartEvery / 2)) {
         // the sender keeps sending while the server is down (its sends fail and are sent again)
-        expect(await restart()).toBe(0)
+        expect(await restartServer(dir)).toBe(0)
         restarts++
       }
       // every kill hits a serving worker: a replacement that is still loading is waited for, not

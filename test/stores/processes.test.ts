@@ -8,7 +8,7 @@
  * The children run the compiled library (test/stores/child-lib.ts: `dist/` when fresh, else a
  * tsc build of the sources they import). `TURNLOG_CRASH_KILLS` sets the number of kills (default 50).
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,6 +19,7 @@ import { readLog } from '../../replay/read-log.js'
 import * as replayApi from '../../replay/index.js'
 import { verify } from '../../replay/verify.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
+import { LineChild } from '../support/line-child.js'
 import { childLib, ROOT } from './child-lib.js'
 
 const LOCK_CHILD = fileURLToPath(new URL('./children/lock-child.mjs', import.meta.url))
@@ -39,63 +40,15 @@ async function tmp(): Promise<string> {
   return d
 }
 
-/** A child with line-based stdout. */
-class Child {
-  readonly proc: ChildProcessWithoutNullStreams
-  readonly lines: string[] = []
-  stderr = ''
-  #buf = ''
-  #waiters: Array<() => void> = []
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-
-  constructor(script: string, args: string[]) {
-    this.proc = spawn(process.execPath, [script, ...args], { cwd: ROOT, stdio: 'pipe' })
-    this.proc.stdout.setEncoding('utf8')
-    this.proc.stdout.on('data', (d: string) => {
-      this.#buf += d
-      let i: number
-      while ((i = this.#buf.indexOf('\n')) >= 0) {
-        this.lines.push(this.#buf.slice(0, i))
-        this.#buf = this.#buf.slice(i + 1)
-      }
-      for (const w of this.#waiters.splice(0)) w()
-    })
-    this.proc.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()))
-    this.exited = new Promise((r) => this.proc.on('exit', (code, signal) => {
-      for (const w of this.#waiters.splice(0)) w()
-      r({ code, signal })
-    }))
-  }
-
-  /** Waits for the next line matching `pred` after index `from`; returns it. */
-  async waitFor(pred: (l: string) => boolean, from = 0, timeoutMs = 20_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const hit = this.lines.slice(from).find(pred)
-      if (hit !== undefined) return hit
-      if (this.proc.exitCode !== null || this.proc.signalCode !== null) throw new Error(`child exited: ${this.stderr}`)
-      if (Date.now() > deadline) throw new Error(`timeout waiting; lines: ${this.lines.join(' | ')}; stderr: ${this.stderr}`)
-      await new Promise<void>((r) => {
-        this.#waiters.push(r)
-        setTimeout(r, 200)
-      })
-    }
-  }
-
-  send(line: string): void {
-    this.proc.stdin.write(line + '\n')
-  }
-}
-
 describe('two processes, one session (reliability: two writers)', () => {
   it('exactly one of two processes opening for write wins; the other gets SESSION_OWNED; after the owner is SIGKILLed its lock is stale and the other takes over with a larger token; no duplicate or lost seq', async () => {
     const dir = await tmp()
     const store = jsonlStore(dir)
     const rounds = 12
     for (let r = 0; r < rounds; r++) await store.create(`r${r}`)
-    const a = new Child(LOCK_CHILD, [lib, dir])
-    const b = new Child(LOCK_CHILD, [lib, dir])
-    await Promise.all([a.waitFor((l) => l === 'READY'), b.waitFor((l) => l === 'READY')])
+    const a = new LineChild(spawn, LOCK_CHILD, [lib, dir], ROOT)
+    const b = new LineChild(spawn, LOCK_CHILD, [lib, dir], ROOT)
+    await Promise.all([a.line((l) => l === 'READY'), b.line((l) => l === 'READY')])
     const wins = { a: 0, b: 0 }
     for (let r = 0; r < rounds; r++) {
       const id = `r${r}`
@@ -103,8 +56,8 @@ describe('two processes, one session (reliability: two writers)', () => {
       a.send(`open ${id}`)
       b.send(`open ${id}`)
       const [la, lb] = await Promise.all([
-        a.waitFor((l) => l.endsWith(` ${id}`) || l.includes(` ${id} `), fa),
-        b.waitFor((l) => l.endsWith(` ${id}`) || l.includes(` ${id} `), fb),
+        a.line((l) => l.endsWith(` ${id}`) || l.includes(` ${id} `), fa),
+        b.line((l) => l.endsWith(` ${id}`) || l.includes(` ${id} `), fb),
       ])
       const results = [la, lb]
       expect(results.filter((l) => l.startsWith('WON')).length, results.join(' / ')).toBe(1)
@@ -114,22 +67,22 @@ describe('two processes, one session (reliability: two writers)', () => {
       // the winner appends; the loser, after the winner closes, continues at the right seq
       let f = winner.lines.length
       winner.send(`append ${id} 3`)
-      expect(await winner.waitFor((l) => l.startsWith(`APPENDED ${id}`), f)).toBe(`APPENDED ${id} 3`)
+      expect(await winner.line((l) => l.startsWith(`APPENDED ${id}`), f)).toBe(`APPENDED ${id} 3`)
       f = loser.lines.length
       loser.send(`open ${id}`)
-      expect(await loser.waitFor((l) => l.includes(` ${id}`), f)).toBe(`LOST ${id} SESSION_OWNED`)
+      expect(await loser.line((l) => l.includes(` ${id}`), f)).toBe(`LOST ${id} SESSION_OWNED`)
       f = winner.lines.length
       winner.send(`close ${id}`)
-      await winner.waitFor((l) => l === `CLOSED ${id}`, f)
+      await winner.line((l) => l === `CLOSED ${id}`, f)
       f = loser.lines.length
       loser.send(`open ${id}`)
-      expect(await loser.waitFor((l) => l.includes(` ${id}`), f)).toMatch(new RegExp(`^WON ${id} \\d+$`))
+      expect(await loser.line((l) => l.includes(` ${id}`), f)).toMatch(new RegExp(`^WON ${id} \\d+$`))
       f = loser.lines.length
       loser.send(`append ${id} 2`)
-      expect(await loser.waitFor((l) => l.startsWith(`APPENDED ${id}`), f)).toBe(`APPENDED ${id} 5`)
+      expect(await loser.line((l) => l.startsWith(`APPENDED ${id}`), f)).toBe(`APPENDED ${id} 5`)
       f = loser.lines.length
       loser.send(`close ${id}`)
-      await loser.waitFor((l) => l === `CLOSED ${id}`, f)
+      await loser.line((l) => l === `CLOSED ${id}`, f)
       const log = await readLog(store.path(id))
       expect(log.events.map((e) => e.seq)).toEqual([0, 1, 2, 3, 4])
       expect(verify(log.events).violations).toEqual([])
@@ -140,14 +93,14 @@ describe('two processes, one session (reliability: two writers)', () => {
     // a SIGKILLed owner: its lock names a dead pid on this host → stale → taken over
     let f = a.lines.length
     a.send('open r0')
-    const won = await a.waitFor((l) => l.startsWith('WON r0') || l.startsWith('LOST r0'), f)
+    const won = await a.line((l) => l.startsWith('WON r0') || l.startsWith('LOST r0'), f)
     expect(won).toMatch(/^WON r0 /)
     const token = Number(won.split(' ')[2])
     a.proc.kill('SIGKILL')
     await a.exited
     f = b.lines.length
     b.send('open r0')
-    const took = await b.waitFor((l) => l.includes(' r0'), f)
+    const took = await b.line((l) => l.includes(' r0'), f)
     expect(took).toMatch(/^WON r0 /)
     expect(Number(took.split(' ')[2])).toBeGreaterThan(token)
     b.proc.stdin.end()
@@ -196,16 +149,16 @@ describe('SIGKILL crash loop (reliability: crash between write and fsync, crash 
     const runOne = async (k: number): Promise<void> => {
       const sessionId = `crash-${k}`
       const seed = 1000 + k
-      const child = new Child(CRASH_CHILD, [lib, dir, sessionId, String(seed)])
-      await child.waitFor((l) => l === 'READY')
+      const child = new LineChild(spawn, CRASH_CHILD, [lib, dir, sessionId, String(seed)], ROOT)
+      await child.line((l) => l === 'READY')
       // the kill must hit real work whatever the machine's load: wait until the child has made
       // 1–3 followups durable (a bare timer after READY left slow children with nothing done, and
       // the "kills hit real work" counts below failed under load), then a random moment more
       const want = 1 + (seed % 3)
-      await child.waitFor((l) => l.startsWith('D '), 0, 60_000)
+      await child.line((l) => l.startsWith('D '), 0, 60_000)
       while (child.lines.filter((l) => l.startsWith('D ')).length < want) {
         const seen = child.lines.length
-        await child.waitFor((l) => l.startsWith('D '), seen, 60_000)
+        await child.line((l) => l.startsWith('D '), seen, 60_000)
       }
       await new Promise((r) => setTimeout(r, (seed * 7919) % 290))
       child.proc.kill('SIGKILL')

@@ -36,7 +36,7 @@ describe('fuzzAgent with budgets (lifecycle §10)', () => {
     for (const which of ['inputTokens', 'outputTokens', 'totalTokens', 'costUsd', 'toolCalls']) {
       for (const scope of ['turn', 'session']) expect(seen.get(`${which} ${scope}`) ?? 0, `${which} ${scope}`).toBeGreaterThan(0)
     }
-    expect(seen.get('in a retry turn') ?? 0).toBeGreaterThan(0)
-    expect(seen.get('unpriced') ?? 0).toBeGreaterThan(0)
+    expect(seen.get('in a retry turn') ?? 0, 'in a retry turn').toBeGreaterThan(0)
+    expect(seen.get('unpriced') ?? 0, 'unpriced').toBeGreaterThan(0)
   })
 })

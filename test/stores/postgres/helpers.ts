@@ -65,43 +65,8 @@ export async function until(
   }
 }
 
-/** A child process with line-based stdout (the fault tests' workers). */
-export class LineChild {
-  readonly proc: import('node:child_process').ChildProcessWithoutNullStreams
-  readonly lines: string[] = []
-  stderr = ''
-  #buf = ''
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-
-  constructor(spawn: typeof import('node:child_process').spawn, script: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv) {
-    this.proc = spawn(process.execPath, [script, ...args], { cwd, stdio: 'pipe', ...(env ? { env } : {}) })
-    this.proc.stdout.setEncoding('utf8')
-    this.proc.stdout.on('data', (d: string) => {
-      this.#buf += d
-      let i: number
-      while ((i = this.#buf.indexOf('\n')) >= 0) {
-        this.lines.push(this.#buf.slice(0, i))
-        this.#buf = this.#buf.slice(i + 1)
-      }
-    })
-    this.proc.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()))
-    this.exited = new Promise((r) => this.proc.on('exit', (code, signal) => r({ code, signal })))
-  }
-
-  get alive(): boolean {
-    return this.proc.exitCode === null && this.proc.signalCode === null
-  }
-
-  /** Waits for a line after index `from` that matches; null on timeout or exit. */
-  async waitFor(pred: (l: string) => boolean, from: number, timeoutMs: number): Promise<string | null> {
-    const end = Date.now() + timeoutMs
-    for (;;) {
-      for (let i = from; i < this.lines.length; i++) if (pred(this.lines[i]!)) return this.lines[i]!
-      if (!this.alive || Date.now() > end) return null
-      await new Promise((r) => setTimeout(r, 5))
-    }
-  }
-}
+// the fault tests' worker children: the shared harness (test/support/line-child.ts)
+export { LineChild } from '../../support/line-child.js'
 
 /** Per sent id: how often a splice inserted it, how often it became a `user/message`. */
 export function moves(events: readonly LogEvent[]): { inserted: Map<string, number>; messages: Map<string, number>; resumedFrom: Map<string, string[]> } {

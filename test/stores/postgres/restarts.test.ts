@@ -6,18 +6,18 @@
  * message was moved into its log once and is answered or named as given up (lifecycle §8); logs
  * verify.
  */
-import { spawn, spawnSync } from 'node:child_process'
-import { join } from 'node:path'
+import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresStore, type PostgresStore } from '../../../stores/postgres/index.js'
 import { childLib, ROOT } from '../child-lib.js'
 import { account, accountingLine } from './accounting.js'
+import { canStartServer, restartServer, startServer, stopServer } from '../../support/own-server.js'
+import { killAll } from '../../support/line-child.js'
 import { LineChild, until } from './helpers.js'
 
 const WORKER = fileURLToPath(new URL('./children/worker-child.mjs', import.meta.url))
 const RESTARTS = Number(process.env.TURNLOG_PG_RESTARTS ?? 10)
-const PG = join(ROOT, 'scripts/pg.sh')
 const children: LineChild[] = []
 const stores: PostgresStore[] = []
 let ownDir: string | undefined
@@ -27,19 +27,17 @@ beforeAll(() => {
   lib = childLib()
 }, 180_000)
 afterAll(async () => {
-  for (const c of children) if (c.alive) c.proc.kill('SIGKILL')
+  killAll(children)
   for (const s of stores) await s.close().catch(() => {})
-  if (ownDir) spawnSync('bash', [PG, 'stop', ownDir])
+  stopServer(ownDir)
 })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('postgres workers across server restarts', () => {
-  it.runIf(spawnSync('bash', [PG, 'bin']).status === 0)(`${RESTARTS} server restarts under load: 0 worker crashes; every acknowledged message moved once, answered or given up; logs verify`, async () => {
-    const r = spawnSync('bash', [PG, 'start'], { encoding: 'utf8' })
-    expect(r.status, r.stderr).toBe(0)
-    const url = r.stdout.trim().split('\n').pop()!
-    ownDir = r.stderr.trim().split('\n').pop()!
+  it.runIf(canStartServer())(`${RESTARTS} server restarts under load: 0 worker crashes; every acknowledged message moved once, answered or given up; logs verify`, async () => {
+    const { url, dir } = startServer()
+    ownDir = dir
     const store = postgresStore({ connectionString: url, retryDelayMs: 100, retryAttempts: 8 })
     stores.push(store)
     await store.migrate()
@@ -71,10 +69,9 @@ describe('postgres workers across server restarts', () => {
       }
     })()
     // the restart runs asynchronously, so this process keeps sending while the server is down
-    const restart = () => new Promise<number | null>((res) => spawn('bash', [PG, 'restart', ownDir!], { stdio: 'ignore' }).on('exit', (code) => res(code)))
     for (let k = 0; k < RESTARTS; k++) {
       await sleep(1000)
-      expect(await restart()).toBe(0)
+      expect(await restartServer(dir)).toBe(0)
       for (const c of workers) expect(c.alive, `worker died at restart ${k + 1}: ${c.stderr.slice(-400)}`).toBe(true)
     }
     sending = false

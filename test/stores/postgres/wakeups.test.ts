@@ -14,6 +14,7 @@ import { scriptedModel } from '../../../models/index.js'
 import { postgresStore, type PostgresStore } from '../../../stores/postgres/index.js'
 import { childLib, ROOT } from '../child-lib.js'
 import { dropAll, freshDb } from './db.js'
+import { killAll } from '../../support/line-child.js'
 import { answered, LineChild, readAll, until, verifyOk } from './helpers.js'
 
 const WORKER = fileURLToPath(new URL('./children/worker-child.mjs', import.meta.url))
@@ -24,7 +25,7 @@ beforeAll(() => {
   lib = childLib()
 }, 180_000)
 afterAll(async () => {
-  for (const c of children) if (c.alive) c.proc.kill('SIGKILL')
+  killAll(children)
   for (const s of stores) await s.close().catch(() => {})
   await dropAll()
 })
