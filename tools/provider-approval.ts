@@ -8,10 +8,7 @@
  * user's own tools are never looked up for such a call, whatever its name.
  */
 import { z } from 'zod'
-import { isProviderApproval, type ApprovalDecision, type ApprovalBy, type Block, type ToolErrorInfo } from '../events/index.js'
-import type { CallRec } from './call-record.js'
-import { errorOutcome } from './define.js'
-import type { ToolOutcome } from './types.js'
+import type { ApprovalDecision, ApprovalBy, Block } from '../events/index.js'
 import type { AnyTool } from './types.js'
 
 /** The result text of an approved provider call (the provider runs it; what it did comes in the next response). */
@@ -35,14 +32,4 @@ export function providerApprovalTool(name: string): AnyTool {
 export function providerDenialContent(decided: { decision: ApprovalDecision; by: ApprovalBy } | null | undefined): Block[] {
   const d = decided?.decision
   return d !== undefined && d.kind === 'deny' && d.reason !== undefined && d.reason !== '' ? [{ type: 'text', text: d.reason }] : []
-}
-
-/**
- * The result of a call denied before it started: its error, and for a provider's call the reason
- * the provider receives as the result text (issue 23).
- */
-export function refusedOutcome(rec: CallRec, error: ToolErrorInfo): ToolOutcome {
-  const outcome = errorOutcome(error.code, error.message)
-  if (isProviderApproval(rec.requested)) outcome.content = providerDenialContent(rec.approval?.decided)
-  return outcome
 }

@@ -31,7 +31,7 @@ import { classifyPrepared } from './classify.js'
 import { errorOutcome, errorText, prepareCall, type PreparedCall } from './define.js'
 import { assertMaxParallelToolCalls } from './pool-size.js'
 import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
-import { refusedOutcome } from './provider-approval.js'
+import { refusedOutcome } from './refused.js'
 
 export { assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './pool-size.js'
 
