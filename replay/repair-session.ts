@@ -39,7 +39,8 @@ export async function repairSession(
       events.push(torn.record)
     }
     // decisions the store accepted and the dead owner never logged (closers.ts): logged as decided
-    const decisions = opts.decisions ?? (w.acceptedDecisions ? await w.acceptedDecisions() : undefined)
+    // (read only when a request is open: a session without one costs no decisions read)
+    const decisions = opts.decisions ?? (w.acceptedDecisions && hasOpenRequest(events) ? await w.acceptedDecisions() : undefined)
     const r = repairEvents({ header: w.header, events }, { ...opts, ...(decisions !== undefined ? { decisions } : {}) })
     if (r.closers.length) await w.append(r.closers, { expectedSeq: w.length })
     const out: RepairSessionResult = { header: w.header, events: r.log.events, closers: r.closers, keptEventCount: r.keptEventCount, quarantined }
@@ -50,4 +51,16 @@ export async function repairSession(
     await w.close().catch(() => {})
     throw err
   }
+}
+
+/** Some `tool/approval-requested` of the log has no `tool/approval-decided` yet. */
+function hasOpenRequest(events: readonly LogEvent[]): boolean {
+  const open = new Set<string>()
+  for (const e of events) {
+    const id = (e.data as { approvalId?: unknown } | undefined)?.approvalId
+    if (typeof id !== 'string') continue
+    if (e.type === 'tool/approval-requested') open.add(id)
+    else if (e.type === 'tool/approval-decided') open.delete(id)
+  }
+  return open.size > 0
 }
