@@ -5,7 +5,7 @@
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import type {
-  AssistantMessage, EventDraft, EventOf, LogEvent, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolCallBlock, ToolSpec,
+  AssistantMessage, EventDraft, EventOf, LogEvent, ModelMessage, RequestConfig, StepOutcome, StreamChunk, ToolSpec,
   UserMessage,
 } from '../events/index.js'
 import type { Session } from '../events/session.js'

@@ -21,8 +21,6 @@ import type { WakeupHandle, WakeupOptions } from './wakeup-types.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
 import type { BudgetOptions, BudgetStatus, BudgetWarning } from './budget.js'
 
-/** `parked`: the running turn's step waits for people's decisions and nothing else (lifecycle §9). */
-export type AgentStatus = 'idle' | 'running' | 'parked'
 
 export type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './approval-types.js'
 import type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './approval-types.js'
@@ -386,21 +384,7 @@ export interface Agent extends WakeupHandle {
   budgets(): BudgetStatus[]
 }
 
-/** A phase of a running turn (the turn machine's `running` substates, lifecycle.md pictures). */
-export type TurnPhase = 'opening' | 'proposing' | 'stepping' | 'parked' | 'stopping' | 'recovering' | 'closing'
-/** The turn machine's state value: `'idle'`, `'maintaining'` (in `runMaintenance`) or `{ running: phase }`. */
-export type TurnStateValue = 'idle' | 'maintaining' | { running: TurnPhase }
-
-export interface AgentSnapshot {
-  status: AgentStatus
-  turn: { state: TurnStateValue; context: Record<string, unknown> }
-  step: { state: string; turn: number; step: number } | null
-  inbox: { nextTurn: readonly UserMessage[]; nextStep: readonly UserMessage[]; latched: boolean }
-  /** From the log: the open turn and step, and the tool calls of the open step still without a result. */
-  openTurn: number | null
-  openStep: number | null
-  pendingToolCalls: ReadonlyArray<{ seq: number; callId: string; name: string; arguments: string }>
-  lastSeq: number
-}
+export type { AgentSnapshot, AgentStatus, TurnPhase, TurnStateValue } from './snapshot-types.js'
+import type { AgentSnapshot, AgentStatus } from './snapshot-types.js'
 
 export type { TurnlogError }
