@@ -26,109 +26,12 @@
  *   provider-executed calls are held until the response ends or their request comes for that.
  *   A request for a call that is not a provider-executed call of the response is `STREAM_GRAMMAR`.
  */
-import type { Block, ProviderData, StreamChunk, ToolCallBlock, Usage } from '../../events/index.js'
+import type { Block, ProviderData, StreamChunk, ToolCallBlock } from '../../events/index.js'
+import { isObject, jsonCopy, providerDataOf, str, usageFromAiSdk, warningText } from './part-values.js'
+
+export { providerDataOf, usageFromAiSdk } from './part-values.js'
 
 type Kind = 'text' | 'reasoning' | 'tool-call'
-
-function count(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : undefined
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
-/**
- * A part's `providerMetadata` as log data: a JSON copy (provider code may leave `undefined`
- * members or class instances in it; the log takes lossless JSON only), kept only when it is an
- * object of per-provider objects. Anything else reads as absent.
- */
-export function providerDataOf(v: unknown): ProviderData | undefined {
-  if (!isObject(v)) return undefined
-  let copy: unknown
-  try {
-    copy = JSON.parse(JSON.stringify(v)) as unknown
-  } catch {
-    return undefined // a cycle, a BigInt, a throwing toJSON: not data the log can hold
-  }
-  if (!isObject(copy)) return undefined
-  const out: ProviderData = {}
-  for (const [k, inner] of Object.entries(copy)) if (isObject(inner)) out[k] = inner
-  return Object.keys(out).length > 0 ? out : undefined
-}
-
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : ''
-}
-
-/** A JSON copy of provider data (undefined when it is not JSON). */
-function jsonCopy(v: unknown): unknown {
-  try {
-    const s = JSON.stringify(v)
-    return s === undefined ? undefined : (JSON.parse(s) as unknown)
-  } catch {
-    return undefined
-  }
-}
-
-/** One line for a call warning (V2 `unsupported-setting`/`unsupported-tool`, V3 `unsupported`/`compatibility`, `other`). */
-function warningText(w: unknown): string {
-  if (!isObject(w)) return String(w)
-  const type = str(w.type) || 'warning'
-  const tool = isObject(w.tool) ? str(w.tool.name) : ''
-  const what = str(w.setting) || str(w.feature) || tool
-  const detail = str(w.details) || str(w.message)
-  return `${type}${what !== '' ? ` ${what}` : ''}${detail !== '' ? `: ${detail}` : ''}`
-}
-
-/**
- * AI SDK usage → disjoint buckets. V3: `inputTokens.noCache` (else total − cacheRead − cacheWrite),
- * `cacheRead`, `cacheWrite`; `outputTokens.text` (else total − reasoning) and `reasoning`. When
- * reasoning exceeds the output total the provider counted the total without it (xAI through
- * openai-compatible): the total is then the visible output. V2: `outputTokens` − `reasoningTokens`
- * under the same rule; V2's `inputTokens` is provider-defined (issue 23), so it is read per
- * provider, from the data where possible: with `anthropic` provider metadata (@ai-sdk/anthropic@2)
- * it excludes cache reads and the cache write is `providerMetadata.anthropic.cacheCreationInputTokens`;
- * cache reads above the input count can only mean the count excludes them; otherwise (OpenAI's
- * convention) it includes them and the uncached input is `inputTokens` − `cachedInputTokens`.
- */
-export function usageFromAiSdk(u: unknown, providerMetadata?: unknown): Usage | undefined {
-  if (!isObject(u)) return undefined
-  if (isObject(u.inputTokens) || isObject(u.outputTokens)) {
-    const input = isObject(u.inputTokens) ? u.inputTokens : {}
-    const output = isObject(u.outputTokens) ? u.outputTokens : {}
-    const cacheRead = count(input.cacheRead) ?? 0
-    const cacheWrite = count(input.cacheWrite) ?? 0
-    const inTotal = count(input.total)
-    const noCache = count(input.noCache) ?? (inTotal === undefined ? undefined : Math.max(0, inTotal - cacheRead - cacheWrite))
-    const outTotal = count(output.total)
-    const reasoning = count(output.reasoning) ?? 0
-    const text = outTotal !== undefined && reasoning > outTotal ? outTotal : count(output.text) ?? (outTotal === undefined ? undefined : outTotal - reasoning)
-    if (noCache === undefined && text === undefined && cacheRead === 0 && reasoning === 0) return undefined
-    const usage: Usage = { inputTokens: noCache ?? 0, outputTokens: text ?? 0 }
-    if (cacheRead > 0) usage.cacheReadTokens = cacheRead
-    if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite
-    if (reasoning > 0) usage.reasoningTokens = reasoning
-    return usage
-  }
-  const inTotal = count(u.inputTokens)
-  const outTotal = count(u.outputTokens)
-  if (inTotal === undefined && outTotal === undefined) return undefined
-  const anthropic = isObject(providerMetadata) && isObject(providerMetadata.anthropic) ? providerMetadata.anthropic : undefined
-  const cachedRaw = count(u.cachedInputTokens) ?? 0
-  const exclusive = anthropic !== undefined || cachedRaw > (inTotal ?? 0)
-  const cached = exclusive ? cachedRaw : Math.min(cachedRaw, inTotal ?? 0)
-  const cacheWrite = anthropic !== undefined ? count(anthropic.cacheCreationInputTokens) ?? 0 : 0
-  const reasoning = count(u.reasoningTokens) ?? 0
-  const usage: Usage = {
-    inputTokens: exclusive ? inTotal ?? 0 : (inTotal ?? 0) - cached,
-    outputTokens: reasoning > (outTotal ?? 0) ? (outTotal ?? 0) : (outTotal ?? 0) - reasoning,
-  }
-  if (cached > 0) usage.cacheReadTokens = cached
-  if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite
-  if (reasoning > 0) usage.reasoningTokens = reasoning
-  return usage
-}
 
 /** Turns stream parts into chunks; O(1) state per block. */
 export class PartTranslator {
