@@ -69,7 +69,12 @@ export class CommitLoop {
 
   async #commit(rec: CallRec): Promise<void> {
     const run = this.run
-    const { outcome, contexts } = await postExecute(rec, run.host)
+    // A call a decision denied (lifecycle §9, L17) has the decision's result (DENIED,
+    // APPROVAL_EXPIRED, ABORTED_BEFORE_DISPATCH): no hook may turn it into BLOCKED, nor into ABORTED
+    // when the hook is abandoned in the grace period (its body never ran, there is nothing to
+    // redact). So it is not offered to tools/post-execute, like the denied pair of a needsApproval
+    // call (scheduler.ts `#refusedPair`), which never was.
+    const { outcome, contexts } = deniedByDecision(rec) ? { outcome: rec.outcome!, contexts: [] } : await postExecute(rec, run.host)
     if (run.failed()) return
     rec.commitTried = true
     run.env.appendResult(rec.call, rec.callSeq!, outcome)
@@ -85,4 +90,9 @@ export class CommitLoop {
       }
     }
   }
+}
+
+/** The call's approval was decided `deny` (by a person, the clock, new input or a cancel). */
+function deniedByDecision(rec: CallRec): boolean {
+  return rec.approval?.decided?.decision.kind === 'deny'
 }

@@ -166,9 +166,13 @@ class ToolRun {
   async #wait(): Promise<void> {
     const gate = this.#gate
     if (gate === null) return this.#changed()
+    // Listen before deciding: a decision made here (a cancel's) is itself the change some caller
+    // waits for (an `ask` call's decision). Registered after it, this wait missed its own
+    // notification and nothing else would come: the call never got its result (fuzzer STUCK).
+    const changed = this.#changed()
     if (this.#env.signal.aborted && !this.#dead) gate.cancelOpen()
     gate.refresh()
-    await this.#changed()
+    await changed
     if (this.#env.signal.aborted && !this.#dead) gate.cancelOpen()
     gate.refresh()
   }
