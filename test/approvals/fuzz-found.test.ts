@@ -3,10 +3,17 @@
  * "Defects found by the weighting"), each as the exact event sequence of its shrunk scenario:
  * an asked call denied by a cancel keeps `ABORTED_BEFORE_DISPATCH` when `tools/post-execute`
  * runs out of the grace period (L17); an `ask` verdict that arrives after the cancel is decided
- * `by: canceled` and its call gets its result (L5, L17: no call left without one, the turn ends).
+ * `by: canceled` and its call gets its result (L5, L17: no call left without one, the turn ends);
+ * the fuzzer's R9 oracle tells a run that parks many times (seed 1623662664: 100 parks, each one
+ * decided and left) from an agent that stays parked after a decision.
  */
+import type fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import type { LogEvent } from '../../events/index.js'
+import { settleParked } from '../../testing/fuzz/approvals.js'
+import { FuzzViolation } from '../../testing/fuzz/failure.js'
+import type { Run } from '../../testing/fuzz/run.js'
 import { defineTool } from '../../tools/index.js'
 import { data, endKinds, makeAgent, valid } from '../agent/contain-helpers.js'
 import { trace } from '../agent/helpers.js'
@@ -125,5 +132,41 @@ describe('approval defects found by the lifecycle fuzzer (round 14)', () => {
     ])
     expect(rm.runs).toEqual([])
     valid(agent.events)
+  })
+
+  it('R9 (fuzzer oracle, seed 1623662664): a run that parks 101 times, each park decided and left, is not "stayed parked"', async () => {
+    // seed 1623662664: six followups, each a chain of retry turns whose steps park: 100 parks in one
+    // run, every one decided and left, and the oracle's bound of 100 parks called it R9
+    const parks = 101
+    const rm = countingTool('rm', { needsApproval: true })
+    const script = Array.from({ length: parks }, (_, i) => [{ toolCalls: [{ name: 'rm', args: { path: `p${i}` }, id: `c${i}` }] }, { text: `done ${i}` }]).flat()
+    const { agent } = makeAgent(script, { tools: [rm.tool], checkRequests: 'log' })
+    for (let i = 0; i < parks; i++) agent.followup(`go ${i}`)
+    const run = { agent, accepted: [], canceller: 'hook', advanceClock: () => {} } as unknown as Run
+    await settleParked(run, { waitFor: <T>(p: Promise<T>) => p } as unknown as fc.Scheduler)
+    expect(agent.status).toBe('idle')
+    expect(rm.runs).toHaveLength(parks)
+    expect(agent.events.filter((e) => e.type === 'step/parked')).toHaveLength(parks)
+    valid(agent.events)
+  })
+
+  it('R9 (fuzzer oracle): an agent still parked at the same step/parked after a decision fails R9 at once', async () => {
+    const parked = { seq: 0, time: 0, type: 'step/parked', data: { turn: 1, step: 1, approvals: ['a1'] } } as unknown as LogEvent
+    let decisions = 0
+    const agent = {
+      status: 'parked', events: [parked],
+      whenSettled: async () => 'parked' as const,
+      approvals: () => [{ approvalId: 'a1', callId: 'c1', name: 'rm', turn: 1, step: 1 }],
+      decide: async () => {
+        decisions++
+      },
+      on: () => () => {},
+    }
+    const run = { agent, accepted: [], canceller: 'hook', advanceClock: () => {} } as unknown as Run
+    const err = await settleParked(run, { waitFor: <T>(p: Promise<T>) => p } as unknown as fc.Scheduler).then(() => null, (e: unknown) => e)
+    expect(err).toBeInstanceOf(FuzzViolation)
+    expect((err as FuzzViolation).invariant).toBe('R9')
+    expect((err as FuzzViolation).detail).toMatch(/stayed parked/)
+    expect(decisions).toBe(1)
   })
 })

@@ -57,10 +57,26 @@ export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'a
  */
 export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly ParkedAction[] = []): Promise<void> {
   let i = 0
-  for (let guard = 0; guard < 100; guard++) {
-    const st = await s.waitFor(run.agent.whenSettled())
+  // The `step/parked` our last action answered: the agent must not stand there again (R9). Each
+  // later park appends its own `step/parked` (a decision that leaves the step waiting parks it
+  // again), so a run may park any number of times; a bound on the parks (100 before round 15)
+  // called a long run R9 (seed 1623662664: six followups of retry chains, 100 parks).
+  let answered: number | null = null
+  for (let parks = 0; parks < MAX_PARKS; parks++) {
+    let st = await s.waitFor(run.agent.whenSettled())
     if (st === 'idle') return
     if (run.agent.status !== 'parked') continue
+    if (answered !== null && lastParked(run) === answered) {
+      // give the agent the rest of this tick (R9: "within one tick"), then it must have moved on
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      st = await s.waitFor(run.agent.whenSettled())
+      if (st === 'idle') return
+      if (run.agent.status === 'parked' && lastParked(run) === answered) {
+        throw failed(`R9: the agent stayed parked after a decision: nothing was logged after the step/parked at seq ${answered} and the action on it (${plan[i - 1] ?? 'approve'})`, run)
+      }
+      if (run.agent.status !== 'parked') continue
+    }
+    answered = lastParked(run)
     const open = run.agent.approvals()
     let action = plan[i++] ?? 'approve'
     // only a request with an expiry can expire (your own tools may have none)
@@ -108,5 +124,16 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
       }
     }
   }
-  throw failed('R9: the agent stayed parked after every open approval was decided', run)
+  // every park appends a `step/parked` and needs a new model response: a run cannot park this often
+  throw new FuzzViolation('STUCK', `the run parked more than ${MAX_PARKS} times, each one left after its decision (a livelock?)`, [...run.agent.events])
+}
+
+/** A bound far above what a fuzz run's script can park (each park is a step of its own). */
+const MAX_PARKS = 10_000
+
+/** The seq of the log's last `step/parked` (null when there is none). */
+function lastParked(run: Run): number | null {
+  const ev = run.agent.events
+  for (let k = ev.length - 1; k >= 0; k--) if (ev[k]!.type === 'step/parked') return ev[k]!.seq
+  return null
 }
