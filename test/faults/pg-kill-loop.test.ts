@@ -1,29 +1,43 @@
 /**
- * Issue 24 item 8: the PostgreSQL kill loop, bounded, in CI (`npm run test:faults`, which .ci/run
- * calls after `npm test`; vitest.faults.config.ts). On a server of its own (scripts/pg.sh, so it
- * can restart it without disturbing other tests): 3 worker processes serve 40 sessions while this
- * process sends messages (each acknowledged when `send` resolves; a send that failed in a restart
- * is sent again with the same id, idempotent). A worker is SIGKILLed ≥ 100 times
- * (`TURNLOG_PG_KILLS`), each kill aimed at a phase (mid-stream, mid-tool, mid-claim/resume, a
- * random moment, which covers mid-commit; always a worker that is serving, never a replacement
- * still loading) and replaced by a loaded standby; the server is
- * restarted `TURNLOG_PG_RESTARTS` (10) times among the kills. Then the accounting of item 1
- * (lifecycle §8): every acknowledged message moved once, logged once, answered or named in a
- * `resume/given-up` record: none silent, none twice, none lost; every log verifies (L1, L5, L11,
- * L13 against the limit the workers recorded); no worker died except by this test's kills.
- * The figures are printed on one line (kills, restarts, accounting, durations).
+ * Issue 24 item 8: the PostgreSQL kill loop with decisions, bounded, in CI (`npm run test:faults`,
+ * which .ci/run calls after `npm test`; vitest.faults.config.ts). On a server of its own
+ * (scripts/pg.sh, so it can restart it without disturbing other tests): 3 worker processes
+ * (children/decide-worker.mjs) serve 40 sessions whose model calls `echo` and `rm`, a tool that
+ * `needsApproval` (lifecycle §9), while this process sends messages (each acknowledged when `send`
+ * resolves; a send that failed in a restart is sent again with the same id, idempotent) and
+ * decides the open approvals through `store.decide` (decider.ts: another process than every
+ * worker; approve 3 in 4, deny 1 in 4, some before the step parks, some after the worker handed
+ * the parked session back). A worker is SIGKILLed ≥ 100 times (`TURNLOG_PG_KILLS`), each kill
+ * aimed at a phase (mid-stream, mid-tool, mid-claim/resume, between a `needsApproval` answer and
+ * its request, a random moment, which covers mid-commit and parked; always a worker that is
+ * serving, never a replacement still loading) and replaced by a loaded standby; the server is
+ * restarted `TURNLOG_PG_RESTARTS` (10) times among the kills. Then:
+ * - the accounting of item 1 (lifecycle §8): every acknowledged message moved once, logged once,
+ *   answered or named in a `resume/given-up` record: none silent, none twice, none lost;
+ * - the accounting of decisions and bodies (decisions.ts; §9, L17, R10): every request decided
+ *   exactly once; every decision `store.decide` acknowledged logged exactly once, as made; no
+ *   decision invented; a body at most once per call, an approved one that returned ok exactly
+ *   once, a denied one never;
+ * - every log verifies (L1, L5, L11, L13 against the limit the workers recorded, L17, L18); no
+ *   worker died except by this test's kills.
+ * The figures are printed (kills, restarts, both accountings, durations).
  */
 import { spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { postgresStore, type PostgresStore } from '../../stores/postgres/index.js'
 import { account, accountingLine } from '../stores/postgres/accounting.js'
 import { childLib, ROOT } from '../stores/child-lib.js'
-import { LineChild, until } from '../stores/postgres/helpers.js'
+import { LineChild, readAll, until } from '../stores/postgres/helpers.js'
 import { killAll } from '../support/line-child.js'
 import { restartServer, startServer, stopServer } from '../support/own-server.js'
+import { Decider } from './decider.js'
+import { accountDecisions, decisionsLine } from './decisions.js'
 
-const WORKER = fileURLToPath(new URL('../stores/postgres/children/worker-child.mjs', import.meta.url))
+const WORKER = fileURLToPath(new URL('./children/decide-worker.mjs', import.meta.url))
 const KILLS = Number(process.env.TURNLOG_PG_KILLS ?? 100)
 const RESTARTS = Number(process.env.TURNLOG_PG_RESTARTS ?? 10)
 const SESSIONS = 40
@@ -32,6 +46,8 @@ const children: LineChild[] = []
 const stores: PostgresStore[] = []
 let ownDir: string | undefined
 let lib = ''
+const countDir = mkdtempSync(join(tmpdir(), 'turnlog-kill-loop-'))
+const COUNT = join(countDir, 'bodies')
 
 beforeAll(() => {
   lib = childLib()
@@ -40,6 +56,7 @@ afterAll(async () => {
   killAll(children)
   for (const s of stores) await s.close().catch(() => {})
   stopServer(ownDir)
+  rmSync(countDir, { recursive: true, force: true })
 })
 
 // mulberry32: the test's own choices are reproducible from TURNLOG_PG_SEED
@@ -55,7 +72,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const seconds = (ms: number) => (ms / 1000).toFixed(1)
 
 describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
-  it(`L1 L13 §8: ${KILLS} worker SIGKILLs and ${RESTARTS} server restarts while sending: every acknowledged message answered or named as given up, none twice, none lost; 0 worker crashes; logs verify`, async () => {
+  it(`L1 L13 L17 R10 §8 §9: ${KILLS} worker SIGKILLs and ${RESTARTS} server restarts while sending and deciding: every acknowledged message answered or named as given up, none twice, none lost; every decision logged once as made; no body twice, no denied body; 0 worker crashes; logs verify`, async () => {
     expect(KILLS).toBeGreaterThanOrEqual(1)
     const { url, dir } = startServer()
     ownDir = dir
@@ -68,7 +85,7 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     let gen = 0
     const worker = (standby: boolean): LineChild => {
       const env = standby ? { ...process.env, TURNLOG_STANDBY: '1' } : undefined
-      const c = new LineChild(spawn, WORKER, [lib, url, String(Math.floor(rand() * 2 ** 31)), `w${gen++}`, String(LEASE), '0'], ROOT, env)
+      const c = new LineChild(spawn, WORKER, [lib, url, String(Math.floor(rand() * 2 ** 31)), `w${gen++}`, String(LEASE), COUNT], ROOT, env)
       children.push(c)
       return c
     }
@@ -82,6 +99,8 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     for (const c of pool) expect(await c.waitFor((l) => l === 'READY', 0, 120_000)).toBe('READY')
 
     const sent = new Map<string, string[]>()
+    const decider = new Decider(store, Array.from({ length: SESSIONS }, (_, i) => `k${i}`), rand)
+    const deciding = decider.run()
     let sending = true
     let n = 0
     let sendRetries = 0
@@ -104,8 +123,8 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
       }
     })()
 
-    const phases = ['stream', 'tool', 'claim', 'random'] as const
-    const aimed: Record<string, number> = { stream: 0, tool: 0, claim: 0, random: 0 }
+    const phases = ['stream', 'tool', 'claim', 'approval', 'random'] as const
+    const aimed: Record<string, number> = { stream: 0, tool: 0, claim: 0, approval: 0, random: 0 }
     let ofServing = 0
     let restarts = 0
     const restartEvery = RESTARTS > 0 ? Math.max(1, Math.floor(KILLS / RESTARTS)) : Infinity
@@ -148,29 +167,48 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     await sender
     const killsDone = Date.now()
     // no more faults: the three live workers catch up (expired leases are taken over first)
+    // and the decider has read every log to its end and decided every request it found
     await until(async () => {
       try {
         const rows = await store.sessions()
-        return rows.length > 0 && rows.every((r) => r.status === 'idle' && r.pending === 0)
+        if (rows.length === 0 || !rows.every((r) => r.status === 'idle' && r.pending === 0)) return false
+        const last = await store.pool.query('SELECT session_id, max(seq)::int AS m FROM turnlog_events GROUP BY session_id')
+        const unlogged = await store.pool.query('SELECT count(*)::int AS n FROM turnlog_decisions WHERE logged_seq IS NULL')
+        return (unlogged.rows[0] as { n: number }).n === 0 && decider.open === 0 &&
+          (last.rows as Array<{ session_id: string; m: number }>).every((r) => decider.seenUpTo(r.session_id) >= r.m)
       } catch {
         return false
       }
-    }, 'every session idle with its input moved', 240_000, async () => JSON.stringify(await store.sessions()) + pool.map((c) => c.lines.slice(-20).join('|')).join('\n'))
+    }, 'every session idle with its input moved and its approvals decided', 240_000,
+    async () => `${decider.open} open, decider ${JSON.stringify(decider.figures)}; ` + JSON.stringify(await store.sessions()) + pool.map((c) => c.lines.slice(-20).join('|')).join('\n'))
     const caughtUp = Date.now()
+    await deciding.stop()
     const crashed = children.filter((c) => !c.alive && !killed.has(c))
     for (const c of pool) c.proc.kill('SIGTERM')
     await Promise.all(pool.map((c) => c.exited))
 
     const a = await account(store, sent)
+    const logs = new Map<string, Awaited<ReturnType<typeof readAll>>>()
+    for (const sid of sent.keys()) logs.set(sid, await readAll(store, sid))
+    const runs = readFileSync(COUNT, 'utf8').split('\n').filter(Boolean)
+    const d = accountDecisions(logs, decider.made, runs)
     const inbox = await store.pool.query('SELECT count(*)::int AS n FROM turnlog_inbox WHERE moved_seq IS NULL')
     const given = await store.pool.query("SELECT count(*)::int AS n FROM turnlog_events WHERE event->>'type' = 'resume/given-up'")
     console.log(`postgres kill loop: ${KILLS} SIGKILLs (${ofServing} of serving workers; aimed ${JSON.stringify(aimed)}), ${restarts} server restarts, ` +
       `${crashed.length} worker crashes, ${sendRetries} send retries; ${accountingLine(a)}; ${(given.rows[0] as { n: number }).n} give-up records; ` +
       `kill phase ${seconds(killsDone - t0)} s, catch-up ${seconds(caughtUp - killsDone)} s`)
+    console.log(`postgres kill loop decisions: ${decisionsLine(d)}; decider: ${decider.made.length} tried, ${decider.figures.refused} refused ` +
+      `(APPROVAL_DECIDED), ${decider.figures.failed} failed tries retried`)
     expect(crashed.map((c) => c.stderr.slice(-400))).toEqual([])
     expect(a.problems).toEqual([])
     expect(a.acknowledged).toBeGreaterThan(0)
     expect(a.answered + a.givenUp).toBe(a.acknowledged)
+    expect(d.problems).toEqual([])
+    // decisions were made, both ways, and bodies ran: the loop ran "with decisions"
+    expect(d.made).toBeGreaterThan(0)
+    expect(d.loggedBy['user approve']).toBeGreaterThan(0)
+    expect(d.loggedBy['user deny']).toBeGreaterThan(0)
+    expect(d.approvedRan).toBeGreaterThan(0)
     expect((inbox.rows[0] as { n: number }).n).toBe(0)
     expect(restarts).toBe(RESTARTS)
     expect(ofServing).toBe(KILLS)
