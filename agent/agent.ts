@@ -26,7 +26,7 @@ import { Maintenance } from './maintenance.js'
 import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
-import { restoredStep, standsParked } from './restore.js'
+import { resumesChildren, restoredStep, runningChildren, standsParked } from './restore.js'
 import { LiveChildren } from './children.js'
 import { budgetMeter, installFold, wakeups } from './setup.js'
 import { StatusCell } from './status.js'
@@ -96,8 +96,12 @@ export class TurnlogAgent extends AgentCore implements Agent {
       reportError: (error, where) => this.reportError(error, where),
     }, this.session.length > 0)
     const pending = installFold(this)
+    const kids = this.lifecycle.openTurn !== null && resumesChildren(options) ? runningChildren(this.session.events, this.lifecycle, this.approvalsState) : null
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
+    } else if (kids !== null) {
+      // a crash while subagent calls ran (lifecycle §10): resumeAgent left the step open, its calls re-attach their children
+      this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState, kids)
     } else if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
         field: 'prefix', seq: this.session.length - 1, sessionId: this.sessionId,

@@ -2,12 +2,14 @@
  * Restoring a parked step (lifecycle §9): an agent created over a log that stands parked (its open
  * step waits for people only: the last `step/parked`, then only splices and decisions) continues
  * that step as it is — no closers, no re-run — when it is woken (`resumeAgent` does at once).
+ * The same for a step whose running calls each ran a child when the process died (lifecycle §10):
+ * those calls re-attach their children (`runningChildren`).
  * This file reads where each call of the step stands from the log; the scheduler continues there.
  */
 import { isRunnableCall, type EventOf, type LogEvent, type ToolCallBlock } from '../events/index.js'
 import type { ApprovalsState } from '../reducers/approvals.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
-import type { RestoredCall } from '../tools/types.js'
+import { RESUME_CHILD, type ChildResumer, type RestoredCall } from '../tools/types.js'
 
 export interface RestoredStep {
   turn: number
@@ -15,6 +17,50 @@ export interface RestoredStep {
   calls: RestoredCall[]
   /** A decision was logged after the last `step/parked` (a store decided while no agent ran). */
   decidedSinceParked: boolean
+  /**
+   * The step stands parked (lifecycle §9). False: it is restored because its running calls each
+   * ran a child at a crash, and those calls re-attach their children (lifecycle §10).
+   */
+  parked: boolean
+}
+
+/** A running call's child (lifecycle §10): its id and the seq of its `child/spawned`. */
+export interface RunningChild {
+  id: string
+  seq: number
+}
+
+/**
+ * The log's open step re-attaches its children (lifecycle §10): it has started calls without a
+ * result, each of which logged `child/spawned` (a subagent call whose child ran when the process
+ * died), and no open approval request. Returns those calls' children by call id, else null.
+ * `resumeAgent` leaves such a step open (repair's `reattach`) only when the resumed agent can
+ * re-attach every one of them; the closers (replay/closers.ts) apply the same rule. O(step).
+ */
+export function runningChildren(events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState): Map<string, RunningChild> | null {
+  const turn = lifecycle.openTurn
+  const step = lifecycle.openStep
+  if (turn === null || step === null || lifecycle.pendingToolCalls.length === 0) return null
+  for (const id of approvals.open) {
+    const r = approvals.byId[id]
+    if (r !== undefined && r.turn === turn && r.step === step) return null
+  }
+  const spawned = new Map<string, RunningChild>()
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!
+    if (e.type === 'step/start') break
+    if (e.type === 'child/spawned') {
+      const d = (e as EventOf<'child/spawned'>).data
+      spawned.set(d.callId, { id: d.child, seq: e.seq })
+    }
+  }
+  const out = new Map<string, RunningChild>()
+  for (const call of lifecycle.pendingToolCalls) {
+    const c = spawned.get(call.callId)
+    if (c === undefined) return null
+    out.set(call.callId, c)
+  }
+  return out
 }
 
 /** True when the log stands parked in its open step (resume restores it; repair leaves it alone). */
@@ -24,7 +70,9 @@ export function standsParked(lifecycle: LifecycleState, approvals: ApprovalsStat
 }
 
 /** Where each call of the parked open step stands, from the log (O(step)). */
-export function restoredStep(events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState): RestoredStep {
+export function restoredStep(
+  events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState, children: ReadonlyMap<string, RunningChild> | null = null,
+): RestoredStep {
   const turn = lifecycle.openTurn!
   const step = lifecycle.openStep!
   let start = events.length - 1
@@ -43,7 +91,7 @@ export function restoredStep(events: readonly LogEvent[], lifecycle: LifecycleSt
   }
   const byCall = new Map<string, RestoredCall['approval']>()
   let decidedSinceParked = false
-  const parkedSeq = approvals.waiting!.parkedSeq
+  const parkedSeq = approvals.waiting?.parkedSeq ?? Infinity
   for (const r of Object.values(approvals.byId)) {
     if (r.turn !== turn || r.step !== step) continue
     const ask = called.has(r.callId) && called.get(r.callId)!.seq < r.seq
@@ -62,7 +110,18 @@ export function restoredStep(events: readonly LogEvent[], lifecycle: LifecycleSt
       calledArguments: c?.args ?? null,
       committed: answered.has(block.id),
       approval: byCall.get(block.id) ?? null,
+      ...(children?.has(block.id) && c !== undefined && !answered.has(block.id) ? { child: children.get(block.id)! } : {}),
     }
   })
-  return { turn, step, calls, decidedSinceParked }
+  return { turn, step, calls, decidedSinceParked, parked: children === null }
+}
+
+/** The agent's options carry a child resumer (`resumeAgent` sets one): it can re-attach children. */
+export function resumesChildren(options: object): boolean {
+  return typeof childResumer(options) === 'function'
+}
+
+/** The child resumer of an agent's options (lifecycle §10), if any. */
+export function childResumer(options: object): ChildResumer | undefined {
+  return (options as { [RESUME_CHILD]?: ChildResumer })[RESUME_CHILD]
 }

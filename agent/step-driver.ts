@@ -16,7 +16,7 @@ import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
 import type { AnyTool, LiveChild, ToolEnv, ToolOutcome } from '../tools/types.js'
 import { approvalEnv, type ApprovalHost } from './approvals.js'
-import type { RestoredStep } from './restore.js'
+import { childResumer, type RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
 import { isAbandoned } from './grace.js'
 import type { HookRegistry } from './hooks.js'
@@ -179,8 +179,8 @@ export async function runStep(
         }
         case 'runningTools': {
           const calls = restore !== null ? restore.calls.map((c) => c.block) : success!.message.content.filter(isRunnableCall) /* a provider-executed call is not ours to run */
-          const env = toolEnv(agent, turn, step, signal)
-          if (restore !== null) env.restored = { calls: restore.calls, decidedSinceParked: restore.decidedSinceParked }
+          const env = toolEnv(agent, turn, step, signal, restore)
+          if (restore !== null) env.restored = { calls: restore.calls, decidedSinceParked: restore.decidedSinceParked, parked: restore.parked }
           const r = await runToolCalls(calls, env)
           actor.send({ type: 'TOOLS_DONE', concluded: r.concluded, aborted: r.aborted || signal.aborted })
           break
@@ -285,7 +285,8 @@ function adapterStream(model: ModelAdapter, request: ModelRequest, signal: Abort
   }
 }
 
-function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSignal): ToolEnv {
+function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSignal, restore: RestoredStep | null): ToolEnv {
+  const restoredChild = (callId: string) => restore?.calls.find((c) => c.block.id === callId)?.child
   return {
     turn,
     step,
@@ -312,8 +313,16 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
     children: {
       session: agent.sessionId,
       store: agent.options.store,
-      spawned: (callId, child) => agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
+      // a call restored with its child (lifecycle §10) logged its `child/spawned` before the crash
+      spawned: (callId, child) => restoredChild(callId)?.seq ?? agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
       attach: (child) => agent.children?.attach(child) ?? (() => {}),
+      reattach: (callId) => {
+        const c = restoredChild(callId)
+        const resume = childResumer(agent.options)
+        if (c === undefined || resume === undefined) return undefined
+        return (child: string, options: unknown) =>
+          resume({ ...(options as Record<string, unknown>), store: agent.options.store, sessionId: child }, { session: agent.sessionId, seq: c.seq, callId })
+      },
     },
     within: (value, where) => agent.within(value, where),
     isAbandoned,

@@ -10,7 +10,7 @@ import type { EventOf, LogEvent } from '../events/index.js'
 import { defineTool } from '../tools/define.js'
 import { CHILD_HOST, type AnyTool, type LiveChild, type ToolContext } from '../tools/types.js'
 import { createAgent } from './agent.js'
-import type { AgentOptions } from './types.js'
+import type { Agent, AgentOptions } from './types.js'
 
 /** A child's options: the agent's, without what the parent decides (store, session, prefix). */
 export type SubagentOptions = Omit<AgentOptions, 'store' | 'storeWriter' | 'prefix' | 'sessionId'>
@@ -42,13 +42,27 @@ export interface SubagentConfig<P extends z.ZodType> {
  * `completed` is the call's `TOOL_ERROR`, naming how it ended.
  */
 export function defineSubagent<P extends z.ZodType>(config: SubagentConfig<P>): AnyTool {
-  return defineTool({
+  const tool = defineTool({
     name: config.name,
     description: config.description,
     parameters: config.parameters,
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     execute: (args: z.infer<P>, ctx: ToolContext) => runChild(config, args, ctx),
   }) as AnyTool
+  Object.defineProperty(tool, SUBAGENT, { value: true })
+  return tool
+}
+
+/** Marks a `defineSubagent` tool (not enumerable): `resumeAgent` re-attaches its running calls' children. */
+const SUBAGENT: unique symbol = Symbol.for('turnlog.subagent')
+
+/** @internal The tool was made by `defineSubagent` (lifecycle §10: its running call can re-attach its child). */
+export function isSubagent(tool: unknown): boolean {
+  try {
+    return typeof tool === 'object' && tool !== null && (tool as { [SUBAGENT]?: unknown })[SUBAGENT] === true
+  } catch {
+    return false // a hostile proxy is no subagent
+  }
 }
 
 async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.infer<P>, ctx: ToolContext): Promise<string> {
@@ -59,16 +73,26 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
   if (typeof prompt !== 'string') throw new Error(`subagent '${config.name}': prompt must return a string`)
   ctx.signal.throwIfAborted()
   const id = childSessionId(host.session, ctx)
-  const seq = host.spawned(id)
-  const store = host.store as AgentOptions['store']
-  if (store !== undefined) await store.create(id, { parent: { session: host.session, seq, callId: ctx.callId } })
-  const child = createAgent({ ...options, sessionId: id, ...(store !== undefined ? { store } : {}) })
+  let child: Agent
+  let send = true
+  if (host.reattach !== undefined) {
+    // the parent crashed while this call's child ran (lifecycle §10): the child is resumed (its
+    // own repair, its interrupted turn re-run, its parked step restored), not created again
+    child = (await host.reattach(id, options)) as Agent
+    send = !hasInput(child.events) // it died before its prompt was logged
+  } else {
+    const seq = host.spawned(id)
+    const store = host.store as AgentOptions['store']
+    if (store !== undefined) await store.create(id, { parent: { session: host.session, seq, callId: ctx.callId } })
+    child = createAgent({ ...options, sessionId: id, ...(store !== undefined ? { store } : {}) })
+  }
   const onAbort = () => child.cancel({ kind: 'parent' })
   ctx.signal.addEventListener('abort', onAbort, { once: true })
   const detach = host.attach?.(child as unknown as LiveChild)
   try {
     if (ctx.signal.aborted) onAbort()
-    else child.followup(prompt)
+    else if (send) child.followup(prompt)
+    else child.wake()
     await child.whenIdle()
     await child.flush()
     ctx.signal.throwIfAborted()
@@ -96,6 +120,11 @@ export function lastAnswer(events: readonly LogEvent[], id: string): string {
     }
   }
   return ''
+}
+
+/** The child's log holds input (its prompt was accepted before the crash). */
+function hasInput(events: readonly LogEvent[]): boolean {
+  return events.some((e) => e.type === 'agent/inbox/spliced' || e.type === 'user/message')
 }
 
 function defaultPrompt(args: unknown): string {

@@ -53,6 +53,8 @@ interface OpenStep {
   interruptedMessage: boolean
   /** callIds that got a `tool/call`. */
   called: Set<string>
+  /** callIds that logged `child/spawned` (subagent calls, lifecycle §10), with the child's id. */
+  spawned: Map<string, string>
 }
 
 /** The fold the closers are computed from: lifecycle + surface + the open step's content. */
@@ -89,7 +91,7 @@ export class CloserState {
     switch (e.type) {
       case 'step/start': {
         const d = (e as EventOf<'step/start'>).data
-        this.step = { turn: d.turn, step: d.step, chunkSeqs: [], chunks: [], message: null, interruptedMessage: false, called: new Set() }
+        this.step = { turn: d.turn, step: d.step, chunkSeqs: [], chunks: [], message: null, interruptedMessage: false, called: new Set(), spawned: new Map() }
         break
       }
       case 'step/end':
@@ -111,6 +113,11 @@ export class CloserState {
       case 'tool/call':
         this.step?.called.add((e as EventOf<'tool/call'>).data.callId)
         break
+      case 'child/spawned': {
+        const d = (e as EventOf<'child/spawned'>).data
+        this.step?.spawned.set(d.callId, d.child)
+        break
+      }
       case 'tool/result':
         this.results.set(e.seq, e as EventOf<'tool/result'>)
         break
@@ -133,6 +140,16 @@ export class CloserState {
     const w = this.approvals.waiting
     const l = this.lifecycle
     return w !== null && l.openTurn === w.turn && l.openStep === w.step
+  }
+
+  /** The open step's started calls without a result that spawned a child (lifecycle §10). */
+  runningChildren(): Array<{ callId: string; child: string; name: string }> {
+    const st = this.step
+    if (st === null) return []
+    return this.lifecycle.pendingToolCalls.flatMap((c) => {
+      const child = st.spawned.get(c.callId)
+      return child === undefined ? [] : [{ callId: c.callId, child, name: c.name }]
+    })
   }
 
   /** True when something is open (a closer is owed). */
@@ -192,7 +209,25 @@ export interface CloserOptions {
    * Entries for approvals that are not open in the step are ignored.
    */
   decisions?: ReadonlyMap<string, AcceptedDecision>
+  /**
+   * Re-attachment (lifecycle §10, `resumeAgent` with a store): answers whether the resumed agent
+   * re-attaches the child of this running subagent call. When every started call of the open step
+   * without a result logged `child/spawned`, no request of the step is open and this accepts each
+   * of them, the step is left open (only the "right after" rule of 1. applies): the resumed agent
+   * restores it and those calls resume their children (agent/restore.ts `runningChildren`, the same
+   * rule). Otherwise the step is closed as usual.
+   */
+  reattach?: (call: { callId: string; name: string }) => boolean
+  /**
+   * Outcomes of finished children (lifecycle §10), by call id: a running subagent call whose child
+   * session has ended gets the child's outcome as its result instead of `TOOL_OUTCOME_UNKNOWN`
+   * (replay/child-outcome.ts reads them from the child's log).
+   */
+  children?: ReadonlyMap<string, ChildOutcome>
 }
+
+/** A finished child's outcome, as its parent call's result (agent/subagent.ts: the live call's). */
+export type ChildOutcome = { text: string } | { error: { code: 'TOOL_ERROR'; message: string } }
 
 /** A decision a store accepted (its side channel), as the closers log it. */
 export interface AcceptedDecision {
@@ -292,8 +327,9 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
     })
   }
 
-  // 2. The open step.
+  // 2. The open step (left open when its running calls re-attach their children).
   const st = s.step
+  if (reattaches(s, opts)) return out
   if (l.openStep !== null && l.openTurn !== null && st !== null) {
     const { turn, step } = st
     let outcome: EventOf<'step/end'>['data']['outcome'] = { kind: 'failed', failure: { code, message: why } }
@@ -339,13 +375,17 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
         for (const call of l.pendingToolCalls) {
           const text = `The outcome of tool '${call.name}' is unknown: ${why}.`
           const error = denied(call.callId, call.name) ?? { code: 'TOOL_OUTCOME_UNKNOWN', message: text }
+          // a subagent call whose child ended: the child's outcome, from its log (lifecycle §10)
+          const child = st.spawned.has(call.callId) && denied(call.callId, call.name) === null ? opts.children?.get(call.callId) : undefined
           push({
             type: 'tool/result',
-            data: {
-              turn, step, callId: call.callId,
-              message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text: error.message }], isError: true },
-              error,
-            },
+            data: child !== undefined && 'text' in child
+              ? { turn, step, callId: call.callId, message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text: child.text }] } }
+              : {
+                turn, step, callId: call.callId,
+                message: { role: 'tool', callId: call.callId, content: [{ type: 'text', text: (child?.error ?? error).message }], isError: true },
+                error: child?.error ?? error,
+              },
             surfaceOp: 'append',
             sourceEventSeqs: [call.seq],
           })
@@ -386,4 +426,16 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
     push({ type: 'turn/end', data: { turn: l.openTurn, reason: { kind: opts.reason } } })
   }
   return out
+}
+
+/** The open step's running calls each re-attach their child (see `CloserOptions.reattach`). */
+function reattaches(s: CloserState, opts: CloserOptions): boolean {
+  const l = s.lifecycle
+  const st = s.step
+  if (opts.reattach === undefined || st === null || l.openStep === null || l.openTurn === null || l.pendingToolCalls.length === 0) return false
+  for (const id of s.approvals.open) {
+    const r = s.approvals.byId[id]
+    if (r !== undefined && r.turn === st.turn && r.step === st.step) return false
+  }
+  return l.pendingToolCalls.every((c) => st.spawned.has(c.callId) && opts.reattach!({ callId: c.callId, name: c.name }))
 }

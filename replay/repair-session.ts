@@ -3,11 +3,13 @@
  * stores", torn tails): under the session's write lock, the torn bytes are **copied** aside by the
  * store (`quarantineTornTail`: quarantine file fsynced first, then the log cut back to its last
  * complete record), a torn record missing only its `\n` is appended again, and the closers are
- * appended through the same handle. Nothing else in the log is rewritten.
+ * appended through the same handle. Nothing else in the log is rewritten. A subagent call that
+ * was running gets its child's outcome when the child's log (same store) shows it ended.
  */
 import type { LogEvent } from '../events/envelope.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
+import { finishedChildren } from './child-outcome.js'
 import { repairEvents, type RepairOptions } from './repair.js'
 
 export interface RepairSessionResult {
@@ -41,7 +43,9 @@ export async function repairSession(
     // decisions the store accepted and the dead owner never logged (closers.ts): logged as decided
     // (read only when a request is open: a session without one costs no decisions read)
     const decisions = opts.decisions ?? (w.acceptedDecisions && hasOpenRequest(events) ? await w.acceptedDecisions() : undefined)
-    const r = repairEvents({ header: w.header, events }, { ...opts, ...(decisions !== undefined ? { decisions } : {}) })
+    // children that ended before their parent logged the call's result (lifecycle §10): their outcome
+    const children = opts.children ?? await finishedChildren(store, events)
+    const r = repairEvents({ header: w.header, events }, { ...opts, children, ...(decisions !== undefined ? { decisions } : {}) })
     if (r.closers.length) await w.append(r.closers, { expectedSeq: w.length })
     const out: RepairSessionResult = { header: w.header, events: r.log.events, closers: r.closers, keptEventCount: r.keptEventCount, quarantined }
     if (opts.keepOpen) out.writer = w

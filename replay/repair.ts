@@ -26,7 +26,8 @@ import { encodeEvent, encodeHeader, type LogHeader } from '../events/jsonl.js'
 import { findLossy } from '../events/lossless.js'
 import { defaultRegistry, type EventRegistry } from '../events/registry.js'
 import { AtomicFile, exists, fileExists } from './atomic-file.js'
-import { CloserState, closersAt, type AcceptedDecision } from './closers.js'
+import { finishedChildrenBeside } from './child-outcome.js'
+import { CloserState, closersAt, type AcceptedDecision, type ChildOutcome, type CloserOptions } from './closers.js'
 import { readLog, scanLog } from './read-log.js'
 import { Verifier } from './verify.js'
 import { writeLog, type WriteLogResult } from './write-log.js'
@@ -43,6 +44,10 @@ export interface RepairOptions extends CheckerOptions {
    * JSONL claims beside the log.
    */
   decisions?: ReadonlyMap<string, AcceptedDecision>
+  /** Leaves the open step to a resumed agent that re-attaches its children (closers.ts `CloserOptions.reattach`). */
+  reattach?: CloserOptions['reattach']
+  /** Finished children's outcomes by call id (closers.ts `CloserOptions.children`; replay/child-outcome.ts). */
+  children?: ReadonlyMap<string, ChildOutcome>
 }
 
 export interface RepairResult {
@@ -87,7 +92,7 @@ export class Repairer {
   #count = 0
   #lastTime = 0
 
-  constructor(readonly header: LogHeader, readonly opts: RepairOptions = {}) {
+  constructor(readonly header: LogHeader, public opts: RepairOptions = {}) {
     this.#verifier = new Verifier({ ...checkerOpts(opts), maxViolations: 5, ...(opts.registry ? { registry: opts.registry } : {}) })
   }
 
@@ -111,10 +116,22 @@ export class Repairer {
     this.#lastTime = e.time
   }
 
+  /** The open step's running subagent calls and their children (closers.ts `runningChildren`). */
+  runningChildren(): Array<{ callId: string; child: string; name: string }> {
+    return this.#closer.runningChildren()
+  }
+
+  /** Sets the finished children's outcomes the closers use (before `finish`). */
+  useChildren(children: ReadonlyMap<string, ChildOutcome>): void {
+    if (children.size > 0) this.opts = { ...this.opts, children }
+  }
+
   /** The closers for everything pushed (checked). */
   finish(): LogEvent[] {
     const closers = closersAt(this.#closer, { length: this.#count, time: this.#lastTime }, {
       reason: 'interrupted', ...(this.opts.decisions !== undefined ? { decisions: this.opts.decisions } : {}),
+      ...(this.opts.reattach !== undefined ? { reattach: this.opts.reattach } : {}),
+      ...(this.opts.children !== undefined ? { children: this.opts.children } : {}),
     })
     for (const c of closers) this.#verifier.push(c)
     if (!this.#verifier.ok) {
@@ -264,6 +281,10 @@ export async function repairFile(source: string, out: string, opts: RepairFileOp
       else quarantined = { offset: torn.offset, bytes: torn.bytes }
     }
     const kept = repairer.eventCount
+    // children that ended before the parent logged their call's result: their logs beside (lifecycle §10)
+    if (opts.children === undefined && repairer.runningChildren().length > 0) {
+      repairer.useChildren(await finishedChildrenBeside(dirname(source), repairer.runningChildren()))
+    }
     const closers = repairer.finish()
     for (const c of closers) {
       // closers are built here, not read: hold them to the schema like writeLog would

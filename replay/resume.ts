@@ -26,7 +26,9 @@ import type { Agent, AgentOptions } from '../agent/types.js'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
-import type { LogWriter } from '../stores/types.js'
+import type { LogStore, LogWriter } from '../stores/types.js'
+import { isSubagent } from '../agent/subagent.js'
+import { RESUME_CHILD, type ChildResumer } from '../tools/types.js'
 import { openLogInStore } from './log-into-store.js'
 import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
@@ -90,22 +92,24 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
     if (!agentOptions.store || agentOptions.sessionId === undefined) {
       throw new TurnlogError('INVALID_ARGUMENT', 'resumeAgent needs { store, sessionId } or { log }', { field: 'log' })
     }
-    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true })
+    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true, reattach: reattaching(agentOptions) })
     onRepaired?.({
       log: { header: r.header, events: r.events }, closers: r.closers, keptEventCount: r.keptEventCount,
       quarantined: r.quarantined ? { offset: r.quarantined.offset, bytes: new Uint8Array(0) } : null,
     })
-    return owe(createOwning(r.writer!, { ...agentOptions, storeWriter: r.writer!, prefix: r.events }))
+    return owe(createOwning(r.writer!, withChildResumer({ ...agentOptions, storeWriter: r.writer!, prefix: r.events })))
   }
   let repaired: RepairResult
+  // continued into a store, the children live there: a running subagent call re-attaches its child
+  const into = agentOptions.store ? { reattach: reattaching(agentOptions) } : {}
   if (typeof log === 'string' || log instanceof Uint8Array) {
-    repaired = await repair(log, checker(agentOptions))
+    repaired = await repair(log, { ...checker(agentOptions), ...into })
   } else {
     const events: readonly LogEvent[] = Array.isArray(log) ? (log as readonly LogEvent[]) : (log as { events: readonly LogEvent[] }).events
     const header: LogHeader = (!Array.isArray(log) && (log as { header?: LogHeader }).header) || {
       type: 'session', format: 1, id: agentOptions.sessionId ?? 'resumed', createdAt: events[0]?.time ?? 0,
     }
-    repaired = repairEvents({ header, events }, checker(agentOptions))
+    repaired = repairEvents({ header, events }, { ...checker(agentOptions), ...into })
   }
   onRepaired?.(repaired)
   const sessionId = agentOptions.sessionId ?? repaired.log.header.id
@@ -114,7 +118,26 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   // (log-into-store.ts: created from the log, or the same log's prefix completed; else refused)
   if (!store) return owe(createAgent({ ...rest, sessionId, prefix: repaired.log.events }))
   const writer = await openLogInStore(store, sessionId, repaired.log)
-  return owe(createOwning(writer, { ...rest, sessionId, storeWriter: writer, prefix: repaired.log.events }))
+  return owe(createOwning(writer, withChildResumer({ ...rest, store, sessionId, storeWriter: writer, prefix: repaired.log.events })))
+}
+
+/**
+ * Re-attachment (lifecycle §10): a running call whose tool is a `defineSubagent` tool of the
+ * resumed agent keeps its step open; the agent restores it and the call resumes its child.
+ */
+function reattaching(o: Pick<AgentOptions, 'tools'>): (call: { name: string }) => boolean {
+  return (call) => (o.tools ?? []).some((t) => isSubagent(t) && t.name === call.name)
+}
+
+/** The options with the child resumer: a re-attached call resumes its child with `resumeAgent`. */
+function withChildResumer(options: AgentOptions): AgentOptions {
+  const resume: ChildResumer = async (o, parent) => {
+    const store = o.store as LogStore
+    // the parent died between its `child/spawned` and the child's creation: created now
+    if (!(await store.has(o.sessionId))) await store.create(o.sessionId, { parent })
+    return resumeAgent({ ...(o as unknown as ResumeOptions), autoStart: false })
+  }
+  return Object.assign(options, { [RESUME_CHILD]: resume })
 }
 
 /** `createAgent` with a write handle the agent will own: closed (the lock released) if creation throws. */

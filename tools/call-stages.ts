@@ -240,5 +240,10 @@ function describe(v: unknown): string {
 
 /** The call's view of its parent's child-session capability (the call id is fixed). */
 function childHost(c: NonNullable<ToolEnv['children']>, callId: string): ChildHost {
-  return { session: c.session, store: c.store, spawned: (child) => c.spawned(callId, child), ...(c.attach !== undefined ? { attach: c.attach } : {}) }
+  const reattach = c.reattach?.(callId)
+  return {
+    session: c.session, store: c.store, spawned: (child) => c.spawned(callId, child),
+    ...(c.attach !== undefined ? { attach: c.attach } : {}),
+    ...(reattach !== undefined ? { reattach } : {}),
+  }
 }

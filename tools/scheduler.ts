@@ -102,19 +102,24 @@ class ToolRun {
       if (this.#gate !== null) {
         env.approvals!.attach(this.#gate)
         if (env.restored !== undefined) {
-          this.#gate.restore(env.restored.decidedSinceParked)
-          // a restored ask call waits for its decision, then runs (or is refused) as it would have
-          for (const rec of this.#recs) {
-            if (!rec.committed && rec.callSeq !== null) {
-              let known!: () => void
-              rec.verdict = new Promise<void>((resolve) => (known = resolve))
-              void this.#continueCall(rec, { kind: 'ask' }, known).catch((err: unknown) => this.#fail(err)).finally(known)
-            }
-          }
+          if (env.restored.parked !== false) this.#gate.restore(env.restored.decidedSinceParked)
         } else {
           // lifecycle §9: every needsApproval question of the step is asked before any call starts
           await this.#gate.askAll()
         }
+      }
+      if (env.restored !== undefined) {
+        // a restored ask call waits for its decision, then runs (or is refused) as it would have;
+        // a call whose child ran at a crash (lifecycle §10) runs its body again, which re-attaches
+        // the child (its pre-execute allowed it before the crash: not asked again)
+        env.restored.calls.forEach((c, i) => {
+          const rec = this.#recs[i]!
+          if (rec.committed || rec.callSeq === null) return
+          const verdict: PreVerdict = c.child !== undefined && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' }
+          let known!: () => void
+          rec.verdict = new Promise<void>((resolve) => (known = resolve))
+          void this.#continueCall(rec, verdict, known).catch((err: unknown) => this.#fail(err)).finally(known)
+        })
       }
       await this.#schedule()
       if (this.#failure) throw this.#failure.error
@@ -193,8 +198,9 @@ class ToolRun {
     const recs = this.#recs
     // A restored asking call is the barrier it was when it asked: nothing after it starts before
     // its decision is committed (L17; found by re-executing a parked log resumed by a new process).
+    // A restored call re-attaching its child is a barrier too (a subagent call is exclusive).
     for (const rec of recs) {
-      if (rec.committed || rec.callSeq === null || rec.approval === null) continue
+      if (rec.committed || rec.callSeq === null) continue
       while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
     }
     while (this.#n.started < recs.length && !this.#stopped()) {

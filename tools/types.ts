@@ -23,6 +23,19 @@ export interface ToolContext {
 export const CHILD_HOST: unique symbol = Symbol.for('turnlog.childHost')
 
 /**
+ * @internal The key, on an agent's options, of the function that resumes a child session for a
+ * re-attached subagent call (lifecycle §10). `resumeAgent` (replay/) sets it: agent/ cannot import
+ * the repair it needs. An agent without it never restores a step to re-attach children.
+ */
+export const RESUME_CHILD: unique symbol = Symbol.for('turnlog.resumeChild')
+
+/**
+ * @internal Resumes the child session `options.sessionId` in `options.store` (created with
+ * `parent` first when missing) and resolves to its agent, not yet woken.
+ */
+export type ChildResumer = (options: Record<string, unknown> & { store: unknown; sessionId: string }, parent: { session: string; seq: number; callId: string }) => Promise<unknown>
+
+/**
  * @internal What a subagent call needs of its parent (lifecycle §10): the parent's session and
  * store, and the one append it may make while it runs, `child/spawned`.
  */
@@ -38,6 +51,14 @@ export interface ChildHost {
    * Returns the unregister (called when the call ends).
    */
   attach?(child: LiveChild): () => void
+  /**
+   * Present when this call was running when its parent's process died and the parent was resumed
+   * (lifecycle §10): the call's child already exists (its `child/spawned` is logged, and `spawned`
+   * returns that seq without appending), so the body resumes the child session with these options
+   * (repair under its own lock, its interrupted turn re-run, a parked step restored) instead of
+   * creating it. Resolves to the resumed child agent, not yet woken.
+   */
+  reattach?(child: string, options: unknown): Promise<unknown>
 }
 
 /**
@@ -134,7 +155,14 @@ export interface ToolEnv {
   /** Queues a context message into next-step (an inbox splice). */
   queueContext(message: UserMessage): void
   /** Child sessions (lifecycle §10): given to each call's context; absent in bare tool runs. */
-  children?: { session: string; store: unknown; spawned(callId: string, child: string): number; attach?(child: LiveChild): () => void }
+  children?: {
+    session: string
+    store: unknown
+    spawned(callId: string, child: string): number
+    attach?(child: LiveChild): () => void
+    /** The re-attachment of a call restored with its running child ({@link ChildHost.reattach}), else undefined. */
+    reattach?(callId: string): ((child: string, options: unknown) => Promise<unknown>) | undefined
+  }
   /** The three tool hooks (waterfalls); a throwing listener is the scheduler's to turn into a result. */
   preExecute(p: PreExecutePayload, innermost: () => PreExecuteDecision): Promise<PreExecuteDecision>
   execute(p: ExecutePayload, innermost: (p: ExecutePayload) => Promise<unknown>): Promise<unknown>
@@ -152,7 +180,15 @@ export interface ToolEnv {
   /** Approvals (lifecycle §9); absent: `ask` is a denial, `needsApproval` is not read. */
   approvals?: ApprovalEnv
   /** A parked step restored from the log: where each call stands (with `approvals`). */
-  restored?: { calls: readonly RestoredCall[]; decidedSinceParked: boolean }
+  restored?: {
+    calls: readonly RestoredCall[]
+    decidedSinceParked: boolean
+    /**
+     * The step stands parked (lifecycle §9; the default). False for a step restored because a
+     * subagent call was running at a crash (lifecycle §10): it runs on, status `running`.
+     */
+    parked?: boolean
+  }
   /** Timers, injectable so tests don't sleep. */
   setTimeout(fn: () => void, ms: number): unknown
   clearTimeout(handle: unknown): void
@@ -219,6 +255,12 @@ export interface RestoredCall {
   /** It has its `tool/result`. */
   committed: boolean
   approval: { id: string; ask: boolean; expiresAt?: number; decided: { decision: ApprovalDecision; by: ApprovalBy } | null } | null
+  /**
+   * A started call whose body was running a child session at a crash (its `child/spawned` seq and
+   * the child's id, lifecycle §10): the scheduler runs its body again, which re-attaches the child
+   * (its pre-execute verdict was `allow` before the crash, so the hooks are not asked again).
+   */
+  child?: { id: string; seq: number }
 }
 
 /** What the scheduler reports back to the step. */
