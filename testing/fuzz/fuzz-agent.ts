@@ -27,6 +27,8 @@ import fc from 'fast-check'
 import { arbApprovalCall } from './approval-tool.js'
 import { checkApprovals, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
 import { arbUserCall } from './args.js'
+import { arbChildCall, CHILD_TOOL } from './children.js'
+import { checkChildren } from './children-check.js'
 import { countRun, newCensus } from './census.js'
 import { arbCommands } from './commands.js'
 import { FuzzFailure, FuzzViolation } from './failure.js'
@@ -52,10 +54,15 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   // The names and schemas of the user's tools (a factory is called once more here).
   const sample = toolsOf(opts)
   const approvalTool = opts.approvals === true && !opts.ownToolsOnly
+  const children = opts.children === true && !opts.ownToolsOnly
   // the approval tool weighs as much as a user's tool (as all the fuzzer's own together): its calls
-  // are what an approvals fuzz is about, and a rare park made the census depend on the seed
-  const userCalls: UserCalls = { ...(approvalTool ? { fuzz_approval: arbApprovalCall() } : {}), ...Object.fromEntries(sample.map((t) => [t.name, arbUserCall(t)])) }
-  const toolNames = [...FUZZ_TOOL_NAMES, ...(approvalTool ? ['fuzz_approval'] : []), ...sample.map((t) => t.name)]
+  // are what an approvals fuzz is about, and a rare park made the census depend on the seed; the
+  // subagent tool likewise
+  const userCalls: UserCalls = {
+    ...(approvalTool ? { fuzz_approval: arbApprovalCall() } : {}), ...(children ? { [CHILD_TOOL]: arbChildCall() } : {}),
+    ...Object.fromEntries(sample.map((t) => [t.name, arbUserCall(t)])),
+  }
+  const toolNames = [...FUZZ_TOOL_NAMES, ...(approvalTool ? ['fuzz_approval'] : []), ...(children ? [CHILD_TOOL] : []), ...sample.map((t) => t.name)]
   const maxSteps = opts.maxStepsPerTurn ?? 8
   const stuckAfterMs = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
   const numRuns = opts.numRuns ?? 100
@@ -91,7 +98,10 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
     } finally {
       dog.stop()
     }
-    if (!failing) countRun(census, { events: run.agent.events, bodies: run.bodyCount, errors: run.errors, cancels: run.cancels, hostile: run.hostile })
+    if (!failing) {
+      countRun(census, { events: run.agent.events, bodies: run.bodyCount, errors: run.errors, cancels: run.cancels, hostile: run.hostile })
+      for (const [k, n] of Object.entries(run.children)) census.other[k] = (census.other[k] ?? 0) + n
+    }
   })
 
   const details = await fc.check(property, {
@@ -123,6 +133,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   await s.waitFor(Promise.all(run.deferred))
   // a parked run is decided (approved) until idle: a person answers, eventually (lifecycle §9)
   await settleParked(run, s, parked)
+  await familyChecks(run, s, maxSteps)
   finalChecks(run, maxSteps, opts)
   if (run.budget !== null) checkBudget(run, run.budget)
   checkApprovals(run)
@@ -130,6 +141,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   const before = run.agent.events.filter((e) => e.type === 'turn/end').length
   run.agent.followup('final')
   await settleParked(run, s)
+  await familyChecks(run, s, maxSteps)
   const after = run.agent.events.filter((e) => e.type === 'turn/end').length
   if (after <= before) throw failed('R7: the agent did not run a final followup', run)
   finalChecks(run, maxSteps, opts)
@@ -146,6 +158,20 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
     throw failed(err instanceof Error ? err.message : String(err), run, 'CHECK')
   }
   opts.onRun?.(run.agent.events)
+}
+
+/**
+ * With children: every child body settles (a cancelled child closes as the scheduler releases it;
+ * one that never does is STUCK), then the family is checked (children-check.ts). The tally is
+ * taken from the last check only (the final followup's check sees every child).
+ */
+async function familyChecks(run: Run, s: fc.Scheduler, maxSteps: number): Promise<void> {
+  if (run.store === null) return
+  await s.waitFor(Promise.all(run.childBodies))
+  await s.waitFor(run.agent.flush())
+  const tally: Record<string, number> = {}
+  await s.waitFor(checkChildren(run.store, run.agent.sessionId, run.agent.events, tally, maxSteps))
+  run.children = tally
 }
 
 function stuckViolation(run: Run, ms: number, how: 'timer' | 'quick'): FuzzViolation {

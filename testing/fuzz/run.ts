@@ -11,8 +11,11 @@ import type { CancelCause } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
 import type { AnyTool, ToolContext } from '../../tools/types.js'
 import { approvalTool, asks, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approval-tool.js'
+import { memoryStore } from '../../stores/memory.js'
+import type { LogStore } from '../../stores/types.js'
 import { budgetOptions, FUZZ_USAGE, type FuzzBudget } from './budget.js'
 import { bump } from './census.js'
+import { childTool } from './children.js'
 import { scenarioHooks, type HostileEnv, type Response, type Scenario, type SummaryPlan } from './scenario.js'
 import { PendingCalls, Progress } from './stuck.js'
 import { fuzzTools, newBodies, type Bodies } from './tools.js'
@@ -55,6 +58,11 @@ export interface Run {
   approvals: ApprovalRecorder
   /** Moves the fuzzer's clock forward (an expiry is due). */
   advanceClock(ms: number): void
+  /** With children (`children: true`): the store the family's logs are in, every `fuzz_child` body
+   * (drained before the checks), and what the children did (census). Else null and empty. */
+  store: LogStore | null
+  childBodies: Array<Promise<unknown>>
+  children: Record<string, number>
 }
 
 function summaryResponse(plan: SummaryPlan, run: Run): Response {
@@ -88,7 +96,7 @@ export function r6Enabled(run: Run, opts: FuzzAgentOptions): boolean {
  * timeouts) fires when the scheduler releases it, so when a grace period runs out is one more
  * interleaving the fuzzer explores, deterministically (a seed and path replay it).
  */
-function scheduledTimers(s: fc.Scheduler, progress: Progress): Timers {
+export function scheduledTimers(s: fc.Scheduler, progress: Progress): Timers {
   return {
     sleep: async () => {},
     random: () => 0.5,
@@ -105,6 +113,28 @@ function scheduledTimers(s: fc.Scheduler, progress: Progress): Timers {
       if (typeof h === 'object' && h !== null) (h as { cleared: boolean }).cleared = true
     },
   }
+}
+
+/**
+ * R4/R5 bookkeeping of a parent's `fuzz_child` body (an exclusive tool, as `defineSubagent` makes
+ * it): it starts alone, and it stops counting when it settles or its signal aborts (the agent frees
+ * the slot of a call it abandons), as the fuzzer's own bodies do.
+ */
+function countExclusiveBody(bodies: Bodies, ctx: ToolContext, done: Promise<unknown>, at: number): void {
+  bodies.started.push({ turn: ctx.turn, at })
+  if (bodies.exclusiveRunning > 0 || bodies.inFlight > 0) bodies.exclusiveOverlap = true
+  bodies.inFlight++
+  bodies.exclusiveRunning++
+  bodies.maxInFlight = Math.max(bodies.maxInFlight, bodies.inFlight)
+  let counted = true
+  const uncount = () => {
+    if (!counted) return
+    counted = false
+    bodies.inFlight--
+    bodies.exclusiveRunning--
+  }
+  ctx.signal.addEventListener('abort', uncount, { once: true })
+  void done.finally(uncount).catch(() => {})
 }
 
 /** Builds the agent for one scenario, wired to the scheduler and the recorders. */
@@ -136,6 +166,10 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.advanceClock = (ms) => {
     now += ms
   }
+  const clock = () => now++
+  run.childBodies = []
+  run.children = {}
+  run.store = sc.children !== undefined ? memoryStore({ clock: () => 0 }) : null
   const hostile: HostileEnv | undefined = sc.toolPlans === undefined ? undefined : {
     hang(what, signal) {
       bump(run.hostile, `hang ${what}`)
@@ -158,6 +192,26 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   const eventsLen = () => run.agent?.events.length ?? 0
   const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes, hostile)
   if (opts.approvals === true && !opts.ownToolsOnly) own.push(approvalTool(schedule))
+  if (sc.children !== undefined && !opts.ownToolsOnly) {
+    own.push(childTool({
+      plans: sc.children, schedule, clock, timers: scheduledTimers(s, run.progress),
+      cancelParent: (running) => {
+        void s.schedule(Promise.resolve(), 'cancel: the parent while a child runs').then(() => {
+          if (!running()) return
+          run.canceller = 'command'
+          try {
+            run.agent.cancel({ kind: 'user' })
+          } finally {
+            run.canceller = 'hook'
+          }
+        })
+      },
+      onBody: (ctx, done, depth) => {
+        run.childBodies.push(done.catch(() => {}))
+        if (depth === 1) countExclusiveBody(run.bodies, ctx, done, eventsLen())
+      },
+    }))
+  }
   const onBody = (name: string, ctx: ToolContext) => {
     recordBodyStart(run.agent, run.approvals, ctx)
     run.bodyCount[name] = (run.bodyCount[name] ?? 0) + 1
@@ -206,7 +260,8 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     model,
     tools,
     system: 'fuzz',
-    clock: () => now++,
+    clock,
+    ...(run.store !== null ? { store: run.store, sessionId: 'fuzz' } : {}),
     ids: (() => { let n = 0; return () => `f${++n}` })(),
     timers: scheduledTimers(s, run.progress),
     checkRequests: 'full',

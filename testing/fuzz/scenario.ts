@@ -13,6 +13,7 @@ import type { ScriptedEntry } from '../../models/index.js'
 import { arbProviderStream } from '../arbitraries/provider-stream.js'
 import type { GeneratedCall } from './args.js'
 import { arbBudget, type FuzzBudget } from './budget.js'
+import { arbChildPlan, type ChildPlan } from './children.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
@@ -42,6 +43,8 @@ export interface Scenario {
   plugins?: readonly AgentPlugin[]
   /** Only with `budgets: true` (budget.ts). */
   budget?: FuzzBudget
+  /** Only with `children: true`: what each spawned child does, in spawn order (children.ts). */
+  children?: ChildPlan[]
 }
 
 /** The fuzzer's own tool names (and one the registry does not know). */
@@ -120,7 +123,9 @@ export function arbScenario(
     ? { ...base, toolPlans: fc.array(fc.constantFrom<ToolPlan>('ok', 'ok', 'ok', 'ok', 'fail', 'fail', 'hang', 'late', 'getter'), { minLength: 1, maxLength: 6 }) }
     : base
   // a budget only when asked for: without it the record is the one fixed seeds were written against
-  const mix = opts.budgets === true ? { ...mixed, budget: arbBudget() } : mixed
+  const budgeted = opts.budgets === true ? { ...mixed, budget: arbBudget() } : mixed
+  // children likewise only when asked for
+  const mix = opts.children === true ? { ...budgeted, children: fc.array(arbChildPlan(), { minLength: 1, maxLength: 4 }) } : budgeted
   if (!opts.plugins) return fc.record(mix)
   // one run in four has a summariser that always fails one way: in the plain mix a run's failing
   // kinds are diluted by its other plans (on one seed, 150 runs ended a summary SERVER once)

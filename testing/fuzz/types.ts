@@ -79,6 +79,18 @@ export interface FuzzAgentOptions {
    * per call) are checked on every run. Default false.
    */
   approvals?: boolean
+  /**
+   * Child sessions (lifecycle §10): adds the fuzzer's subagent tool `fuzz_child` (a real
+   * `defineSubagent`), whose every call runs a generated child session (text, calls of its own
+   * tool, a terminal error, a grandchild, sometimes a small budget that trips) in an in-memory
+   * store the run's agent writes to. The children stream and run tools under the same scheduler,
+   * so the parent's cancels land mid-child. After each run the family is checked: L19 (each
+   * child's header against its parent's `child/spawned`; one `tool/result` per spawning call),
+   * every L invariant (L20 included) on each child's log, the call's result is the child's answer
+   * (an error when the child did not complete), and no child is left running or starts anything
+   * after its call's result. Default false (fixed seeds keep their scenarios).
+   */
+  children?: boolean
   /** Extra commands, mixed into the generated ones (e.g. a plugin's manual operation). */
   commands?: ReadonlyArray<fc.Arbitrary<FuzzCommand>>
   /** An extra check after each run (after the final followup); throw to fail the run. */
