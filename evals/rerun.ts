@@ -17,12 +17,14 @@ import type { LogHeader } from '../events/jsonl.js'
 import type { ModelAdapter } from '../models/types.js'
 import { key2 } from '../replay/reexecute/facts.js'
 import { Recording } from '../replay/reexecute/recording.js'
+import { DEFAULT_MAX_PARALLEL_TOOL_CALLS } from '../tools/pool-size.js'
 import { verify } from '../replay/verify.js'
 import { firstDivergence, toolSequenceDiff, usageDelta } from './compare.js'
 import { before, headerBefore, loadGolden, planLive } from './golden.js'
 import { isAgentSplice, planInputs, recordedApprovalIds } from './inputs.js'
 import { recordedStream } from './model.js'
 import { Reissuer } from './reissue.js'
+import { SettleOrder } from './settle-order.js'
 import { ToolResults } from './tool-results.js'
 import type { GoldenInput, RerunOptions, RerunResult, StepModel } from './types.js'
 
@@ -66,7 +68,9 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   const errors: string[] = []
   let agent!: TurnlogAgent
   let reissuer!: Reissuer
-  const tools = new ToolResults(events, plan, opts, () => agent.events, (ctx) => reissuer?.onBodyStart(ctx.turn, ctx.step, ctx.callId))
+  // served bodies settle in the golden's order (settle-order.ts), not at once in start order
+  const order = new SettleOrder(events, opts.maxParallelToolCalls ?? DEFAULT_MAX_PARALLEL_TOOL_CALLS, () => agent.events)
+  const tools = new ToolResults(events, plan, opts, () => agent.events, (ctx) => reissuer?.onBodyStart(ctx.turn, ctx.step, ctx.callId), order)
 
   const model: ModelAdapter = {
     info: { name: liveHeader?.data.config.model ?? user.info?.name ?? 'model', ...(user.info?.contextWindow !== undefined ? { contextWindow: user.info.contextWindow } : {}) },
@@ -93,6 +97,8 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
       const h = served(p.turn, p.step) ? servedHeader.get(key2(p.turn, p.step)) : undefined
       return h ? h.data.config : r
     },
+    // outermost, a pass-through: the call's verdict is known when the golden's order says (settle-order.ts)
+    'tools/pre-execute': order.preExecute as HookMap['tools/pre-execute'],
     // outermost: runs right after the step's claim, before the hooks under test
     'agent/pre-step': (_p, next) => {
       reissuer.onPreStep()
@@ -145,6 +151,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   reissuer = new Reissuer(agent, planInputs(events, cut), (m) => errors.push(m))
   agent.approvalIdFor = recordedApprovalIds(events, cut) // lifecycle §9: the golden's approval ids
   agent.subscribe((e) => reissuer.onAppend(e))
+  agent.subscribe((e) => order.onAppend(e))
   // A send by the re-run's own code (a hook's steer): the recorded inputs the log shows before the
   // one it re-makes came first (reissue.ts `beforeOwnSend`), then the send goes through as the hook made it.
   const send = agent.send.bind(agent)
@@ -157,6 +164,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     await drive(agent, reissuer, cut, plan.cut, events, opts.timeoutMs ?? 60_000, () => (timedOut = true),
       (seq) => errors.push(`the re-run parked at seq ${seq} with no recorded decision left to answer it; it was ended there`))
   } finally {
+    order.close()
     await agent.dispose().catch((err: unknown) => errors.push(`dispose: ${(err as Error)?.message ?? String(err)}`))
   }
 

@@ -13,6 +13,7 @@ import { isAbortedBeforeBody } from '../replay/reexecute/facts.js'
 import type { AnyTool, ToolContext } from '../tools/types.js'
 import { callKey } from './canonical.js'
 import { before, type LivePlan } from './golden.js'
+import type { SettleOrder } from './settle-order.js'
 import type { RerunOptions, ToolCallAt, ToolMock } from './types.js'
 
 /** The results a body gives (the others come from the driver: denied, unknown, invalid, aborted before dispatch…). */
@@ -40,6 +41,8 @@ export class ToolResults {
     golden: readonly LogEvent[], readonly plan: LivePlan, readonly opts: RerunOptions, readonly events: () => readonly LogEvent[],
     /** Told when a body starts (a recorded cancel may wait for it). */
     readonly onBodyStart: (ctx: ToolContext) => void = () => {},
+    /** When a served body settles (settle-order.ts): in the golden's order; absent: at once. */
+    readonly order: SettleOrder | null = null,
   ) {
     const calls = new Map<string, EventOf<'tool/call'>>()
     const concluded = new Set<string>()
@@ -86,9 +89,14 @@ export class ToolResults {
       } : {}),
       execute: async (args: unknown, ctx: ToolContext) => {
         this.onBodyStart(ctx)
-        const v = await this.#execute(tool, args, ctx)
-        // without an output schema the recorded `{content}` is the output itself
-        return v instanceof RecordedOutput && out === undefined ? v.value : v
+        this.order?.started(ctx)
+        try {
+          const v = await this.#execute(tool, args, ctx)
+          // without an output schema the recorded `{content}` is the output itself
+          return v instanceof RecordedOutput && out === undefined ? v.value : v
+        } finally {
+          this.order?.settled(ctx)
+        }
       },
     } as AnyTool
   }
@@ -96,7 +104,7 @@ export class ToolResults {
   #execute(tool: AnyTool, args: unknown, ctx: ToolContext): unknown {
     const exact = this.#exact.get(`${ctx.turn}.${ctx.step}.${ctx.callId}`)
     if (before(this.plan.live, ctx)) {
-      if (exact) return serve(exact, ctx)
+      if (exact) return this.#held(exact, ctx)
       return this.#unrecorded(tool, args, ctx, this.#callAt(tool, args, ctx))
     }
     const call = this.#callAt(tool, args, ctx)
@@ -112,7 +120,18 @@ export class ToolResults {
       const mock = (mode as Record<string, ToolMock>)[tool.name]
       if (typeof mock === 'function') return mock(call)
     }
-    return recorded()
+    const served = this.#byCall.get(call.canonical)?.[call.occurrence]
+    return served ? this.#held(served, ctx) : this.#unrecorded(tool, args, ctx, call)
+  }
+
+  /**
+   * A recorded result as its body gave it, settling when the golden's order says (settle-order.ts).
+   * A recorded timeout or abort is not held: it waits for the signal, as the recorded body did.
+   */
+  #held(s: Served, ctx: ToolContext): unknown {
+    const code = s.result.data.error?.code
+    if (this.order === null || code === 'TOOL_TIMEOUT' || code === 'ABORTED') return serve(s, ctx)
+    return this.order.hold(ctx).then(() => serve(s, ctx))
   }
 
   #unrecorded(tool: AnyTool, args: unknown, ctx: ToolContext, call: ToolCallAt): unknown {

@@ -12,6 +12,14 @@ const cases: { seed: number; path: string; what: string; providerStreams?: boole
     seed: 404510064, path: '38:3:2:2:1:1:1:2:2:2:2:4:2:3:10:11:11:13:13',
     what: 'a cancel while a `tools` step\'s pre-step listeners wait, a latched followup: a pre-step hook that counts its messages stays in step',
   },
+  {
+    seed: 1077737493, path: '337:2:2:3:4:4:4:4:4:3:3:3:4:3:3:4:3:3:3:3:4:4:4',
+    what: 'three parallel calls in a pool of 2, the second body settled first: the third `tool/call` before the first `tool/result`',
+  },
+  {
+    seed: 558058480, path: '95:0:1:1:1:2:2:2:2:2:2:2:2:3:3:3:3', providerStreams: true,
+    what: 'parallel bodies settling out of start order in several steps: each later `tool/call` where the golden has it among the results',
+  },
 ]
 
 describe('P4 for goldens: the fuzz counterexamples, replayed', () => {
