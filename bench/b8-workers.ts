@@ -12,22 +12,19 @@
  * on every send, and a worker claims again as soon as a session is handed back).
  * Every round reports the most connections open on its database, the workers' and the
  * PostgreSQL server's CPU per session, and the load average (the machine is shared).
- * Knobs: TURNLOG_B8_SESSIONS (400), TURNLOG_B8_PER_SLOT (50: a round runs min(SESSIONS, 50 ×
- * its slots) sessions, so every round measures ~40 s of steady state and the 1-worker round does
- * not take 6 minutes; 0: SESSIONS in every round, as quality.md words it), TURNLOG_B8_LATENCY_MS
- * (200), TURNLOG_B8_CONCURRENCY (1), TURNLOG_B8_SCALE=1 (also 16, 32, 64 and 8x8; without it
- * only the quality.md rounds and the takeover, ~3.5 min on a quiet 2-core machine),
- * TURNLOG_B8_ROUNDS=1,8,… (only these; 64-pool2 and 64-poll100 run only when named),
- * TURNLOG_B8_BUILDS=LABEL=DIR,… (each round also on other builds, as NAME@LABEL), TURNLOG_B8_PROFILE=DIR
- * (CPU profiles of the workers; bench/b8-profile.ts), TURNLOG_B8_ROUND_S (600).
+ * Knobs: bench/b8-plan.ts (TURNLOG_B8_PER_SLOT=0 for quality.md's 400 sessions in every round;
+ * the default trims the 1-, 2- and 4-worker rounds to 50 sessions per slot). Each round's line
+ * prints its ratio to the 1-worker round of the same run and build; so does a closing line.
+ * Full size, as quality.md words it (~12 min quiet, the 1-worker round alone ~5.5 min):
+ *   npm run build && TURNLOG_B8_PER_SLOT=0 node dist/bench/run.js B8
  * Rows of rounds not run this time are kept from the previous bench/results.json (each row says
  * when it was measured and the load average then).
  */
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { envInt, round, type BenchResult } from './common.js'
+import { round, type BenchResult } from './common.js'
+import { b8Plan } from './b8-plan.js'
 import { runRound, type RoundResult, type RoundSpec } from './b8-round.js'
 
 const PG_SH = fileURLToPath(new URL('../../scripts/pg.sh', import.meta.url))
@@ -51,13 +48,8 @@ function row(r: RoundResult, base: number, latencyMs: number): Record<string, un
 }
 
 export async function benchWorkers(log: (l: string) => void): Promise<BenchResult> {
-  const sessions = envInt('TURNLOG_B8_SESSIONS', 400)
-  const latencyMs = envInt('TURNLOG_B8_LATENCY_MS', 200)
-  const conc = envInt('TURNLOG_B8_CONCURRENCY', 1)
-  const limitMs = envInt('TURNLOG_B8_ROUND_S', 600) * 1000
-  const perSlot = envInt('TURNLOG_B8_PER_SLOT', 50)
-  // the 16/32/64/8x8 rounds take minutes more (64 processes boot): opt-in, their rows are kept
-  const scale = process.env.TURNLOG_B8_SCALE === '1'
+  const plan = b8Plan(process.env)
+  const { sessions, latencyMs, conc, builds } = plan
   // one server for every round (a fresh database each), unless TURNLOG_PG_URL names one
   let dir: string | undefined
   if (!process.env.TURNLOG_PG_URL) {
@@ -66,33 +58,17 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
     process.env.TURNLOG_PG_URL = r.stdout.trim().split('\n').pop()!
     dir = r.stderr.trim().split('\n').pop()!
   }
-  const spec = (procs: number, over: Partial<RoundSpec> = {}): RoundSpec => {
-    const c = over.conc ?? conc
-    const n = perSlot > 0 ? Math.min(sessions, perSlot * procs * c) : sessions
-    return { procs, conc, poolMax: 10, sessions: n, latencyMs, leaseMs: 10_000, pollMs: 1000, limitMs, ...(dir ? { pgDir: dir } : {}), ...over }
-  }
-  const rounds: Array<[string, RoundSpec]> = [
-    ['1', spec(1)], ['2', spec(2)], ['4', spec(4)], ['8', spec(8)],
-    ['takeover', spec(4, { conc: 4, sessions: Math.min(100, sessions), leaseMs: 2_000, killAt: 0.3 })],
-  ]
-  const scaleRounds: Array<[string, RoundSpec]> = [...[16, 32, 64].map((p): [string, RoundSpec] => [String(p), spec(p)]), ['8x8', spec(8, { conc: 8 })]]
-  if (scale) rounds.push(...scaleRounds)
-  const extra: Array<[string, RoundSpec]> = [...(scale ? [] : scaleRounds), ['64-pool2', spec(64, { poolMax: 2 })], ['64-poll100', spec(64, { pollMs: 100 })]]
-  // TURNLOG_B8_ROUNDS=1,8,takeover: only these rounds (names as in results.json)
-  const only = process.env.TURNLOG_B8_ROUNDS?.split(',').map((x) => x.trim()).filter(Boolean)
-  if (only) rounds.splice(0, rounds.length, ...[...rounds, ...extra].filter(([n]) => only.includes(n)))
-  // TURNLOG_B8_BUILDS=LABEL=DIR,… (builds of other commits): each round is also run on each of
-  // them, just before this build's, as "NAME@LABEL" (the before/after of each change in one run,
-  // under the same load)
-  const builds = (process.env.TURNLOG_B8_BUILDS ?? '').split(',').filter((x) => x.includes('=')).map((x) => x.split('=') as [string, string])
-  if (builds.length) {
-    rounds.splice(0, rounds.length, ...rounds.flatMap(([n, s]): Array<[string, RoundSpec]> =>
-      [...builds.map(([label, lib]): [string, RoundSpec] => [`${n}@${label}`, { ...s, lib }]), [n, s]]))
-  }
-  const profile = process.env.TURNLOG_B8_PROFILE
-  if (profile) for (const [n, s] of rounds) s.profileDir = join(profile, n)
+  const rounds = plan.rounds.map(([n, s]): [string, RoundSpec] => [n, dir ? { ...s, pgDir: dir } : s])
+  log(`  B8 plan: ${rounds.map(([n, s]) => `${n} (${s.procs}×${s.conc}, ${s.sessions} sessions)`).join(', ')}` +
+    (plan.perSlot > 0 ? ` — trimmed to ${plan.perSlot} sessions per slot (TURNLOG_B8_PER_SLOT=0 for quality.md's ${sessions} in every round)` : ''))
   const results: Record<string, RoundResult> = {}
   const failures: Record<string, string> = {}
+  // a round's ratio to the 1-worker round of the same run and build ("N@LABEL" against "1@LABEL")
+  const baseOf = (name: string) => results[name.includes('@') ? `1@${name.split('@')[1]}` : '1']
+  const ratioText = (name: string, r: RoundResult) => {
+    const one = baseOf(name)
+    return one && one !== r ? `, ${(r.sessionsPerSec / one.sessionsPerSec).toFixed(2)}× the 1-worker round of this run (${one.sessions} sessions)` : ''
+  }
   try {
     for (const [name, s] of rounds) {
       let r: RoundResult
@@ -110,8 +86,12 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
       log(`  B8 ${name}: ${s.procs} proc × ${s.conc} (pool ${s.poolMax}, poll ${s.pollMs} ms): ${r.completed}/${s.sessions} sessions in ${r.ms} ms = ${r.sessionsPerSec.toFixed(1)}/s, ` +
         `lost ${r.lost}, twice ${r.runTwice}, resumed ${r.resumed}, claims ${r.claims}, errors ${r.workerErrors}${r.firstError ? ` (${r.firstError})` : ''}, ` +
         `conns ${r.maxConnections}, ${r.queriesTotalPerSession.toFixed(1)} queries and ${r.eventsPerSession.toFixed(1)} events/session ${JSON.stringify(r.queriesPerSession)}, cpu ${r.workerCpuMsPerSession.toFixed(1)} (workers) + ${r.pgCpuMsPerSession?.toFixed(1) ?? '?'} (pg) ms/session, load ${r.load1.map((x) => x.toFixed(1)).join('→')}` +
-        (r.takeover ? `, takeover of ${r.takeover.killedSessions}: median ${r.takeover.msMedian} ms, max ${r.takeover.msMax} ms (lease ${r.takeover.leaseMs})` : ''))
+        (r.takeover ? `, takeover of ${r.takeover.killedSessions}: median ${r.takeover.msMedian} ms, max ${r.takeover.msMax} ms (lease ${r.takeover.leaseMs})` : '') +
+        ratioText(name, r))
     }
+    const quality = ['1', '2', '4', '8'].filter((k) => results[k])
+    if (quality.length) log(`  B8 ${quality.map((k) => `${k}: ${results[k]!.sessionsPerSec.toFixed(2)}/s (${results[k]!.sessions})`).join(', ')}` +
+      (results['1'] && results['8'] ? `; 8 workers = ${(results['8'].sessionsPerSec / results['1'].sessionsPerSec).toFixed(2)}× 1 worker, same run (target >= 6)` : ''))
   } finally {
     if (dir) {
       spawnSync('bash', [PG_SH, 'stop', dir])
@@ -123,7 +103,7 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
   const prev = previousB8()
   const table: Record<string, unknown> = { ...prev?.detail?.rounds }
   for (const [name, r] of Object.entries(results)) {
-    const one = results[name.includes('@') ? `1@${name.split('@')[1]}` : '1']
+    const one = baseOf(name)
     // a run without its own 1-worker round is compared with the last one measured (its `at` says when)
     const prevOne = (prev?.detail?.rounds?.['1'] as { sessionsPerSec?: number } | undefined)?.sessionsPerSec
     table[name] = { ...row(r, one?.sessionsPerSec ?? (name.includes('@') ? NaN : prevOne ?? NaN), latencyMs), at: r.at }
@@ -138,7 +118,9 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
     unit: 'x 1 worker (8 workers)',
     target: '>= 6',
     detail: {
-      sessions, stepsPerSession: 4, latencyMsPerRequest: latencyMs, concurrencyPerWorker: conc,
+      sessions, perSlot: plan.perSlot,
+      sessionsPerRound: Object.fromEntries(Object.entries(results).map(([n, r]) => [n, r.sessions])),
+      stepsPerSession: 4, latencyMsPerRequest: latencyMs, concurrencyPerWorker: conc,
       idealSessionsPerSecPerSlot: round(1000 / (4 * latencyMs), 2),
       noneLostOrRunTwice: Object.values(results).every((r) => r.lost === 0 && r.runTwice === 0 && !r.timedOut),
       ...(t ? { takeoverWithin2Leases: t.msMax <= 2 * t.leaseMs } : {}),

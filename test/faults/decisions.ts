@@ -42,25 +42,35 @@ export interface DecisionAccounting {
   deniedRan: number
   /** Calls whose body ran more than once. */
   duplicatedRuns: number
-  /** Body runs whose `tool/call` is not in the log (a kill before it was flushed). */
+  /** Body runs whose `tool/call` is not in the log (a kill before it was flushed; only a call that
+   * needs no approval may run before its `tool/call` is durable: scheduler.ts, R10 proof). */
   ranUnlogged: number
   problems: string[]
 }
 
-/** `runs`: the workers' count lines, `<session> <callId> <tool>`. */
+/** Result codes that say the body never started (lifecycle §5, §9). */
+const NEVER_STARTED = new Set(['DENIED', 'APPROVAL_EXPIRED', 'ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED'])
+
+/**
+ * `runs`: the workers' count lines, `<session> <callId> <tool>`; `approved`: the names of the tools
+ * that need approval (their bodies start only once the `tool/call` is durable, so one that ran is
+ * in the log).
+ */
 export function accountDecisions(
-  logs: ReadonlyMap<string, readonly LogEvent[]>, made: readonly MadeDecision[], runs: readonly string[],
+  logs: ReadonlyMap<string, readonly LogEvent[]>, made: readonly MadeDecision[], runs: readonly string[], approved: ReadonlySet<string> = new Set(['rm']),
 ): DecisionAccounting {
   const out: DecisionAccounting = {
     requested: 0, logged: 0, loggedBy: {}, made: 0, madeUnacknowledgedLogged: 0, bodyRuns: 0,
     approvedRan: 0, approvedNotRun: 0, deniedRan: 0, duplicatedRuns: 0, ranUnlogged: 0, problems: [],
   }
   const ran = new Map<string, number>()
+  const toolOfRun = new Map<string, string>()
   for (const line of runs) {
-    const [sid, callId] = line.split(' ')
+    const [sid, callId, tool] = line.split(' ')
     if (!sid || !callId) continue
     out.bodyRuns++
     ran.set(`${sid} ${callId}`, (ran.get(`${sid} ${callId}`) ?? 0) + 1)
+    toolOfRun.set(`${sid} ${callId}`, tool ?? '')
   }
   const madeBy = new Map(made.map((m) => [`${m.sessionId} ${m.approvalId} ${m.byId}`, m]))
   const seenCalls = new Set<string>()
@@ -121,10 +131,12 @@ export function accountDecisions(
         out.problems.push(`${sid} call ${callId} (${name}): denied, body ran ${n} times`)
       }
       if (decision === 'approve') n > 0 ? out.approvedRan++ : out.approvedNotRun++
-      if (name === 'rm' && decision === undefined && n > 0) out.problems.push(`${sid} call ${callId} (rm): body ran without a request`)
+      if (approved.has(name) && decision === undefined && n > 0) out.problems.push(`${sid} call ${callId} (${name}): body ran without a request`)
       if (result !== undefined && result.data.error === undefined && n !== 1) {
         out.problems.push(`${sid} call ${callId} (${name}): result ok, body ran ${n} times`)
       }
+      const code = result?.data.error?.code
+      if (n > 0 && code !== undefined && NEVER_STARTED.has(code)) out.problems.push(`${sid} call ${callId} (${name}): the log says ${code}, the body ran ${n} times`)
     }
   }
   for (const m of made) {
@@ -142,6 +154,7 @@ export function accountDecisions(
     if (seenCalls.has(key)) continue
     out.ranUnlogged += n
     if (n > 1) out.problems.push(`${key}: body ran ${n} times, its call not in the log`)
+    if (approved.has(toolOfRun.get(key) ?? '')) out.problems.push(`${key} (${toolOfRun.get(key)}): a body that needs approval ran, its tool/call not in the log`)
   }
   return out
 }
