@@ -155,10 +155,15 @@ export class TurnlogAgent extends AgentCore implements Agent {
     const aborting = this.#status.value === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
-    // lifecycle §9: a steer supersedes the open approvals (never approves them) unless told to queue
-    if (wake && t === 'next-step' && this.approvalRun !== null && this.options.approvals?.onSteer !== 'queue') this.approvalRun.supersede()
+    // lifecycle §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
+    if (wake && t === 'next-step' && this.options.approvals?.onSteer !== 'queue') this.supersedeApprovals()
     if (wake) this.#waking.now(m.id)
     return m.id
+  }
+
+  /** @internal Denies every open approval `by: superseded`, this agent's and its running children's (a steer). */
+  supersedeApprovals(): number {
+    return (this.approvalRun?.supersede() ?? 0) + this.children.supersede()
   }
 
   followup(message: MessageInput): string {

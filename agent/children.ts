@@ -63,6 +63,23 @@ export class LiveChildren {
     return out
   }
 
+  /**
+   * A steer of the parent (lifecycle §9, §10): every running child's open approvals are decided
+   * `deny` `by: superseded` in the child (logged there); the steer itself stays the parent's input.
+   * Returns how many. A child that throws here is skipped (its approvals stay open).
+   */
+  supersede(): number {
+    let n = 0
+    for (const { child } of this.#children.values()) {
+      try {
+        n += child.supersedeApprovals?.() ?? 0
+      } catch {
+        // a disposed child handle: nothing of it to supersede
+      }
+    }
+    return n
+  }
+
   /** The running child that lists `approvalId` as open, if any. */
   owner(approvalId: string): LiveChild | undefined {
     for (const { child } of this.#children.values()) if (child.approvals().some((a) => a.approvalId === approvalId)) return child

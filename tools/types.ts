@@ -73,6 +73,8 @@ export interface LiveChild {
   on(name: 'agent/status', listener: (p: { status: 'idle' | 'running' | 'parked' }) => void): () => void
   /** Its usage rolled up over its own children (`agent.usage()`), read when the call ends. */
   usage(): unknown
+  /** Denies its open approvals (and its children's) `by: superseded`: its parent was steered. */
+  supersedeApprovals?(): number
 }
 
 export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {

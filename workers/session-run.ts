@@ -253,8 +253,9 @@ function withListener(hooks: WorkerAgentOptions['hooks'], name: string, listener
 function leasedStore(store: PostgresStore, writer: LogWriter): LogStore {
   let used = false
   const open = (id: string, mode: OpenMode, o?: object) => {
+    if (mode === 'write' && id !== writer.sessionId) return openChild(store, id, o)
     if (mode === 'write') {
-      if (used || id !== writer.sessionId) {
+      if (used) {
         return Promise.reject(new TurnlogError('SESSION_OWNED', 'the worker holds this session\'s only write handle', { sessionId: id }))
       }
       used = true
@@ -268,5 +269,24 @@ function leasedStore(store: PostgresStore, writer: LogWriter): LogStore {
     open: open as LogStore['open'],
     list: () => store.list(),
     has: (id) => store.has(id),
+  }
+}
+
+/**
+ * A child session's write handle (lifecycle §10): a subagent call of the served session runs its
+ * child in this process, under the child's own lease in the same store. A child re-attached after
+ * a worker died may still be leased by the dead process for up to one lease period: that lease
+ * runs out (nobody renews it), so `SESSION_OWNED` is retried until it has, within `leaseMs` and a
+ * second. A live owner past that stays `SESSION_OWNED` (the call's error).
+ */
+async function openChild(store: PostgresStore, id: string, o?: object): Promise<LogWriter> {
+  const deadline = Date.now() + store.leaseMs + 1000
+  for (;;) {
+    try {
+      return await store.open(id, 'write', o)
+    } catch (err) {
+      if (!TurnlogError.is(err, 'SESSION_OWNED') || Date.now() >= deadline) throw err
+      await sleep(Math.min(200, Math.max(10, deadline - Date.now())))
+    }
   }
 }

@@ -18,7 +18,7 @@ import type { LogStore } from '../../stores/types.js'
 
 const CHILD = 'p.c1-1-c1'
 
-function setup() {
+function setup(parentOpts: { approvals?: { onSteer: 'supersede' | 'queue' } } = {}) {
   let removed = 0
   const rm = defineTool({
     name: 'rm', description: 'removes a file', parameters: z.object({ path: z.string() }), needsApproval: true,
@@ -37,9 +37,15 @@ function setup() {
   const store = memoryStore()
   const parent = createAgent({
     model: scriptedModel([{ toolCalls: [{ name: 'cleaner', args: { task: 'clean tmp' }, id: 'c1' }] }, { text: 'parent done' }]),
-    tools: [cleaner], store, sessionId: 'p', cancelGraceMs: 1000,
+    tools: [cleaner], store, sessionId: 'p', cancelGraceMs: 1000, ...parentOpts,
   })
   return { parent, store, removed: () => removed }
+}
+
+/** The step the event at `index` stands in (its last `step/start`). */
+function stepOf(events: readonly LogEvent[], index: number): number {
+  for (let i = index; i >= 0; i--) if (events[i]!.type === 'step/start') return (events[i] as EventOf<'step/start'>).data.step
+  return 0
 }
 
 async function readAll(store: LogStore, id: string): Promise<{ header: unknown; events: LogEvent[] }> {
@@ -113,5 +119,53 @@ describe('a parked child parks its parent (lifecycle §9, §10)', () => {
     expect(end.data.reason).toEqual({ kind: 'aborted', cause: { kind: 'parent' } })
     expect(verify(parent.events).violations).toEqual([])
     expect(verify(child.events).violations).toEqual([])
+  })
+
+  it("L17 L19: a parent's steer while its child is parked supersedes the child's open approvals (lifecycle §9, §10); the child answers, the steer enters the parent's next step", async () => {
+    const { parent, store, removed } = setup()
+    parent.followup('clean up')
+    expect(await parent.whenSettled()).toBe('parked')
+    parent.steer('never mind, just report')
+    await parent.whenIdle()
+    await parent.flush()
+    await parent.dispose()
+    expect(removed()).toBe(0)
+    const child = await readAll(store, CHILD)
+    const decided = child.events.filter((e) => e.type === 'tool/approval-decided') as EventOf<'tool/approval-decided'>[]
+    expect(decided.map((e) => [e.data.decision.kind, e.data.by])).toEqual([['deny', { kind: 'superseded' }]])
+    const denied = child.events.find((e) => e.type === 'tool/result') as EventOf<'tool/result'>
+    expect(denied.data.error?.code).toBe('DENIED')
+    // the steer is the parent's, never the child's input
+    const texts = (evs: readonly LogEvent[]) => evs.filter((e) => e.type === 'user/message')
+      .map((e) => (e as EventOf<'user/message'>).data.message.content.map((b) => (b.type === 'text' ? b.text : '')).join(''))
+    expect(texts(child.events)).toEqual(['clean tmp'])
+    const res = parent.events.find((e) => e.type === 'tool/result') as EventOf<'tool/result'>
+    expect(res.data.message.content).toEqual([{ type: 'text', text: 'cleaned' }])
+    const at = parent.events.findIndex((e) => e.type === 'user/message' && texts([e])[0] === 'never mind, just report')
+    expect(stepOf(parent.events, at)).toBe(2)
+    expect(parent.events.filter((e) => e.type === 'turn/start')).toHaveLength(1)
+    expect(verify(parent.events).violations).toEqual([])
+    expect(verify(child.events).violations).toEqual([])
+  })
+
+  it("L17: with approvals.onSteer 'queue' the child's approval stays open and the parent's steer waits for the call's step boundary", async () => {
+    const { parent, store, removed } = setup({ approvals: { onSteer: 'queue' } })
+    parent.followup('clean up')
+    expect(await parent.whenSettled()).toBe('parked')
+    parent.steer('and then report')
+    expect(await parent.whenSettled()).toBe('parked')
+    const open = parent.approvals()
+    expect(open).toHaveLength(1)
+    await parent.decide(open[0]!.approvalId, { kind: 'approve' })
+    await parent.whenIdle()
+    await parent.flush()
+    await parent.dispose()
+    expect(removed()).toBe(1)
+    const child = await readAll(store, CHILD)
+    const decided = child.events.filter((e) => e.type === 'tool/approval-decided') as EventOf<'tool/approval-decided'>[]
+    expect(decided.map((e) => e.data.by)).toEqual([{ kind: 'user' }])
+    const um = parent.events.flatMap((e, i) => (e.type === 'user/message' ? [stepOf(parent.events, i)] : []))
+    expect(um).toEqual([1, 2])
+    expect(verify(parent.events).violations).toEqual([])
   })
 })

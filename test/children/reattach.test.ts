@@ -6,7 +6,7 @@
  * call's one `tool/result` — never `TOOL_OUTCOME_UNKNOWN` while the child's log can tell.
  */
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { cp, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,6 +16,8 @@ import { defineSubagent } from '../../agent/index.js'
 import type { EventOf, LogEvent } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import { readLog } from '../../replay/read-log.js'
+import { repairFile } from '../../replay/repair.js'
+import { repairSession } from '../../replay/repair-session.js'
 import { resumeAgent } from '../../replay/resume.js'
 import { verify } from '../../replay/verify.js'
 import { verifyChild } from '../../replay/verify-child.js'
@@ -96,5 +98,49 @@ describe('a crashed parent re-attaches its child (lifecycle §10)', () => {
     expect(verify(child).violations).toEqual([])
     const header = (await readLog(join(dir, 'p.c1-1-c1.jsonl'))).header
     expect(verifyChild('p', after, header)).toEqual([])
+  }, 60_000)
+
+  it('L19: SIGKILL after the child ended, before the parent logged the result: repair (store and file) and resume take the child\'s outcome from its log', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'turnlog-reattach-'))
+    dirs.push(dir)
+    await runAndKill(dir, 'child-done', 'DONE')
+    const childBefore = await events(dir, 'p.c1-1-c1')
+    expect(childBefore.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['completed'])
+    expect(resultsOf(await events(dir, 'p'), 'c1')).toEqual([])
+    const answer = [{ type: 'text', text: 'Rayleigh scattering.' }]
+    const copy = async (): Promise<string> => {
+      const d = await mkdtemp(join(tmpdir(), 'turnlog-reattach-'))
+      dirs.push(d)
+      await cp(dir, d, { recursive: true })
+      return d
+    }
+
+    // the store's repair (no agent, no tools): the call's result is the child's answer
+    const d1 = await copy()
+    const r = await repairSession(jsonlStore(d1), 'p')
+    const closed = resultsOf(r.closers, 'c1')
+    expect(closed).toHaveLength(1)
+    expect(closed[0]!.data.error).toBeUndefined()
+    expect(closed[0]!.data.message.content).toEqual(answer)
+    expect(verify(r.events).violations).toEqual([])
+
+    // `turnlog repair LOG -o OUT`: the child's log beside LOG
+    const out = join(await copy(), 'out.jsonl')
+    const f = await repairFile(join(dir, 'p.jsonl'), out)
+    expect(resultsOf(f.closers, 'c1').map((e) => e.data.message.content)).toEqual([answer])
+
+    // resume: the call re-attaches the finished child (nothing re-run in the child)
+    const d2 = await copy()
+    const parent = await resumeAgent({
+      store: jsonlStore(d2), sessionId: 'p', system: 'parent', tools: [research('a second answer')],
+      model: scriptedModel(() => ({ text: 'parent done' })),
+    })
+    await parent.whenIdle()
+    await parent.flush()
+    await parent.dispose()
+    const after = await events(d2, 'p')
+    expect(resultsOf(after, 'c1').map((e) => e.data.message.content)).toEqual([answer])
+    expect(verify(after).violations).toEqual([])
+    expect(await events(d2, 'p.c1-1-c1')).toEqual(childBefore)
   }, 60_000)
 })
