@@ -58,8 +58,9 @@ LOG is a JSONL path or postgres://…#session-id.`)
     .argument('<LOG>', 'a JSONL log')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12)", undefined)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16)", undefined)
+    .option('--price <MODULE>', "the session's price: a module exporting price(model, usage) or a prices table (L20 re-prices cost budgets; prints the cost)")
     .option('--all', 'list every violation (default: the first 20)')
-    .action(async (log: string, opts: { maxSteps?: string; maxRetries?: string; all?: boolean }) =>
+    .action(async (log: string, opts: { maxSteps?: string; maxRetries?: string; price?: string; all?: boolean }) =>
       done(await verifyCommand(log, opts, io)))
 
   p.command('repair')
