@@ -11,7 +11,16 @@ import { replay } from '../replay/replay.js'
 import { canonicalArguments } from './canonical.js'
 import type { RerunDivergence, ToolSequenceEntry, UsageDelta } from './types.js'
 
+/**
+ * The event with its clock readings aside: `time`, and a request's `expiresAt` (the log says
+ * `expiresAt = time + timeoutMs`, lifecycle §9) compared as the time after the request, so a re-run
+ * on another clock matches while a changed approval timeout still differs.
+ */
 function untimed(e: LogEvent): unknown {
+  if (e.type === 'tool/approval-requested') {
+    const d = (e as EventOf<'tool/approval-requested'>).data
+    if (d.expiresAt !== undefined) return { ...e, time: 0, data: { ...d, expiresAt: `time + ${d.expiresAt - e.time}` } }
+  }
   return { ...e, time: 0 }
 }
 

@@ -57,6 +57,50 @@ describe('golden sessions with approvals (lifecycle §9)', () => {
     expect(r.verify.ok).toBe(true)
   })
 
+  it('P4 (goldens): a request with an expiry re-runs equal on another clock (its `expiresAt` is compared as time after the request)', async () => {
+    const timed = (): AnyTool[] => [defineTool({
+      name: 'delete', description: 'Delete a file', parameters: z.object({ path: z.string() }),
+      needsApproval: true, approval: { timeoutMs: 60_000 }, execute: ({ path }) => `deleted ${path}`,
+    })] as AnyTool[]
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'delete', args: { path: 'a.txt' } }] },
+      { text: 'Deleted a.txt.' },
+    ], async (a) => {
+      a.followup('Delete a.txt')
+      expect(await a.whenSettled()).toBe('parked')
+      await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
+      await a.whenIdle()
+    }, { tools: timed() })
+    // the golden's fake clock is years before the re-run's Date.now
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: timed() })
+    expect(r.divergence).toBeNull()
+    const at = (ev: typeof g.events) => ev.find((e) => e.type === 'tool/approval-requested') as EventOf<'tool/approval-requested'>
+    expect(at(r.log.events).data.expiresAt! - at(r.log.events).time).toBe(60_000)
+    // a changed timeout is still a divergence
+    const other = await rerun(g, { ...base, model: recordedModel(g), tools: timed().map((t) => ({ ...t, approval: { timeoutMs: 1000 } })) as AnyTool[] })
+    expect(other.divergence?.expected?.type).toBe('tool/approval-requested')
+    expect(other.divergence?.diff).toContain('expiresAt')
+  })
+
+  it('P4 (goldens): a cancel while parked is re-issued (the open request is decided `canceled`, the turn ends aborted)', async () => {
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'delete', args: { path: 'a.txt' } }] },
+      { text: 'Nothing deleted.' },
+    ], async (a) => {
+      a.followup('Delete a.txt')
+      expect(await a.whenSettled()).toBe('parked')
+      a.cancel({ kind: 'user' })
+      await a.whenIdle()
+      a.followup('Never mind')
+      await a.whenIdle()
+    }, { tools: tools() })
+    expect(g.events.some((e) => e.type === 'tool/approval-decided' && (e as EventOf<'tool/approval-decided'>).data.by.kind === 'canceled')).toBe(true)
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools() })
+    expect(r.inputs.filter((i) => i.kind === 'cancel').map((i) => i.outcome)).toEqual(['issued'])
+    expect(r.divergence).toBeNull()
+    expect(r.verify.ok).toBe(true)
+  })
+
   it('a decision for a call the re-run does not ask about is dropped, not forced', async () => {
     const g = await approvalGolden()
     const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(false), toolResults: 'live' })

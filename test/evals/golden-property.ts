@@ -17,14 +17,17 @@ export function explain(r: Awaited<ReturnType<typeof rerun>>): string {
   return `${d.diff}\ngolden:\n${show(r.golden.events)}\nre-run:\n${show(r.log.events)}\ninputs: ${JSON.stringify(r.inputs)}\ntimed out: ${r.timedOut}`
 }
 
+/** Hang limits; GOLDEN_LIMIT_MS raises them for long explorations on a loaded machine (a slow run is not a hang there). */
+const LIMIT_MS = Number(process.env.GOLDEN_LIMIT_MS ?? 0)
+
 /** Property 1; `providerStreams` adds the scenarios with provider data, whole blocks and refusals. */
 export function reproducesFromTurnOne(opts: { providerStreams?: boolean } = {}) {
   return fc.asyncProperty(arbScenario(opts), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
-    const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+    const run = await withTimeout(recordRun(sc, s, cmds), Math.max(5000, LIMIT_MS), 'the recorded run')
     const r = await withTimeout(rerun(run.events, {
       model: recordedModel(run.events), tools: run.reexec.tools, hooks: run.reexec.hooks,
       maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS, timers: instantTimers, timeoutMs: 3000,
-    }), 8000, 'rerun')
+    }), Math.max(8000, LIMIT_MS), 'rerun')
     if (r.divergence) throw new Error(explain(r))
     expect(r.timedOut).toBe(false)
     expect(r.verify.ok).toBe(true)

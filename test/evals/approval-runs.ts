@@ -1,0 +1,116 @@
+/**
+ * Fuzzer sessions with approvals, as goldens (lifecycle §9): the golden property's runs
+ * (test/replay/agent-runs.ts) plus the fuzzer's `fuzz_approval` tool (needs approval for an even
+ * `n`, parallel-safe for `n % 4 === 1`) and its `ask` (an odd `n` divisible by 3, from
+ * `tools/pre-execute`), decided while parked by a person — approve the first or the last open
+ * request, approve with edited arguments, deny —, or left by a steer or a cancel. Expiry is left
+ * out: it needs the clock moved under the agent, which a re-run re-issues but the recording here
+ * cannot drive deterministically.
+ */
+import fc from 'fast-check'
+import { createAgent, type TurnlogAgent } from '../../agent/agent.js'
+import type { HookMap } from '../../agent/types.js'
+import type { LogEvent } from '../../events/index.js'
+import { scriptedModel } from '../../models/index.js'
+import { approvalTool, arbApprovalCall, asks } from '../../testing/fuzz/approval-tool.js'
+import { arbToolCall, arbScenario as fuzzScenario } from '../../testing/fuzz/scenario.js'
+import type { AnyTool } from '../../tools/types.js'
+import { apply, fakeClock, fuzzTools, instantTimers, MAX_STEPS, scenarioHooks, TOOL_NAMES, type Command, type Scenario } from '../replay/agent-runs.js'
+
+export type ParkedMove = 'approve' | 'approve-last' | 'edit' | 'deny' | 'steer' | 'cancel'
+
+/**
+ * The scenario generator with `fuzz_approval` calls among the tool calls; in two scenarios in
+ * three the first answer is a step of one to three calls with at least one `fuzz_approval` (most
+ * of which park), so that most goldens hold a decision.
+ */
+export function arbApprovalScenario(): fc.Arbitrary<Scenario> {
+  const names = [...TOOL_NAMES, 'fuzz_approval']
+  const userCalls = { fuzz_approval: arbApprovalCall() }
+  const first = fc.tuple(arbApprovalCall(), fc.array(arbToolCall(names, userCalls), { maxLength: 2 }), fc.nat(2))
+    .map(([a, rest, at]) => ({ toolCalls: [...rest.slice(0, at), a, ...rest.slice(at)] }))
+  return fc.tuple(fuzzScenario(names, {}, userCalls, false, false), fc.option(first, { freq: 2 }))
+    .map(([sc, step]) => (step === null ? sc : { ...sc, responses: [step as Scenario['responses'][number], ...sc.responses] }))
+}
+
+export function arbParkedMoves(): fc.Arbitrary<ParkedMove[]> {
+  return fc.array(fc.constantFrom<ParkedMove>('approve', 'approve', 'approve-last', 'edit', 'deny', 'steer', 'cancel'), { minLength: 1, maxLength: 4 })
+}
+
+/** The scenario's hooks plus the fuzzer's `ask`; `wait` is the recorded run's scheduler wait. */
+export function approvalHooks(sc: Scenario, wait: () => Promise<void> = async () => {}): Partial<{ [K in keyof HookMap]: HookMap[K] }> {
+  return {
+    ...scenarioHooks(sc, wait),
+    'tools/pre-execute': async (p, next) => {
+      await wait()
+      return asks(p.call) ? { kind: 'ask' as const, question: 'fuzz asks' } : next()
+    },
+  }
+}
+
+export function approvalTools(wait: () => Promise<void> = async () => {}, body?: (fail: boolean) => Promise<unknown>, fails?: () => boolean): AnyTool[] {
+  return [...fuzzTools(body, fails), approvalTool(wait)]
+}
+
+/** Runs one scenario with `s` interleaving chunks, hook waits and bodies; each park gets the next move (then approvals). */
+export async function recordApprovalRun(sc: Scenario, s: fc.Scheduler, cmds: readonly Command[], moves: readonly ParkedMove[]): Promise<readonly LogEvent[]> {
+  const wait = () => s.schedule(Promise.resolve(), 'settle').then(() => {})
+  let failIdx = 0
+  const tools = approvalTools(wait, async (fail) => {
+    await wait()
+    if (fail) throw new Error('fuzz tool failure')
+    return { ok: true }
+  }, () => sc.toolFails[failIdx++ % sc.toolFails.length] ?? false)
+  const model = scriptedModel((_req, i) => sc.responses[i % sc.responses.length]!, { beforeChunk: () => wait(), info: { name: 'fuzz' } })
+  let n = 0
+  const agent = createAgent({
+    model, tools, system: 'fuzz', clock: fakeClock(), ids: () => `f${++n}`, timers: instantTimers,
+    checkRequests: 'full', maxStepsPerTurn: MAX_STEPS, maxParallelToolCalls: sc.maxParallel, hooks: approvalHooks(sc, wait),
+  }) as TurnlogAgent
+  for (const c of cmds) {
+    if (c.kind === 'wait') {
+      for (let i = 0; i < c.n; i++) {
+        await new Promise((r) => setImmediate(r))
+        if (s.count() === 0) break
+        await s.waitOne()
+      }
+    } else apply(agent, c)
+  }
+  await settleParked(agent, s, moves)
+  agent.followup('final')
+  await settleParked(agent, s, [])
+  return agent.events
+}
+
+/** Until idle: each park gets the next move; once they are used up, the first open request is approved. */
+async function settleParked(agent: TurnlogAgent, s: fc.Scheduler, moves: readonly ParkedMove[]): Promise<void> {
+  let i = 0
+  for (let guard = 0; guard < 100; guard++) {
+    const st = await s.waitFor(agent.whenSettled())
+    if (st === 'idle') return
+    if (agent.status !== 'parked') continue
+    const open = agent.approvals()
+    if (open.length === 0) throw new Error('parked with no open approval')
+    const first = open[0]!
+    const move = moves[i++] ?? 'approve'
+    const calledAlready = (o: (typeof open)[number]) => agent.events.some((e) => e.type === 'tool/call' &&
+      (e.data as { turn: number; step: number; callId: string }).turn === o.turn &&
+      (e.data as { step: number }).step === o.step && (e.data as { callId: string }).callId === o.callId)
+    switch (move) {
+      case 'approve': await agent.decide(first.approvalId, { kind: 'approve' }); break
+      case 'approve-last': await agent.decide(open.at(-1)!.approvalId, { kind: 'approve' }, { by: { kind: 'user', id: 'ann' } }); break
+      case 'edit': {
+        // only a call not yet logged (needsApproval) takes edited arguments; an asked one is approved as it is
+        const editable = open.find((o) => o.name === 'fuzz_approval' && !calledAlready(o))
+        await agent.decide((editable ?? first).approvalId, editable ? { kind: 'approve', arguments: { n: 100 + i } } : { kind: 'approve' })
+        break
+      }
+      case 'deny': await agent.decide(first.approvalId, { kind: 'deny', reason: 'fuzz says no' }); break
+      case 'steer': agent.steer('fuzz steer while parked'); break
+      case 'cancel': agent.cancel({ kind: 'user' }); break
+    }
+    // a steer or a cancel changes the status only once the loop runs
+    await new Promise((r) => setImmediate(r))
+  }
+  throw new Error('the agent stayed parked after every open approval was decided')
+}
