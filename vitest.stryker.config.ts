@@ -14,8 +14,10 @@ const include = process.env.TURNLOG_MUTATE_TESTS
 
 // No PostgreSQL server: none of the mutated folders' tests uses one, and Stryker restarts its
 // vitest workers after every timed-out mutant, so a globalSetup that starts a server costs seconds
-// per restart.
+// per restart. One project of its own (the suite's isolated/shared split is `npm test`'s CI-time
+// measure; Stryker runs its own workers, each mutant needs fresh modules).
+const { projects: _projects, maxWorkers: _maxWorkers, ...own } = base.test ?? {}
 export default mergeConfig(
-  { ...base, test: { ...base.test, include: [], globalSetup: [] } },
+  { ...base, test: { ...own, include: [], globalSetup: [] } },
   defineConfig({ test: { include, setupFiles: ['test/machines/fast-check-runs.setup.ts'] } }),
 )

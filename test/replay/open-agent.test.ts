@@ -7,13 +7,13 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { openAgent } from '../../replay/index.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
 import { memoryStore } from '../../stores/memory.js'
 import { tempDir } from '../cli/helpers.js'
 import { openOrCreate, opts, stored, turnStarts } from './open-agent-scenario.js'
-import { ROOT } from '../stores/child-lib.js'
+import { childLib, ROOT } from '../stores/child-lib.js'
 
 describe('openAgent: open or create (issue 27 item 4)', () => {
   it('P5 L2: memory store: creates when missing, resumes when present (numbering continues), one winner when two race', async () => {
@@ -50,10 +50,11 @@ describe('openAgent: open or create (issue 27 item 4)', () => {
   })
 })
 
-const CHILD = fileURLToPath(new URL('./children/open-child.ts', import.meta.url))
+const CHILD = fileURLToPath(new URL('./children/open-child.mjs', import.meta.url))
+let lib = ''
 
 function child(dir: string): { proc: ChildProcessWithoutNullStreams; line: () => Promise<string> } {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, dir, 'chat'], { cwd: ROOT })
+  const proc = spawn(process.execPath, [CHILD, lib, dir, 'chat'], { cwd: ROOT })
   const queue: string[] = []
   const waiting: Array<(l: string) => void> = []
   let buf = ''
@@ -76,6 +77,9 @@ function child(dir: string): { proc: ChildProcessWithoutNullStreams; line: () =>
 }
 
 describe('openAgent: two processes racing on one jsonl session (issue 27 item 4)', () => {
+  beforeAll(() => {
+    lib = childLib()
+  }, 180_000)
   it('P5: exactly one process gets the agent, the other SESSION_OWNED; after the winner disposed, the other resumes its events', async () => {
     const { dir, cleanup } = tempDir()
     const kids = [child(dir), child(dir)]
