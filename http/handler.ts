@@ -228,12 +228,25 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     if (sub === 'stream') {
       if (!await sessions.exists(id)) return new Response(null, { status: 204 })
       const tail = await sessions.tail(id)
+      const seen = tail.events.length
+      // acknowledged input the log does not show yet (a prompt in the store's inbox before a
+      // worker moved it; an agent's unflushed send): its turn starts after what was seen
+      const unlogged = await sessions.unloggedInput(id, tail)
       const first = new Scanner()
-      for (const e of tail.events) first.push(e)
-      const now = first.forResume()
+      for (let i = 0; i < seen; i++) first.push(tail.events[i]!)
+      let now = first.forResume()
+      if (now.kind === 'none' && unlogged.length > 0) now = { kind: 'wait' }
+      if (now.kind === 'none') {
+        // input moved into the log while the store was asked is there now
+        await tail.refresh()
+        while (first.length < tail.events.length) first.push(tail.events[first.length]!)
+        now = first.forResume()
+      }
       if (now.kind === 'none') return new Response(null, { status: 204 })
       const after = first.lastStart ?? -1
-      return chatStreamResponse(req, tail, (s: ChatScanner): ChatPlace => now.kind === 'turn' ? now : s.forResume(after))
+      // the unlogged prompts are waited for until the log shows them moved (then they are its
+      // pending input, or its open or finished turn, or a stop's removal: nothing to stream)
+      return chatStreamResponse(req, tail, (s: ChatScanner): ChatPlace => now.kind === 'turn' ? now : unlogged.some((m) => !s.known(m)) ? { kind: 'wait' } : s.forResume(after))
     }
     throw new HttpError(404, 'NOT_FOUND', 'no such route')
   }

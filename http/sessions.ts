@@ -24,6 +24,8 @@ export interface SendingStore extends LogStore {
   send(sessionId: string, message: { id?: string; content: unknown }, opts?: { target?: 'next-turn' | 'next-step' }): Promise<string>
   /** Records a stop that the worker holding the session carries out (PostgreSQL's `cancel`). */
   cancel?(sessionId: string, opts?: { cause?: { kind: 'user' } }): Promise<{ id: string; state: 'requested' | 'idle' }>
+  /** The ids of sent messages no worker has moved into the log yet (PostgreSQL's `pendingSends`). */
+  pendingSends?(sessionId: string): Promise<string[]>
   /** Records a person's decision on an approval for the worker that runs the session (PostgreSQL's `decide`). */
   decide?(sessionId: string, approvalId: string, decision: ApprovalDecision, opts?: { by?: { kind: 'user'; id?: string }; waitMs?: number }): Promise<unknown>
 }
@@ -53,6 +55,30 @@ export class Sessions {
     }
     await t.refresh()
     return t
+  }
+
+  /**
+   * The ids of input acknowledged before this call that is not in `tail` yet, so a resume that
+   * sees no turn must wait for the one that will answer it. With workers: the store's sent
+   * messages that no worker has moved into the log (`pendingSends`; read after the tail, so a
+   * message it does not list was moved and a refresh shows it). In this process: what the agent
+   * accepted but had not made durable is flushed and handed to the tail first (then the tail shows
+   * it), so none.
+   */
+  async unloggedInput(id: string, tail: SessionTail): Promise<string[]> {
+    const running = this.agents.get(id)
+    if (running) {
+      const agent = await running.catch(() => null)
+      if (!agent) return []
+      const n = agent.events.length
+      // a failed flush (the agent halted) shows nothing that is not durable
+      if (await agent.flush().then(() => true, () => false)) tail.feed(agent.events, n)
+      return []
+    }
+    if (this.agentOptions) return []
+    const store = this.store as SendingStore
+    if (typeof store.pendingSends !== 'function') return []
+    return store.pendingSends(id)
   }
 
   /** The running agent of a session of this process, if any. */

@@ -55,6 +55,25 @@ BEGIN
   END IF;
 END
 $fn$;
+
+-- A holder hands an idle session back (writer.ts handBack) only while nothing is owed: no sent
+-- input (pending = 0) and no open stop request. A request recorded while the lease was held is
+-- "requested" (for the holder); released under it, nobody would claim the session (no input) and
+-- the request would never be handled. The row lock comes first, then the check in its own
+-- statement (a VOLATILE function reads a fresh snapshot per statement): a request committed before
+-- the lock is seen; one recorded after it finds the lease released and is "idle".
+CREATE OR REPLACE FUNCTION turnlog_hand_back(p_session text, p_token bigint)
+RETURNS boolean LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM 1 FROM turnlog_sessions WHERE id = p_session FOR UPDATE;
+  IF EXISTS (SELECT 1 FROM turnlog_cancels WHERE session_id = p_session AND handled_at IS NULL) THEN
+    RETURN false;
+  END IF;
+  UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL
+    WHERE id = p_session AND token = p_token AND pending = 0 AND lease_until > clock_timestamp();
+  RETURN FOUND;
+END
+$fn$;
 `
 
 /** What `store.cancel` answers. */

@@ -241,6 +241,20 @@ export class PostgresStore implements LogStore {
   }
 
   /**
+   * The ids of the messages `send` made durable for this session that no holder has moved into the
+   * log yet, in send order: acknowledged input the log does not show (an HTTP resume waits for the
+   * turn that will answer it). `[]` for a session with none, or none at all.
+   */
+  async pendingSends(sessionId: string): Promise<string[]> {
+    assertSessionId(sessionId)
+    const r = await this.query(
+      'SELECT message_id FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
+      [sessionId], sessionId, 'pendingSends failed',
+    )
+    return (r.rows as Array<{ message_id: string }>).map((x) => x.message_id)
+  }
+
+  /**
    * Asks the worker that holds (or next takes) the session to cancel what it is answering and the
    * input sent before now that is not answered yet (`POST /chat/:id/stop` with workers; cancels.ts
    * says exactly what a request covers). Durable when it resolves; the cancel itself happens in the

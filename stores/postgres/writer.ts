@@ -293,24 +293,22 @@ export class PgWriter implements LogWriter {
   }
 
   /**
-   * Hands the session back when nothing sent is waiting (`pending = 0`): releases the lease and
-   * closes the handle; returns false (and keeps everything) when input is waiting or the lease
-   * is gone. Waits for every accepted append first. @internal (workers)
+   * Hands the session back when nothing sent is waiting (`pending = 0`) and no stop request is
+   * open (`turnlog_hand_back`, cancels.ts): releases the lease and closes the handle; returns false
+   * (and keeps everything) when input or a stop is waiting or the lease is gone. Waits for every
+   * accepted append first. @internal (workers)
    */
   async handBack(): Promise<boolean> {
     await this.#commits.running?.catch(() => {})
     if (this.#failed || this.#closed || this.#released) return false
     let r
     try {
-      r = await this.store.pool.query(
-        `UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND token = $2 AND pending = 0 AND lease_until > clock_timestamp() RETURNING 1`,
-        [this.sessionId, this.token],
-      )
+      // not while a stop request is open either (cancels.ts: it would be stranded)
+      r = await this.store.pool.query('SELECT turnlog_hand_back($1, $2) AS released', [this.sessionId, this.token])
     } catch {
       return false
     }
-    if (r.rowCount === 0) return false
+    if ((r.rows[0] as { released?: boolean } | undefined)?.released !== true) return false
     this.#released = true
     if (this.#heartbeat !== undefined) this.store.timers.clear(this.#heartbeat)
     return true

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LogEvent } from '../../events/envelope.js'
 import { sessionHandler, type SessionHandler } from '../../http/index.js'
-import { postgresStore, type PostgresStore } from '../../stores/postgres/index.js'
+import { postgresStore, type PgWriter, type PostgresStore } from '../../stores/postgres/index.js'
 import { childLib, ROOT } from '../stores/child-lib.js'
 import { dropAll, freshDb } from '../stores/postgres/db.js'
 import { LineChild, readAll } from '../stores/postgres/helpers.js'
@@ -145,4 +145,24 @@ describe('POST /chat/:id/stop with workers: recorded in PostgreSQL, carried out 
     w.proc.kill('SIGTERM')
     await w.exited
   }, 120_000)
+
+  it('H5 a stop recorded while a worker holds the idle session is not stranded by its hand-back: the lease is kept until the request is handled (nobody claims an idle session with no input)', async () => {
+    const id = 'stop-hand-back'
+    await storeR.create(id)
+    const writer = await storeR.open(id, 'write') as PgWriter
+    try {
+      // recorded while the lease is held: "requested", for the holder
+      expect((await storeR.cancel(id)).state).toBe('requested')
+      // the holder has not handled it yet (its NOTIFY is queued behind the hand-back): it must keep the lease
+      expect(await writer.handBack()).toBe(false)
+      const open = await storeR.pool.query('SELECT lease_owner FROM turnlog_sessions WHERE id = $1', [id])
+      expect(open.rows[0].lease_owner).not.toBeNull()
+      await storeR.pool.query("UPDATE turnlog_cancels SET handled_at = now(), outcome = 'nothing-open' WHERE session_id = $1", [id])
+      expect(await writer.handBack()).toBe(true)
+      // a stop recorded after the hand-back finds nothing to cancel
+      expect((await storeR.cancel(id)).state).toBe('idle')
+    } finally {
+      await writer.close()
+    }
+  })
 })

@@ -37,6 +37,9 @@ describe('turnlog/http with PostgreSQL: two handler instances, sessions run by w
     const b = sessionHandler({ store: storeB, authorize: allow, workers: true, pollMs: 10 })
     const sa = await serve(a)
     const sb = await serve(b)
+    // ended before the servers close, also when an assertion failed (closing a server under a
+    // live follower cuts its socket: undici's "other side closed", an unhandled rejection)
+    let follower: Awaited<ReturnType<typeof stream<LogEvent>>> | undefined
     try {
       const chat = new NodeChat({ id: 'pg-chat-1', api: `${sa.url}/chat` })
       const sending = chat.sendMessage({ text: 'Weather in Paris?' })
@@ -44,7 +47,7 @@ describe('turnlog/http with PostgreSQL: two handler instances, sessions run by w
       await gate.held()
       // B follows the log live while the worker is mid-answer
       await until(async () => (await fetch(`${sb.url}/sessions/pg-chat-1`, { method: 'HEAD' })).status === 200)
-      const follower = await stream<LogEvent>({ url: `${sb.url}/sessions/pg-chat-1`, live: 'sse' })
+      follower = await stream<LogEvent>({ url: `${sb.url}/sessions/pg-chat-1`, live: 'sse' })
       const got: LogEvent[] = []
       follower.subscribeJson((batch) => { got.push(...batch.items) })
       // a second client resumes through B mid-answer
@@ -72,12 +75,63 @@ describe('turnlog/http with PostgreSQL: two handler instances, sessions run by w
       await until(async () => (await storeW.pool.query("SELECT 1 FROM turnlog_cancels WHERE session_id = 'pg-chat-1' AND handled_at IS NOT NULL AND outcome IN ('idle', 'nothing-open')")).rowCount === 1)
       expect(ends(await readAll(storeW, 'pg-chat-1'))).toEqual(['completed'])
     } finally {
+      follower?.cancel()
       gate.release(Infinity)
       await sa.close()
       await sb.close()
       await a.close()
       await b.close()
       await workers.stop()
+      await storeA.close()
+      await storeB.close()
+      await storeW.close()
+    }
+  }, 60_000)
+
+  it('H5 a resume through B before the worker has moved the prompt into the log (acknowledged, still in the store\'s inbox) waits for its turn and streams the whole answer', async () => {
+    const url = await freshDb('http')
+    const storeW = postgresStore({ connectionString: url })
+    await storeW.migrate()
+    const storeA = postgresStore({ connectionString: url })
+    const storeB = postgresStore({ connectionString: url })
+    const a = sessionHandler({ store: storeA, authorize: allow, workers: true, pollMs: 10 })
+    const b = sessionHandler({ store: storeB, authorize: allow, workers: true, pollMs: 10 })
+    // B's answer to the resume is known before any worker runs (the worker is held back until then)
+    let resumeStatus!: (status: number) => void
+    const resumeAnswered = new Promise<number>((r) => { resumeStatus = r })
+    const sa = await serve(a)
+    const sb = await serve(async (req) => {
+      const res = await b(req)
+      if (new URL(req.url).pathname.endsWith('/stream')) resumeStatus(res.status)
+      return res
+    })
+    let workers: ReturnType<typeof runWorkers> | undefined
+    try {
+      const chat = new NodeChat({ id: 'pg-chat-2', api: `${sa.url}/chat` })
+      const sending = chat.sendMessage({ text: 'Weather in Paris?' })
+      // the prompt is acknowledged (durable in turnlog_inbox); no worker has moved it yet
+      await until(async () => (await storeW.pool.query("SELECT 1 FROM turnlog_inbox WHERE session_id = 'pg-chat-2'")).rowCount === 1)
+      const history = (await (await fetch(`${sb.url}/chat/pg-chat-2/messages`)).json()) as never[]
+      expect(history).toEqual([])
+      const other = new NodeChat({ id: 'pg-chat-2', api: `${sb.url}/chat`, messages: history })
+      const resuming = other.resumeStream()
+      expect(await resumeAnswered).toBe(200)
+      workers = runWorkers({
+        store: storeW, concurrency: 1, leaseMs: 5_000, pollMs: 50,
+        agent: () => ({ model: scriptedModel([{ text: ANSWER, chunkSize: 5 }]) }),
+      })
+      await sending
+      await resuming
+      expect(texts(chat.messages[1])).toBe(ANSWER)
+      expect(other.messages.map((m) => m.id)).toEqual([chat.messages[1]!.id])
+      expect(texts(other.messages[0])).toBe(ANSWER)
+      expect(ends(await readAll(storeW, 'pg-chat-2'))).toEqual(['completed'])
+    } finally {
+      await sa.close()
+      await sb.close()
+      await a.close()
+      await b.close()
+      await workers?.stop()
       await storeA.close()
       await storeB.close()
       await storeW.close()

@@ -29,7 +29,8 @@ const KINDS: Array<[string, RegExp]> = [
   ['decisionsRead', /FROM turnlog_decisions WHERE session_id = \$1 AND logged_seq IS NULL/],
   ['cancelsRead', /FROM turnlog_cancels WHERE session_id = \$1 AND handled_at IS NULL/],
   ['append', /turnlog_append/],
-  ['handBack', /SET lease_owner = NULL, lease_until = NULL\s+WHERE id = \$1 AND token = \$2 AND pending = 0/],
+  // one statement: the hand-back checks pending input and open stop requests server-side (cancels.ts)
+  ['handBack', /SELECT turnlog_hand_back\(\$1, \$2\)/],
 ]
 
 /** A store on a pool whose statements are counted by kind (the LISTEN connection is not). */
