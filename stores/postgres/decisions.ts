@@ -160,6 +160,37 @@ export class ApprovalTracker {
   }
 }
 
+/**
+ * A scalar subquery (for `$1` = the session id): the session's unlogged rows as one JSON text
+ * `[{approval_id, record}]` in decision order, or null. `open(id, 'write')` returns it with the
+ * lease (decision-channel.ts), so an owner learns them without another statement.
+ */
+export const UNLOGGED_JSON = `SELECT json_agg(json_build_object('approval_id', d.approval_id, 'record', d.record) ORDER BY d.decided_at)::text
+  FROM turnlog_decisions d WHERE d.session_id = $1 AND d.logged_seq IS NULL`
+
+/** Parses `UNLOGGED_JSON`'s text (null: no rows); a malformed row is reported through `onError` and skipped. */
+export function parseUnlogged(text: string | null, onError?: (err: unknown) => void): Map<string, DecisionRecord> {
+  const out = new Map<string, DecisionRecord>()
+  if (text === null) return out
+  let rows: unknown
+  try {
+    rows = JSON.parse(text)
+  } catch (err) {
+    onError?.(err)
+    return out
+  }
+  for (const row of Array.isArray(rows) ? rows as Array<{ approval_id?: unknown; record?: unknown }> : []) {
+    try {
+      const rec = RowRecord.parse(row.record)
+      const id = z.string().parse(row.approval_id)
+      out.set(id, { approvalId: id, decision: rec.decision, by: rec.by, time: rec.time })
+    } catch (err) {
+      onError?.(err)
+    }
+  }
+  return out
+}
+
 const RowRecord = z.object({ decision: ApprovalDecision, by: ApprovalBy, time: z.number() })
 
 /**

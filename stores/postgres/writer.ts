@@ -11,8 +11,9 @@ import type { LogHeader } from '../../events/jsonl.js'
 import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
-import type { AppendOptions, AppendResult, DecisionRecord, LogReader, LogWriter } from '../types.js'
-import { ApprovalTracker, unloggedDecisions } from './decisions.js'
+import type { AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
+import { PgDecisionChannel } from './decision-channel.js'
+import { ApprovalTracker, parseUnlogged, unloggedDecisions } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
 import { DueTracker } from './wakeup-due.js'
 
@@ -21,6 +22,8 @@ const PAGE = 2000
 /** What the handles need of their store (`PostgresStore` provides it). */
 export interface PgStoreHost {
   readonly pool: pg.Pool
+  /** The parked app owner's poll of `turnlog_decisions` (decision-channel.ts). */
+  readonly decisionPollMs?: number
   readonly registry: EventRegistry
   /** The default lease length of a writer. */
   readonly leaseMs: number
@@ -103,6 +106,12 @@ export class PgWriter implements LogWriter {
   /** The session's approvals: the decisions a batch logs and the next expiry (decisions.ts). */
   readonly #approvals: ApprovalTracker
 
+  /**
+   * Decisions recorded by other processes, for an app's own writer (decision-channel.ts). A
+   * worker's writer (`heartbeat` false) has none: the worker pulls them (pull-decisions.ts).
+   */
+  readonly decisions?: DecisionChannel
+
   constructor(
     readonly store: PgStoreHost,
     readonly sessionId: string,
@@ -118,6 +127,7 @@ export class PgWriter implements LogWriter {
     this.#durableLength = length
     this.#due = new DueTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
     this.#approvals = new ApprovalTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
+    if (heartbeat) this.decisions = new PgDecisionChannel((sql, params) => store.pool.query(sql, params), sessionId, store.decisionPollMs)
     this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
@@ -287,8 +297,24 @@ export class PgWriter implements LogWriter {
     }
   }
 
+  /** The unlogged decisions `open` read with the lease, until the first `acceptedDecisions()`. */
+  #opened: Map<string, DecisionRecord> | null = null
+
+  /**
+   * `open(id, 'write')` read the session's unlogged decisions with the lease (UNLOGGED_JSON):
+   * the channel delivers them when the agent attaches, and repair's first read uses them. @internal
+   */
+  openedWith(text: string | null): void {
+    this.#opened = parseUnlogged(text)
+    if (this.decisions instanceof PgDecisionChannel) this.decisions.prime(this.#opened)
+  }
+
   /** The session's recorded, unlogged decisions (decisions.ts; read by repair, replay/closers.ts). */
   acceptedDecisions(): Promise<ReadonlyMap<string, DecisionRecord>> {
+    const first = this.#opened
+    this.#opened = null
+    // repair reads right after `open`, under this lease: the rows read with it are current
+    if (first !== null) return Promise.resolve(first)
     return unloggedDecisions((sql, params) => this.store.pool.query(sql, params), this.sessionId)
   }
 
