@@ -25,7 +25,7 @@ import { makeHeader } from '../memory.js'
 import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { pgError } from './errors.js'
 import { MIGRATE_LOCK, MIGRATION } from './schema.js'
-import { WAKEUP_MIGRATION } from './wakeup-due.js'
+import { DUE_MIGRATION } from './wakeup-due.js'
 import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
@@ -142,8 +142,8 @@ export class PostgresStore implements LogStore {
       await c.query('BEGIN')
       await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK])
       await c.query(MIGRATION)
-      await c.query(WAKEUP_MIGRATION)
       await c.query(DECISIONS_MIGRATION)
+      await c.query(DUE_MIGRATION)
       await c.query('COMMIT')
     } catch (err) {
       await c.query('ROLLBACK').catch(() => {})

@@ -100,7 +100,7 @@ export class PgWriter implements LogWriter {
   })
   /** Appends whose connection broke and were resolved by reading back (tests read it). */
   retries = 0
-  /** The session's next due wakeup, kept in `wakeup_due_at` on append (wakeup-due.ts). */
+  /** The session's next due wakeup, half of the one `due_at` (wakeup-due.ts). */
   readonly #due: DueTracker
 
   /** The session's approvals: the decisions a batch logs and the next expiry (decisions.ts). */
@@ -195,18 +195,17 @@ export class PgWriter implements LogWriter {
     }
     text += ']'
     const params: unknown[] = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
-    // a batch with approval events records its decisions and the next expiry in the same
-    // transaction (decisions.ts); one with a schedule event sets the next due wakeup (wakeup-due.ts)
+    // a batch that moves the session's one due time (approval events: their decisions and the
+    // next expiry, decisions.ts; schedule events: the next wakeup, wakeup-due.ts) sets `due_at` =
+    // the earlier of the two in the same transaction
     const flat = batch.flat()
-    const a = await this.#approvals.after(flat, expected)
-    const due = await this.#due.after(flat, expected)
     let sql = 'SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)'
-    if (a !== undefined) {
-      params.push(a.decided, true, a.dueMs)
+    if (ApprovalTracker.holds(flat) || DueTracker.holds(flat)) {
+      const a = (await this.#approvals.after(flat, expected, true))!
+      const w = (await this.#due.after(flat, expected, true))!
+      const due = a.dueMs === null ? w : w === null ? a.dueMs : Math.min(a.dueMs, w)
+      params.push(a.decided, true, due)
       sql = 'SELECT turnlog_append_decided($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)'
-    } else if (due !== undefined) {
-      params.push(due)
-      sql = 'SELECT turnlog_append_due($1, $2, $3, $4, $5, $6, $7, $8)'
     }
     for (let attempt = 0; ; attempt++) {
       try {
@@ -219,13 +218,6 @@ export class PgWriter implements LogWriter {
         const outcome = await this.#readBack(expected, n, attempt, err)
         if (outcome === 'committed') break
       }
-    }
-    if (a !== undefined && due !== undefined) {
-      // both kinds in one batch (rare): the wakeup column follows the committed append at once;
-      // a crash in between leaves it at its old value until the next schedule event (the agent
-      // that owns the session arms its own timer from the log either way)
-      await this.store.query('UPDATE turnlog_sessions SET wakeup_due_at = CASE WHEN $2::bigint IS NULL THEN NULL ELSE to_timestamp($2::bigint / 1000.0) END WHERE id = $1 AND token = $3',
-        [this.sessionId, due, this.token], this.sessionId, 'append failed')
     }
     for (const id of moves) this.#moves.delete(id)
     this.#durableLength = expected + n
