@@ -83,6 +83,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
       quiet: () => this.#isQuiet(),
       disposed: () => this.#disposed,
       notify: (status) => this.emit('agent/status', { status }),
+      holding: () => this.claimed.deliverable(),
     })
     this.#waking = new Waking(this, () => this.#turns)
     this.budget = budgetMeter(options, (err, where) => this.reportError(err, where), (n, p) => this.emit(n, p))
@@ -271,6 +272,11 @@ export class TurnlogAgent extends AgentCore implements Agent {
   /** @internal The store's write handle has a decision side channel (persistence opened it). */
   onDecisionChannel(channel: DecisionChannel): void {
     this.claimed.attach(channel)
+  }
+
+  /** @internal Releases the `whenSettled` waiters the status satisfies (claimed-decisions.ts). */
+  settleStatus(): void {
+    this.#status.settle()
   }
 
   /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */

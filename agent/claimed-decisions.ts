@@ -19,6 +19,8 @@ export interface ClaimHost {
   readonly approvalRun: ApprovalRun | null
   now(): number
   reportError(error: unknown, where: string): void
+  /** Releases `whenSettled` waiters when the status satisfies them (after a held decision was tried). */
+  settleStatus?(): void
 }
 
 /** The winning decision of a claim, and whether it was this one. */
@@ -34,6 +36,8 @@ export class ClaimedDecisions {
   #watch: DecisionWatch | null = null
   #keepAlive = false
   readonly #pending = new Map<string, DecisionRecord>()
+  /** A held decision was logged into the parked step, which has not gone on (or parked again) yet. */
+  #applied = false
 
   constructor(host: ClaimHost) {
     this.#host = host
@@ -57,6 +61,7 @@ export class ClaimedDecisions {
    * process (an app that does not want to wait disposes the agent; the session stays parked).
    */
   keepAlive(on: boolean): void {
+    this.#applied = false // the step parked again or went on after what was applied
     this.#keepAlive = on
     this.#watch?.keepAlive(on)
   }
@@ -73,8 +78,20 @@ export class ClaimedDecisions {
     return winner === null ? { won: true, decision, by } : { won: false, decision: winner.decision, by: winner.by }
   }
 
+  /**
+   * True when a held decision is for an approval the log holds open: the parked step logs it in a
+   * moment (`deliverSoon`), so the agent does not settle `whenSettled` as parked meanwhile.
+   */
+  deliverable(): boolean {
+    if (this.#applied) return true
+    if (this.#pending.size === 0) return false
+    const s = this.#host.approvalsState
+    return s.open.some((id) => this.#pending.has(id))
+  }
+
   /** Applies the held decisions whose step waits for them now; drops the ones the log decided. */
   deliver(): void {
+    let tried = false
     for (const [id, rec] of [...this.#pending]) {
       const s = this.#host.approvalsState
       const r = Object.hasOwn(s.byId, id) ? s.byId[id]! : undefined
@@ -85,12 +102,17 @@ export class ClaimedDecisions {
       const run = this.#host.approvalRun
       if (run === null || !run.open().some((o) => o.approvalId === id)) continue // held until a step waits for it
       this.#pending.delete(id)
+      tried = true
       try {
-        run.decide(id, rec.decision, rec.by) // claims again: finds this record, logs it
+        const r = run.decide(id, rec.decision, rec.by) // claims again: finds this record, logs it
+        // logged: the step goes on (or parks again) in a moment; until then it is not settled
+        if (r === 'decided' || r === 'lost') this.#applied = true
       } catch (err) {
         this.#host.reportError(err, 'decisions')
       }
     }
+    // a park that held back `whenSettled` for these: release it if the step is still parked
+    if (tried) this.#host.settleStatus?.()
   }
 
   /** Held decisions are delivered after the current tick (a step that just attached or parked). */

@@ -10,6 +10,11 @@ export interface StatusHost {
   quiet(): boolean
   disposed(): boolean
   notify(status: AgentStatus): void
+  /**
+   * True while a decision the store accepted is held for the parked step and about to be logged
+   * (claimed-decisions.ts): parked then is not settled yet (the agent settles again after it).
+   */
+  holding?(): boolean
 }
 
 export class StatusCell {
@@ -36,14 +41,14 @@ export class StatusCell {
   }
 
   whenSettled(): Promise<'idle' | 'parked'> {
-    if (this.#value === 'parked' || this.host.quiet() || this.host.disposed()) return Promise.resolve(this.#settledAs())
+    if (this.#parkedForGood() || this.host.quiet() || this.host.disposed()) return Promise.resolve(this.#settledAs())
     return new Promise((resolve) => this.#settleWaiters.push(resolve))
   }
 
   /** Releases the waiters the current state satisfies: settled ones when parked or quiet, idle ones when quiet. */
   settle(): void {
     const disposed = this.host.disposed()
-    if (this.#value === 'parked' || this.host.quiet() || disposed) {
+    if (this.#parkedForGood() || this.host.quiet() || disposed) {
       const s = this.#settleWaiters
       this.#settleWaiters = []
       for (const w of s) w(this.#settledAs())
@@ -52,6 +57,10 @@ export class StatusCell {
     const waiters = this.#idleWaiters
     this.#idleWaiters = []
     for (const w of waiters) w()
+  }
+
+  #parkedForGood(): boolean {
+    return this.#value === 'parked' && this.host.holding?.() !== true
   }
 
   #settledAs(): 'idle' | 'parked' {

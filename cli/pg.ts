@@ -62,6 +62,7 @@ export function parsePgLog(arg: string): { url: string; sessionId: string } {
  * naming what to install (issue 27.6: a user's setup, not an internal error).
  */
 import type { StoreDecided, StoreDecisionInput } from '../stores/decide.js'
+import type { DecisionRecord } from '../stores/types.js'
 
 export async function importPgStore(): Promise<typeof import('../stores/postgres/store.js')> {
   try {
@@ -114,6 +115,12 @@ export async function decidePgLog(
 ): Promise<StoreDecided> {
   const { url, sessionId } = parsePgLog(arg)
   return withStore(url, (store) => store.decide(sessionId, approvalId, decision, { ...(by ? { by } : {}), waitMs: 1000 }))
+}
+
+/** `turnlog approvals postgres://…#id`: the decisions recorded in the store and not logged yet. */
+export async function pgDecisionsNotLogged(arg: string): Promise<Map<string, DecisionRecord>> {
+  const { url, sessionId } = parsePgLog(arg)
+  return withStore(url, (store) => store.decisionsNotLogged(sessionId))
 }
 
 /** `turnlog sessions URL [--json]`: one row per session. */

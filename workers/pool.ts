@@ -36,7 +36,6 @@ import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
 import { handleCancels } from './cancel-worker.js'
 import { checkSessions } from './checks.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
-import { DUE_WAKEUP } from '../stores/postgres/wakeup-due.js'
 import { DUE } from '../stores/postgres/decisions.js'
 import { SessionRun, type InboxRow, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
@@ -219,7 +218,7 @@ class WorkerPool implements Workers, RunHost {
       `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
          lease_until = clock_timestamp() + $2 * interval '1 millisecond'
        FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE} OR ${DUE_WAKEUP}))
+             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
                -- a child session (lifecycle §10) is served by its parent's call, never on its own

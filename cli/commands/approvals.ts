@@ -19,14 +19,15 @@ import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { decidePgLog, isPgUrl } from '../pg.js'
+import { decidePgLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
 
 export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   const log = await loadLog(logArg, io)
   const s = approvalsReducer.initial()
   for (const e of log.events) approvalsReducer.apply(s, e)
-  // JSONL: decisions claimed by another process that the running owner has not logged yet
-  const claims = claimedOf(logArg, io)
+  // decisions the store accepted that the log does not hold yet: JSONL claims (the running owner
+  // or the next one logs them), PostgreSQL `turnlog_decisions` rows (a worker or the next owner)
+  const claims = isPgUrl(logArg) ? await pgDecisionsNotLogged(logArg) : claimedOf(logArg, io)
   const open = openApprovals(s).filter((r) => !claims.has(r.approvalId))
   const claimed = openApprovals(s).filter((r) => claims.has(r.approvalId))
   if (opts.json) {
@@ -34,7 +35,12 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
     return EXIT_OK
   }
   if (claimed.length > 0) {
-    writeHuman(io, claimed.map((r) => `  ${inline(r.approvalId)} ${inline(r.name)}: decided (${claims.get(r.approvalId)!.decision.kind}), not logged yet: its owner logs it`))
+    const who = isPgUrl(logArg) ? 'a worker or the next owner logs it' : 'its owner logs it'
+    writeHuman(io, claimed.map((r) => {
+      const d = claims.get(r.approvalId)!
+      const when = Number.isFinite(d.time) ? new Date(d.time).toISOString() : '?'
+      return `  ${inline(r.approvalId)} ${inline(r.name)}: decided (${d.decision.kind}) by ${inline(byText(d.by))} at ${when}, not logged yet: ${who}`
+    }))
   }
   const c = colorsFor(io)
   if (open.length === 0) {
@@ -51,8 +57,12 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   return EXIT_OK
 }
 
+/** Who decided, as a person reads it: the user's id, else the kind (`expired`, `canceled`, …). */
+function byText(by: DecisionRecord['by']): string {
+  return by.kind === 'user' ? (by.id ?? 'a user') : by.kind
+}
+
 function claimedOf(logArg: string, io: CliIo): Map<string, DecisionRecord> {
-  if (isPgUrl(logArg)) return new Map()
   const path = resolveLogPath(logArg, io)
   const id = basename(path).replace(/\.jsonl$/, '')
   if (!path.endsWith('.jsonl') || !isValidSessionId(id)) return new Map()

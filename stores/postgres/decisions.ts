@@ -15,11 +15,11 @@
  *   the writer stops, the worker abandons, and the next owner logs the row's decision). The one
  *   exception is `by: canceled` (a cancel, or repair closing an interrupted step): it closes the
  *   step and marks the row logged (the row's decision could not run in a closed step).
- * - `due_at` is the session's next due time. This module sets it to the earliest `expiresAt` of
- *   the open requests whenever a batch holds approval events (folded from the stored approval
- *   events the first time, then per batch). Workers claim an unleased session whose `due_at` has
- *   passed (`DUE`), and the resumed agent decides the expired approvals at once. The wakeups of
- *   lifecycle §10 share the column: the next due time is min(approval expiry, next wakeup).
+ * - `due_at` is the session's ONE next due time: min(the earliest `expiresAt` of the open
+ *   requests, folded here, and the next due wakeup, wakeup-due.ts). The writer sets it whenever a
+ *   batch moves either (both folded from the stored events the first time, then per batch).
+ *   Workers claim an unleased session whose `due_at` has passed (`DUE`), and the resumed agent
+ *   decides the expired approvals and fires the due wakeups at once.
  */
 import type { LogEvent } from '../../events/envelope.js'
 import type { EventOf } from '../../events/index.js'
@@ -124,14 +124,19 @@ type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
 export class ApprovalTracker {
   #state: ApprovalsState | null = null
 
+  /** Whether a batch records a decision or moves the next expiry. */
+  static holds(batch: readonly LogEvent[]): boolean {
+    return batch.some((e) => e.type === 'tool/approval-requested' || e.type === 'tool/approval-decided')
+  }
+
   constructor(readonly sessionId: string, readonly query: Query, readonly decode: (text: string, seq: number) => LogEvent) {}
 
   /**
-   * For a batch with approval events: the decisions it logs and the next expiry after it (epoch ms
-   * or null); `undefined` for a batch without any (the plain append).
+   * For a batch with approval events (or `force`: a wakeup moved the one due time): the decisions
+   * it logs and the next expiry after it (epoch ms or null); `undefined` otherwise.
    */
-  async after(batch: readonly LogEvent[], expected: number): Promise<{ decided: string; dueMs: number | null } | undefined> {
-    if (!batch.some((e) => e.type === 'tool/approval-requested' || e.type === 'tool/approval-decided')) return undefined
+  async after(batch: readonly LogEvent[], expected: number, force = false): Promise<{ decided: string; dueMs: number | null } | undefined> {
+    if (!force && !ApprovalTracker.holds(batch)) return undefined
     if (this.#state === null) {
       const state = approvalsReducer.initial()
       const r = await this.query(
@@ -158,6 +163,37 @@ export class ApprovalTracker {
     }
     return { decided: JSON.stringify(decided), dueMs: due }
   }
+}
+
+/**
+ * A scalar subquery (for `$1` = the session id): the session's unlogged rows as one JSON text
+ * `[{approval_id, record}]` in decision order, or null. `open(id, 'write')` returns it with the
+ * lease (decision-channel.ts), so an owner learns them without another statement.
+ */
+export const UNLOGGED_JSON = `SELECT json_agg(json_build_object('approval_id', d.approval_id, 'record', d.record) ORDER BY d.decided_at)::text
+  FROM turnlog_decisions d WHERE d.session_id = $1 AND d.logged_seq IS NULL`
+
+/** Parses `UNLOGGED_JSON`'s text (null: no rows); a malformed row is reported through `onError` and skipped. */
+export function parseUnlogged(text: string | null, onError?: (err: unknown) => void): Map<string, DecisionRecord> {
+  const out = new Map<string, DecisionRecord>()
+  if (text === null) return out
+  let rows: unknown
+  try {
+    rows = JSON.parse(text)
+  } catch (err) {
+    onError?.(err)
+    return out
+  }
+  for (const row of Array.isArray(rows) ? rows as Array<{ approval_id?: unknown; record?: unknown }> : []) {
+    try {
+      const rec = RowRecord.parse(row.record)
+      const id = z.string().parse(row.approval_id)
+      out.set(id, { approvalId: id, decision: rec.decision, by: rec.by, time: rec.time })
+    } catch (err) {
+      onError?.(err)
+    }
+  }
+  return out
 }
 
 const RowRecord = z.object({ decision: ApprovalDecision, by: ApprovalBy, time: z.number() })

@@ -21,8 +21,11 @@
 
 import { CANCEL_MIGRATION } from './cancels.js'
 
-/** Bumped when the schema changes; `migrate()` records it in `turnlog_meta`. 2: `turnlog_cancels` (cancels.ts). */
-export const SCHEMA_VERSION = 2
+/**
+ * Bumped when the schema changes; `migrate()` records it in `turnlog_meta`. 2: `turnlog_cancels`
+ * (cancels.ts). 3: one due column (`due_at`; `wakeup_due_at` merged into it and dropped, wakeup-due.ts).
+ */
+export const SCHEMA_VERSION = 3
 
 /** The advisory lock key `migrate()` holds (any fixed 64-bit number; "turnlog" in ASCII). */
 export const MIGRATE_LOCK = 0x7475726e6c6f67

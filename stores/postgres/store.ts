@@ -22,11 +22,11 @@ import { UserMessage } from '../../events/messages.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
-import type { HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
+import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { pgError } from './errors.js'
 import { MIGRATE_LOCK, MIGRATION } from './schema.js'
-import { WAKEUP_MIGRATION } from './wakeup-due.js'
-import { DECISIONS_MIGRATION } from './decisions.js'
+import { DUE_MIGRATION } from './wakeup-due.js'
+import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
@@ -51,6 +51,11 @@ export interface PostgresStoreOptions {
    */
   retryAttempts?: number
   retryDelayMs?: number
+  /**
+   * How often an app's parked agent (not a worker: workers are told by NOTIFY) reads the
+   * decisions other processes recorded for its session (decision-channel.ts). Default 500 ms.
+   */
+  decisionPollMs?: number
   /** Test seam: the writer's heartbeat scheduler. */
   setInterval?: (fn: () => void, ms: number) => { unref?(): void } | unknown
   clearInterval?: (t: unknown) => void
@@ -95,6 +100,7 @@ export class PostgresStore implements LogStore {
   /** @internal */ readonly clock: () => number
   readonly leaseMs: number
   readonly owner: string
+  /** @internal */ readonly decisionPollMs: number
   /** @internal */ readonly retryAttempts: number
   /** @internal */ readonly retryDelayMs: number
   /** @internal */ readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
@@ -115,6 +121,7 @@ export class PostgresStore implements LogStore {
     this.registry = opts.registry ?? defaultRegistry
     this.clock = opts.clock ?? Date.now
     this.leaseMs = positive(opts.leaseMs, 30_000, 'leaseMs')
+    this.decisionPollMs = positive(opts.decisionPollMs, 500, 'decisionPollMs')
     this.owner = opts.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.retryAttempts = positive(opts.retryAttempts, 6, 'retryAttempts')
     this.retryDelayMs = positive(opts.retryDelayMs, 100, 'retryDelayMs')
@@ -135,8 +142,8 @@ export class PostgresStore implements LogStore {
       await c.query('BEGIN')
       await c.query('SELECT pg_advisory_xact_lock($1)', [MIGRATE_LOCK])
       await c.query(MIGRATION)
-      await c.query(WAKEUP_MIGRATION)
       await c.query(DECISIONS_MIGRATION)
+      await c.query(DUE_MIGRATION)
       await c.query('COMMIT')
     } catch (err) {
       await c.query('ROLLBACK').catch(() => {})
@@ -175,10 +182,10 @@ export class PostgresStore implements LogStore {
       `UPDATE turnlog_sessions SET token = token + 1, lease_owner = $2,
          lease_until = clock_timestamp() + $3 * interval '1 millisecond'
        WHERE id = $1 AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= clock_timestamp())
-       RETURNING token, length, header::text AS header`,
+       RETURNING token, length, header::text AS header, (${UNLOGGED_JSON}) AS decisions`,
       [id, this.owner, this.leaseMs], id, 'open failed',
     )
-    const row = r.rows[0] as { token: string; length: number; header: string } | undefined
+    const row = r.rows[0] as { token: string; length: number; header: string; decisions: string | null } | undefined
     if (!row) {
       const seen = await this.query('SELECT lease_owner, lease_until, token FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
       const s = seen.rows[0] as { lease_owner: string | null; lease_until: Date | null; token: string } | undefined
@@ -187,7 +194,11 @@ export class PostgresStore implements LogStore {
         sessionId: id, info: { owner: s.lease_owner, token: Number(s.token), leaseUntil: s.lease_until?.toISOString() ?? null },
       })
     }
-    return this.adopt(id, Number(row.token), row.length, row.header)
+    const w = this.adopt(id, Number(row.token), row.length, row.header)
+    // the decisions recorded while nobody ran the session, read by the same statement (no extra
+    // round trip): the agent finds them when it attaches (decision-channel.ts)
+    w.openedWith(row.decisions)
+    return w
   }
 
   /**
@@ -199,6 +210,20 @@ export class PostgresStore implements LogStore {
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
     return decidePg(this, id, approvalId, decision, opts)
+  }
+
+  /**
+   * The session's decisions recorded in `turnlog_decisions` that its log does not hold yet (a
+   * worker or the next owner logs them), by approval id, with who decided and when: what
+   * `turnlog approvals` lists as "decided, not logged yet". A malformed row is skipped.
+   */
+  async decisionsNotLogged(id: string): Promise<Map<string, DecisionRecord>> {
+    assertSessionId(id)
+    try {
+      return await unloggedDecisions((sql, params) => this.pool.query(sql, params), id)
+    } catch (err) {
+      throw pgError(err, id, 'reading the recorded decisions failed')
+    }
   }
 
   /** A writer for a lease already taken (by a worker's claim): token, length, header text. @internal */

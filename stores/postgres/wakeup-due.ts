@@ -1,11 +1,11 @@
 /**
  * Wakeups in the PostgreSQL store (lifecycle.md §10: "PostgreSQL workers claim sessions with a due
- * wakeup"). `turnlog_sessions.wakeup_due_at` holds the session's next due wakeup, maintained on
- * append from the `schedules` reducer: a batch holding a `schedule/*` event is appended with
- * `turnlog_append_due`, which runs `turnlog_append` (token, lease, expected seq, unchanged) and sets
- * the column in the same transaction, so the column never disagrees with a committed log. Workers
- * claim an idle session whose `wakeup_due_at` has passed (`DUE_WAKEUP`), resume it, and the
- * resumed agent fires what is due (`wake()`), once: the firing's append moves the column on.
+ * wakeup"). `turnlog_sessions.due_at` is the session's ONE due time: the earlier of its next due
+ * wakeup (the `schedules` reducer, folded here) and its next approval expiry (decisions.ts). A batch
+ * that moves either is appended with `turnlog_append_decided(…, p_set_due, p_due_ms)`, which runs
+ * `turnlog_append` and sets the column in the same transaction, so the column never disagrees with
+ * a committed log. Workers claim an idle session whose `due_at` has passed (`DUE`), resume it, and
+ * the resumed agent fires what is due (`wake()`), once: the firing's append moves the column on.
  *
  * The due time is the agent's clock (epoch ms of the machine that scheduled); the claim compares it
  * with the server's clock, so clock skew between app machines and the server delays or advances a
@@ -14,30 +14,26 @@
 import type { LogEvent } from '../../events/envelope.js'
 import { nextDue, schedulesReducer, type SchedulesState } from '../../reducers/schedules.js'
 
-/** The column, its index and the append function (run by `migrate()` after `MIGRATION`; idempotent). */
-export const WAKEUP_MIGRATION = `
-ALTER TABLE turnlog_sessions ADD COLUMN IF NOT EXISTS wakeup_due_at timestamptz;
-CREATE INDEX IF NOT EXISTS turnlog_sessions_wakeup_due ON turnlog_sessions (wakeup_due_at)
-  WHERE wakeup_due_at IS NOT NULL;
-
-CREATE OR REPLACE FUNCTION turnlog_append_due(
-  p_session text, p_token bigint, p_expected integer, p_events json,
-  p_moves text[], p_move_seqs integer[], p_lease_ms integer, p_due_ms bigint
-) RETURNS integer LANGUAGE plpgsql AS $fn$
-DECLARE
-  n integer;
+/**
+ * The one due column (run by `migrate()` after `DECISIONS_MIGRATION`, which adds `due_at`;
+ * idempotent). Schema version 2 kept wakeups in a column of their own, `wakeup_due_at`, written by
+ * `turnlog_append_due`: a database made by it keeps every due time (`due_at` becomes the earlier
+ * of the two), then the old column (with its index) and function are dropped. Processes of the
+ * previous version must be stopped before this runs (their claims name the old column).
+ */
+export const DUE_MIGRATION = `
+DO $mig$
 BEGIN
-  n := turnlog_append(p_session, p_token, p_expected, p_events, p_moves, p_move_seqs, p_lease_ms);
-  UPDATE turnlog_sessions
-    SET wakeup_due_at = CASE WHEN p_due_ms IS NULL THEN NULL ELSE to_timestamp(p_due_ms / 1000.0) END
-    WHERE id = p_session;
-  RETURN n;
+  IF EXISTS (SELECT 1 FROM information_schema.columns
+             WHERE table_schema = current_schema() AND table_name = 'turnlog_sessions' AND column_name = 'wakeup_due_at') THEN
+    UPDATE turnlog_sessions SET due_at = CASE WHEN due_at IS NULL THEN wakeup_due_at ELSE least(due_at, wakeup_due_at) END
+      WHERE wakeup_due_at IS NOT NULL;
+    ALTER TABLE turnlog_sessions DROP COLUMN wakeup_due_at;
+  END IF;
 END
-$fn$;
+$mig$;
+DROP FUNCTION IF EXISTS turnlog_append_due(text, bigint, integer, json, text[], integer[], integer, bigint);
 `
-
-/** The claim condition of an idle session with a due wakeup (workers.ts). */
-export const DUE_WAKEUP = 'wakeup_due_at <= clock_timestamp()'
 
 /** A query the tracker needs (the store's pool). */
 export type DueQuery = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
@@ -49,14 +45,20 @@ export type DueQuery = (sql: string, params: unknown[]) => Promise<{ rows: unkno
 export class DueTracker {
   #state: SchedulesState | null = null
 
+  /** Whether a batch moves the next wakeup. */
+  static holds(batch: readonly LogEvent[]): boolean {
+    return batch.some((e) => e.type.startsWith('schedule/'))
+  }
+
   constructor(readonly sessionId: string, readonly query: DueQuery, readonly decode: (text: string, seq: number) => LogEvent) {}
 
   /**
-   * The next due time after `batch` (epoch ms, or null when nothing is pending) when the batch holds
-   * a `schedule/*` event; `undefined` when it holds none (the column does not change).
+   * The next due wakeup after `batch` (epoch ms, or null when nothing is pending) when the batch
+   * holds a `schedule/*` event or `force` (the approvals moved the one due time: it needs this
+   * half too); `undefined` otherwise (the column does not change).
    */
-  async after(batch: readonly LogEvent[], expected: number): Promise<number | null | undefined> {
-    if (!batch.some((e) => e.type.startsWith('schedule/'))) return undefined
+  async after(batch: readonly LogEvent[], expected: number, force = false): Promise<number | null | undefined> {
+    if (!force && !DueTracker.holds(batch)) return undefined
     if (this.#state === null) {
       const state = schedulesReducer.initial()
       const r = await this.query(

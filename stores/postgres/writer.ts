@@ -11,8 +11,9 @@ import type { LogHeader } from '../../events/jsonl.js'
 import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
-import type { AppendOptions, AppendResult, DecisionRecord, LogReader, LogWriter } from '../types.js'
-import { ApprovalTracker, unloggedDecisions } from './decisions.js'
+import type { AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
+import { PgDecisionChannel } from './decision-channel.js'
+import { ApprovalTracker, parseUnlogged, unloggedDecisions } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
 import { DueTracker } from './wakeup-due.js'
 
@@ -21,6 +22,8 @@ const PAGE = 2000
 /** What the handles need of their store (`PostgresStore` provides it). */
 export interface PgStoreHost {
   readonly pool: pg.Pool
+  /** The parked app owner's poll of `turnlog_decisions` (decision-channel.ts). */
+  readonly decisionPollMs?: number
   readonly registry: EventRegistry
   /** The default lease length of a writer. */
   readonly leaseMs: number
@@ -97,11 +100,17 @@ export class PgWriter implements LogWriter {
   })
   /** Appends whose connection broke and were resolved by reading back (tests read it). */
   retries = 0
-  /** The session's next due wakeup, kept in `wakeup_due_at` on append (wakeup-due.ts). */
+  /** The session's next due wakeup, half of the one `due_at` (wakeup-due.ts). */
   readonly #due: DueTracker
 
   /** The session's approvals: the decisions a batch logs and the next expiry (decisions.ts). */
   readonly #approvals: ApprovalTracker
+
+  /**
+   * Decisions recorded by other processes, for an app's own writer (decision-channel.ts). A
+   * worker's writer (`heartbeat` false) has none: the worker pulls them (pull-decisions.ts).
+   */
+  readonly decisions?: DecisionChannel
 
   constructor(
     readonly store: PgStoreHost,
@@ -118,6 +127,7 @@ export class PgWriter implements LogWriter {
     this.#durableLength = length
     this.#due = new DueTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
     this.#approvals = new ApprovalTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
+    if (heartbeat) this.decisions = new PgDecisionChannel((sql, params) => store.pool.query(sql, params), sessionId, store.decisionPollMs)
     this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
@@ -185,18 +195,17 @@ export class PgWriter implements LogWriter {
     }
     text += ']'
     const params: unknown[] = [this.sessionId, this.token, expected, text, moves, moveSeqs, Math.round(this.leaseMs)]
-    // a batch with approval events records its decisions and the next expiry in the same
-    // transaction (decisions.ts); one with a schedule event sets the next due wakeup (wakeup-due.ts)
+    // a batch that moves the session's one due time (approval events: their decisions and the
+    // next expiry, decisions.ts; schedule events: the next wakeup, wakeup-due.ts) sets `due_at` =
+    // the earlier of the two in the same transaction
     const flat = batch.flat()
-    const a = await this.#approvals.after(flat, expected)
-    const due = await this.#due.after(flat, expected)
     let sql = 'SELECT turnlog_append($1, $2, $3, $4, $5, $6, $7)'
-    if (a !== undefined) {
-      params.push(a.decided, true, a.dueMs)
+    if (ApprovalTracker.holds(flat) || DueTracker.holds(flat)) {
+      const a = (await this.#approvals.after(flat, expected, true))!
+      const w = (await this.#due.after(flat, expected, true))!
+      const due = a.dueMs === null ? w : w === null ? a.dueMs : Math.min(a.dueMs, w)
+      params.push(a.decided, true, due)
       sql = 'SELECT turnlog_append_decided($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)'
-    } else if (due !== undefined) {
-      params.push(due)
-      sql = 'SELECT turnlog_append_due($1, $2, $3, $4, $5, $6, $7, $8)'
     }
     for (let attempt = 0; ; attempt++) {
       try {
@@ -209,13 +218,6 @@ export class PgWriter implements LogWriter {
         const outcome = await this.#readBack(expected, n, attempt, err)
         if (outcome === 'committed') break
       }
-    }
-    if (a !== undefined && due !== undefined) {
-      // both kinds in one batch (rare): the wakeup column follows the committed append at once;
-      // a crash in between leaves it at its old value until the next schedule event (the agent
-      // that owns the session arms its own timer from the log either way)
-      await this.store.query('UPDATE turnlog_sessions SET wakeup_due_at = CASE WHEN $2::bigint IS NULL THEN NULL ELSE to_timestamp($2::bigint / 1000.0) END WHERE id = $1 AND token = $3',
-        [this.sessionId, due, this.token], this.sessionId, 'append failed')
     }
     for (const id of moves) this.#moves.delete(id)
     this.#durableLength = expected + n
@@ -287,8 +289,24 @@ export class PgWriter implements LogWriter {
     }
   }
 
+  /** The unlogged decisions `open` read with the lease, until the first `acceptedDecisions()`. */
+  #opened: Map<string, DecisionRecord> | null = null
+
+  /**
+   * `open(id, 'write')` read the session's unlogged decisions with the lease (UNLOGGED_JSON):
+   * the channel delivers them when the agent attaches, and repair's first read uses them. @internal
+   */
+  openedWith(text: string | null): void {
+    this.#opened = parseUnlogged(text)
+    if (this.decisions instanceof PgDecisionChannel) this.decisions.prime(this.#opened)
+  }
+
   /** The session's recorded, unlogged decisions (decisions.ts; read by repair, replay/closers.ts). */
   acceptedDecisions(): Promise<ReadonlyMap<string, DecisionRecord>> {
+    const first = this.#opened
+    this.#opened = null
+    // repair reads right after `open`, under this lease: the rows read with it are current
+    if (first !== null) return Promise.resolve(first)
     return unloggedDecisions((sql, params) => this.store.pool.query(sql, params), this.sessionId)
   }
 

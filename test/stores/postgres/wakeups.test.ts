@@ -1,6 +1,6 @@
 /**
  * Wakeups on PostgreSQL with real worker processes (lifecycle.md §10, issue 25): a wakeup that
- * came due while no process ran is claimed through `wakeup_due_at` (kept on append from the
+ * came due while no process ran is claimed through `due_at` (the one due column) (kept on append from the
  * schedules reducer), fired exactly once by the worker that resumes the session, and answered;
  * a later resume (another worker, woken by a sent message) fires nothing again. Waits for events
  * and table state only: no timing assertion.
@@ -34,7 +34,7 @@ const fired = (events: readonly LogEvent[]) => events.filter((e) => e.type === '
 
 async function row(store: PostgresStore, id: string): Promise<{ due: boolean; future: boolean; owner: string | null }> {
   const r = await store.pool.query(
-    `SELECT wakeup_due_at <= clock_timestamp() AS due, wakeup_due_at > clock_timestamp() AS future, lease_owner AS owner
+    `SELECT due_at <= clock_timestamp() AS due, due_at > clock_timestamp() AS future, lease_owner AS owner
      FROM turnlog_sessions WHERE id = $1`, [id])
   return r.rows[0] as { due: boolean; future: boolean; owner: string | null }
 }

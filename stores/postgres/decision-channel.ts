@@ -1,0 +1,110 @@
+/**
+ * The PostgreSQL store's decision side channel (stores/types.ts `DecisionChannel`) for a session
+ * an **app** owns (`store.open(id, 'write')`: `resumeAgent`, `openAgent`, `createAgent` with the
+ * store; not a worker's adopted writer, which pulls decisions itself: pull-decisions.ts).
+ *
+ * lifecycle §9: a decision made from any machine while nobody ran the session is found "when it
+ * opens the session", and a running owner receives it. `turnlog_decisions` is the arbiter (its
+ * primary key; `turnlog_append_decided` refuses an append that logs another decision), so:
+ *
+ * - `watch` hands over the session's unlogged rows when the owner attaches (the rows recorded
+ *   while nobody ran it, read by `open`'s own statement, so synchronously: the agent holds them
+ *   until the restored step waits, then logs each once), and reads them again every `pollMs` while the agent is parked (`keepAlive(true)`: a parked agent
+ *   waits for a decision from elsewhere; the timer keeps its process alive, like the JSONL watch).
+ *   A running, unparked owner makes no queries here.
+ * - `claim` is synchronous (the agent's decision paths are): it cannot ask the server, so it
+ *   answers from the rows the watch has read. A row read there is the winner (the agent logs it
+ *   instead of its own decision); otherwise the claim wins here and the append is the arbiter.
+ */
+import { TurnlogError } from '../../events/errors.js'
+import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
+import { unloggedDecisions } from './decisions.js'
+
+type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
+
+/** Default interval of the parked owner's poll of `turnlog_decisions`. */
+export const PG_DECISION_POLL_MS = 500
+
+export class PgDecisionChannel implements DecisionChannel {
+  /** Rows read by the watch (recorded first: they win every later claim of their approval). */
+  readonly #known = new Map<string, DecisionRecord>()
+
+  constructor(readonly query: Query, readonly sessionId: string, readonly pollMs: number = PG_DECISION_POLL_MS) {}
+
+  /** The rows `open` read with the lease: `watch` delivers them at once, without a query. @internal */
+  prime(rows: ReadonlyMap<string, DecisionRecord>): void {
+    this.#primed = true
+    for (const [id, rec] of rows) this.#known.set(id, rec)
+  }
+
+  #primed = false
+
+  claim(rec: DecisionRecord): DecisionRecord | null {
+    const k = this.#known.get(rec.approvalId)
+    if (k === undefined) return null
+    return JSON.stringify([k.decision, k.by]) === JSON.stringify([rec.decision, rec.by]) ? null : k
+  }
+
+  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch {
+    let stopped = false
+    let keep = false
+    let timer: NodeJS.Timeout | undefined
+    let reading: Promise<void> | null = null
+    const delivered = new Set<string>()
+    const report = (err: unknown): void => {
+      try {
+        onError?.(err)
+      } catch {
+        // a listener's own failure must not stop the watch
+      }
+    }
+    const read = (): Promise<void> => {
+      reading ??= (async () => {
+        try {
+          const rows = await unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
+            `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })))
+          for (const [id, rec] of rows) {
+            this.#known.set(id, rec)
+            if (stopped || delivered.has(id)) continue
+            delivered.add(id)
+            listener(rec)
+          }
+        } catch (err) {
+          report(err) // the next poll (or the next owner) reads them again
+        } finally {
+          reading = null
+        }
+      })()
+      return reading
+    }
+    const arm = (): void => {
+      if (stopped || !keep || timer !== undefined) return
+      timer = setTimeout(() => {
+        timer = undefined
+        void read().then(arm)
+      }, this.pollMs)
+    }
+    if (this.#primed) {
+      // read with the lease: delivered synchronously, so a resumed agent holds them before it wakes
+      for (const [id, rec] of this.#known) {
+        delivered.add(id)
+        listener(rec)
+      }
+    } else void read()
+    return {
+      stop: () => {
+        stopped = true
+        if (timer !== undefined) clearTimeout(timer)
+        timer = undefined
+      },
+      keepAlive: (on) => {
+        keep = on
+        if (!on && timer !== undefined) {
+          clearTimeout(timer)
+          timer = undefined
+        }
+        arm()
+      },
+    }
+  }
+}
