@@ -5,7 +5,9 @@
  * parent is parked only by its child (handing it back would cancel the child); workers never
  * claim a child session on their own (its parent re-attaches it).
  */
-import { afterAll, describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { defineSubagent } from '../../agent/index.js'
 import type { EventOf, LogEvent } from '../../events/index.js'
@@ -15,6 +17,13 @@ import { defineTool } from '../../tools/index.js'
 import { postgresStore, runWorkers, type PostgresStore } from '../../workers/index.js'
 import { dropAll, freshDb } from '../stores/postgres/db.js'
 import { readAll, until, verifyOk } from '../stores/postgres/helpers.js'
+import { childLib, ROOT } from '../stores/child-lib.js'
+
+const WORKER = fileURLToPath(new URL('./children/pg-worker.mjs', import.meta.url))
+let lib = ''
+beforeAll(() => {
+  lib = childLib()
+}, 300_000)
 
 const stores: PostgresStore[] = []
 afterAll(async () => {
@@ -107,4 +116,48 @@ describe('sub-agents under PostgreSQL workers (lifecycle §10)', () => {
       await w.stop()
     }
   }, 30_000)
+
+  it('L19: a worker SIGKILLed while the child runs: another worker takes the parent over and re-attaches the child; the call gets exactly one result', async () => {
+    const store = await newStore()
+    const proc = spawn(process.execPath, [WORKER, lib, store.connectionString!, '1500'], { cwd: ROOT, stdio: 'pipe' })
+    let out = ''
+    let err = ''
+    const exited = new Promise<void>((r) => proc.on('exit', () => r()))
+    const running = new Promise<void>((resolve, reject) => {
+      proc.stdout.on('data', (d: Buffer) => {
+        out += d.toString()
+        if (out.includes('RUNNING')) resolve()
+      })
+      proc.stderr.on('data', (d: Buffer) => (err += d.toString()))
+      void exited.then(() => reject(new Error(`the worker exited before RUNNING: ${out} ${err}`)))
+    })
+    await until(async () => out.includes('READY'), 'the worker is ready')
+    await store.send('p', 'ask')
+    await running
+    proc.kill('SIGKILL')
+    await exited
+
+    const served: string[] = []
+    const w = runWorkers({
+      store, concurrency: 4, leaseMs: 1500, pollMs: 50, lingerMs: 0,
+      agent: (id) => {
+        served.push(id)
+        return parentOptions(() => ({ model: scriptedModel([{ text: 'because.' }]) }))
+      },
+    })
+    try {
+      await until(async () => (await readAll(store, 'p')).some((e) => e.type === 'turn/end') && (await leaseOwner(store, 'p')) === null, 'the parent ends', 25_000)
+      const parent = await readAll(store, 'p')
+      const results = parent.filter((e) => e.type === 'tool/result') as EventOf<'tool/result'>[]
+      expect(results.map((e) => e.data.message.content)).toEqual([[{ type: 'text', text: 'because.' }]])
+      expect(parent.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['completed'])
+      expect(verifyOk(parent)).toEqual([])
+      const child = await readAll(store, CHILD)
+      expect(child.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['interrupted', 'completed'])
+      expect(verifyOk(child)).toEqual([])
+      expect(served).toEqual(['p'])
+    } finally {
+      await w.stop()
+    }
+  }, 60_000)
 })
