@@ -9,6 +9,7 @@ import type { AgentPlugin } from '../agent/types.js'
 import type { LogEvent } from '../events/index.js'
 import { semconvFromEnv } from './attributes.js'
 import { SpanFold, type SpanAction, type SpanFoldOptions } from './fold.js'
+import { ChildSpans, takeSpawnContext } from './live-family.js'
 
 /** Options of `exportSpans` and `otelPlugin`: the fold's options plus the root context. */
 export interface OtelOptions extends Omit<SpanFoldOptions, 'sessionId'> {
@@ -33,6 +34,11 @@ class TracerSink {
   readonly #turns = new Map<string, SpanContext>()
   readonly #chats = new Map<string, SpanContext>()
   constructor(readonly tracer: Tracer, readonly root: Context) {}
+
+  /** The open span of `key` (a tool span is `tool-<callId>`), if any. */
+  open(key: string): Span | undefined {
+    return this.#spans.get(key)
+  }
 
   apply(actions: readonly SpanAction[]): void {
     for (const a of actions) {
@@ -102,6 +108,11 @@ export function exportSpans(
  * `exportSpans` later gives for the same log. Events already in the log when the plugin is
  * installed (a resumed or forked prefix) are folded silently (their spans were the earlier run's).
  * A tracer that throws is reported as `agent/error` (where `otel`) and never stops the agent.
+ *
+ * Child sessions (lifecycle §10): when a `defineSubagent` call's child agent also has an
+ * `otelPlugin`, the child's turn spans start under this agent's `execute_tool` span of that call
+ * (in its trace), as `exportFamilySpans` nests them after the fact; that parent wins over the
+ * child's own `parentContext` (otel/live-family.ts).
  */
 export function otelPlugin(tracer: Tracer, opts: OtelOptions = {}): AgentPlugin {
   return {
@@ -109,14 +120,24 @@ export function otelPlugin(tracer: Tracer, opts: OtelOptions = {}): AgentPlugin 
     install(agent) {
       const fold = new SpanFold(foldOptions(agent.sessionId, opts))
       for (const e of agent.events) fold.push(e)
-      const sink = new TracerSink(tracer, opts.parentContext ?? ROOT_CONTEXT)
-      return agent.subscribe((event) => {
+      const root = opts.parentContext ?? ROOT_CONTEXT
+      const sink = new TracerSink(tracer, takeSpawnContext(agent.sessionId) ?? root)
+      const children = new ChildSpans()
+      const off = agent.subscribe((event) => {
         try {
           sink.apply(fold.push(event))
+          if (event.type === 'child/spawned') {
+            const d = event.data as { callId: string; child: string }
+            children.spawned(d.callId, d.child, sink.open(`tool-${d.callId}`), sink.root)
+          } else if (event.type === 'tool/result') children.ended((event.data as { callId: string }).callId)
         } catch (e) {
           agent.reportError(e, 'otel')
         }
       })
+      return () => {
+        off()
+        children.clear()
+      }
     },
   }
 }
