@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { buildOnce } from '../support/build-once.js'
 import { ROOT } from './helpers.js'
 
 const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'compaction', 'stores', 'replay', 'testing', 'cli']
@@ -34,7 +35,9 @@ export function cliMain(): string {
   if (existsSync(dist) && statSync(dist).mtimeMs >= newest) return (cached = dist)
   const out = join(ROOT, 'node_modules', '.cache', 'turnlog-cli-child')
   const main = join(out, 'cli', 'main.js')
-  if (!(existsSync(main) && statSync(main).mtimeMs >= newest)) {
+  const fresh = () => existsSync(main) && statSync(main).mtimeMs >= newest
+  // one tsc at a time across vitest workers (test/support/build-once.ts)
+  if (!fresh()) buildOnce(out, fresh, () => {
     mkdirSync(out, { recursive: true })
     const cfg = join(out, 'tsconfig.json')
     writeFileSync(cfg, JSON.stringify({
@@ -44,6 +47,6 @@ export function cliMain(): string {
       include: [],
     }))
     execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', cfg], { stdio: 'pipe' })
-  }
+  })
   return (cached = main)
 }

@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildOnce } from '../support/build-once.js'
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'stores', 'replay', 'compaction', 'workers']
@@ -40,7 +41,8 @@ export function childLib(): string {
   const dist = join(ROOT, 'dist')
   if (fresh(dist, newest)) return (cached = dist)
   const out = join(ROOT, 'node_modules', '.cache', 'turnlog-child')
-  if (!fresh(out, newest)) {
+  // one tsc at a time across vitest workers (test/support/build-once.ts)
+  if (!fresh(out, newest)) buildOnce(out, () => fresh(out, newest), () => {
     mkdirSync(out, { recursive: true })
     const cfg = join(out, 'tsconfig.json')
     writeFileSync(cfg, JSON.stringify({
@@ -50,6 +52,6 @@ export function childLib(): string {
       include: [],
     }))
     execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', cfg], { stdio: 'pipe' })
-  }
+  })
   return (cached = out)
 }
