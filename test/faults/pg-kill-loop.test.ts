@@ -42,6 +42,7 @@ const KILLS = Number(process.env.TURNLOG_PG_KILLS ?? 100)
 const RESTARTS = Number(process.env.TURNLOG_PG_RESTARTS ?? 10)
 const SESSIONS = 40
 const LEASE = 4000
+const SENDS_PER_KILL = 15
 const children: LineChild[] = []
 const stores: PostgresStore[] = []
 let ownDir: string | undefined
@@ -104,8 +105,16 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     let sending = true
     let n = 0
     let sendRetries = 0
+    // sends are paced by the kills (at most SENDS_PER_KILL ahead of them): on a loaded machine,
+    // where a kill waits seconds for a replacement to boot, the 1,500 messages would otherwise all
+    // be answered half-way through and the later kills would hit idle workers
+    let killsSoFar = 0
     const sender = (async () => {
       while (sending && n < 1500) {
+        if (n >= (killsSoFar + 1) * SENDS_PER_KILL) {
+          await sleep(50)
+          continue
+        }
         const sid = `k${Math.floor(rand() * SESSIONS)}`
         const id = `m${n++}`
         // acknowledged = the send resolved; one that failed (a restart) is sent again with its id
@@ -153,11 +162,14 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
       c.proc.kill('SIGKILL')
       await c.exited
       aimed[phase]!++
+      killsSoFar++
       // GO waits in the pipe if the standby is still loading: the kills do not wait for boots
       const next = standbys.shift()!
       next.proc.stdin.write('GO\n')
       pool[slot] = next
       topUp()
+      // progress, so that a run cut by its timeout says where it was
+      if ((k + 1) % 25 === 0) console.log(`kill ${k + 1}/${KILLS} at ${seconds(Date.now() - t0)} s: ${restarts} restarts, ${n} sent, decider ${decider.made.length} tried, ${decider.open} open`)
     }
     for (const c of standbys) {
       killed.add(c)
