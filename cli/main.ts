@@ -215,7 +215,7 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK
       return err.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT
     }
-    return reportError(err, io, colorsFor(io))
+    return reportError(err, io, colorsFor(io), argv[0])
   }
 }
 
