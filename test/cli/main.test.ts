@@ -21,6 +21,16 @@ describe('turnlog', () => {
     expect(r.stdout).toContain('--max-retries <N>')
   })
 
+  it('--help says what the CLI does beyond logs and where a new user starts; every LOG argument names both kinds of log', async () => {
+    const r = await cli(['--help'])
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('run the demo, fuzz and eval your agent, serve sessions over HTTP')
+    expect(r.stdout).toContain('Start here: turnlog demo --store demo.jsonl')
+    for (const c of ['replay', 'verify', 'repair', 'fork', 'export', 'reexec', 'inspect']) {
+      const h = await cli([c, '--help'])
+      expect(h.stdout.replace(/\s+/g, ' '), c).toContain('LOG a JSONL log or postgres://…#session-id')
+    }
+  })
+
   it('--version prints the package version', async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
     expect(VERSION).toBe(pkg.version)
