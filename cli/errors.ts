@@ -21,8 +21,11 @@ export class UsageError extends Error {
   override name = 'UsageError'
 }
 
-/** Prints an error to stderr and returns the exit code it maps to. */
-export function reportError(err: unknown, io: CliIo, c: Colors): number {
+/**
+ * Prints an error to stderr and returns the exit code it maps to. `command` (the subcommand that
+ * failed, when known) makes the next step concrete: `turnlog replay --help`.
+ */
+export function reportError(err: unknown, io: CliIo, c: Colors, command?: string): number {
   if (TurnlogError.is(err)) {
     // the message already names file:line, seq and field (events/errors.ts formatMessage)
     const lines = [`${c.red(c.bold('error'))} ${err.message}`]
@@ -31,17 +34,27 @@ export function reportError(err: unknown, io: CliIo, c: Colors): number {
     if (err.expectedSeq !== undefined && err.actualSeq !== undefined) facts.push(`expected seq ${err.expectedSeq}, got ${err.actualSeq}`)
     if (err.repairable === true) facts.push('repairable (torn tail)')
     lines.push(c.dim(`  ${facts.join(' · ')}`))
+    // the next step for a beginner: a torn tail is what `repair` is for (it never touches LOG)
+    if (err.repairable === true && err.file !== undefined) lines.push(c.dim(`  next: turnlog repair ${quoteArg(err.file)} -o FIXED.jsonl (LOG is left as it is)`))
     // the message may quote log content (an id, a type, a path): control characters escaped
     io.stderr(lines.map((l) => scrubLine(l, io.color === true)).join('\n') + '\n')
     return EXIT_BAD_INPUT
   }
   if (err instanceof UsageError) {
-    io.stderr(scrubLine(`${c.red(c.bold('error'))} ${err.message}`, io.color === true) + '\n')
+    // coded like every other bad input (INVALID_ARGUMENT), with where to read the usage
+    const help = command !== undefined && /^[a-z]+$/.test(command) ? `turnlog ${command} --help` : 'turnlog --help'
+    const lines = [`${c.red(c.bold('error'))} INVALID_ARGUMENT: ${err.message}`, c.dim(`  code INVALID_ARGUMENT · usage: ${help}`)]
+    io.stderr(lines.map((l) => scrubLine(l, io.color === true)).join('\n') + '\n')
     return EXIT_BAD_INPUT
   }
   const e = err as Error
   io.stderr(scrubLine(`${c.red(c.bold('internal error'))} ${e?.stack ?? String(err)}`, io.color === true) + '\n')
   return EXIT_INTERNAL
+}
+
+/** A path as a shell argument a user can paste (quoted when it holds anything but plain path characters). */
+function quoteArg(path: string): string {
+  return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`
 }
 
 /** Parses a non-negative integer option (`--at 12`); throws `UsageError` naming the option. */

@@ -33,7 +33,7 @@ export const VERSION = '0.1.0'
 
 function program(io: CliIo, done: (code: number) => void): Command {
   const p = new Command('turnlog')
-    .description('Replay, verify and inspect turnlog session logs (JSONL or PostgreSQL).')
+    .description('Replay, verify and inspect turnlog session logs (JSONL or PostgreSQL); run the demo, fuzz and eval your agent, serve sessions over HTTP.')
     .version(VERSION, '-V, --version')
     .exitOverride()
     .configureOutput({
@@ -44,18 +44,19 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Exit codes: 0 ok · 1 verify found violations · 2 bad input (unreadable or invalid log, usage) · 3 internal error.
-LOG is a JSONL path or postgres://…#session-id.`)
+LOG is a JSONL path or postgres://…#session-id.
+Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and turnlog inspect demo.jsonl.`)
 
   p.command('replay')
     .description('print the transcript and a summary, or the state as of a seq')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('--at <SEQ>', 'the state as of and including this seq')
     .option('--json', 'print the state as JSON')
     .action(async (log: string, opts: { at?: string; json?: boolean }) => done(await replayCommand(log, opts, io)))
 
   p.command('verify')
     .description('check every event against its schema and every L invariant')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12)", undefined)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16)", undefined)
     .option('--price <MODULE>', "the session's price: a module exporting price(model, usage) or a prices table (L20 re-prices cost budgets; prints the cost)")
@@ -65,14 +66,14 @@ LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('repair')
     .description('repair a torn or unclosed log into OUT (closers appended); torn bytes go to OUT.quarantine')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('-o, --output <OUT>', 'the repaired log (a new file; LOG is never rewritten)')
     .option('--force', 'overwrite OUT and OUT.quarantine if they exist')
     .action(async (log: string, opts: { output?: string; force?: boolean }) => done(await repairCommand(log, opts, io)))
 
   p.command('fork')
     .description('fork a session at SEQ into OUT: the prefix, forked closers, an empty inbox')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('--at <SEQ>', 'the last inherited seq')
     .option('-o, --output <OUT>', 'the fork (a new file)')
     .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
@@ -83,7 +84,7 @@ LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('export')
     .description('the session in a trace format: chrome-trace (Perfetto, chrome://tracing) or otlp-json (OpenTelemetry GenAI spans)')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .addOption(new Option('--format <FORMAT>', 'the output format').choices(Object.keys(FORMATS)))
     .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
     .option('--force', 'overwrite OUT if it exists')
@@ -93,7 +94,7 @@ LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
     .option('--ignore-time', 'do not compare event times')
     .option('--report <OUT>', 'also write the inspector page (HTML) with the first divergence side by side')
@@ -115,7 +116,7 @@ LOG is a JSONL path or postgres://…#session-id.`)
 
   p.command('inspect')
     .description('serve the report page on 127.0.0.1 and follow LOG as it is written (live tail over SSE)')
-    .argument('<LOG>', 'a JSONL log')
+    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
     .option('--port <N>', 'the port (default 7357; 0: any free port)')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
@@ -216,7 +217,7 @@ export async function run(argv: readonly string[], io: CliIo = processIo()): Pro
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT_OK
       return err.exitCode === 0 ? EXIT_OK : EXIT_BAD_INPUT
     }
-    return reportError(err, io, colorsFor(io))
+    return reportError(err, io, colorsFor(io), argv[0])
   }
 }
 

@@ -1,10 +1,10 @@
 /** The command shell: help, version, usage errors, colours. */
-import { readFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { wantsColor } from '../../cli/io.js'
 import { VERSION } from '../../cli/main.js'
-import { cli, ROOT } from './helpers.js'
+import { cli, ROOT, tempDir } from './helpers.js'
 
 describe('turnlog', () => {
   it('--help lists the commands and the exit codes (exit 0)', async () => {
@@ -21,6 +21,16 @@ describe('turnlog', () => {
     expect(r.stdout).toContain('--max-retries <N>')
   })
 
+  it('--help says what the CLI does beyond logs and where a new user starts; every LOG argument names both kinds of log', async () => {
+    const r = await cli(['--help'])
+    expect(r.stdout.replace(/\s+/g, ' ')).toContain('run the demo, fuzz and eval your agent, serve sessions over HTTP')
+    expect(r.stdout).toContain('Start here: turnlog demo --store demo.jsonl')
+    for (const c of ['replay', 'verify', 'repair', 'fork', 'export', 'reexec', 'inspect']) {
+      const h = await cli([c, '--help'])
+      expect(h.stdout.replace(/\s+/g, ' '), c).toContain('LOG a JSONL log or postgres://…#session-id')
+    }
+  })
+
   it('--version prints the package version', async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
     expect(VERSION).toBe(pkg.version)
@@ -34,6 +44,33 @@ describe('turnlog', () => {
       const r = await cli(argv)
       expect(r.code, argv.join(' ')).toBe(2)
       expect(r.stderr.length, argv.join(' ')).toBeGreaterThan(0)
+    }
+  })
+
+  it('a usage error the CLI finds itself is coded like any bad input and names the help to read (exit 2)', async () => {
+    const r = await cli(['replay', 'examples/weather.jsonl', '--at', 'ten'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toMatch(/^error INVALID_ARGUMENT: --at must be a non-negative integer, got 'ten'\n/)
+    expect(r.stderr).toContain('usage: turnlog replay --help')
+    const e = await cli(['export', 'examples/weather.jsonl'])
+    expect(e.code).toBe(2)
+    expect(e.stderr).toMatch(/^error INVALID_ARGUMENT: export needs --format/)
+    expect(e.stderr).toContain('usage: turnlog export --help')
+  })
+
+  it('a torn tail names the next step: the repair command for that file (exit 2, LOG untouched)', async () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      const log = join(dir, 'torn log.jsonl')
+      const whole = readFileSync(join(ROOT, 'examples/weather.jsonl'))
+      writeFileSync(log, whole.subarray(0, whole.length - 20))
+      const r = await cli(['verify', log])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain('error TORN_TAIL')
+      expect(r.stderr).toContain(`next: turnlog repair '${log}' -o FIXED.jsonl`)
+      expect(readFileSync(log).length).toBe(whole.length - 20)
+    } finally {
+      cleanup()
     }
   })
 
