@@ -20,6 +20,11 @@
  *   batch moves either (both folded from the stored events the first time, then per batch).
  *   Workers claim an unleased session whose `due_at` has passed (`DUE`), and the resumed agent
  *   decides the expired approvals and fires the due wakeups at once.
+ * - Clock skew: due times in the log are the agent's clock. The writer passes the **delay** from
+ *   the batch's own time (its last event's `time`, the same clock) and the function adds it to the
+ *   server's `clock_timestamp()`, so `due_at` and every claim and hand-back compare on the
+ *   database clock only; an app machine hours off moves a claim by no more than the time between
+ *   its batch's events and their commit.
  */
 import type { LogEvent } from '../../events/envelope.js'
 import type { EventOf } from '../../events/index.js'
@@ -66,9 +71,11 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION turnlog_append_decided(
+-- schema 3: the due time is a delay from the batch's own time, anchored on the server's clock
+DROP FUNCTION IF EXISTS turnlog_append_decided(text, bigint, integer, json, text[], integer[], integer, json, boolean, bigint);
+CREATE FUNCTION turnlog_append_decided(
   p_session text, p_token bigint, p_expected integer, p_events json,
-  p_moves text[], p_move_seqs integer[], p_lease_ms integer, p_decided json, p_set_due boolean, p_due_ms bigint
+  p_moves text[], p_move_seqs integer[], p_lease_ms integer, p_decided json, p_set_due boolean, p_due_in_ms bigint
 ) RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
   n integer;
@@ -96,7 +103,7 @@ BEGIN
   END LOOP;
   IF freed > 0 OR p_set_due THEN
     UPDATE turnlog_sessions SET pending = pending - freed,
-      due_at = CASE WHEN NOT p_set_due THEN due_at WHEN p_due_ms IS NULL THEN NULL ELSE to_timestamp(p_due_ms / 1000.0) END
+      due_at = CASE WHEN NOT p_set_due THEN due_at WHEN p_due_in_ms IS NULL THEN NULL ELSE clock_timestamp() + p_due_in_ms * interval '1 millisecond' END
       WHERE id = p_session;
   END IF;
   RETURN n;

@@ -204,7 +204,10 @@ export class PgWriter implements LogWriter {
       const a = (await this.#approvals.after(flat, expected, true))!
       const w = (await this.#due.after(flat, expected, true))!
       const due = a.dueMs === null ? w : w === null ? a.dueMs : Math.min(a.dueMs, w)
-      params.push(a.decided, true, due)
+      // a delay from the batch's own time (the agent's clock): the server adds it to its own
+      // clock, so no machine's skew reaches the claim (decisions.ts "Clock skew")
+      const at = flat[flat.length - 1]!.time
+      params.push(a.decided, true, due === null ? null : Math.round(due - at))
       sql = 'SELECT turnlog_append_decided($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)'
     }
     for (let attempt = 0; ; attempt++) {
