@@ -89,7 +89,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
     .option('--force', 'overwrite OUT if it exists')
     .option('--agent-name <NAME>', 'the agent\'s name: gen_ai.agent.name and `invoke_agent NAME` on the spans, the trace\'s process name')
-    .option('--children', 'otlp-json: also the child sessions (their logs beside LOG, or in the same database), under the spawning calls')
+    .option('--children', 'also the child sessions (their logs beside LOG, or in the same database): otlp-json under the spawning calls, chrome-trace as processes of their own')
     .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string; children?: boolean }) => done(await exportCommand(log, opts, io, VERSION)))
 
   p.command('reexec')

@@ -4,12 +4,15 @@
  * spans). Each format is one entry of `FORMATS` (its converter lives in its own file); without
  * `-o` the document goes to stdout. OUT is never the log itself and is never overwritten without
  * `--force`. `--agent-name NAME` names the agent: `gen_ai.agent.name` and `invoke_agent NAME` on
- * the spans, the process name in the trace.
+ * the spans, the process name in the trace. `--children` adds the child sessions read from beside
+ * LOG: nested under their calls' spans (otlp-json), or as processes of their own on the parent's
+ * time base with an arrow from each spawning call (chrome-trace, cli/export/chrome-family.ts).
  */
 import { resolve } from 'node:path'
 import type { LogEvent } from '../../events/index.js'
 import { verify } from '../../replay/verify.js'
 import { EXIT_OK, UsageError } from '../errors.js'
+import { chromeTraceFamily } from '../export/chrome-family.js'
 import { chromeTrace } from '../export/chrome-trace.js'
 import { inline, json } from '../escape.js'
 import { colorsFor, type CliIo } from '../io.js'
@@ -41,10 +44,16 @@ type Converter = (sessionId: string, events: readonly LogEvent[], opts: ConvertO
 /** The export formats: name → converter. Add a format with one entry. */
 export const FORMATS: Record<string, Converter> = {
   'chrome-trace': (sessionId, events, opts) => ({
-    text: json(chromeTrace(events, sessionId, verify(events).violations, opts.agentName)) + '\n',
-    summary: `Trace Event Format, ${events.length} events (open in ui.perfetto.dev or chrome://tracing)`,
+    text: json(opts.children !== undefined
+      ? chromeTraceFamily({ sessionId, events, children: opts.children }, opts.agentName)
+      : chromeTrace(events, sessionId, verify(events).violations, opts.agentName)) + '\n',
+    summary: `Trace Event Format, ${events.length} events${opts.children !== undefined ? `, ${familySize(opts.children)} child session(s) as processes of their own` : ''} (open in ui.perfetto.dev or chrome://tracing)`,
   }),
   'otlp-json': (sessionId, events, opts) => otlpJsonExport(sessionId, events, opts.version, opts.agentName, opts.children),
+}
+
+function familySize(cs: readonly ChildLogs[]): number {
+  return cs.reduce((n, c) => n + 1 + familySize(c.tree.children), 0)
 }
 
 export async function exportCommand(logArg: string, opts: ExportCommandOptions, io: CliIo, version: string): Promise<number> {
@@ -54,7 +63,6 @@ export async function exportCommand(logArg: string, opts: ExportCommandOptions, 
   const convert = FORMATS[opts.format]!
   const agentName = opts.agentName?.trim()
   if (agentName === '') throw new UsageError('--agent-name must not be empty')
-  if (opts.children === true && opts.format !== 'otlp-json') throw new UsageError('--children goes with --format otlp-json (a chrome-trace of a family is not built)')
   const toStdout = !opts.output || opts.output === '-'
   const out = toStdout ? undefined : resolve(io.cwd ?? process.cwd(), opts.output!)
   const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }

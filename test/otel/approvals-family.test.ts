@@ -128,7 +128,9 @@ describe('OTel: a parent with its children (lifecycle §10)', () => {
     const childTurn = list.find((s) => s.name === 'invoke_agent' && conv(s) === CHILD_ID)
     expect(childTurn.parentSpanId).toBe(tool.spanId)
     expect(childTurn.traceId).toBe(tool.traceId)
-    const bad = await cli(['export', join(dir, 'fam', 'p1.jsonl'), '--format', 'chrome-trace', '--children'])
-    expect(bad.code).toBe(2)
+    // chrome-trace takes --children too now (test/cli/export-chrome-family.test.ts): the child is a process of its own
+    const chrome = await cli(['export', join(dir, 'fam', 'p1.jsonl'), '--format', 'chrome-trace', '--children'])
+    expect(chrome.code, chrome.stderr).toBe(0)
+    expect(JSON.parse(chrome.stdout).otherData.sessions.map((s: any) => s.sessionId)).toEqual(['p1', CHILD_ID])
   })
 })
