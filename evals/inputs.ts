@@ -16,6 +16,11 @@ export type PlannedInput =
     kind: 'send'; seq: number; at: string; target: 'next-turn' | 'next-step'; message: UserMessage; wakeIfIdle: boolean;
     /** Sent after the next step's (empty, unlogged) claim: issued from `agent/pre-step`. */
     afterClaim?: boolean
+    /**
+     * A next-step send that did not wake (an inject): with approvals open, a waking one supersedes
+     * them at once (lifecycle §9) and the golden shows no such decision right after it.
+     */
+    noWake?: boolean
   }
   | {
     kind: 'edit'; seq: number; at: string; target: 'next-turn' | 'next-step'; start: number; removedIds: readonly string[];
@@ -99,6 +104,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
           out.push({
             kind: 'send', seq: i, at, target: d.target, message: d.inserted[0]!, wakeIfIdle: events[i + 1]?.type === 'turn/start',
             ...(d.target === 'next-step' && afterEmptyClaim(events, i) ? { afterClaim: true } : {}),
+            ...(d.target === 'next-step' && openApprovalsAt(events, cut, i) && !supersededAfter(events, i) ? { noWake: true } : {}),
           })
         } else {
           out.push({
@@ -324,4 +330,22 @@ function isNextTurnSend(e: LogEvent): boolean {
   if (e.type !== 'agent/inbox/spliced') return false
   const d = (e as EventOf<'agent/inbox/spliced'>).data
   return d.target === 'next-turn' && d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && !isAgentSplice(d)
+}
+
+/** Approval requests of the open turn still undecided before `i` (lifecycle §9). */
+function openApprovalsAt(events: readonly LogEvent[], cut: number, i: number): boolean {
+  const open = new Set<string>()
+  for (let j = cut; j < i; j++) {
+    const e = events[j]!
+    if (e.type === 'tool/approval-requested') open.add((e.data as { approvalId: string }).approvalId)
+    else if (e.type === 'tool/approval-decided') open.delete((e.data as { approvalId: string }).approvalId)
+    else if (e.type === 'turn/end') open.clear()
+  }
+  return open.size > 0
+}
+
+/** The events right after the send at `i` are the supersede of the open requests (a waking steer). */
+function supersededAfter(events: readonly LogEvent[], i: number): boolean {
+  const n = events[i + 1]
+  return n?.type === 'tool/approval-decided' && (n.data as { by: { kind: string } }).by.kind === 'superseded'
 }

@@ -260,7 +260,7 @@ export class Reissuer {
       switch (input.kind) {
         case 'send': {
           const aborting = a.status === 'running' && a.abort?.signal.aborted === true
-          const wake = a.status === 'idle' ? input.wakeIfIdle : aborting ? input.target === 'next-turn' : true
+          const wake = input.noWake === true ? false : a.status === 'idle' ? input.wakeIfIdle : aborting ? input.target === 'next-turn' : true
           const present = [...a.inbox.nextTurn, ...a.inbox.nextStep].some((m) => m.id === input.message.id)
           if (present) return record('dropped')
           record(late ? 'late' : 'issued')

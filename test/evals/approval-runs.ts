@@ -8,6 +8,8 @@
  * cannot drive deterministically.
  */
 import fc from 'fast-check'
+import { expect } from 'vitest'
+import { recordedModel, rerun } from '../../evals/index.js'
 import { createAgent, type TurnlogAgent } from '../../agent/agent.js'
 import type { HookMap } from '../../agent/types.js'
 import type { LogEvent } from '../../events/index.js'
@@ -15,7 +17,8 @@ import { scriptedModel } from '../../models/index.js'
 import { approvalTool, arbApprovalCall, asks } from '../../testing/fuzz/approval-tool.js'
 import { arbToolCall, arbScenario as fuzzScenario } from '../../testing/fuzz/scenario.js'
 import type { AnyTool } from '../../tools/types.js'
-import { apply, fakeClock, fuzzTools, instantTimers, MAX_STEPS, scenarioHooks, TOOL_NAMES, type Command, type Scenario } from '../replay/agent-runs.js'
+import { apply, arbCommandList, fakeClock, fuzzTools, instantTimers, MAX_STEPS, scenarioHooks, TOOL_NAMES, withTimeout, type Command, type Scenario } from '../replay/agent-runs.js'
+import { explain } from './golden-property.js'
 
 export type ParkedMove = 'approve' | 'approve-last' | 'edit' | 'deny' | 'steer' | 'cancel'
 
@@ -113,4 +116,23 @@ async function settleParked(agent: TurnlogAgent, s: fc.Scheduler, moves: readonl
     await new Promise((r) => setImmediate(r))
   }
   throw new Error('the agent stayed parked after every open approval was decided')
+}
+
+/** The approvals property (P4 for goldens with approvals); `stats` counts the goldens that parked and that logged a decision. */
+export function approvalsReproduce(stats = { parked: 0, decided: 0 }) {
+  return fc.asyncProperty(arbApprovalScenario(), fc.scheduler(), arbCommandList(8), arbParkedMoves(), async (sc, s, cmds, moves) => {
+    const events = await withTimeout(recordApprovalRun(sc, s, cmds, moves), 5000, 'the recorded run')
+    if (events.some((e) => e.type === 'step/parked')) stats.parked++
+    if (events.some((e) => e.type === 'tool/approval-decided')) stats.decided++
+    const r = await withTimeout(rerun(events, {
+      model: recordedModel(events), tools: approvalTools(), hooks: () => approvalHooks(sc),
+      maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS, timers: instantTimers, timeoutMs: 3000,
+    }), 8000, 'rerun')
+    if (r.divergence) throw new Error(explain(r))
+    expect(r.timedOut).toBe(false)
+    // (the scenario's throwing hooks are reported in `errors` too: only the re-run's own complaints count)
+    expect(r.errors.filter((m) => /parked|dispose/.test(m))).toEqual([])
+    expect(r.verify.ok).toBe(true)
+    expect(r.log.events.length).toBe(events.length)
+  })
 }

@@ -1,0 +1,30 @@
+/**
+ * P4 for goldens with approvals: counterexamples the approvals property found on random seeds,
+ * each replayed exactly (its seed and shrunk path).
+ */
+import fc from 'fast-check'
+import { describe, it } from 'vitest'
+import { approvalsReproduce } from './approval-runs.js'
+
+const cases: { seed: number; path: string; what: string }[] = [
+  {
+    seed: 392312382, path: '32:0:0:0:0:0:0:0:0:0:1:0:2:0:2:8:8:8:8',
+    what: 'an inject while parked (a next-step send that does not wake) is not re-issued as a steer: the open request is not superseded',
+  },
+  {
+    seed: 970568751, path: '1:0:0:0:0:1:0:1:1:0:0:0:0:0:0:1:2:0:1:2:7:6:7:8:8:8:6',
+    what: 'an inject while parked, then a person approves: approved, not superseded',
+  },
+  {
+    seed: 980300003, path: '6:0:0:0:0:0:0:0:1:0:1:2:2:2:5:6:7:7:7:7:7:7',
+    what: 'an inject and a followup while parked: the request stays open for the person',
+  },
+]
+
+describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
+  for (const c of cases) {
+    it(`P4: ${c.what} (seed ${c.seed})`, async () => {
+      await fc.assert(approvalsReproduce(), { seed: c.seed, path: c.path, endOnFailure: true })
+    })
+  }
+})
