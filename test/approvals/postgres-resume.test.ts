@@ -106,7 +106,7 @@ describe('a parked PostgreSQL session decided while nobody runs it (lifecycle §
       const r = await store.pool.query('SELECT logged_seq FROM turnlog_decisions WHERE session_id = $1', [id])
       expect(r.rows).toEqual([{ logged_seq: d[0]!.seq }])
       expect(await store.decisionsNotLogged(id)).toEqual(new Map())
-    }, 60_000)
+    }, 180_000) // the first compiled-CLI run may compile the CLI (cli-child.ts) on a loaded machine
   }
 
   it('R9: a deny recorded while nobody ran the session: resumeAgent logs DENIED with the reason, the body never runs', async () => {
