@@ -36,8 +36,8 @@ describe('fuzzAgent with approvals (lifecycle §9)', () => {
     if (process.env.TURNLOG_CENSUS) console.log([...seen])
     // the generator reaches the approval shapes it claims to fuzz
     // (since round 14 the fuzzer weights its approval tool's calls toward ones that park and plans
-    // the first park; every seed tried reaches every kind, though some fail the oracle first on
-    // agent defects the weighting exposed — docs/notes/round-14/tests14.md has the seeds;
+    // the first park; every seed tried reaches every kind — docs/notes/round-14/tests14.md has the
+    // seeds; since round 15 all of them also pass the oracle, docs/notes/round-15/apagent15.md;
     // TURNLOG_CENSUS_SEED=<n> runs the census on another seed)
     for (const k of ['parked', 'requested', 'asked', 'decided approve by user', 'decided deny by expired']) {
       expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
