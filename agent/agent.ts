@@ -10,6 +10,10 @@
  * (maintenance.ts), the per-feature set-up and the one fold per event (setup.ts), the live folds
  * and read-only views (live-state.ts), approvals (approvals.ts). This file keeps the private
  * lifecycle flags (disposing, disposed, halted) that every public method checks.
+ *
+ * Over ~400 lines (417), knowingly for now: what is left here reads and writes those private flags
+ * and the status cell together (dispose, parking, cancel); moving disposal or parking out first
+ * needs the flags in a small class of their own that both sides share.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import { TurnlogError, type CancelCause, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'

@@ -4,7 +4,8 @@ export {
   TOOL_ERROR_CODES, type ToolErrorCode, type PreparedCall,
 } from './define.js'
 export { classify, classifyPrepared, type ExecutionMode } from './classify.js'
-export { runToolCalls, assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './scheduler.js'
+export { runToolCalls } from './scheduler.js'
+export { assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './pool-size.js'
 export { callMachine, preVerdictError, type CallContext, type CallEvent, type CallInput, type CallState, type PreVerdict } from './call-machine.js'
 export type {
   Tool, AnyTool, ToolContext, ToolEnv, ToolOutcome, ToolRunResult, PreExecuteDecision, PostExecuteDecision,

@@ -4,6 +4,7 @@
  * started (its pre-execute ran before the stop) and waits again. Nothing already done is done
  * again (R10).
  */
+import type { PreVerdict } from './call-machine.js'
 import type { CallRec } from './call-record.js'
 import { prepareCall } from './define.js'
 import type { AnyTool, RestoredCall } from './types.js'
@@ -37,4 +38,20 @@ export function restoreRecs(
     }
   })
   return { started, committed, inFlight }
+}
+
+/**
+ * The restored calls that continue, each with the verdict it continues from: an `ask` call waits
+ * for its decision, then runs (or is refused) as it would have; a call whose child ran at a crash
+ * (lifecycle §10) runs its body again, which re-attaches the child (its pre-execute allowed it
+ * before the crash: not asked again). Committed and never-started calls are not continued.
+ */
+export function continuing(recs: readonly CallRec[], calls: readonly RestoredCall[]): Array<{ rec: CallRec; verdict: PreVerdict }> {
+  const out: Array<{ rec: CallRec; verdict: PreVerdict }> = []
+  calls.forEach((c, i) => {
+    const rec = recs[i]!
+    if (rec.committed || rec.callSeq === null) return
+    out.push({ rec, verdict: c.child !== undefined && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' } })
+  })
+  return out
 }

@@ -22,7 +22,7 @@
 import type { ToolCallBlock, ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
 import { closeOut } from './close-out.js'
-import { restoreRecs } from './restore-calls.js'
+import { continuing, restoreRecs } from './restore-calls.js'
 import type { PreVerdict } from './call-machine.js'
 import { newCallRec, send, type CallRec } from './call-record.js'
 import { CommitLoop, type RunCounts } from './commit-loop.js'
@@ -32,8 +32,6 @@ import { errorOutcome, errorText, prepareCall, type PreparedCall } from './defin
 import { assertMaxParallelToolCalls } from './pool-size.js'
 import type { ToolEnv, ToolOutcome, ToolRunResult } from './types.js'
 import { refusedOutcome } from './refused.js'
-
-export { assertMaxParallelToolCalls, DEFAULT_MAX_PARALLEL_TOOL_CALLS } from './pool-size.js'
 
 /**
  * Runs the step's tool calls (in model order) to completion: every call that gets a `tool/call`
@@ -108,18 +106,11 @@ class ToolRun {
           await this.#gate.askAll()
         }
       }
-      if (env.restored !== undefined) {
-        // a restored ask call waits for its decision, then runs (or is refused) as it would have;
-        // a call whose child ran at a crash (lifecycle §10) runs its body again, which re-attaches
-        // the child (its pre-execute allowed it before the crash: not asked again)
-        env.restored.calls.forEach((c, i) => {
-          const rec = this.#recs[i]!
-          if (rec.committed || rec.callSeq === null) return
-          const verdict: PreVerdict = c.child !== undefined && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' }
-          let known!: () => void
-          rec.verdict = new Promise<void>((resolve) => (known = resolve))
-          void this.#continueCall(rec, verdict, known).catch((err: unknown) => this.#fail(err)).finally(known)
-        })
+      // restored calls continue from their verdict (restore-calls.ts)
+      for (const { rec, verdict } of env.restored !== undefined ? continuing(this.#recs, env.restored.calls) : []) {
+        let known!: () => void
+        rec.verdict = new Promise<void>((resolve) => (known = resolve))
+        void this.#continueCall(rec, verdict, known).catch((err: unknown) => this.#fail(err)).finally(known)
       }
       await this.#schedule()
       if (this.#failure) throw this.#failure.error
@@ -140,10 +131,8 @@ class ToolRun {
   }
 
   #result(): ToolRunResult {
-    const signal = this.#env.signal
-    return signal.aborted
-      ? { concluded: this.#n.concluded, aborted: true, cause: signal.reason as ToolRunResult['cause'] }
-      : { concluded: this.#n.concluded, aborted: false }
+    const { signal } = this.#env
+    return signal.aborted ? { concluded: this.#n.concluded, aborted: true, cause: signal.reason as ToolRunResult['cause'] } : { concluded: this.#n.concluded, aborted: false }
   }
 
   // ---------------------------------------------------------------- change notification

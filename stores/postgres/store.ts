@@ -18,7 +18,6 @@ import pg from 'pg'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
 import { LogHeader } from '../../events/jsonl.js'
-import { UserMessage } from '../../events/messages.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
@@ -28,8 +27,11 @@ import { MIGRATE_LOCK, MIGRATION } from './schema.js'
 import { DUE_MIGRATION } from './wakeup-due.js'
 import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
+import { pendingSendsPg, sendPg, type MessageLike, type SendOptions } from './sends.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
+
+export type { MessageLike, SendOptions } from './sends.js'
 
 export interface PostgresStoreOptions {
   /** A `postgres://` URL; the store makes (and `close()` ends) its own pool. */
@@ -61,14 +63,6 @@ export interface PostgresStoreOptions {
   clearInterval?: (t: unknown) => void
 }
 
-/** `send` options. */
-export interface SendOptions {
-  /** Which inbox list the message joins: `'next-turn'` (a turn of its own, default) or `'next-step'`. */
-  target?: 'next-turn' | 'next-step'
-  /** Whether it wakes the agent (default true: `next-step` + wake is `steer`, without it `inject`). */
-  wake?: boolean
-}
-
 /** One row of `sessions()` (and `turnlog sessions`). */
 export interface SessionRow {
   id: string
@@ -86,8 +80,6 @@ export interface SessionRow {
    * unanswered, with the event's seq and the turn it stopped re-running. Empty for most sessions. */
   givenUp: Array<{ seq: number; turn: number; runs: number; messages: string[] }>
 }
-
-export type MessageLike = string | { id?: string; content: unknown; source?: unknown }
 
 export function postgresStore(opts: PostgresStoreOptions): PostgresStore {
   return new PostgresStore(opts)
@@ -251,33 +243,19 @@ export class PostgresStore implements LogStore {
    * `INVALID_MESSAGE` for a message the agent would refuse.
    */
   async send(sessionId: string, message: MessageLike, opts: SendOptions = {}): Promise<string> {
-    assertSessionId(sessionId)
-    const target = opts.target ?? 'next-turn'
-    if (target !== 'next-turn' && target !== 'next-step') {
-      throw new TurnlogError('INVALID_ARGUMENT', `target must be 'next-turn' or 'next-step', got ${String(target)}`, { sessionId, field: 'target' })
-    }
-    const wake = opts.wake ?? true
-    const m = toMessage(message, sessionId)
-    const header = makeHeader(sessionId, {}, this.clock)
-    await this.query('SELECT turnlog_send($1, $2, $3, $4, $5, $6)', [
-      sessionId, JSON.stringify(header), m.id, target, wake === true, JSON.stringify(m),
-    ], sessionId, 'send failed')
-    return m.id
+    return sendPg(this, sessionId, message, opts)
   }
+
 
   /**
    * The ids of the messages `send` made durable for this session that no holder has moved into the
    * log yet, in send order: acknowledged input the log does not show (an HTTP resume waits for the
    * turn that will answer it). `[]` for a session with none, or none at all.
    */
-  async pendingSends(sessionId: string): Promise<string[]> {
-    assertSessionId(sessionId)
-    const r = await this.query(
-      'SELECT message_id FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
-      [sessionId], sessionId, 'pendingSends failed',
-    )
-    return (r.rows as Array<{ message_id: string }>).map((x) => x.message_id)
+  pendingSends(sessionId: string): Promise<string[]> {
+    return pendingSendsPg(this, sessionId)
   }
+
 
   /**
    * Asks the worker that holds (or next takes) the session to cancel what it is answering and the
@@ -383,22 +361,6 @@ export class PostgresStore implements LogStore {
     }
     return e
   }
-}
-
-function toMessage(input: MessageLike, sessionId: string): UserMessage {
-  if (typeof input === 'string') {
-    return { id: randomUUID(), role: 'user', content: [{ type: 'text', text: input }], source: { kind: 'user' } }
-  }
-  if (typeof input !== 'object' || input === null) {
-    throw new TurnlogError('INVALID_MESSAGE', 'a message is a string or { content: Block[], id?, source? }', { sessionId, field: 'message' })
-  }
-  const candidate = { id: input.id ?? randomUUID(), role: 'user', content: input.content, source: input.source ?? { kind: 'user' } }
-  const r = UserMessage.safeParse(candidate)
-  if (!r.success) {
-    const issue = r.error.issues[0]!
-    throw new TurnlogError('INVALID_MESSAGE', issue.message, { sessionId, field: ['message', ...issue.path.map(String)].join('.') })
-  }
-  return r.data
 }
 
 function positive(v: unknown, dflt: number, field: string): number {
