@@ -229,10 +229,11 @@ class WorkerPool implements Workers, RunHost {
          EXISTS (SELECT 1 FROM turnlog_cancels c WHERE c.session_id = s.id AND c.handled_at IS NULL) AS cancels,
          EXISTS (SELECT 1 FROM turnlog_decisions d WHERE d.session_id = s.id AND d.logged_seq IS NULL) AS decisions,
          (SELECT json_agg(json_build_object('message_id', i.message_id, 'target', i.target, 'wake', i.wake, 'message', i.message::text) ORDER BY i.n)::text
-          FROM turnlog_inbox i WHERE i.session_id = s.id AND i.moved_seq IS NULL) AS inbox`,
+          FROM turnlog_inbox i WHERE i.session_id = s.id AND i.moved_seq IS NULL) AS inbox,
+         CASE WHEN s.due_at <= clock_timestamp() THEN round(extract(epoch FROM clock_timestamp() - s.due_at) * 1000) END AS overdue_ms`,
       [this.workerId, this.leaseMs, room, skip],
     )
-    for (const row of r.rows as Array<{ id: string; token: string; length: number; header: string; cancels: boolean; decisions: boolean; inbox: string | null }>) {
+    for (const row of r.rows as Array<{ id: string; token: string; length: number; header: string; cancels: boolean; decisions: boolean; inbox: string | null; overdue_ms: string | null }>) {
       this.stats.claimed++
       let writer: PgWriter
       try {
@@ -246,6 +247,7 @@ class WorkerPool implements Workers, RunHost {
       const run = new SessionRun(this, row.id, writer, {
         cancels: row.cancels || this.#notedCancel.has(row.id), decisions: row.decisions || noted,
         inbox: noted ? null : inboxRows(row.inbox),
+        overdueMs: row.overdue_ms === null ? null : Number(row.overdue_ms),
       })
       this.runs.set(row.id, run)
       void run.run().finally(() => {

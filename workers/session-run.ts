@@ -20,7 +20,14 @@ export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'lo
 export interface InboxRow { message_id: string; target: string; wake: boolean; message: string }
 
 /** What the claim read for the start of a run (pool.ts). */
-export interface FirstRead { cancels: boolean; decisions: boolean; inbox: InboxRow[] | null }
+export interface FirstRead {
+  cancels: boolean
+  decisions: boolean
+  inbox: InboxRow[] | null
+  /** How long ago (ms, the database's clock) the session's `due_at` passed when it was claimed;
+   * null when it was not due. Sets the agent's time floor (`logClock`). */
+  overdueMs?: number | null
+}
 
 /** What a session run needs of its worker pool (`runWorkers`' pool provides it). */
 export interface RunHost {
@@ -69,7 +76,7 @@ export class SessionRun {
   async #run(): Promise<void> {
     const { pool, id, writer } = this
     try {
-      const options = await pool.opts.agent(id)
+      const options = await logClock(await pool.opts.agent(id), writer, this.first.overdueMs ?? null, (err) => pool.report(err, id))
       // The error listener is installed with the agent (creation-time hooks), before resume's plan
       // runs: RESUME_LIMIT and a store failure while repairing reach onError (lifecycle §8).
       const onError = (e: { error?: unknown; where?: string } | undefined) => {
@@ -237,6 +244,38 @@ export class SessionRun {
       }
     })
   }
+}
+
+/**
+ * The agent's clock for a session claimed because its due time passed: never behind the log's
+ * own time base as the database measured it. `due_at` was stored as the database's clock plus the
+ * delay from the writing agent's clock (decisions.ts "Clock skew"), so when the claim found it
+ * passed `overdueMs` ago, the log's time base stood at least at the session's next due time (in
+ * that time base: the earliest open expiry or wakeup, folded by the writer) plus `overdueMs`. A
+ * worker whose own clock is behind that would find nothing due, hand the session back still due,
+ * and claim it again at once: a claim loop until its clock caught up. So its clock is moved
+ * forward by the difference for this run (the events it stamps then continue the log's time
+ * base); a clock that is not behind is left as it is. The fold is the writer's own (its trackers
+ * keep it for the batch that logs the expiry: no extra query over what that batch needs).
+ */
+async function logClock(options: WorkerAgentOptions, writer: PgWriter, overdueMs: number | null,
+  onError: (err: unknown) => void): Promise<WorkerAgentOptions> {
+  if (overdueMs === null || !Number.isFinite(overdueMs)) return options
+  const base = options.clock ?? Date.now
+  let offset: number
+  try {
+    const due = await writer.nextDue()
+    if (due === null) return options
+    const own = base()
+    if (typeof own !== 'number' || !Number.isFinite(own)) return options
+    offset = due + Math.max(0, overdueMs) - own
+  } catch (err) {
+    // the fold failed (a read) or the app's clock threw: the agent keeps its own clock
+    onError(err)
+    return options
+  }
+  if (!(offset > 0)) return options
+  return { ...options, clock: () => base() + offset }
 }
 
 /** The app's creation-time hooks plus one more listener (an app's own listeners of `name` run first). */

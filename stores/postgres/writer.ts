@@ -292,6 +292,19 @@ export class PgWriter implements LogWriter {
     }
   }
 
+  /**
+   * The session's next due time in the log's own time base (the agents' clocks that wrote it):
+   * the earlier of the earliest open approval expiry and the next due wakeup, or null; the same
+   * value the last batch that moved `due_at` stored as a delay. Folded by the writer's trackers,
+   * which keep the fold for the next batch that moves either. Call before appending. @internal (workers)
+   */
+  async nextDue(): Promise<number | null> {
+    const expected = this.#durableLength
+    const a = (await this.#approvals.after([], expected, true))!
+    const w = (await this.#due.after([], expected, true))!
+    return a.dueMs === null ? w : w === null ? a.dueMs : Math.min(a.dueMs, w)
+  }
+
   /** The unlogged decisions `open` read with the lease, until the first `acceptedDecisions()`. */
   #opened: Map<string, DecisionRecord> | null = null
 

@@ -7,10 +7,13 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { createAgent } from '../../agent/index.js'
+import type { EventOf } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import { postgresStore, type PostgresStore } from '../../stores/postgres/index.js'
 import { DUE } from '../../stores/postgres/decisions.js'
+import { runWorkers } from '../../workers/index.js'
 import { dropAll, freshDb } from '../stores/postgres/db.js'
+import { readAll, until, verifyOk } from '../stores/postgres/helpers.js'
 import { countingTool, manualTimers } from './helpers.js'
 
 const stores: PostgresStore[] = []
@@ -21,12 +24,16 @@ afterAll(async () => {
 
 const HOURS = 3 * 3_600_000
 
-async function park(store: PostgresStore, id: string, timeoutMs: number, skewMs: number): Promise<void> {
-  const { tool } = countingTool('rm', { needsApproval: true, timeoutMs })
-  const model = scriptedModel((request) => {
+function rmModel() {
+  return scriptedModel((request) => {
     const last = request.messages[request.messages.length - 1]
     return last?.role === 'tool' ? { text: 'done' } : { toolCalls: [{ name: 'rm', args: { path: 'b' } }] }
   }, { info: { name: 'scripted' } })
+}
+
+async function park(store: PostgresStore, id: string, timeoutMs: number, skewMs: number): Promise<void> {
+  const { tool } = countingTool('rm', { needsApproval: true, timeoutMs })
+  const model = rmModel()
   // the agent's clock is hours off, and so its timer: the expiry never fires in this process
   const agent = createAgent({ store, sessionId: id, model, tools: [tool], clock: () => Date.now() + skewMs, timers: manualTimers().timers })
   agent.followup('delete b')
@@ -51,6 +58,39 @@ describe('clock skew: due times compared on the database clock (issue 21, lifecy
     for (const row of later.rows as Array<{ id: string; in_ms: string }>) {
       expect(Number(row.in_ms), row.id).toBeGreaterThan(HOURS - 600_000)
       expect(Number(row.in_ms), row.id).toBeLessThanOrEqual(HOURS)
+    }
+  }, 60_000)
+
+  it('R9: a worker whose clock is minutes behind the database decides a due expiry once, without a claim loop', async () => {
+    const store = postgresStore({ connectionString: await freshDb('skewloop') })
+    stores.push(store)
+    await store.migrate()
+    // parked by an app whose clock is right; the expiry (1 ms) is due by the database at once
+    await park(store, 'behind-worker', 1, 0)
+    const { tool, runs } = countingTool('rm', { needsApproval: true, timeoutMs: 1 })
+    const behind = 5 * 60_000
+    const w = runWorkers({
+      store, concurrency: 2, leaseMs: 2000, pollMs: 50, lingerMs: 0,
+      agent: () => ({ model: rmModel(), tools: [tool], clock: () => Date.now() - behind }),
+    })
+    try {
+      // before the fix the worker found nothing due by its own clock, handed back, and the session
+      // (still due by the database) was claimed again at once: stop watching after 30 claims
+      await until(async () => w.stats.claimed >= 30 || (await readAll(store, 'behind-worker')).some((e) => e.type === 'turn/end'),
+        'the expiry, or a claim loop')
+      const ev = await readAll(store, 'behind-worker')
+      expect(verifyOk(ev)).toEqual([])
+      const decided = ev.filter((e): e is EventOf<'tool/approval-decided'> => e.type === 'tool/approval-decided')
+      expect(decided.map((e) => e.data.by.kind)).toEqual(['expired'])
+      const result = ev.find((e) => e.type === 'tool/result') as EventOf<'tool/result'>
+      expect((result.data as { error?: { code: string } }).error?.code).toBe('APPROVAL_EXPIRED')
+      expect(runs).toEqual([])
+      // one claim decided it (a second one only if the first lost its lease on a stalled machine)
+      expect(w.stats.claimed).toBeLessThanOrEqual(2)
+      const row = await store.pool.query('SELECT due_at, lease_owner FROM turnlog_sessions WHERE id = $1', ['behind-worker'])
+      expect(row.rows[0]).toMatchObject({ due_at: null })
+    } finally {
+      await w.stop()
     }
   }, 60_000)
 })
