@@ -9,9 +9,14 @@
  *
  * - `watch` hands over the session's unlogged rows when the owner attaches (the rows recorded
  *   while nobody ran it, read by `open`'s own statement, so synchronously: the agent holds them
- *   until the restored step waits, then logs each once), and reads them again every `pollMs` while the agent is parked (`keepAlive(true)`: a parked agent
- *   waits for a decision from elsewhere; the timer keeps its process alive, like the JSONL watch).
- *   A running, unparked owner makes no queries here.
+ *   until the restored step waits, then logs each once). While the agent is parked
+ *   (`keepAlive(true)`: a parked agent waits for a decision from elsewhere) the session is
+ *   subscribed to the store's one LISTEN connection (listen.ts): `turnlog_decide`'s NOTIFY — the
+ *   one that wakes workers — makes it read the rows at once, and a slow fallback poll (one
+ *   statement for all the process's parked sessions) finds a notification that was lost. The
+ *   connection and the poll keep the process alive while parked, like the JSONL watch. A
+ *   running, unparked owner makes no queries here. (Round 15 polled every 500 ms per parked
+ *   session instead.)
  * - `claim` is synchronous (the agent's decision paths are): it cannot ask the server, so it
  *   answers from the rows the watch has read. A row read there is the winner (the agent logs it
  *   instead of its own decision); otherwise the claim wins here and the append is the arbiter.
@@ -19,17 +24,21 @@
 import { TurnlogError } from '../../events/errors.js'
 import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
 import { unloggedDecisions } from './decisions.js'
+import type { DecisionListener } from './listen.js'
 
 type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
 
-/** Default interval of the parked owner's poll of `turnlog_decisions`. */
-export const PG_DECISION_POLL_MS = 500
+/**
+ * Default fallback poll of the parked owners' decisions while the LISTEN connection is up (a lost
+ * notification is found within it; while the connection is down they are read every 500 ms).
+ */
+export const PG_DECISION_POLL_MS = 30_000
 
 export class PgDecisionChannel implements DecisionChannel {
   /** Rows read by the watch (recorded first: they win every later claim of their approval). */
   readonly #known = new Map<string, DecisionRecord>()
 
-  constructor(readonly query: Query, readonly sessionId: string, readonly pollMs: number = PG_DECISION_POLL_MS) {}
+  constructor(readonly query: Query, readonly sessionId: string, readonly listener: DecisionListener) {}
 
   /** The rows `open` read with the lease: `watch` delivers them at once, without a query. @internal */
   prime(rows: ReadonlyMap<string, DecisionRecord>): void {
@@ -47,9 +56,7 @@ export class PgDecisionChannel implements DecisionChannel {
 
   watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch {
     let stopped = false
-    let keep = false
-    let timer: NodeJS.Timeout | undefined
-    let reading: Promise<void> | null = null
+    let unsubscribe: (() => void) | null = null
     const delivered = new Set<string>()
     const report = (err: unknown): void => {
       try {
@@ -58,31 +65,13 @@ export class PgDecisionChannel implements DecisionChannel {
         // a listener's own failure must not stop the watch
       }
     }
-    const read = (): Promise<void> => {
-      reading ??= (async () => {
-        try {
-          const rows = await unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
-            `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })))
-          for (const [id, rec] of rows) {
-            this.#known.set(id, rec)
-            if (stopped || delivered.has(id)) continue
-            delivered.add(id)
-            listener(rec)
-          }
-        } catch (err) {
-          report(err) // the next poll (or the next owner) reads them again
-        } finally {
-          reading = null
-        }
-      })()
-      return reading
-    }
-    const arm = (): void => {
-      if (stopped || !keep || timer !== undefined) return
-      timer = setTimeout(() => {
-        timer = undefined
-        void read().then(arm)
-      }, this.pollMs)
+    const deliver = (rows: ReadonlyMap<string, DecisionRecord>): void => {
+      for (const [id, rec] of rows) {
+        this.#known.set(id, rec)
+        if (stopped || delivered.has(id)) continue
+        delivered.add(id)
+        listener(rec)
+      }
     }
     if (this.#primed) {
       // read with the lease: delivered synchronously, so a resumed agent holds them before it wakes
@@ -90,20 +79,23 @@ export class PgDecisionChannel implements DecisionChannel {
         delivered.add(id)
         listener(rec)
       }
-    } else void read()
+    } else {
+      void unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
+        `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })))
+        .then(deliver, report) // a failed read: the parked subscription reads them again
+    }
     return {
       stop: () => {
         stopped = true
-        if (timer !== undefined) clearTimeout(timer)
-        timer = undefined
+        unsubscribe?.()
+        unsubscribe = null
       },
       keepAlive: (on) => {
-        keep = on
-        if (!on && timer !== undefined) {
-          clearTimeout(timer)
-          timer = undefined
+        if (on && unsubscribe === null && !stopped) unsubscribe = this.listener.subscribe(this.sessionId, deliver, report)
+        else if (!on && unsubscribe !== null) {
+          unsubscribe()
+          unsubscribe = null
         }
-        arm()
       },
     }
   }

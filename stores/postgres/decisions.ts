@@ -30,6 +30,7 @@ import type { LogEvent } from '../../events/envelope.js'
 import type { EventOf } from '../../events/index.js'
 import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
 import { SQLSTATE } from './schema.js'
+import { TurnlogError } from '../../events/errors.js'
 import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
 import { z } from 'zod'
 import type { DecisionRecord } from '../types.js'
@@ -204,6 +205,18 @@ export function parseUnlogged(text: string | null, onError?: (err: unknown) => v
 }
 
 const RowRecord = z.object({ decision: ApprovalDecision, by: ApprovalBy, time: z.number() })
+
+/** One `turnlog_decisions` row's record (JSON text) as a `DecisionRecord`; throws a coded
+ * `INVALID_EVENT` naming the session and approval when it does not parse. */
+export function parseRecord(sessionId: string, approvalId: string, text: string): DecisionRecord {
+  try {
+    const rec = RowRecord.parse(JSON.parse(text))
+    return { approvalId, decision: rec.decision, by: rec.by, time: rec.time }
+  } catch (err) {
+    throw new TurnlogError('INVALID_EVENT', `a recorded decision of session ${sessionId} (approval ${approvalId}) is malformed: ${err instanceof Error ? err.message : String(err)}`,
+      { sessionId, info: { approvalId } })
+  }
+}
 
 /**
  * The session's decisions recorded in `turnlog_decisions` and not logged yet (`logged_seq` null),

@@ -30,6 +30,8 @@ import { decidePg } from './decide.js'
 import { pendingSendsPg, sendPg, type MessageLike, type SendOptions } from './sends.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
+import { DecisionListener } from './listen.js'
+import { PG_DECISION_POLL_MS } from './decision-channel.js'
 
 export type { MessageLike, SendOptions } from './sends.js'
 
@@ -54,8 +56,10 @@ export interface PostgresStoreOptions {
   retryAttempts?: number
   retryDelayMs?: number
   /**
-   * How often an app's parked agent (not a worker: workers are told by NOTIFY) reads the
-   * decisions other processes recorded for its session (decision-channel.ts). Default 500 ms.
+   * An app's parked agents (not workers: they have their own LISTEN) hear of decisions other
+   * processes record by LISTEN/NOTIFY on one connection per store (listen.ts); this is the
+   * fallback poll for a lost notification, one statement for all the process's parked sessions.
+   * While that connection is down they are read every min(this, 500) ms. Default 30 000 ms.
    */
   decisionPollMs?: number
   /** Test seam: the writer's heartbeat scheduler. */
@@ -93,6 +97,8 @@ export class PostgresStore implements LogStore {
   readonly leaseMs: number
   readonly owner: string
   /** @internal */ readonly decisionPollMs: number
+  /** @internal the LISTEN connection of this process's parked app-owned agents (listen.ts) */
+  readonly decisionListener: DecisionListener
   /** @internal */ readonly retryAttempts: number
   /** @internal */ readonly retryDelayMs: number
   /** @internal */ readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
@@ -113,7 +119,8 @@ export class PostgresStore implements LogStore {
     this.registry = opts.registry ?? defaultRegistry
     this.clock = opts.clock ?? Date.now
     this.leaseMs = positive(opts.leaseMs, 30_000, 'leaseMs')
-    this.decisionPollMs = positive(opts.decisionPollMs, 500, 'decisionPollMs')
+    this.decisionPollMs = positive(opts.decisionPollMs, PG_DECISION_POLL_MS, 'decisionPollMs')
+    this.decisionListener = new DecisionListener(this, this.decisionPollMs)
     this.owner = opts.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
     this.retryAttempts = positive(opts.retryAttempts, 6, 'retryAttempts')
     this.retryDelayMs = positive(opts.retryDelayMs, 100, 'retryDelayMs')
@@ -311,6 +318,7 @@ export class PostgresStore implements LogStore {
 
   /** Ends the pool when the store made it. */
   async close(): Promise<void> {
+    this.decisionListener.close()
     if (this.#ownsPool) await this.pool.end().catch(() => {})
   }
 

@@ -15,6 +15,7 @@ import type { AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogR
 import { PgDecisionChannel } from './decision-channel.js'
 import { ApprovalTracker, parseUnlogged, unloggedDecisions } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
+import type { DecisionListener } from './listen.js'
 import { DueTracker } from './wakeup-due.js'
 
 const PAGE = 2000
@@ -22,8 +23,8 @@ const PAGE = 2000
 /** What the handles need of their store (`PostgresStore` provides it). */
 export interface PgStoreHost {
   readonly pool: pg.Pool
-  /** The parked app owner's poll of `turnlog_decisions` (decision-channel.ts). */
-  readonly decisionPollMs?: number
+  /** The store's LISTEN connection for parked app owners' decisions (listen.ts). */
+  readonly decisionListener: DecisionListener
   readonly registry: EventRegistry
   /** The default lease length of a writer. */
   readonly leaseMs: number
@@ -127,7 +128,7 @@ export class PgWriter implements LogWriter {
     this.#durableLength = length
     this.#due = new DueTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
     this.#approvals = new ApprovalTracker(sessionId, (sql, params) => store.query(sql, params, sessionId, 'read failed'), (text, seq) => store.decodeEvent(sessionId, text, seq))
-    if (heartbeat) this.decisions = new PgDecisionChannel((sql, params) => store.pool.query(sql, params), sessionId, store.decisionPollMs)
+    if (heartbeat) this.decisions = new PgDecisionChannel((sql, params) => store.pool.query(sql, params), sessionId, store.decisionListener)
     this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
