@@ -38,6 +38,19 @@ export class PgDecisionChannel implements DecisionChannel {
   }
 
   #primed = false
+  /** The reads of the watches attached now (`poll` runs them). */
+  readonly #reads = new Set<() => Promise<void>>()
+
+  /**
+   * Reads the unlogged rows now, for every watch attached (a NOTIFY for this session reached the
+   * process that runs it: a PostgreSQL worker's child session, lifecycle §10, whose write handle is
+   * this channel's and which no worker claims on its own). Delivery is the watch's as for a poll.
+   * Never throws (a failed read is the watch's `onError`, and the next poll or NOTIFY reads again).
+   * @internal (workers)
+   */
+  poll(): void {
+    for (const read of this.#reads) void read()
+  }
 
   claim(rec: DecisionRecord): DecisionRecord | null {
     const k = this.#known.get(rec.approvalId)
@@ -91,9 +104,11 @@ export class PgDecisionChannel implements DecisionChannel {
         listener(rec)
       }
     } else void read()
+    this.#reads.add(read)
     return {
       stop: () => {
         stopped = true
+        this.#reads.delete(read)
         if (timer !== undefined) clearTimeout(timer)
         timer = undefined
       },
