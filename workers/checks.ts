@@ -20,19 +20,29 @@ export interface CheckedRun extends CancelRun {
 
 type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
 
-/** One statement: which of `runs` have unmoved input, unlogged decisions or open stop requests. */
-export async function checkSessions(query: Query, runs: ReadonlyMap<string, CheckedRun>, report: (err: unknown) => void): Promise<void> {
+/**
+ * One statement: which of `runs` have unmoved input, unlogged decisions or open stop requests, and
+ * which of `children` (child sessions served inside those runs, lifecycle §10) have unlogged
+ * decisions (`pokeChild` hands them over).
+ */
+export async function checkSessions(
+  query: Query, runs: ReadonlyMap<string, CheckedRun>, report: (err: unknown) => void,
+  children: readonly string[] = [], pokeChild: (id: string) => void = () => {},
+): Promise<void> {
   const ids = [...runs.keys()]
   if (ids.length === 0) return
   try {
     const r = await query(
       `SELECT session_id, false AS cancel FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL
-       UNION SELECT session_id, false FROM turnlog_decisions WHERE session_id = ANY($1) AND logged_seq IS NULL
-       UNION SELECT session_id, true FROM turnlog_cancels WHERE session_id = ANY($1) AND handled_at IS NULL`, [ids],
+       UNION SELECT session_id, false FROM turnlog_decisions WHERE session_id = ANY($1 || $2::text[]) AND logged_seq IS NULL
+       UNION SELECT session_id, true FROM turnlog_cancels WHERE session_id = ANY($1) AND handled_at IS NULL`, [ids, children],
     )
     for (const row of r.rows as Array<{ session_id: string; cancel: boolean }>) {
       const run = runs.get(row.session_id)
-      if (!run) continue
+      if (!run) {
+        if (children.includes(row.session_id)) pokeChild(row.session_id)
+        continue
+      }
       if (row.cancel) void handleCancels(run)
       else void run.pull()
     }

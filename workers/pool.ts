@@ -141,10 +141,22 @@ class WorkerPool implements Workers, RunHost {
     if (this.#listener === null || Date.now() - this.#checkedAt >= quietMs) this.#check()
   }
 
-  /** The fallback check of every session served here (checks.ts). */
+  /** The fallback check of every session served here, and of their children (checks.ts). */
   #check(): void {
     this.#checkedAt = Date.now()
-    void checkSessions((sql, params) => this.store.pool.query(sql, params), this.runs, (err) => this.report(err))
+    const children = [...this.runs.values()].flatMap((r) => r.childIds())
+    void checkSessions((sql, params) => this.store.pool.query(sql, params), this.runs, (err) => this.report(err),
+      children, (id) => this.#pokeChild(id))
+  }
+
+  /**
+   * A child session is served inside its parent's run (never claimed on its own): input for it
+   * (a decision recorded with `store.decide(childId, …)`) is handed to the run that opened it.
+   * False when no run here serves that child.
+   */
+  #pokeChild(childId: string): boolean {
+    for (const run of this.runs.values()) if (run.pokeChild(childId)) return true
+    return false
   }
 
   /**
@@ -299,6 +311,7 @@ class WorkerPool implements Workers, RunHost {
       if (msg.channel !== INPUT_CHANNEL) return
       const run = this.runs.get(msg.payload)
       if (run) void run.pull()
+      else if (this.#pokeChild(msg.payload)) return // a decision for a child served here (lifecycle §10)
       else {
         if (this.#claiming) this.#notedInput.add(msg.payload)
         this.claimSoon()

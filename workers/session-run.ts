@@ -58,6 +58,12 @@ export class SessionRun {
   #closing = false
   #wakeIdle: (() => void) | null = null
   failed = false
+  /**
+   * The write handles of the children this run's subagent calls opened (lifecycle §10): a child is
+   * never claimed on its own, so a decision recorded for it elsewhere reaches it through this run
+   * (pool.ts routes the NOTIFY and the fallback check here). Closed ones are pruned when read.
+   */
+  readonly #children = new Map<string, PgWriter>()
 
   /**
    * @param first what the claim saw (pool.ts): whether a stop request is open, whether a
@@ -85,7 +91,7 @@ export class SessionRun {
       }
       const agent = await resumeAgent({
         ...options, hooks: withListener(options.hooks, 'agent/error', onError),
-        store: leasedStore(pool.store, writer), sessionId: id, autoStart: false,
+        store: leasedStore(pool.store, writer, (child) => this.#children.set(child.sessionId, child)), sessionId: id, autoStart: false,
       })
       this.agent = agent
       agent.wake()
@@ -172,6 +178,38 @@ export class SessionRun {
         done()
       }
     })
+  }
+
+  /** The ids of the live children this run serves (their write handles are open here). */
+  childIds(): string[] {
+    const out: string[] = []
+    for (const [cid, w] of this.#children) {
+      if (w.live) out.push(cid)
+      else this.#children.delete(cid)
+    }
+    return out
+  }
+
+  /**
+   * Input for a child this run serves (a NOTIFY or the fallback check: a decision recorded with
+   * `store.decide(childId, …)`): its write handle's decision channel reads it now, as its own
+   * parked-owner poll would (stores/postgres/decision-channel.ts). False when no live child of this
+   * run has that id.
+   */
+  pokeChild(childId: string): boolean {
+    const w = this.#children.get(childId)
+    if (w === undefined) return false
+    if (!w.live) {
+      this.#children.delete(childId)
+      return false
+    }
+    const channel = w.decisions as { poll?: () => void } | undefined
+    try {
+      channel?.poll?.()
+    } catch (err) {
+      this.pool.report(err, childId) // never thrown by the store's channel; a report, not a crash
+    }
+    return true
   }
 
   /** Ends a linger early (stop, new input). */
@@ -288,17 +326,24 @@ function withListener(hooks: WorkerAgentOptions['hooks'], name: string, listener
   return all as WorkerAgentOptions['hooks']
 }
 
-/** The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer. */
-function leasedStore(store: PostgresStore, writer: LogWriter): LogStore {
+/**
+ * The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer;
+ * any other session's write handle is a child's (`onChild` is told of each one opened).
+ */
+function leasedStore(store: PostgresStore, writer: LogWriter, onChild: (w: PgWriter) => void): LogStore {
   let used = false
-  const open = (id: string, mode: OpenMode, o?: object) => {
-    if (mode === 'write' && id !== writer.sessionId) return openChild(store, id, o)
+  const open = async (id: string, mode: OpenMode, o?: object): Promise<unknown> => {
+    if (mode === 'write' && id !== writer.sessionId) {
+      const child = await openChild(store, id, o)
+      onChild(child)
+      return child
+    }
     if (mode === 'write') {
       if (used) {
-        return Promise.reject(new TurnlogError('SESSION_OWNED', 'the worker holds this session\'s only write handle', { sessionId: id }))
+        throw new TurnlogError('SESSION_OWNED', 'the worker holds this session\'s only write handle', { sessionId: id })
       }
       used = true
-      return Promise.resolve(writer)
+      return writer
     }
     return store.open(id, mode, o)
   }
@@ -318,11 +363,11 @@ function leasedStore(store: PostgresStore, writer: LogWriter): LogStore {
  * runs out (nobody renews it), so `SESSION_OWNED` is retried until it has, within `leaseMs` and a
  * second. A live owner past that stays `SESSION_OWNED` (the call's error).
  */
-async function openChild(store: PostgresStore, id: string, o?: object): Promise<LogWriter> {
+async function openChild(store: PostgresStore, id: string, o?: object): Promise<PgWriter> {
   const deadline = Date.now() + store.leaseMs + 1000
   for (;;) {
     try {
-      return await store.open(id, 'write', o)
+      return await store.open(id, 'write', o) as PgWriter
     } catch (err) {
       if (!TurnlogError.is(err, 'SESSION_OWNED') || Date.now() >= deadline) throw err
       await sleep(Math.min(200, Math.max(10, deadline - Date.now())))

@@ -48,6 +48,20 @@ export class PgDecisionChannel implements DecisionChannel {
 
   #primed = false
 
+  /** The reads of the watches attached now (`poll` runs them). */
+  readonly #reads = new Set<() => Promise<void>>()
+
+  /**
+   * Reads the unlogged rows now, for every watch attached (a NOTIFY for this session reached the
+   * process that runs it: a PostgreSQL worker's child session, lifecycle §10, whose write handle is
+   * this channel's and which no worker claims on its own). Delivery is the watch's as for a poll.
+   * Never throws (a failed read is the watch's `onError`, and the next poll or NOTIFY reads again).
+   * @internal (workers)
+   */
+  poll(): void {
+    for (const read of this.#reads) void read()
+  }
+
   claim(rec: DecisionRecord): DecisionRecord | null {
     const k = this.#known.get(rec.approvalId)
     if (k === undefined) return null
@@ -79,14 +93,16 @@ export class PgDecisionChannel implements DecisionChannel {
         delivered.add(id)
         listener(rec)
       }
-    } else {
-      void unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
-        `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })))
-        .then(deliver, report) // a failed read: the parked subscription reads them again
     }
+    const read = (): Promise<void> => unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
+      `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })))
+      .then(deliver, report) // a failed read: the parked subscription (or the next poll) reads them again
+    if (!this.#primed) void read()
+    this.#reads.add(read)
     return {
       stop: () => {
         stopped = true
+        this.#reads.delete(read)
         unsubscribe?.()
         unsubscribe = null
       },
