@@ -8,6 +8,8 @@ import { resolve } from 'node:path'
 import type { LogEvent, SessionEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
+import { readChildOutcomes } from '../replay/child-outcome.js'
+import type { ChildOutcome } from '../replay/closers.js'
 import { readLog, type ReadLogResult } from '../replay/read-log.js'
 import { writeLog } from '../replay/write-log.js'
 import { assertSessionId } from '../stores/ids.js'
@@ -101,12 +103,26 @@ async function withStore<T>(url: string, fn: (s: PostgresStore) => Promise<T>): 
 /** Reads a session from PostgreSQL (every event validated, seqs checked) as `readLog` would a file. */
 export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: string }> {
   const { url, sessionId } = parsePgLog(arg)
+  return withStore(url, (store) => readPgSession(store, url, sessionId))
+}
+
+/**
+ * `turnlog repair postgres://…#id`: the session, and the outcomes of the finished children of its
+ * running subagent calls, read from the same database (lifecycle §10, replay/child-outcome.ts).
+ */
+export async function loadPgLogForRepair(arg: string): Promise<{ log: ReadLogResult & { file: string }; children: Map<string, ChildOutcome> }> {
+  const { url, sessionId } = parsePgLog(arg)
   return withStore(url, async (store) => {
-    const r = await store.open(sessionId, 'read')
-    const events: SessionEvent[] = []
-    for await (const e of r.events()) events.push(e as SessionEvent) // typed as readLog's (extension events included)
-    return { header: r.header, events, file: `${redact(url)}#${sessionId}`, bytes: 0 }
+    const log = await readPgSession(store, url, sessionId)
+    return { log, children: await readChildOutcomes(store, { header: log.header, events: log.events as LogEvent[] }) }
   })
+}
+
+async function readPgSession(store: PostgresStore, url: string, sessionId: string): Promise<ReadLogResult & { file: string }> {
+  const r = await store.open(sessionId, 'read')
+  const events: SessionEvent[] = []
+  for await (const e of r.events()) events.push(e as SessionEvent) // typed as readLog's (extension events included)
+  return { header: r.header, events, file: `${redact(url)}#${sessionId}`, bytes: 0 }
 }
 
 /** `turnlog decide postgres://…#id`: recorded in the store (first decision wins); a worker logs it. */

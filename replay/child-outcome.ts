@@ -13,7 +13,8 @@ import type { LogStore } from '../stores/types.js'
 import { join } from 'node:path'
 import { exists } from './atomic-file.js'
 import { isValidSessionId } from '../stores/ids.js'
-import { closerStateOf, type ChildOutcome } from './closers.js'
+import type { LogHeader } from '../events/jsonl.js'
+import { closerStateOf, type ChildOutcome, type RunningChild } from './closers.js'
 import { readLog } from './read-log.js'
 
 /** The outcome of the child session whose log is `events`, or undefined while it has none. */
@@ -32,22 +33,54 @@ export function childOutcome(events: readonly LogEvent[], id: string, toolName: 
 }
 
 /**
- * The outcomes of the finished children of the log's running subagent calls, read from `store`
- * (a child whose log is missing or unreadable has none). Reads nothing when no such call runs.
+ * Where a parent's children's logs are (lifecycle §10: a child lives in its parent's store): a
+ * `LogStore`, or the directory of a JSONL parent (each child is `<dir>/<child-id>.jsonl`).
  */
-export async function finishedChildren(store: LogStore, events: readonly LogEvent[]): Promise<Map<string, ChildOutcome>> {
+export type ChildLogSource = LogStore | string
+
+/** A child's header and events from `from`, or undefined when it has no log there. */
+async function readChild(from: ChildLogSource, id: string): Promise<{ header: LogHeader; events: LogEvent[] } | undefined> {
+  if (typeof from === 'string') {
+    if (!isValidSessionId(id)) return undefined // a log names the file: never a path out of DIR
+    const file = join(from, `${id}.jsonl`)
+    if (!(await exists(file))) return undefined
+    const r = await readLog(file, { tolerateTornTail: true })
+    return { header: r.header, events: r.events as LogEvent[] }
+  }
+  if (!(await from.has(id))) return undefined
+  const r = await from.open(id, 'read')
+  const events: LogEvent[] = []
+  try {
+    for await (const e of r.events()) events.push(e)
+  } finally {
+    await r.close()
+  }
+  return { header: r.header, events }
+}
+
+/**
+ * The header is this call's child (L19): its id, and its `parent` naming the parent session, the
+ * seq of the call's `child/spawned` and the call. Anything else under that name (a file copied in,
+ * another family's session) is not this call's child: its answer is never taken.
+ */
+function isChildOf(header: LogHeader, parentId: string, c: RunningChild): boolean {
+  const p = header.parent
+  return header.id === c.child && p !== undefined && p.session === parentId && p.seq === c.seq && p.callId === c.callId
+}
+
+/**
+ * The outcomes of the finished children of `running` (the parent's running subagent calls,
+ * `CloserState.runningChildren`), by call id, read from `from`. A child whose log is missing,
+ * unreadable, not this call's child (`isChildOf`) or not ended has none: the closers then give the
+ * call `TOOL_OUTCOME_UNKNOWN`.
+ */
+export async function finishedChildren(from: ChildLogSource, parentId: string, running: readonly RunningChild[]): Promise<Map<string, ChildOutcome>> {
   const out = new Map<string, ChildOutcome>()
-  for (const c of closerStateOf(events).runningChildren()) {
+  for (const c of running) {
     try {
-      if (!(await store.has(c.child))) continue
-      const r = await store.open(c.child, 'read')
-      const evs: LogEvent[] = []
-      try {
-        for await (const e of r.events()) evs.push(e)
-      } finally {
-        await r.close()
-      }
-      const o = childOutcome(evs, c.child, c.name)
+      const log = await readChild(from, c.child)
+      if (log === undefined || !isChildOf(log.header, parentId, c)) continue
+      const o = childOutcome(log.events, c.child, c.name)
       if (o !== undefined) out.set(c.callId, o)
     } catch {
       // an unreadable child log: its outcome is unknown (the call's TOOL_OUTCOME_UNKNOWN)
@@ -57,21 +90,12 @@ export async function finishedChildren(store: LogStore, events: readonly LogEven
 }
 
 /**
- * As `finishedChildren`, for a JSONL log repaired as a file (`turnlog repair`): each child's log
- * is `<dir>/<child>.jsonl` beside it (a torn tail tolerated; missing or unreadable: no outcome).
+ * The outcomes `repairEvents` needs for a parent log held in memory (its `children` option):
+ * `repairEvents(log, { children: await readChildOutcomes(store, log) })` repairs as `repair`,
+ * `repairFile` and `repairSession` do. Reads nothing when no subagent call was running.
  */
-export async function finishedChildrenBeside(dir: string, running: ReadonlyArray<{ callId: string; child: string; name: string }>): Promise<Map<string, ChildOutcome>> {
-  const out = new Map<string, ChildOutcome>()
-  for (const c of running) {
-    try {
-      if (!isValidSessionId(c.child)) continue // a log names the file: never a path out of DIR
-      const file = join(dir, `${c.child}.jsonl`)
-      if (!(await exists(file))) continue
-      const o = childOutcome((await readLog(file, { tolerateTornTail: true })).events as LogEvent[], c.child, c.name)
-      if (o !== undefined) out.set(c.callId, o)
-    } catch {
-      // an unreadable child log: its outcome is unknown
-    }
-  }
-  return out
+export async function readChildOutcomes(from: ChildLogSource, log: { header: LogHeader; events: readonly LogEvent[] }): Promise<Map<string, ChildOutcome>> {
+  const running = closerStateOf(log.events).runningChildren()
+  if (running.length === 0) return new Map()
+  return finishedChildren(from, log.header.id, running)
 }

@@ -59,8 +59,8 @@ interface OpenStep {
   interruptedMessage: boolean
   /** callIds that got a `tool/call`. */
   called: Set<string>
-  /** callIds that logged `child/spawned` (subagent calls, lifecycle §10), with the child's id. */
-  spawned: Map<string, string>
+  /** callIds that logged `child/spawned` (subagent calls, lifecycle §10), with the child's id and that event's seq. */
+  spawned: Map<string, { child: string; seq: number }>
 }
 
 /** The fold the closers are computed from: lifecycle + surface + the open step's content. */
@@ -121,7 +121,7 @@ export class CloserState {
         break
       case 'child/spawned': {
         const d = (e as EventOf<'child/spawned'>).data
-        this.step?.spawned.set(d.callId, d.child)
+        this.step?.spawned.set(d.callId, { child: d.child, seq: e.seq })
         break
       }
       case 'tool/result':
@@ -148,13 +148,13 @@ export class CloserState {
     return w !== null && l.openTurn === w.turn && l.openStep === w.step
   }
 
-  /** The open step's started calls without a result that spawned a child (lifecycle §10). */
-  runningChildren(): Array<{ callId: string; child: string; name: string }> {
+  /** The open step's started calls without a result that spawned a child (lifecycle §10), with the seq of their `child/spawned`. */
+  runningChildren(): RunningChild[] {
     const st = this.step
     if (st === null) return []
     return this.lifecycle.pendingToolCalls.flatMap((c) => {
-      const child = st.spawned.get(c.callId)
-      return child === undefined ? [] : [{ callId: c.callId, child, name: c.name }]
+      const s = st.spawned.get(c.callId)
+      return s === undefined ? [] : [{ callId: c.callId, child: s.child, name: c.name, seq: s.seq }]
     })
   }
 
@@ -230,6 +230,14 @@ export interface CloserOptions {
    * (replay/child-outcome.ts reads them from the child's log).
    */
   children?: ReadonlyMap<string, ChildOutcome>
+}
+
+/** A running subagent call of the open step: its call, tool name, child id and the seq of its `child/spawned`. */
+export interface RunningChild {
+  callId: string
+  name: string
+  child: string
+  seq: number
 }
 
 /** A finished child's outcome, as its parent call's result (agent/subagent.ts: the live call's). */

@@ -9,7 +9,7 @@
 import type { LogEvent } from '../events/envelope.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
-import { finishedChildren } from './child-outcome.js'
+import { readChildOutcomes } from './child-outcome.js'
 import { repairEvents, type RepairOptions } from './repair.js'
 
 export interface RepairSessionResult {
@@ -44,7 +44,7 @@ export async function repairSession(
     // (read only when a request is open: a session without one costs no decisions read)
     const decisions = opts.decisions ?? (w.acceptedDecisions && hasOpenRequest(events) ? await w.acceptedDecisions() : undefined)
     // children that ended before their parent logged the call's result (lifecycle §10): their outcome
-    const children = opts.children ?? await finishedChildren(store, events)
+    const children = opts.children ?? await readChildOutcomes(store, { header: w.header, events })
     const r = repairEvents({ header: w.header, events }, { ...opts, children, ...(decisions !== undefined ? { decisions } : {}) })
     if (r.closers.length) await w.append(r.closers, { expectedSeq: w.length })
     const out: RepairSessionResult = { header: w.header, events: r.log.events, closers: r.closers, keptEventCount: r.keptEventCount, quarantined }

@@ -10,6 +10,8 @@
  *   prefix-closed). Nothing is written in either case.
  * - Whatever the kept records leave open gets the synthetic closers of `closers.ts`
  *   (reason `interrupted`), timed at the last event.
+ * - A subagent call that was running gets its child's outcome when the child's log (the store, or
+ *   the JSONL directory: `childLogs`) shows that this call's child ended (lifecycle §10).
  *
  * `repair` and `repairEvents` work in memory and write nothing; `writeRepaired` writes a result.
  * `repairFile` (what `turnlog repair LOG -o OUT` runs) does the same while the log streams: each
@@ -26,7 +28,7 @@ import { encodeEvent, encodeHeader, type LogHeader } from '../events/jsonl.js'
 import { findLossy } from '../events/lossless.js'
 import { defaultRegistry, type EventRegistry } from '../events/registry.js'
 import { AtomicFile, exists, fileExists } from './atomic-file.js'
-import { finishedChildrenBeside } from './child-outcome.js'
+import { finishedChildren, type ChildLogSource } from './child-outcome.js'
 import { CloserState, closersAt, type AcceptedDecision, type ChildOutcome, type CloserOptions } from './closers.js'
 import { readLog, scanLog } from './read-log.js'
 import { Verifier } from './verify.js'
@@ -61,8 +63,19 @@ export interface RepairResult {
   keptEventCount: number
 }
 
-/** Repairs a JSONL log given as a path or bytes. Never writes. */
-export async function repair(source: string | Uint8Array, opts: RepairOptions = {}): Promise<RepairResult> {
+/** Options of the repairs that read (`repair`, `repairFile`): where the children's logs are. */
+export interface RepairReadOptions extends RepairOptions {
+  /**
+   * Where the logs of the parent's children are (lifecycle §10: a running subagent call whose child
+   * ended gets the child's outcome, replay/child-outcome.ts): a `LogStore` (the parent's), or a
+   * JSONL directory. Default: the directory of a log given as a path; none for bytes (the call is
+   * then `TOOL_OUTCOME_UNKNOWN`). `false`: read no child. Ignored when `children` is given.
+   */
+  childLogs?: ChildLogSource | false
+}
+
+/** Repairs a JSONL log given as a path or bytes. Never writes (it may read the children's logs, `childLogs`). */
+export async function repair(source: string | Uint8Array, opts: RepairReadOptions = {}): Promise<RepairResult> {
   const read = await readLog(source, {
     tolerateTornTail: true,
     ...(opts.registry ? { registry: opts.registry } : {}),
@@ -77,7 +90,18 @@ export async function repair(source: string | Uint8Array, opts: RepairOptions = 
     if (torn.record) events.push(torn.record as SessionEvent) // complete but for its `\n`: kept, nothing to quarantine
     else quarantined = { offset: torn.offset, bytes: torn.bytes }
   }
-  return repairEvents({ header, events }, { ...opts, quarantined, file: read.file ?? opts.file })
+  const from = childSource(opts, typeof source === 'string' ? dirname(read.file ?? source) : undefined)
+  const r = new Repairer(header, { ...opts, file: read.file ?? opts.file })
+  for (let i = 0; i < events.length; i++) r.push(events[i]!)
+  await r.readChildren(from)
+  const closers = r.finish()
+  return { log: { header, events: (events as LogEvent[]).concat(closers) }, quarantined, closers, keptEventCount: events.length }
+}
+
+/** Where `opts` says the children are (`RepairReadOptions.childLogs`), else `beside`; none when outcomes are given. */
+function childSource(opts: RepairReadOptions, beside: string | undefined): ChildLogSource | undefined {
+  if (opts.children !== undefined || opts.childLogs === false) return undefined
+  return opts.childLogs ?? beside
 }
 
 /**
@@ -116,13 +140,16 @@ export class Repairer {
     this.#lastTime = e.time
   }
 
-  /** The open step's running subagent calls and their children (closers.ts `runningChildren`). */
-  runningChildren(): Array<{ callId: string; child: string; name: string }> {
-    return this.#closer.runningChildren()
-  }
-
-  /** Sets the finished children's outcomes the closers use (before `finish`). */
-  useChildren(children: ReadonlyMap<string, ChildOutcome>): void {
+  /**
+   * Reads the finished children of the open step's running subagent calls from `from` (before
+   * `finish`): their outcomes become those calls' results (replay/child-outcome.ts). Reads nothing
+   * without a source, when outcomes were given, or when no such call runs.
+   */
+  async readChildren(from: ChildLogSource | undefined): Promise<void> {
+    if (from === undefined || this.opts.children !== undefined) return
+    const running = this.#closer.runningChildren()
+    if (running.length === 0) return
+    const children: ReadonlyMap<string, ChildOutcome> = await finishedChildren(from, this.header.id, running)
     if (children.size > 0) this.opts = { ...this.opts, children }
   }
 
@@ -145,7 +172,9 @@ export class Repairer {
 
 /**
  * Closes an in-memory log (already read: complete records only). Refuses a log that breaks an
- * L invariant with `INVARIANT` (`repairable: false`).
+ * L invariant with `INVARIANT` (`repairable: false`). Synchronous, so it reads no child's log: a
+ * running subagent call gets its finished child's outcome only through `children`
+ * (`readChildOutcomes(store, log)`, replay/child-outcome.ts), else `TOOL_OUTCOME_UNKNOWN`.
  */
 export function repairEvents(
   log: { header: LogHeader; events: readonly LogEvent[] },
@@ -214,7 +243,7 @@ async function removeQuietly(file: string): Promise<void> {
   await rm(file, { force: true }).catch(() => {})
 }
 
-export interface RepairFileOptions extends RepairOptions {
+export interface RepairFileOptions extends RepairReadOptions {
   /** Replace OUT (and OUT.quarantine) if they exist. Default false: `FILE_EXISTS`. */
   overwrite?: boolean
   /** Called after each chunk read (bytes read, total). */
@@ -282,9 +311,7 @@ export async function repairFile(source: string, out: string, opts: RepairFileOp
     }
     const kept = repairer.eventCount
     // children that ended before the parent logged their call's result: their logs beside (lifecycle §10)
-    if (opts.children === undefined && repairer.runningChildren().length > 0) {
-      repairer.useChildren(await finishedChildrenBeside(dirname(source), repairer.runningChildren()))
-    }
+    await repairer.readChildren(childSource(opts, dirname(source)))
     const closers = repairer.finish()
     for (const c of closers) {
       // closers are built here, not read: hold them to the schema like writeLog would

@@ -32,6 +32,7 @@ import { RESUME_CHILD, type ChildResumer } from '../tools/types.js'
 import { openLogInStore } from './log-into-store.js'
 import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
+import { readChildOutcomes } from './child-outcome.js'
 import { repairSession } from './repair-session.js'
 import { applyResumePlan, planResume } from './resume-plan.js'
 
@@ -101,15 +102,17 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   }
   let repaired: RepairResult
   // continued into a store, the children live there: a running subagent call re-attaches its child
+  // (and a finished child's outcome is read from there; a path's own directory otherwise)
   const into = agentOptions.store ? { reattach: reattaching(agentOptions) } : {}
   if (typeof log === 'string' || log instanceof Uint8Array) {
-    repaired = await repair(log, { ...checker(agentOptions), ...into })
+    repaired = await repair(log, { ...checker(agentOptions), ...into, ...(agentOptions.store ? { childLogs: agentOptions.store } : {}) })
   } else {
     const events: readonly LogEvent[] = Array.isArray(log) ? (log as readonly LogEvent[]) : (log as { events: readonly LogEvent[] }).events
     const header: LogHeader = (!Array.isArray(log) && (log as { header?: LogHeader }).header) || {
       type: 'session', format: 1, id: agentOptions.sessionId ?? 'resumed', createdAt: events[0]?.time ?? 0,
     }
-    repaired = repairEvents({ header, events }, { ...checker(agentOptions), ...into })
+    const children = agentOptions.store ? await readChildOutcomes(agentOptions.store, { header, events }) : undefined
+    repaired = repairEvents({ header, events }, { ...checker(agentOptions), ...into, ...(children !== undefined ? { children } : {}) })
   }
   onRepaired?.(repaired)
   const sessionId = agentOptions.sessionId ?? repaired.log.header.id

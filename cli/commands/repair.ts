@@ -3,7 +3,9 @@
  * LOG) and writes the torn bytes to OUT.quarantine. Prints what was kept, quarantined and closed.
  * Exit 0; 2 when LOG is corrupt before its tail (not repairable), OUT exists (without --force), or
  * OUT or OUT.quarantine would be LOG or LOG's quarantine (cli/outputs.ts). The log streams
- * (`repairFile`): memory follows the checker's folded state, not the log.
+ * (`repairFile`): memory follows the checker's folded state, not the log. A subagent call that was
+ * running gets its child's outcome when the child's log (beside LOG, or in the same database) shows
+ * that this call's child ended; else `TOOL_OUTCOME_UNKNOWN` (lifecycle §10).
  */
 import { resolve } from 'node:path'
 import { TurnlogError } from '../../events/errors.js'
@@ -13,7 +15,7 @@ import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { progressBar, resolveLogPath } from '../load.js'
 import { assertNotInputs } from '../outputs.js'
-import { displayLog, isPgUrl, loadPgLog } from '../pg.js'
+import { displayLog, isPgUrl, loadPgLogForRepair } from '../pg.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -29,8 +31,10 @@ export async function repairCommand(logArg: string, opts: RepairCommandOptions, 
   if (!pgLog) assertNotInputs([path], [out, `${out}.quarantine`])
   let result
   if (pgLog) {
-    // a postgres session has no torn bytes: its repair is the closers of whatever it left open
-    const repaired = repairEvents(await loadPgLog(logArg))
+    // a postgres session has no torn bytes: its repair is the closers of whatever it left open,
+    // a running subagent call's with its finished child's outcome (the same database)
+    const { log, children } = await loadPgLogForRepair(logArg)
+    const repaired = repairEvents(log, { children })
     try {
       const written = await writeRepaired(out, repaired, { overwrite: opts.force === true })
       result = { ...repaired, ...written, keptEventCount: repaired.keptEventCount, closers: repaired.closers, quarantined: repaired.quarantined }
