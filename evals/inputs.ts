@@ -67,19 +67,21 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     const c = cancelAt.get(i)
     if (c) {
       const cancel: PlannedInput = { kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) }
-      // Right after a step that stops the turn, next-turn sends just before the cancel's effects
-      // are steers the turn-stopping listeners made after the cancel (a waking send is re-targeted
-      // to next-turn while the turn aborts): the cancel came first, while those listeners ran.
-      // A cancel right after such a step with nothing between came while those listeners ran, or
-      // before they started: the log cannot tell. Hooks first: the listeners under test are called
-      // (a hook that counts its calls stays in step), and the cancel comes from our outermost one.
+      // Next-turn sends right before a cancel that wrote nothing came after the cancel only when the
+      // next turn opened at once from the wake they latched (a waking send is re-targeted to
+      // next-turn and latched while the turn aborts: a steer the turn-stopping listeners made after
+      // the cancel, or a user's followup). Otherwise they came before it: a waking send to a turn
+      // not yet aborted latches nothing, and the aborted turn parks them (lifecycle §3.8; seed
+      // 569338541: followups, then a cancel, right after a stopping step — not reordered).
+      // A cancel right after a step that stops the turn came while the turn-stopping listeners
+      // ran, or before they started: the log cannot tell. Hooks first: the listeners under test
+      // are called (a hook that counts its calls stays in step), and the cancel comes from our
+      // outermost one (or after the sends queued before it, from the innermost one).
       const stop = events[atSeq]
       const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
       // (A cancel that cleared the inbox wrote its clear at once: sends before that clear came first.)
-      // Likewise next-turn sends right before a cancel that wrote nothing, when the next turn opened
-      // at once from the wake they latched: they came after the cancel.
       let k = out.length
-      while (c.splices.length === 0 && (stopping || c.reopened) && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at &&
+      while (c.splices.length === 0 && c.reopened && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at &&
         (out[k - 1] as { target: string }).target === 'next-turn') k--
       // (only with next-step empty: a pending item would have been claimed, and logged, before the
       // pre-step listeners ran; no claim in the log means the cancel came before it)
