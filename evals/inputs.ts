@@ -193,12 +193,15 @@ export function isDecisionInput(e: LogEvent): boolean {
 /**
  * A next-step send between a step's end and the next `step/start` with no claim after it: the
  * step's proposal had already claimed (nothing: an empty claim logs no splice) when it came, or
- * it would have been claimed into that step.
+ * it would have been claimed into that step. Likewise when the turn ends there `blocked` or
+ * `error {HOOK_ERROR}` instead: only the proposal's `agent/pre-step` ends a turn so between steps
+ * (a reject, a throw), after its claim (seed 938791077: a steer while the pre-step listeners
+ * waited, then a reject — the steer stays pending for the next turn).
  */
 function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
   for (let j = i + 1; j < events.length; j++) {
     const e = events[j]!
-    if (e.type === 'step/start') break
+    if (e.type === 'step/start' || endedByPreStep(e)) break
     if (e.type === 'agent/inbox/spliced') {
       if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
       continue
@@ -214,6 +217,17 @@ function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
     return e.type === 'step/end'
   }
   return false
+}
+
+/**
+ * A turn's end that only a proposal's `agent/pre-step` writes between steps: a reject (`blocked`)
+ * or a throwing listener (`error {HOOK_ERROR}`). (A step limit or a spent budget ends the turn
+ * before the claim; a cancel's end is planned with the cancel.)
+ */
+function endedByPreStep(e: LogEvent): boolean {
+  if (e.type !== 'turn/end') return false
+  const r = (e as EventOf<'turn/end'>).data.reason
+  return r.kind === 'blocked' || (r.kind === 'error' && r.failure.code === 'HOOK_ERROR')
 }
 
 /**
