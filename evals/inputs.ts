@@ -199,9 +199,14 @@ export function isDecisionInput(e: LogEvent): boolean {
  * waited, then a reject — the steer stays pending for the next turn).
  */
 function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
+  let ended = false
   for (let j = i + 1; j < events.length; j++) {
     const e = events[j]!
-    if (e.type === 'step/start' || endedByPreStep(e)) break
+    if (e.type === 'step/start') break
+    if (endedByPreStep(e)) {
+      ended = true
+      break
+    }
     if (e.type === 'agent/inbox/spliced') {
       if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
       continue
@@ -214,20 +219,22 @@ function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
       if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
       continue
     }
-    return e.type === 'step/end'
+    // (a turn ended by the pre-step with nothing claimed: only after `tools` does a proposal follow
+    // a step with next-step empty; after `stop` the turn-stopping listeners run instead)
+    return e.type === 'step/end' && (!ended || (e as EventOf<'step/end'>).data.outcome.kind === 'tools')
   }
   return false
 }
 
 /**
  * A turn's end that only a proposal's `agent/pre-step` writes between steps: a reject (`blocked`)
- * or a throwing listener (`error {HOOK_ERROR}`). (A step limit or a spent budget ends the turn
- * before the claim; a cancel's end is planned with the cancel.)
+ * or a throwing pre-step listener (`error {HOOK_ERROR}` naming it). (A step limit or a spent
+ * budget ends the turn before the claim; a cancel's end is planned with the cancel.)
  */
 function endedByPreStep(e: LogEvent): boolean {
   if (e.type !== 'turn/end') return false
   const r = (e as EventOf<'turn/end'>).data.reason
-  return r.kind === 'blocked' || (r.kind === 'error' && r.failure.code === 'HOOK_ERROR')
+  return r.kind === 'blocked' || (r.kind === 'error' && r.failure.code === 'HOOK_ERROR' && r.failure.message.startsWith('agent/pre-step:'))
 }
 
 /**
