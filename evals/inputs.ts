@@ -67,19 +67,21 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     const c = cancelAt.get(i)
     if (c) {
       const cancel: PlannedInput = { kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) }
-      // Right after a step that stops the turn, next-turn sends just before the cancel's effects
-      // are steers the turn-stopping listeners made after the cancel (a waking send is re-targeted
-      // to next-turn while the turn aborts): the cancel came first, while those listeners ran.
-      // A cancel right after such a step with nothing between came while those listeners ran, or
-      // before they started: the log cannot tell. Hooks first: the listeners under test are called
-      // (a hook that counts its calls stays in step), and the cancel comes from our outermost one.
+      // Next-turn sends right before a cancel that wrote nothing came after the cancel only when the
+      // next turn opened at once from the wake they latched (a waking send is re-targeted to
+      // next-turn and latched while the turn aborts: a steer the turn-stopping listeners made after
+      // the cancel, or a user's followup). Otherwise they came before it: a waking send to a turn
+      // not yet aborted latches nothing, and the aborted turn parks them (lifecycle §3.8; seed
+      // 569338541: followups, then a cancel, right after a stopping step — not reordered).
+      // A cancel right after a step that stops the turn came while the turn-stopping listeners
+      // ran, or before they started: the log cannot tell. Hooks first: the listeners under test
+      // are called (a hook that counts its calls stays in step), and the cancel comes from our
+      // outermost one (or after the sends queued before it, from the innermost one).
       const stop = events[atSeq]
       const stopping = stop?.type === 'step/end' && ['stop', 'max-tokens'].includes((stop as EventOf<'step/end'>).data.outcome.kind)
       // (A cancel that cleared the inbox wrote its clear at once: sends before that clear came first.)
-      // Likewise next-turn sends right before a cancel that wrote nothing, when the next turn opened
-      // at once from the wake they latched: they came after the cancel.
       let k = out.length
-      while (c.splices.length === 0 && (stopping || c.reopened) && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at &&
+      while (c.splices.length === 0 && c.reopened && k > 0 && out[k - 1]!.kind === 'send' && out[k - 1]!.at === at &&
         (out[k - 1] as { target: string }).target === 'next-turn') k--
       // (only with next-step empty: a pending item would have been claimed, and logged, before the
       // pre-step listeners ran; no claim in the log means the cancel came before it)
@@ -191,12 +193,20 @@ export function isDecisionInput(e: LogEvent): boolean {
 /**
  * A next-step send between a step's end and the next `step/start` with no claim after it: the
  * step's proposal had already claimed (nothing: an empty claim logs no splice) when it came, or
- * it would have been claimed into that step.
+ * it would have been claimed into that step. Likewise when the turn ends there `blocked` or
+ * `error {HOOK_ERROR}` instead: only the proposal's `agent/pre-step` ends a turn so between steps
+ * (a reject, a throw), after its claim (seed 938791077: a steer while the pre-step listeners
+ * waited, then a reject — the steer stays pending for the next turn).
  */
 function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
+  let ended = false
   for (let j = i + 1; j < events.length; j++) {
     const e = events[j]!
     if (e.type === 'step/start') break
+    if (endedByPreStep(e)) {
+      ended = true
+      break
+    }
     if (e.type === 'agent/inbox/spliced') {
       if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
       continue
@@ -209,9 +219,22 @@ function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
       if (isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return false
       continue
     }
-    return e.type === 'step/end'
+    // (a turn ended by the pre-step with nothing claimed: only after `tools` does a proposal follow
+    // a step with next-step empty; after `stop` the turn-stopping listeners run instead)
+    return e.type === 'step/end' && (!ended || (e as EventOf<'step/end'>).data.outcome.kind === 'tools')
   }
   return false
+}
+
+/**
+ * A turn's end that only a proposal's `agent/pre-step` writes between steps: a reject (`blocked`)
+ * or a throwing pre-step listener (`error {HOOK_ERROR}` naming it). (A step limit or a spent
+ * budget ends the turn before the claim; a cancel's end is planned with the cancel.)
+ */
+function endedByPreStep(e: LogEvent): boolean {
+  if (e.type !== 'turn/end') return false
+  const r = (e as EventOf<'turn/end'>).data.reason
+  return r.kind === 'blocked' || (r.kind === 'error' && r.failure.code === 'HOOK_ERROR' && r.failure.message.startsWith('agent/pre-step:'))
 }
 
 /**

@@ -19,6 +19,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 980300003, path: '6:0:0:0:0:0:0:0:1:0:1:2:2:2:5:6:7:7:7:7:7:7',
     what: 'an inject and a followup while parked: the request stays open for the person',
   },
+  {
+    seed: 938791077, path: '11:0:0:0:3:2:2:2:2:2:3:2:5:4:4:10:8:8:8',
+    what: 'a steer after a `tools` step while the pre-step listeners wait, then a reject (`blocked`): the steer is issued after the claim and stays pending',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {

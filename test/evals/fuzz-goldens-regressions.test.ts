@@ -20,6 +20,14 @@ const cases: { seed: number; path: string; what: string; providerStreams?: boole
     seed: 558058480, path: '95:0:1:1:1:2:2:2:2:2:2:2:2:3:3:3:3', providerStreams: true,
     what: 'parallel bodies settling out of start order in several steps: each later `tool/call` where the golden has it among the results',
   },
+  {
+    seed: 569338541, path: '11:2:1:1:1:1:1:1:1:1:1:1:5:3:3:3:3:17:15', providerStreams: true,
+    what: 'followups, then a cancel, right after a stopping step (the next turn did not open from a latch): the followups are re-issued before the cancel and stay parked',
+  },
+  {
+    seed: 965177431, path: '35', providerStreams: true,
+    what: 'steers after a stopping step whose turn-stopping listener throws (`error {HOOK_ERROR}`, not a pre-step\'s): issued from the turn-stopping listeners, not held for a pre-step that never runs',
+  },
 ]
 
 describe('P4 for goldens: the fuzz counterexamples, replayed', () => {
