@@ -19,6 +19,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 980300003, path: '6:0:0:0:0:0:0:0:1:0:1:2:2:2:5:6:7:7:7:7:7:7',
     what: 'an inject and a followup while parked: the request stays open for the person',
   },
+  {
+    seed: 515943978, path: '25:0:0:0:0:0:0:0:0:0:0:0:0:1:4:7:6:8:13:13:13:13',
+    what: 'a steer supersedes the parked request, a cancel clears the inbox before the denied pair: the next (asked) call is ABORTED_BEFORE_DISPATCH',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
