@@ -146,16 +146,19 @@ function stayedParked(agent: TurnlogAgent, move: ParkedMove): Error {
     `${agent.approvals().length} open); the log ends:\n${tail}`)
 }
 
+/** Hang limits; GOLDEN_LIMIT_MS raises them for long explorations on a loaded machine (as golden-property.ts). */
+const LIMIT_MS = Number(process.env.GOLDEN_LIMIT_MS ?? 0)
+
 /** The approvals property (P4 for goldens with approvals); `stats` counts the goldens that parked and that logged a decision. */
 export function approvalsReproduce(stats = { parked: 0, decided: 0 }) {
   return fc.asyncProperty(arbApprovalScenario(), fc.scheduler(), arbCommandList(8), arbParkedMoves(), async (sc, s, cmds, moves) => {
-    const events = await withTimeout(recordApprovalRun(sc, s, cmds, moves), 5000, 'the recorded run')
+    const events = await withTimeout(recordApprovalRun(sc, s, cmds, moves), Math.max(5000, LIMIT_MS), 'the recorded run')
     if (events.some((e) => e.type === 'step/parked')) stats.parked++
     if (events.some((e) => e.type === 'tool/approval-decided')) stats.decided++
     const r = await withTimeout(rerun(events, {
       model: recordedModel(events), tools: approvalTools(), hooks: () => approvalHooks(sc),
       maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS, timers: instantTimers, timeoutMs: 3000,
-    }), 8000, 'rerun')
+    }), Math.max(8000, LIMIT_MS), 'rerun')
     if (r.divergence) throw new Error(explain(r))
     expect(r.timedOut).toBe(false)
     // (the scenario's throwing hooks are reported in `errors` too: only the re-run's own complaints count)
