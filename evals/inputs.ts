@@ -301,6 +301,13 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         break
       }
     }
+    // A call a decision denied gets its refused pair when the start loop reaches it; the loop
+    // starts the next call in the same synchronous run (tools/scheduler.ts), so nothing can cancel
+    // between that pair and the next call's `tool/call`. A refused pair right before a cancel's
+    // not-dispatched pair was therefore written after the cancel, by the cancel's close-out: the
+    // cancel came before it (seed 515943978: a steer superseded the parked request and a cancel
+    // followed at once; issued after the denied pair, it came after the next call had started).
+    if (isNotDispatchedPair(events[first]!, events[first + 1])) while (isRefusedPair(events, first - 2, start)) first -= 2
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
     let splices: number[] = []
@@ -333,6 +340,33 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
     out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start' })
   }
   return out
+}
+
+/** `e` and `after` are a call's `tool/call` and its `ABORTED_BEFORE_DISPATCH` result after a cancel. */
+function isNotDispatchedPair(e: LogEvent, after: LogEvent | undefined): boolean {
+  return e.type === 'tool/call' && isCancelEffect(e, after)
+}
+
+/**
+ * `events[j]`, `events[j + 1]` (after the turn's start at `start`) are the refused pair of a call a
+ * decision denied (lifecycle §9): its `tool/call` and at once its `DENIED` / `APPROVAL_EXPIRED`
+ * result, the call's request decided `deny` earlier in the turn.
+ */
+function isRefusedPair(events: readonly LogEvent[], j: number, start: number): boolean {
+  if (j <= start) return false
+  const c = events[j]
+  const r = events[j + 1]
+  if (c?.type !== 'tool/call' || r?.type !== 'tool/result') return false
+  const callId = (c as EventOf<'tool/call'>).data.callId
+  const code = (r as EventOf<'tool/result'>).data.error?.code
+  if ((r as EventOf<'tool/result'>).data.callId !== callId || (code !== 'DENIED' && code !== 'APPROVAL_EXPIRED')) return false
+  for (let x = j - 1; x > start; x--) {
+    const e = events[x]!
+    if (e.type !== 'tool/approval-decided') continue
+    const d = (e as EventOf<'tool/approval-decided'>).data
+    if (d.callId === callId) return d.decision.kind === 'deny'
+  }
+  return false
 }
 
 /** The length of each pending list just before `i` (folded from the splices). */

@@ -85,13 +85,34 @@ export async function recordApprovalRun(sc: Scenario, s: fc.Scheduler, cmds: rea
   return agent.events
 }
 
-/** Until idle: each park gets the next move; once they are used up, the first open request is approved. */
+/** A livelock bound, far above any scenario's parks (each later park appends its own `step/parked`). */
+const MAX_PARKS = 10_000
+
+/** The seq of the last `step/parked`, or -1. */
+const lastParked = (agent: TurnlogAgent): number => agent.events.findLast((e) => e.type === 'step/parked')?.seq ?? -1
+
+/**
+ * Until idle: each park gets the next move; once they are used up, the first open request is
+ * approved. Judged per park, as the fuzzer's oracle (testing/fuzz/approvals.ts): the agent must not
+ * stand at the `step/parked` our last move answered once that move and the rest of its tick are
+ * over. (A bound of 100 parks, before round 16, called a long golden stuck: seed 1287895711, 25
+ * turns of a cycling script, every park decided.)
+ */
 async function settleParked(agent: TurnlogAgent, s: fc.Scheduler, moves: readonly ParkedMove[]): Promise<void> {
   let i = 0
-  for (let guard = 0; guard < 100; guard++) {
-    const st = await s.waitFor(agent.whenSettled())
+  let answered: number | null = null
+  for (let parks = 0; parks < MAX_PARKS; parks++) {
+    let st = await s.waitFor(agent.whenSettled())
     if (st === 'idle') return
     if (agent.status !== 'parked') continue
+    if (answered !== null && lastParked(agent) === answered) {
+      await new Promise((r) => setImmediate(r))
+      st = await s.waitFor(agent.whenSettled())
+      if (st === 'idle') return
+      if (agent.status === 'parked' && lastParked(agent) === answered) throw stayedParked(agent, moves[i - 1] ?? 'approve')
+      if (agent.status !== 'parked') continue
+    }
+    answered = lastParked(agent)
     const open = agent.approvals()
     if (open.length === 0) throw new Error('parked with no open approval')
     const first = open[0]!
@@ -115,19 +136,29 @@ async function settleParked(agent: TurnlogAgent, s: fc.Scheduler, moves: readonl
     // a steer or a cancel changes the status only once the loop runs
     await new Promise((r) => setImmediate(r))
   }
-  throw new Error('the agent stayed parked after every open approval was decided')
+  throw new Error(`the agent parked more than ${MAX_PARKS} times (a livelock)`)
 }
+
+function stayedParked(agent: TurnlogAgent, move: ParkedMove): Error {
+  const ev = agent.events
+  const tail = ev.slice(-12).map((e) => `${e.seq} ${e.type} ${JSON.stringify(e.data).slice(0, 160)}`).join('\n')
+  return new Error(`the agent stayed parked at the step/parked at seq ${lastParked(agent)} after the move on it (${move}; ` +
+    `${agent.approvals().length} open); the log ends:\n${tail}`)
+}
+
+/** Hang limits; GOLDEN_LIMIT_MS raises them for long explorations on a loaded machine (as golden-property.ts). */
+const LIMIT_MS = Number(process.env.GOLDEN_LIMIT_MS ?? 0)
 
 /** The approvals property (P4 for goldens with approvals); `stats` counts the goldens that parked and that logged a decision. */
 export function approvalsReproduce(stats = { parked: 0, decided: 0 }) {
   return fc.asyncProperty(arbApprovalScenario(), fc.scheduler(), arbCommandList(8), arbParkedMoves(), async (sc, s, cmds, moves) => {
-    const events = await withTimeout(recordApprovalRun(sc, s, cmds, moves), 5000, 'the recorded run')
+    const events = await withTimeout(recordApprovalRun(sc, s, cmds, moves), Math.max(5000, LIMIT_MS), 'the recorded run')
     if (events.some((e) => e.type === 'step/parked')) stats.parked++
     if (events.some((e) => e.type === 'tool/approval-decided')) stats.decided++
     const r = await withTimeout(rerun(events, {
       model: recordedModel(events), tools: approvalTools(), hooks: () => approvalHooks(sc),
       maxParallelToolCalls: sc.maxParallel, maxStepsPerTurn: MAX_STEPS, timers: instantTimers, timeoutMs: 3000,
-    }), 8000, 'rerun')
+    }), Math.max(8000, LIMIT_MS), 'rerun')
     if (r.divergence) throw new Error(explain(r))
     expect(r.timedOut).toBe(false)
     // (the scenario's throwing hooks are reported in `errors` too: only the re-run's own complaints count)

@@ -101,6 +101,35 @@ describe('golden sessions with approvals (lifecycle §9)', () => {
     expect(r.verify.ok).toBe(true)
   })
 
+  it('P4 (goldens): a steer supersedes the parked request and a cancel follows at once: the cancel (with its inbox clear) is re-issued before the denied pair, the next call is ABORTED_BEFORE_DISPATCH', async () => {
+    const two = (): AnyTool[] => [...tools(), defineTool({
+      name: 'list', description: 'List files', parameters: z.object({}), execute: () => 'a.txt',
+    })] as AnyTool[]
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'delete', args: { path: 'a.txt' } }, { id: 'c2', name: 'list', args: {} }] },
+      { text: 'Stopped.' },
+    ], async (a) => {
+      a.followup('Delete a.txt, then list')
+      expect(await a.whenSettled()).toBe('parked')
+      a.steer('wait')
+      a.cancel({ kind: 'user' })
+      await a.whenIdle()
+      a.followup('Go on')
+      await a.whenIdle()
+    }, { tools: two() })
+    // the golden: superseded, the cancel's clear, c1's denied pair, c2's not-dispatched pair
+    const tail = g.events.slice(g.events.findIndex((e) => e.type === 'step/parked') + 1)
+    expect(tail.slice(0, 7).map((e) => e.type === 'tool/result' ? `result ${(e as EventOf<'tool/result'>).data.error?.code}` : e.type)).toEqual([
+      'agent/inbox/spliced', 'tool/approval-decided', 'agent/inbox/spliced', 'tool/call', 'result DENIED', 'tool/call', 'result ABORTED_BEFORE_DISPATCH',
+    ])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: two() })
+    // the clear is the cancel's (not a user's removal), issued right after the supersede
+    expect(r.inputs.filter((i) => i.kind === 'edit')).toEqual([])
+    expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued', at: 'turn 1 · step 1 · after tool/approval-decided #1' })
+    expect(r.divergence).toBeNull()
+    expect(r.verify.ok).toBe(true)
+  })
+
   it('a decision for a call the re-run does not ask about is dropped, not forced', async () => {
     const g = await approvalGolden()
     const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(false), toolResults: 'live' })

@@ -23,6 +23,14 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 938791077, path: '11:0:0:0:3:2:2:2:2:2:3:2:5:4:4:10:8:8:8',
     what: 'a steer after a `tools` step while the pre-step listeners wait, then a reject (`blocked`): the steer is issued after the claim and stays pending',
   },
+  {
+    seed: 515943978, path: '25:0:0:0:0:0:0:0:0:0:0:0:0:1:4:7:6:8:13:13:13:13',
+    what: 'a steer supersedes the parked request, a cancel clears the inbox before the denied pair: the next (asked) call is ABORTED_BEFORE_DISPATCH',
+  },
+  {
+    seed: 1287895711, path: '85:3:2:6:5:5:8:8:11:10:10:10:10:10:10:10:10:10:10:10:10:12:11:11:14:1:10:10:10',
+    what: 'a long golden (25 turns of a cycling script, 100 parks, each decided) is recorded to its end and re-runs equal',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
