@@ -4,6 +4,10 @@
  * agent whose clock is hours off still makes its session claimable exactly when its expiry is due
  * by the server: the claim condition (`DUE`, compared with the server's clock) selects exactly the
  * due sessions. The skew left is bounded by the time between the batch's events and its commit.
+ * A worker whose own clock is minutes behind decides what it was claimed for (an expiry, a
+ * wakeup) once: its agent's clock is floored at the log's time base as the database measured it
+ * (workers/session-run.ts `logClock`), so it does not hand the session back still due and claim it
+ * again in a loop (the claims are counted).
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { createAgent } from '../../agent/index.js'
@@ -89,6 +93,33 @@ describe('clock skew: due times compared on the database clock (issue 21, lifecy
       expect(w.stats.claimed).toBeLessThanOrEqual(2)
       const row = await store.pool.query('SELECT due_at, lease_owner FROM turnlog_sessions WHERE id = $1', ['behind-worker'])
       expect(row.rows[0]).toMatchObject({ due_at: null })
+    } finally {
+      await w.stop()
+    }
+  }, 60_000)
+
+  it('W2: a worker whose clock is minutes behind fires a wakeup due by the database once, without a claim loop', async () => {
+    const store = postgresStore({ connectionString: await freshDb('skewwake') })
+    stores.push(store)
+    await store.migrate()
+    // scheduled by an app whose clock is right, without a timer (this process never fires it)
+    const a = createAgent({ model: scriptedModel(() => ({ text: 'ok' })), store, sessionId: 'wake-behind', wakeups: { timer: false } })
+    const due = a.schedule({ at: Date.now() - 1, message: 'Check the build again.', id: 'due' })
+    a.schedule({ in: 3_600_000, message: 'much later', id: 'later' })
+    await a.flush()
+    await a.dispose()
+    const behind = 5 * 60_000
+    const w = runWorkers({
+      store, concurrency: 2, leaseMs: 2000, pollMs: 50, lingerMs: 0,
+      agent: () => ({ model: scriptedModel(() => ({ text: 'ok' })), clock: () => Date.now() - behind }),
+    })
+    const fired = async () => (await readAll(store, 'wake-behind')).filter((e): e is EventOf<'schedule/fired'> => e.type === 'schedule/fired')
+    try {
+      await until(async () => w.stats.claimed >= 30 || (await readAll(store, 'wake-behind')).some((e) => e.type === 'turn/end'),
+        'the firing, or a claim loop')
+      expect((await fired()).map((e) => e.data.scheduleId)).toEqual([due])
+      expect(verifyOk(await readAll(store, 'wake-behind'))).toEqual([])
+      expect(w.stats.claimed).toBeLessThanOrEqual(2)
     } finally {
       await w.stop()
     }
