@@ -25,6 +25,7 @@
  */
 import fc from 'fast-check'
 import { arbApprovalCall } from './approval-tool.js'
+import { arbFuzzApprovalCall } from './approval-plan.js'
 import { checkApprovals, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
 import { arbUserCall } from './args.js'
 import { arbChildCall, CHILD_TOOL } from './children.js'
@@ -33,7 +34,7 @@ import { countRun, newCensus } from './census.js'
 import { arbCommands } from './commands.js'
 import { FuzzFailure, FuzzViolation } from './failure.js'
 import { checkBudget } from './budget-check.js'
-import { failed, finalChecks } from './oracle.js'
+import { driverViolation, failed, finalChecks } from './oracle.js'
 import { buildRun, type Run } from './run.js'
 import { arbScenario, FUZZ_TOOL_NAMES, type UserCalls } from './scenario.js'
 import { signature, watchdog } from './stuck.js'
@@ -59,7 +60,7 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   // are what an approvals fuzz is about, and a rare park made the census depend on the seed; the
   // subagent tool likewise
   const userCalls: UserCalls = {
-    ...(approvalTool ? { fuzz_approval: arbApprovalCall() } : {}), ...(children ? { [CHILD_TOOL]: arbChildCall() } : {}),
+    ...(approvalTool ? { fuzz_approval: arbFuzzApprovalCall(arbApprovalCall()) } : {}), ...(children ? { [CHILD_TOOL]: arbChildCall() } : {}),
     ...Object.fromEntries(sample.map((t) => [t.name, arbUserCall(t)])),
   }
   const toolNames = [...FUZZ_TOOL_NAMES, ...(approvalTool ? ['fuzz_approval'] : []), ...(children ? [CHILD_TOOL] : []), ...sample.map((t) => t.name)]
@@ -92,7 +93,8 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
       failing = true
       if (err instanceof FuzzViolation) {
         if (err.invariant === 'STUCK') for (const p of err.pending) hangs.add(signature(p))
-        throw err
+        // a driver defect earlier in the run is the cause of what failed after it (R7, R2, …)
+        throw driverViolation(run) ?? err
       }
       throw new FuzzViolation('ERROR', `threw: ${err instanceof Error ? err.stack ?? err.message : String(err)}`, [...run.agent.events])
     } finally {

@@ -32,19 +32,28 @@ export function checkInboxFollowsLog(run: Run): void {
   }
 }
 
+/**
+ * The first driver defect the run reported (an append the log refused names its L invariant), or
+ * null. It is the cause of whatever the run did wrong after it (a halted agent runs no final
+ * followup, a burst opens no turn), so the fuzzer reports it in their place (fuzz-agent.ts).
+ */
+export function driverViolation(run: Run): FuzzViolation | null {
+  const defects = run.errors.filter((e) => e.where === 'driver')
+  if (defects.length === 0) return null
+  const err = defects[0]!.error as { invariant?: unknown; stack?: unknown } | undefined
+  // an append the checker refused breaks a named L invariant: report that one
+  const inv = typeof err?.invariant === 'string' ? err.invariant : 'DRIVER'
+  return failed(`${inv === 'DRIVER' ? 'driver defect' : 'the agent\'s append was refused (driver report)'}: ${String(err?.stack ?? err)}`, run, inv)
+}
+
 /** The checks made once the scenario has run to idle. */
 export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions = {}): void {
   const events = run.agent.events
   const v = verify(events, { maxStepsPerTurn: maxSteps, maxRetries: 5 })
   if (!v.ok) throw failed(`log invariants: ${v.violations.slice(0, 3).map((x) => `${x.invariant}@${x.seq} ${x.message}`).join('; ')}`, run, v.violations[0]!.invariant)
   // No driver defect and no refused append.
-  const defects = run.errors.filter((e) => e.where === 'driver')
-  if (defects.length) {
-    const err = defects[0]!.error as { invariant?: unknown; stack?: unknown } | undefined
-    // an append the checker refused breaks a named L invariant: report that one
-    const inv = typeof err?.invariant === 'string' ? err.invariant : 'DRIVER'
-    throw failed(`${inv === 'DRIVER' ? 'driver defect' : 'the agent\'s append was refused (driver report)'}: ${String(err?.stack ?? err)}`, run, inv)
-  }
+  const defect = driverViolation(run)
+  if (defect !== null) throw defect
   // R1: status alternates, running first (idle and parked each follow running: lifecycle §9); every
   // turn/start while running; idle after the last turn/end.
   run.statuses.forEach((st, i) => {

@@ -10,7 +10,8 @@ import type { AgentOptions, AgentPlugin, HookMap, RequestErrorDecision, Timers }
 import type { CancelCause } from '../../events/index.js'
 import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../models/index.js'
 import type { AnyTool, ToolContext } from '../../tools/types.js'
-import { approvalTool, asks, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approval-tool.js'
+import { fuzzExecuteHooks } from './approval-plan.js'
+import { approvalTool, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approval-tool.js'
 import { memoryStore } from '../../stores/memory.js'
 import type { LogStore } from '../../stores/types.js'
 import { budgetOptions, FUZZ_USAGE, type FuzzBudget } from './budget.js'
@@ -18,7 +19,7 @@ import { bump } from './census.js'
 import { childTool } from './children.js'
 import { scenarioHooks, type HostileEnv, type Response, type Scenario, type SummaryPlan } from './scenario.js'
 import { PendingCalls, Progress } from './stuck.js'
-import { fuzzTools, newBodies, type Bodies } from './tools.js'
+import { countBody, fuzzTools, newBodies, type Bodies } from './tools.js'
 import type { FuzzAgentOptions, OverflowDecision } from './types.js'
 import { hooksOf, toolsOf, trackHooks, trackOwn, trackTool, type Hooks } from './wrap.js'
 
@@ -118,21 +119,10 @@ export function scheduledTimers(s: fc.Scheduler, progress: Progress): Timers {
 /**
  * R4/R5 bookkeeping of a parent's `fuzz_child` body (an exclusive tool, as `defineSubagent` makes
  * it): it starts alone, and it stops counting when it settles or its signal aborts (the agent frees
- * the slot of a call it abandons), as the fuzzer's own bodies do.
+ * the slot of a call it abandons), as the fuzzer's own bodies do (tools.ts `countBody`).
  */
 function countExclusiveBody(bodies: Bodies, ctx: ToolContext, done: Promise<unknown>, at: number): void {
-  bodies.started.push({ turn: ctx.turn, at })
-  if (bodies.exclusiveRunning > 0 || bodies.inFlight > 0) bodies.exclusiveOverlap = true
-  bodies.inFlight++
-  bodies.exclusiveRunning++
-  bodies.maxInFlight = Math.max(bodies.maxInFlight, bodies.inFlight)
-  let counted = true
-  const uncount = () => {
-    if (!counted) return
-    counted = false
-    bodies.inFlight--
-    bodies.exclusiveRunning--
-  }
+  const uncount = countBody(bodies, ctx.turn, at, true)
   ctx.signal.addEventListener('abort', uncount, { once: true })
   void done.finally(uncount).catch(() => {})
 }
@@ -283,17 +273,11 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   agent.subscribe(() => run.progress.tick())
   agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
   agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error }))
-  agent.on('tools/pre-execute', trackOwn('tools/pre-execute', async (p, next) => {
-    run.preOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
-    await schedule()
-    // lifecycle §9: the fuzzer's own `ask` (approvals.ts)
-    if (opts.approvals === true && asks(p.call)) return { kind: 'ask' as const, question: 'fuzz asks' }
-    return next()
-  }, run.pending))
-  agent.on('tools/post-execute', async (p, next) => {
-    run.postOrder.push({ turn: p.turn, step: p.step, callId: p.call.id })
-    return next()
-  })
+  // the fuzzer's own pre-execute (its `ask`) and post-execute, with the scenario's approval plan (approval-plan.ts)
+  const execute = fuzzExecuteHooks(run, sc.approvalPlan, opts.approvals === true, schedule)
+  agent.on('tools/pre-execute', trackOwn('tools/pre-execute', execute.pre, run.pending))
+  // tracked only with a plan (it may wait): without one it is the earlier untracked listener, so fixed seeds keep their runs
+  agent.on('tools/post-execute', sc.approvalPlan ? trackOwn('tools/post-execute', execute.post, run.pending) : execute.post)
   const plans = scenarioHooks(sc, schedule, (id) => run.accepted.push(id), hostile)
   agent.on('agent/pre-step', trackOwn('agent/pre-step', plans['agent/pre-step'], run.pending))
   agent.on('agent/turn-stopping', trackOwn('agent/turn-stopping', plans['agent/turn-stopping'], run.pending))

@@ -14,6 +14,7 @@ import { arbProviderStream } from '../arbitraries/provider-stream.js'
 import type { GeneratedCall } from './args.js'
 import { arbBudget, type FuzzBudget } from './budget.js'
 import { arbChildPlan, type ChildPlan } from './children.js'
+import { arbApprovalPlan, type ApprovalPlan } from './approval-plan.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
@@ -45,6 +46,8 @@ export interface Scenario {
   budget?: FuzzBudget
   /** Only with `children: true`: what each spawned child does, in spawn order (children.ts). */
   children?: ChildPlan[]
+  /** Only with `approvals: true`: when the fuzzer answers its asks, what lands at them, slow post-execute (approval-plan.ts). */
+  approvalPlan?: ApprovalPlan
 }
 
 /** The fuzzer's own tool names (and one the registry does not know). */
@@ -125,7 +128,9 @@ export function arbScenario(
   // a budget only when asked for: without it the record is the one fixed seeds were written against
   const budgeted = opts.budgets === true ? { ...mixed, budget: arbBudget() } : mixed
   // children likewise only when asked for
-  const mix = opts.children === true ? { ...budgeted, children: fc.array(arbChildPlan(), { minLength: 1, maxLength: 4 }) } : budgeted
+  const withChildren = opts.children === true ? { ...budgeted, children: fc.array(arbChildPlan(), { minLength: 1, maxLength: 4 }) } : budgeted
+  // the approval plan likewise (round 16): without approvals the fuzzer's execute hooks are the earlier ones
+  const mix = opts.approvals === true ? { ...withChildren, approvalPlan: arbApprovalPlan() } : withChildren
   if (!opts.plugins) return fc.record(mix)
   // one run in four has a summariser that always fails one way: in the plain mix a run's failing
   // kinds are diluted by its other plans (on one seed, 150 runs ended a summary SERVER once)

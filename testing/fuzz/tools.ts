@@ -22,6 +22,28 @@ const N_ARGS = z.object({ n: z.number() })
 export const newBodies = (): Bodies => ({ inFlight: 0, maxInFlight: 0, exclusiveOverlap: false, exclusiveRunning: 0, started: [] })
 
 /**
+ * Counts a body that starts now (R4: in flight, a barrier overlapping another body; R5: its turn
+ * and log position) and returns what stops counting it, once however often it is called (when it
+ * settles, or when its signal aborts: the agent frees the slot of a call it abandons). The fuzzer's
+ * own bodies and a parent's `fuzz_child` body (run.ts) count through it.
+ */
+export function countBody(bodies: Bodies, turn: number, at: number, exclusive: boolean): () => void {
+  bodies.started.push({ turn, at })
+  // R4: a barrier body never overlaps any other body.
+  if (bodies.exclusiveRunning > 0 || (exclusive && bodies.inFlight > 0)) bodies.exclusiveOverlap = true
+  bodies.inFlight++
+  if (exclusive) bodies.exclusiveRunning++
+  bodies.maxInFlight = Math.max(bodies.maxInFlight, bodies.inFlight)
+  let counted = true
+  return () => {
+    if (!counted) return
+    counted = false
+    bodies.inFlight--
+    if (exclusive) bodies.exclusiveRunning--
+  }
+}
+
+/**
  * The fuzzer's tools. Each call takes the next plan: from `toolPlans` in the hostile mix, else
  * `toolFails` (fail or ok). `fuzz_throw` always throws. A `hang` or `late` body stops counting as
  * in flight when the turn's signal aborts: no body may start in that turn afterwards (R5), and the
@@ -36,19 +58,7 @@ export function fuzzTools(
   hostile?: HostileEnv,
 ): AnyTool[] {
   const body = (p: ToolPlan, exclusive: boolean) => async (args: { n: number }, ctx: { signal: AbortSignal; turn: number }) => {
-    bodies.started.push({ turn: ctx.turn, at: eventsLen() })
-    // R4: a barrier body never overlaps any other body.
-    if (bodies.exclusiveRunning > 0 || (exclusive && bodies.inFlight > 0)) bodies.exclusiveOverlap = true
-    bodies.inFlight++
-    if (exclusive) bodies.exclusiveRunning++
-    bodies.maxInFlight = Math.max(bodies.maxInFlight, bodies.inFlight)
-    let counted = true
-    const uncount = () => {
-      if (!counted) return
-      counted = false
-      bodies.inFlight--
-      if (exclusive) bodies.exclusiveRunning--
-    }
+    const uncount = countBody(bodies, ctx.turn, eventsLen(), exclusive)
     try {
       if ((p === 'hang' || p === 'late') && hostile) {
         ctx.signal.addEventListener('abort', uncount, { once: true })
