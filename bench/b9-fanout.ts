@@ -2,7 +2,8 @@
  * B9 (quality.md): one session followed live by 1,000 SSE clients of turnlog/http in one process,
  * against one client in the same run. The server (sessionHandler + toNodeListener on node:http, an
  * agent of this process on a memory store) runs here; the clients run in a child process
- * (b9-clients.ts) so the memory measured is the server's. A turn of 200 text chunks, one every
+ * (b9-clients.ts: raw sockets, lean enough not to measure themselves) so the memory measured is
+ * the server's. A turn of 200 text chunks, one every
  * 10 ms, is followed by every client; delay = receipt time minus the event's commit `time` (ms,
  * the same machine clock). Memory per client = (heap + external after the clients connected −
  * before) / clients, both after a full GC.
@@ -22,7 +23,8 @@ import { collectGarbage, envInt, round, type BenchResult } from './common.js'
 const CHILD = fileURLToPath(new URL('./b9-clients.js', import.meta.url))
 const CHUNKS = 200
 
-interface Run { p50: number; p99: number; max: number; bytesPerClient: number; samples: number; clientsElu: number; serverElu: number }
+interface Run { p50: number; p99: number; max: number; bytesPerClient: number; samples: number; clientsElu: number; clientsCpuMs: number; serverElu: number; serverCpuMs: number }
+type ClientsSummary = { samples: number; p50: number; p99: number; max: number; clientsElu: number; clientsCpuMs: number }
 
 async function run(clients: number): Promise<Run> {
   const store = memoryStore()
@@ -56,19 +58,22 @@ async function run(clients: number): Promise<Run> {
     await readyP
     collectGarbage()
     const after = process.memoryUsage()
-    const resultP = new Promise<{ samples: number; p50: number; p99: number; max: number; clientsElu: number }>((resolve, reject) => {
+    const resultP = new Promise<ClientsSummary>((resolve, reject) => {
       child.on('close', (code) => {
         const line = out.split('\n').find((l) => l.startsWith('{'))
         if (code !== 0 || !line) reject(new Error(`b9 clients exited ${code}`))
-        else resolve(JSON.parse(line) as { samples: number; p50: number; p99: number; max: number; clientsElu: number })
+        else resolve(JSON.parse(line) as ClientsSummary)
       })
     })
     const elu0 = performance.eventLoopUtilization()
+    const cpu0 = process.cpuUsage()
     void post('m2', 'go') // turn 2: followed by every client
     const r = await resultP
     const serverElu = Math.round(performance.eventLoopUtilization(elu0).utilization * 100) / 100
+    const cpu = process.cpuUsage(cpu0)
+    const serverCpuMs = Math.round((cpu.user + cpu.system) / 1000)
     const bytes = (after.heapUsed + after.external) - (before.heapUsed + before.external)
-    return { ...r, bytesPerClient: bytes / clients, serverElu }
+    return { ...r, bytesPerClient: bytes / clients, serverElu, serverCpuMs }
   } finally {
     server.closeAllConnections()
     await new Promise<void>((r) => server.close(() => r()))
@@ -95,6 +100,9 @@ export async function benchFanout(log: (line: string) => void = () => {}): Promi
       oneClient: { p50Ms: one.p50, p99Ms: one.p99, maxMs: one.max, kb: round(one.bytesPerClient / 1024, 2) },
       p99RatioVsOneClient: one.p99 > 0 ? round(many.p99 / one.p99, 2) : null,
       serverEventLoopUtilization: many.serverElu, clientsEventLoopUtilization: many.clientsElu,
+      // CPU time of the followed turn (ms), less sensitive to the neighbours than the delays: the
+      // clients' process (the load generator) shares the server's two cores
+      serverCpuMs: many.serverCpuMs, clientsCpuMs: many.clientsCpuMs,
       loadAverage1m: round(load[0]!, 1),
       machine: 'shared 2-core machine (several agents)',
     },
