@@ -13,6 +13,7 @@
  * This file holds the store (create, open, list); the lock protocol is in `lock.ts`, reading the
  * file in `scan.ts`, the handles in `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
+import { decideThroughChildren } from '../decide-children.js'
 import { decideInStore, type StoreDecided, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
 import { JsonlDecisionChannel } from './decisions.js'
 import { randomBytes } from 'node:crypto'
@@ -93,10 +94,16 @@ export class JsonlStore implements LogStore {
    * the session or not (lifecycle §9): checked against the log, claimed in `<id>.decisions/` (the
    * first claim wins, durable when this resolves), then logged under the write lock, or by the
    * running owner, which watches the claims (stores/decide.ts, stores/jsonl/decisions.ts).
+
+   * An approval id of a request of a running child (the parent's `approvals()` lists them) is
+   * decided in that child, as `agent.decide` of the parent does (lifecycle §10,
+   * stores/decide-children.ts); the result's `sessionId` names the child.
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
     assertSessionId(id)
-    return decideInStore(this, id, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, id), ...opts })
+    // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
+    return decideThroughChildren(this, id, approvalId, (sid) =>
+      decideInStore(this, sid, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid), ...opts }))
   }
 
   /** The log file of a session (the id is checked first). */

@@ -27,6 +27,7 @@ import { MIGRATE_LOCK, MIGRATION } from './schema.js'
 import { DUE_MIGRATION } from './wakeup-due.js'
 import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
+import { decideThroughChildren } from '../decide-children.js'
 import { pendingSendsPg, sendPg, type MessageLike, type SendOptions } from './sends.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
@@ -206,9 +207,14 @@ export class PostgresStore implements LogStore {
    * `turnlog_decisions` (the first decision wins), durable when this resolves; the worker that
    * owns the session (NOTIFY) or claims it (`pending`) logs it once. `seq` is where it was logged
    * if that happened within `waitMs` (default 0: do not wait), else null.
+
+   * An approval id of a request of a running child (the parent's `approvals()` lists them) is
+   * decided in that child, as `agent.decide` of the parent does (lifecycle §10,
+   * stores/decide-children.ts); the result's `sessionId` names the child.
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
-    return decidePg(this, id, approvalId, decision, opts)
+    // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
+    return decideThroughChildren(this, id, approvalId, (sid) => decidePg(this, sid, approvalId, decision, opts))
   }
 
   /**

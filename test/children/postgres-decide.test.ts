@@ -64,10 +64,13 @@ async function leaseOwner(store: PostgresStore, id: string): Promise<string | nu
 describe('a decision for a child parked under a PostgreSQL worker (lifecycle §9, §10)', () => {
   // `decisionPollMs` is the child's own parked-owner poll (its write handle is the store's, not the
   // worker's): at 1 h only the worker's NOTIFY can bring the decision within the test's time
+  // `through`: the session id given to store.decide — the child's own, or the parent's (the parent
+  // lists its running child's requests, lifecycle §10: the store routes the id to the child)
   it.each([
-    ['the child\'s own poll', 500],
-    ['the worker: its NOTIFY or its fallback check, the child\'s poll off', 3_600_000],
-  ])('L19: store.decide(childId) from another store handle reaches the child (%s): its body runs once, the parent\'s call gets one result, every log verifies', async (_how, decisionPollMs) => {
+    ['the child\'s own poll', 500, CHILD],
+    ['the worker: its NOTIFY or its fallback check, the child\'s poll off', 3_600_000, CHILD],
+    ['decided through the parent\'s id, the child\'s poll off', 3_600_000, 'p'],
+  ])('L19: store.decide from another store handle reaches the child (%s): its body runs once, the parent\'s call gets one result, every log verifies', async (_how, decisionPollMs, through) => {
     const url = await freshDb('subdec')
     const store = postgresStore({ connectionString: url, leaseMs: 2000, decisionPollMs })
     const other = postgresStore({ connectionString: url, leaseMs: 2000 })
@@ -86,7 +89,8 @@ describe('a decision for a child parked under a PostgreSQL worker (lifecycle §9
       await store.send('p', 'clean up')
       await until(async () => (await readAll(store, CHILD).catch(() => [])).some((e) => e.type === 'step/parked'), 'the child parks', 20_000)
       const requested = (await readAll(other, CHILD)).find((e) => e.type === 'tool/approval-requested') as EventOf<'tool/approval-requested'>
-      await other.decide(CHILD, requested.data.approvalId, { kind: 'approve' }, { by: { kind: 'user', id: 'ann' } })
+      const d = await other.decide(through, requested.data.approvalId, { kind: 'approve' }, { by: { kind: 'user', id: 'ann' } })
+      expect([d.sessionId, d.callId, d.decision]).toEqual([CHILD, 'k1', { kind: 'approve' }])
       await until(async () => (await readAll(store, 'p')).some((e) => e.type === 'turn/end') && (await leaseOwner(store, 'p')) === null,
         'the parent ends', 20_000, async () => JSON.stringify((await readAll(store, CHILD)).map((e) => e.type)))
       expect(ran).toEqual(['x'])
