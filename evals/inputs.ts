@@ -9,6 +9,7 @@
 import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
 import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
+import { askedAfterCancel, beforeRefusedPairs } from './cancel-moves.js'
 import { PositionCounter } from './positions.js'
 
 export type PlannedInput =
@@ -34,6 +35,11 @@ export type PlannedInput =
     duringStopping?: boolean
     /** Came right after a step that owes another (or after a claim): issued from our outermost `agent/pre-step` listener. */
     duringPreStep?: boolean
+    /**
+     * Came while the `tools/pre-execute` listeners of this call (`turn.step.callId`) decided an
+     * `ask`: issued from our outermost pre-execute listener once they answered, before the request.
+     */
+    duringPreExecute?: string
   }
   | { kind: 'wake'; seq: number; at: string }
   /**
@@ -66,7 +72,10 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     const e = events[i]!
     const c = cancelAt.get(i)
     if (c) {
-      const cancel: PlannedInput = { kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i) }
+      const cancel: PlannedInput = {
+        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i),
+        ...(c.preExecute !== undefined ? { duringPreExecute: c.preExecute } : {}),
+      }
       // Next-turn sends right before a cancel that wrote nothing came after the cancel only when the
       // next turn opened at once from the wake they latched (a waking send is re-targeted to
       // next-turn and latched while the turn aborts: a steer the turn-stopping listeners made after
@@ -269,13 +278,20 @@ function pendingAt(events: readonly LogEvent[], cut: number): { nextTurn: UserMe
   return l
 }
 
+/** A turn's cancel as planned: the cause, the canceled splices it wrote, whether the next turn opened from its latch. */
+interface PlannedCancel {
+  turn: number; cause: CancelCause; splices: number[]; reopened: boolean
+  /** The asked call (`turn.step.callId`) whose pre-execute listeners were deciding when it came. */
+  preExecute?: string
+}
+
 /**
  * For each turn after `cut` that ended `aborted`: the seq before which its cancel is issued (the
  * first event only a cancel makes, moved back over the canceled splices a cancel without
  * `keepInbox` writes at once), its cause, and those splices.
  */
-function planCancels(events: readonly LogEvent[], cut: number): Map<number, { turn: number; cause: CancelCause; splices: number[]; reopened: boolean }> {
-  const out = new Map<number, { turn: number; cause: CancelCause; splices: number[]; reopened: boolean }>()
+function planCancels(events: readonly LogEvent[], cut: number): Map<number, PlannedCancel> {
+  const out = new Map<number, PlannedCancel>()
   // the length of each splice's target list just before it
   const lenBefore = new Map<number, number>()
   const len = { 'next-turn': 0, 'next-step': 0 }
@@ -301,13 +317,11 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         break
       }
     }
-    // A call a decision denied gets its refused pair when the start loop reaches it; the loop
-    // starts the next call in the same synchronous run (tools/scheduler.ts), so nothing can cancel
-    // between that pair and the next call's `tool/call`. A refused pair right before a cancel's
-    // not-dispatched pair was therefore written after the cancel, by the cancel's close-out: the
-    // cancel came before it (seed 515943978: a steer superseded the parked request and a cancel
-    // followed at once; issued after the denied pair, it came after the next call had started).
-    if (isNotDispatchedPair(events[first]!, events[first + 1])) while (isRefusedPair(events, first - 2, start)) first -= 2
+    // the cancel came before the refused pairs its close-out wrote, or before an asked call's
+    // request (cancel-moves.ts)
+    first = beforeRefusedPairs(events, first, start)
+    const preExecute = askedAfterCancel(events, first)
+    if (preExecute !== undefined) first--
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
     let splices: number[] = []
@@ -337,36 +351,9 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, { tu
         k = first - 1
       }
     } else k = first - 1
-    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start' })
+    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start', ...(preExecute !== undefined ? { preExecute } : {}) })
   }
   return out
-}
-
-/** `e` and `after` are a call's `tool/call` and its `ABORTED_BEFORE_DISPATCH` result after a cancel. */
-function isNotDispatchedPair(e: LogEvent, after: LogEvent | undefined): boolean {
-  return e.type === 'tool/call' && isCancelEffect(e, after)
-}
-
-/**
- * `events[j]`, `events[j + 1]` (after the turn's start at `start`) are the refused pair of a call a
- * decision denied (lifecycle §9): its `tool/call` and at once its `DENIED` / `APPROVAL_EXPIRED`
- * result, the call's request decided `deny` earlier in the turn.
- */
-function isRefusedPair(events: readonly LogEvent[], j: number, start: number): boolean {
-  if (j <= start) return false
-  const c = events[j]
-  const r = events[j + 1]
-  if (c?.type !== 'tool/call' || r?.type !== 'tool/result') return false
-  const callId = (c as EventOf<'tool/call'>).data.callId
-  const code = (r as EventOf<'tool/result'>).data.error?.code
-  if ((r as EventOf<'tool/result'>).data.callId !== callId || (code !== 'DENIED' && code !== 'APPROVAL_EXPIRED')) return false
-  for (let x = j - 1; x > start; x--) {
-    const e = events[x]!
-    if (e.type !== 'tool/approval-decided') continue
-    const d = (e as EventOf<'tool/approval-decided'>).data
-    if (d.callId === callId) return d.decision.kind === 'deny'
-  }
-  return false
 }
 
 /** The length of each pending list just before `i` (folded from the splices). */

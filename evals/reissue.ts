@@ -41,6 +41,8 @@ export class Reissuer {
   /** The next flush issues blocked inputs too (a turn ended). */
   #force = false
   readonly #started = new Set<string>()
+  /** Calls (`turn.step.callId`) whose pre-execute listeners under test have answered. */
+  readonly #preExecuted = new Set<string>()
   /** An input is being issued: its splices are ours, not a hook's. */
   #issuing = false
   /** The recorded id for the hook's send `beforeOwnSend` matched (drawn by the agent next). */
@@ -109,7 +111,8 @@ export class Reissuer {
     if (i.kind === 'send') return this.#stopping || (i.afterClaim === true && !this.#preStepPassed)
     if (i.kind === 'cancel') {
       return i.bodies.some((b) => !this.#started.has(b)) || (i.duringStopping === true && this.#stopping && !this.#stoppingStarted) ||
-        (i.duringPreStep === true && !this.#preStepPassed)
+        (i.duringPreStep === true && !this.#preStepPassed) ||
+        (i.duringPreExecute !== undefined && !this.#preExecuted.has(i.duringPreExecute))
     }
     return false
   }
@@ -197,6 +200,15 @@ export class Reissuer {
   onPreStep(): void {
     this.#stopping = false
     this.#preStepPassed = true
+    this.#flush(false)
+  }
+
+  /**
+   * The `tools/pre-execute` listeners under test answered for a call (our outermost listener, before
+   * it returns their verdict): a cancel that came while they decided is issued now, inside the hook.
+   */
+  onPreExecuted(turn: number, step: number, callId: string): void {
+    this.#preExecuted.add(`${turn}.${step}.${callId}`)
     this.#flush(false)
   }
 

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createAgent, type TurnlogAgent } from '../agent/agent.js'
+import { PASS_THROUGH } from '../agent/hooks.js'
 import type { AgentOptions, HookMap } from '../agent/types.js'
 import { TurnlogError } from '../events/errors.js'
 import type { EventOf, LogEvent } from '../events/index.js'
@@ -18,6 +19,7 @@ import type { ModelAdapter } from '../models/types.js'
 import { key2 } from '../replay/reexecute/facts.js'
 import { Recording } from '../replay/reexecute/recording.js'
 import { DEFAULT_MAX_PARALLEL_TOOL_CALLS } from '../tools/pool-size.js'
+import type { PreExecutePayload } from '../tools/types.js'
 import { verify } from '../replay/verify.js'
 import { firstDivergence, toolSequenceDiff, usageDelta } from './compare.js'
 import { before, headerBefore, loadGolden, planLive } from './golden.js'
@@ -97,8 +99,14 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
       const h = served(p.turn, p.step) ? servedHeader.get(key2(p.turn, p.step)) : undefined
       return h ? h.data.config : r
     },
-    // outermost, a pass-through: the call's verdict is known when the golden's order says (settle-order.ts)
-    'tools/pre-execute': order.preExecute as HookMap['tools/pre-execute'],
+    // outermost, a pass-through: the call's verdict is known when the golden's order says
+    // (settle-order.ts); once the listeners under test answered, a cancel that came while they
+    // decided is issued (reissue.ts `onPreExecuted`), before the scheduler reads the verdict
+    'tools/pre-execute': Object.assign(async (p: PreExecutePayload, next: (p?: PreExecutePayload) => Promise<unknown>) => {
+      const verdict = await order.preExecute(p, next)
+      reissuer.onPreExecuted(p.turn, p.step, p.call.id)
+      return verdict
+    }, { [PASS_THROUGH]: true as const }) as HookMap['tools/pre-execute'],
     // outermost: runs right after the step's claim, before the hooks under test
     'agent/pre-step': (_p, next) => {
       reissuer.onPreStep()

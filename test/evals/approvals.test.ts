@@ -130,6 +130,43 @@ describe('golden sessions with approvals (lifecycle §9)', () => {
     expect(r.verify.ok).toBe(true)
   })
 
+  it('P4 (goldens): a cancel while the pre-execute hook decides `ask` is re-issued from inside that hook: the request is decided `canceled` at once, no `step/parked`', async () => {
+    let entered!: () => void
+    const inHook = new Promise<void>((r) => (entered = r))
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    const asking = (wait: () => Promise<void>) => ({
+      'tools/pre-execute': async () => {
+        await wait()
+        return { kind: 'ask' as const, question: 'sure?' }
+      },
+    })
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'delete', args: { path: 'a.txt' } }] },
+      { text: 'Stopped.' },
+    ], async (a) => {
+      a.followup('Delete a.txt')
+      await inHook
+      a.cancel({ kind: 'user' })
+      release()
+      await a.whenIdle()
+      a.followup('Go on')
+      await a.whenIdle()
+    }, { tools: tools(false), hooks: asking(async () => {
+      entered()
+      await gate
+    }) })
+    const tail = g.events.slice(g.events.findIndex((e) => e.type === 'tool/call'))
+    expect(tail.slice(0, 4).map((e) => e.type === 'tool/result' ? `result ${(e as EventOf<'tool/result'>).data.error?.code}` : e.type)).toEqual([
+      'tool/call', 'tool/approval-requested', 'tool/approval-decided', 'result ABORTED_BEFORE_DISPATCH',
+    ])
+    expect(g.events.some((e) => e.type === 'step/parked')).toBe(false)
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(false), hooks: asking(async () => {}) })
+    expect(r.inputs.find((i) => i.kind === 'cancel')).toMatchObject({ outcome: 'issued', at: 'turn 1 · step 1 · after tool/call #1' })
+    expect(r.divergence).toBeNull()
+    expect(r.verify.ok).toBe(true)
+  })
+
   it('a decision for a call the re-run does not ask about is dropped, not forced', async () => {
     const g = await approvalGolden()
     const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(false), toolResults: 'live' })

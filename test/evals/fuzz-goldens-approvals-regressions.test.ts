@@ -31,6 +31,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 1287895711, path: '85:3:2:6:5:5:8:8:11:10:10:10:10:10:10:10:10:10:10:10:10:12:11:11:14:1:10:10:10',
     what: 'a long golden (25 turns of a cycling script, 100 parks, each decided) is recorded to its end and re-runs equal',
   },
+  {
+    seed: 1145134089, path: '259:0:0:0:0:0:0:1:2:1:2:2:4:7:5:5',
+    what: 'a cancel while pre-execute decides `ask`: the request is decided `canceled` at once, the step never parks',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
