@@ -14,7 +14,7 @@
  * file in `scan.ts`, the handles in `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
 import { decideInStore, type StoreDecided, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
-import { JsonlDecisionChannel } from './decisions.js'
+import { JsonlDecisionChannel } from './decision-watch.js'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -80,6 +80,9 @@ export class JsonlStore implements LogStore {
     if (typeof dir !== 'string' || dir === '') throw new TurnlogError('INVALID_ARGUMENT', 'jsonlStore needs a directory path')
     this.dir = resolve(dir)
     this.fs = opts.fs ?? nodeFs
+    if (typeof this.fs.claims !== 'object' || this.fs.claims === null) {
+      throw new TurnlogError('INVALID_ARGUMENT', 'jsonlStore: the injected fs has no `claims` (the synchronous calls of the decision claims, StoreFs in stores/jsonl/fs.ts)', { field: 'fs.claims' })
+    }
     this.registry = opts.registry ?? defaultRegistry
     this.clock = opts.clock ?? Date.now
     this.staleLockMs = opts.staleLockMs ?? 5000
@@ -96,7 +99,7 @@ export class JsonlStore implements LogStore {
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
     assertSessionId(id)
-    return decideInStore(this, id, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, id), ...opts })
+    return decideInStore(this, id, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, id, { fs: this.fs }), ...opts })
   }
 
   /** The log file of a session (the id is checked first). */
