@@ -1,222 +1,242 @@
 /**
- * The JSONL store's decision side channel (lifecycle §9: decisions from another process while the
- * owner runs). The log has one writer, so a decider that is not the owner cannot append; instead
- * every decision is **claimed** as a file `<id>.decisions/<name>.json` and the owner logs it.
+ * The JSONL store's decision claims (lifecycle §9: decisions from another process while the owner
+ * runs, or after it exited). The log has one writer, so a decider that is not the owner cannot
+ * append; instead every decision is **claimed** as a file in `<id>.decisions/` and the owner logs
+ * it (the watch that delivers claims to the owner is in decision-watch.ts).
  *
  * - The claim is the arbiter of "first decision wins": the record is written to a temp file,
- *   fsynced, then hard-linked to its final name; `link` fails with EEXIST when another claim was
- *   first (atomic, like `open(…, 'wx')`, but the winner's file is never seen half-written). The
- *   directory is fsynced before the claim returns, so a claim is durable when it returns.
+ *   fsynced, closed, then hard-linked to its final name; `link` fails with EEXIST when another
+ *   claim was first (atomic, like `open(…, 'wx')`, and the winner's file is never seen
+ *   half-written: its bytes were durable before it had the name). The directory is fsynced before
+ *   the claim returns, so a claim is durable when it returns.
  * - Every decision goes through it: `store.decide` from any process, and the owner's own
  *   (`agent.decide`, the expiry, a steer, a cancel), so the owner never logs a decision that lost.
- * - The owner watches the directory (`fs.watch`, with a poll every `pollMs` as the fallback: a
- *   watch may miss events or be unsupported) and logs each claimed decision of an open approval
- *   once. A claim the owner did not log before it died is found by the next owner (the watch lists
- *   the files there already), so nothing claimed is lost.
+ * - The same decision claimed again (same approval, decision and `by`: a retry after a fault, or
+ *   the owner logging a claim it read) finds its own claim and wins, after fsyncing the directory:
+ *   a retry after a failed directory fsync succeeds instead of losing to itself.
+ * - A file at the final name whose **content** is not a claim (torn, garbage, a FIFO, a directory,
+ *   too large; never written by this protocol, which links only complete fsynced files) is left as
+ *   it is and the next **generation** of the name is claimed (`a-<id>~1.json`, up to
+ *   `MAX_GENERATIONS`). Every reader takes the lowest generation that holds a claim, over
+ *   unreadable lower ones, so there is still exactly one winner and no bytes are moved or
+ *   rewritten. A read that fails for I/O (EIO, EMFILE…) is an `IO_ERROR` and decides nothing.
  * - Files are never deleted: a decider that read the log before the owner logged a decision still
  *   finds its claim taken (deleting them would let a late claim win a second time). They are small.
  *
  * Synchronous file I/O on purpose: the agent's decision paths are synchronous (a decision is
- * appended in the same tick it is made), and a claim is rare and small. It does not go through
- * the store's injectable `StoreFs` (fault injection covers the log, not this channel).
+ * claimed and appended in the same tick it is made). It goes through the store's injectable
+ * `StoreFs.claims` (fs.ts), so the fault tests reach every step (test/stores/jsonl-decision-faults.test.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import {
-  closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, unlinkSync, watch, writeSync,
-  type FSWatcher,
-} from 'node:fs'
 import { join } from 'node:path'
+import { isDeepStrictEqual } from 'node:util'
 import { z } from 'zod'
 import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
 import { TurnlogError } from '../../events/errors.js'
-import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
+import type { DecisionRecord } from '../types.js'
+import { nodeFs, type ClaimFs, type StoreFs } from './fs.js'
+import { errno, ioError } from './io.js'
 
 const Record = z.object({ approvalId: z.string(), decision: ApprovalDecision, by: ApprovalBy, time: z.number() })
 
-/** Default interval of the poll that backs up the file-system watch. */
-export const DECISION_POLL_MS = 500
+/** A claim file larger than this is not a claim (a record with edited arguments is far smaller). */
+export const MAX_CLAIM_BYTES = 16 * 1024 * 1024
+/** How many unreadable files at an approval's claim names a decider steps over before it gives up. */
+export const MAX_GENERATIONS = 8
 
 /** The directory of a session's claimed decisions. */
 export function decisionsDir(dir: string, sessionId: string): string {
   return join(dir, `${sessionId}.decisions`)
 }
 
-/** A file name for an approval id: the id itself when it is a safe name, else a hash of it. */
-export function decisionFileName(approvalId: string): string {
-  if (/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,150}$/.test(approvalId)) return `a-${approvalId}.json`
-  return `h-${createHash('sha256').update(approvalId).digest('hex')}.json`
+/**
+ * A file name for an approval id: the id itself when it is a safe name, else a hash of it;
+ * generation `gen` > 0 (after unreadable files at the lower ones) adds `~gen` (`~` is in no id name).
+ */
+export function decisionFileName(approvalId: string, gen = 0): string {
+  const base = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,150}$/.test(approvalId) ? `a-${approvalId}` : `h-${createHash('sha256').update(approvalId).digest('hex')}`
+  return gen === 0 ? `${base}.json` : `${base}~${gen}.json`
 }
 
-function ioFail(err: unknown, file: string, what: string, sessionId: string): TurnlogError {
-  const code = (err as { code?: unknown } | null)?.code
-  return new TurnlogError('IO_ERROR', `${what}: ${err instanceof Error ? err.message : String(err)}`, { sessionId, file, info: { errno: typeof code === 'string' ? code : undefined } })
+/** The base and generation of a claim file name, or null for a name that is not one. */
+function parseName(name: string): { base: string; gen: number } | null {
+  if (name.startsWith('.') || !name.endsWith('.json')) return null
+  const m = /^(.*?)(?:~([1-9][0-9]?))?\.json$/.exec(name)
+  return m === null || m[1] === '' ? null : { base: m[1]!, gen: m[2] === undefined ? 0 : Number(m[2]) }
 }
 
-/** Reads one claimed decision; a coded error for a file that is not one. */
-export function readDecisionFile(file: string, sessionId: string): DecisionRecord {
-  let text: string
+/**
+ * Reads one claimed decision (its file name must be its approval's at generation `gen`). Coded:
+ * `INVALID_EVENT` for a file whose content is not a claim (torn, not JSON, malformed, a special
+ * file, too large, under another approval's name), `IO_ERROR` when it cannot be read.
+ */
+export function readDecisionFile(file: string, sessionId: string, fs: StoreFs = nodeFs, gen?: number): DecisionRecord {
+  let buf: Buffer
   try {
-    text = readFileSync(file, 'utf8')
+    buf = fs.claims.readFile(file, MAX_CLAIM_BYTES)
   } catch (err) {
-    throw ioFail(err, file, 'cannot read a claimed decision', sessionId)
+    const e = errno(err)
+    if (e === 'ENOTREG' || e === 'EISDIR' || e === 'EFBIG') {
+      throw new TurnlogError('INVALID_EVENT', `a claimed decision must be a regular file of at most ${MAX_CLAIM_BYTES} bytes: ${(err as Error).message}`, { sessionId, file, info: { errno: e } })
+    }
+    throw ioError('IO_ERROR', err, file, 'cannot read a claimed decision', sessionId)
   }
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = JSON.parse(buf.toString('utf8'))
   } catch (err) {
-    throw new TurnlogError('INVALID_EVENT', `a claimed decision is not JSON: ${err instanceof Error ? err.message : String(err)}`, { sessionId, file })
+    throw new TurnlogError('INVALID_EVENT', `a claimed decision is not JSON (torn or foreign): ${err instanceof Error ? err.message : String(err)}`, { sessionId, file })
   }
   const r = Record.safeParse(parsed)
   if (!r.success) throw new TurnlogError('INVALID_EVENT', `a claimed decision is malformed: ${r.error.issues[0]!.message}`, { sessionId, file, field: r.error.issues[0]!.path.join('.') })
+  const name = file.slice(file.lastIndexOf('/') + 1)
+  const at = gen ?? parseName(name)?.gen ?? 0
+  if (decisionFileName(r.data.approvalId, at) !== name) {
+    throw new TurnlogError('INVALID_EVENT', `a claimed decision's file name does not match its approval id ${JSON.stringify(r.data.approvalId)}`, { sessionId, file })
+  }
   return r.data
 }
 
-/** Every claimed decision of a session, by approval id (unreadable files are skipped and reported). */
-export function readDecisions(dir: string, sessionId: string, onError?: (err: unknown) => void): Map<string, DecisionRecord> {
+/**
+ * Every claimed decision of a session, by approval id: per approval the lowest generation that
+ * holds a claim, over unreadable lower ones. Each file that is not a claim, or cannot be read, is
+ * reported to `onError` (coded, naming the file) and skipped; an approval whose lower generation
+ * cannot be read for I/O is left out this time (a later read tells).
+ */
+export function readDecisions(dir: string, sessionId: string, onError?: (err: unknown) => void, fs: StoreFs = nodeFs): Map<string, DecisionRecord> {
   const d = decisionsDir(dir, sessionId)
   const out = new Map<string, DecisionRecord>()
   let names: string[]
   try {
-    names = readdirSync(d)
+    names = fs.claims.readdir(d)
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ENOENT') return out
-    throw ioFail(err, d, 'cannot list the claimed decisions', sessionId)
+    if (errno(err) === 'ENOENT') return out
+    throw ioError('IO_ERROR', err, d, 'cannot list the claimed decisions', sessionId)
   }
-  for (const n of names.sort()) {
-    if (!n.endsWith('.json') || n.startsWith('.')) continue
-    try {
-      const rec = readDecisionFile(join(d, n), sessionId)
-      if (decisionFileName(rec.approvalId) === n) out.set(rec.approvalId, rec)
-      else throw new TurnlogError('INVALID_EVENT', `a claimed decision's file name does not match its approval id ${JSON.stringify(rec.approvalId)}`, { sessionId, file: join(d, n) })
-    } catch (err) {
-      onError?.(err)
+  const bases = new Map<string, Set<number>>()
+  for (const n of names) {
+    const p = parseName(n)
+    if (p === null) continue
+    let gens = bases.get(p.base)
+    if (gens === undefined) bases.set(p.base, (gens = new Set()))
+    gens.add(p.gen)
+  }
+  for (const [base, gens] of [...bases].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    for (let gen = 0; gens.has(gen); gen++) {
+      const file = join(d, gen === 0 ? `${base}.json` : `${base}~${gen}.json`)
+      try {
+        const rec = readDecisionFile(file, sessionId, fs, gen)
+        out.set(rec.approvalId, rec)
+        break
+      } catch (err) {
+        onError?.(err)
+        if (!TurnlogError.is(err, 'INVALID_EVENT')) break // unknown: the next generation may not count
+      }
     }
   }
   return out
 }
 
-/**
- * Claims `rec` (see the file comment). Returns null when this claim won, else the record that won.
- * Throws `IO_ERROR` when the claim could not be made durable (then it may or may not stand: the
- * caller reports the failure, and a later claim or read tells which).
- */
-export function claimDecision(dir: string, sessionId: string, rec: DecisionRecord): DecisionRecord | null {
-  const d = decisionsDir(dir, sessionId)
-  const checked = Record.parse(rec)
-  const final = join(d, decisionFileName(checked.approvalId))
-  const tmp = join(d, `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+/** Writes `bytes` to a new temp file and makes them durable. */
+function writeTemp(cfs: ClaimFs, tmp: string, bytes: Buffer, final: string, sessionId: string): void {
+  let f
   try {
-    mkdirSync(d, { recursive: true })
+    f = cfs.create(tmp, 0o644)
   } catch (err) {
-    throw ioFail(err, d, 'cannot create the decisions directory', sessionId)
+    throw ioError('IO_ERROR', err, final, 'cannot create the claim file', sessionId)
   }
+  let closed = false
   try {
-    const fd = openSync(tmp, 'wx', 0o644)
     try {
-      writeSync(fd, `${JSON.stringify(checked)}\n`)
-      fsyncSync(fd)
-    } finally {
-      closeSync(fd)
-    }
-    try {
-      linkSync(tmp, final)
+      for (let off = 0; off < bytes.length;) {
+        const n = f.write(bytes, off, bytes.length - off, off)
+        if (n <= 0) throw Object.assign(new Error('write made no progress'), { code: 'EIO' })
+        off += n
+      }
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'EEXIST') return readDecisionFile(final, sessionId)
-      throw err
+      throw ioError('IO_ERROR', err, final, 'cannot write the claim file', sessionId)
     }
-    const dfd = openSync(d, 'r')
     try {
-      fsyncSync(dfd)
-    } finally {
-      closeSync(dfd)
+      f.sync()
+    } catch (err) {
+      throw ioError('FSYNC_FAILED', err, final, 'fsync of the claim file failed', sessionId)
     }
-    return null
-  } catch (err) {
-    if (TurnlogError.is(err)) throw err
-    throw ioFail(err, final, 'cannot claim the decision', sessionId)
+    closed = true
+    try {
+      f.close()
+    } catch (err) {
+      // a close that fails (NFS reports write errors there) leaves the bytes in doubt
+      throw ioError('IO_ERROR', err, final, 'cannot close the claim file', sessionId)
+    }
   } finally {
-    try {
-      unlinkSync(tmp)
-    } catch {
-      // not created, or already gone
+    if (!closed) {
+      try {
+        f.close()
+      } catch {
+        // the error that matters is already thrown
+      }
     }
   }
 }
 
-/** The channel of one session (a JSONL write handle holds it). */
-export class JsonlDecisionChannel implements DecisionChannel {
-  readonly #stops = new Set<() => void>()
-
-  constructor(readonly dir: string, readonly sessionId: string, readonly pollMs: number = DECISION_POLL_MS) {}
-
-  claim(rec: DecisionRecord): DecisionRecord | null {
-    return claimDecision(this.dir, this.sessionId, rec)
+/**
+ * Claims `rec` (see the file comment). Returns null when this claim won (or the same decision had
+ * been claimed before), else the record that won. Throws a coded error when the claim could not
+ * be made durable: `IO_ERROR`/`FSYNC_FAILED` naming the claim file and `info.errno`. Before the
+ * link nothing stands; after it (a failed directory fsync) the complete claim stands and may not
+ * survive a crash: the caller reports the failure, and a retry of the same decision wins.
+ */
+export function claimDecision(dir: string, sessionId: string, rec: DecisionRecord, fs: StoreFs = nodeFs): DecisionRecord | null {
+  const cfs = fs.claims
+  const d = decisionsDir(dir, sessionId)
+  const r = Record.safeParse(rec)
+  if (!r.success) throw new TurnlogError('INVALID_ARGUMENT', `a decision to claim is malformed: ${r.error.issues[0]!.message}`, { sessionId, field: r.error.issues[0]!.path.join('.') })
+  const checked = r.data
+  const bytes = Buffer.from(`${JSON.stringify(checked)}\n`, 'utf8')
+  if (bytes.length > MAX_CLAIM_BYTES) {
+    throw new TurnlogError('INVALID_ARGUMENT', `a decision to claim is ${bytes.length} bytes, more than ${MAX_CLAIM_BYTES}`, { sessionId, field: 'decision' })
   }
-
-  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch {
-    const d = decisionsDir(this.dir, this.sessionId)
-    const seen = new Set<string>()
-    let stopped = false
-    const report = (err: unknown) => {
-      try {
-        onError?.(err)
-      } catch {
-        // a listener's throw stays with the listener
+  try {
+    cfs.mkdir(d, { recursive: true })
+  } catch (err) {
+    throw ioError('IO_ERROR', err, d, 'cannot create the decisions directory', sessionId)
+  }
+  const tmp = join(d, `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
+  let final = join(d, decisionFileName(checked.approvalId))
+  try {
+    writeTemp(cfs, tmp, bytes, final, sessionId)
+    for (let gen = 0; ; gen++) {
+      if (gen >= MAX_GENERATIONS) {
+        throw new TurnlogError('INVALID_EVENT', `approval ${checked.approvalId}'s claim names hold ${MAX_GENERATIONS} files that are not claims: move them away to decide it`, { sessionId, file: final })
       }
-    }
-    const scan = () => {
-      if (stopped) return
-      let recs: Map<string, DecisionRecord>
+      final = join(d, decisionFileName(checked.approvalId, gen))
       try {
-        recs = readDecisions(this.dir, this.sessionId, report)
+        cfs.link(tmp, final)
+        break // ours
       } catch (err) {
-        report(err)
-        return
+        if (errno(err) !== 'EEXIST') throw ioError('IO_ERROR', err, final, 'cannot link the claim into place', sessionId)
       }
-      for (const [id, rec] of recs) {
-        if (seen.has(id) || stopped) continue
-        seen.add(id)
-        try {
-          listener(rec)
-        } catch (err) {
-          report(err)
-        }
+      let winner: DecisionRecord
+      try {
+        winner = readDecisionFile(final, sessionId, fs, gen)
+      } catch (err) {
+        if (TurnlogError.is(err, 'INVALID_EVENT')) continue // not a claim: the next generation
+        throw err
       }
+      if (winner.approvalId !== checked.approvalId || !isDeepStrictEqual(winner.decision, checked.decision) || !isDeepStrictEqual(winner.by, checked.by)) return winner
+      break // the same decision, claimed before: ours; made durable below
     }
-    let watcher: FSWatcher | null = null
     try {
-      mkdirSync(d, { recursive: true })
-      watcher = watch(d, { persistent: false }, () => scan())
-      watcher.on('error', () => {
-        // the poll goes on serving
-        watcher?.close()
-      })
+      cfs.syncDir(d)
+    } catch (err) {
+      throw ioError('FSYNC_FAILED', err, final, 'fsync of the decisions directory failed (the claim is in place but may not survive a crash; retry the same decision)', sessionId)
+    }
+    return null
+  } finally {
+    try {
+      cfs.unlink(tmp)
     } catch {
-      watcher = null // no watch on this file system: the poll alone
+      // not created, or cannot be removed: a dot file, never read as a claim
     }
-    const poll = setInterval(scan, this.pollMs)
-    poll.unref()
-    const stop = () => {
-      if (stopped) return
-      stopped = true
-      clearInterval(poll)
-      watcher?.close()
-      this.#stops.delete(stop)
-    }
-    this.#stops.add(stop)
-    // the claims there already (decided while no owner ran, or before this owner watched)
-    queueMicrotask(scan)
-    return {
-      stop,
-      keepAlive: (on) => {
-        if (on) poll.ref()
-        else poll.unref()
-      },
-    }
-  }
-
-  /** Stops every watch (the write handle closes). */
-  close(): void {
-    for (const s of [...this.#stops]) s()
   }
 }

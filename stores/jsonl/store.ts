@@ -15,7 +15,7 @@
  */
 import { decideThroughChildren } from '../decide-children.js'
 import { decideInStore, type StoreDecided, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
-import { JsonlDecisionChannel } from './decisions.js'
+import { JsonlDecisionChannel } from './decision-watch.js'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -81,6 +81,9 @@ export class JsonlStore implements LogStore {
     if (typeof dir !== 'string' || dir === '') throw new TurnlogError('INVALID_ARGUMENT', 'jsonlStore needs a directory path')
     this.dir = resolve(dir)
     this.fs = opts.fs ?? nodeFs
+    if (typeof this.fs.claims !== 'object' || this.fs.claims === null) {
+      throw new TurnlogError('INVALID_ARGUMENT', 'jsonlStore: the injected fs has no `claims` (the synchronous calls of the decision claims, StoreFs in stores/jsonl/fs.ts)', { field: 'fs.claims' })
+    }
     this.registry = opts.registry ?? defaultRegistry
     this.clock = opts.clock ?? Date.now
     this.staleLockMs = opts.staleLockMs ?? 5000
@@ -103,7 +106,7 @@ export class JsonlStore implements LogStore {
     assertSessionId(id)
     // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) =>
-      decideInStore(this, sid, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid), ...opts }))
+      decideInStore(this, sid, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid, { fs: this.fs }), ...opts }))
   }
 
   /** The log file of a session (the id is checked first). */

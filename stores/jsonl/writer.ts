@@ -10,7 +10,8 @@ import { encodeEvent, type LogHeader, type TornTail } from '../../events/jsonl.j
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, DecisionRecord, LogWriter } from '../types.js'
-import { JsonlDecisionChannel, readDecisions } from './decisions.js'
+import { JsonlDecisionChannel } from './decision-watch.js'
+import { readDecisions } from './decisions.js'
 import type { StoreFile } from './fs.js'
 import { checkFrom, errno, ioError, writeAll } from './io.js'
 import type { LockIdentity, LockOwner } from './lock.js'
@@ -70,12 +71,12 @@ export class JsonlWriter implements LogWriter {
     this.#durableLength = scan.count
     this.#size = scan.torn ? scan.torn.offset + scan.torn.bytes.length : scan.completeBytes
     this.#durableBytes = scan.completeBytes
-    this.decisions = new JsonlDecisionChannel(store.dir, sessionId)
+    this.decisions = new JsonlDecisionChannel(store.dir, sessionId, { fs: store.fs })
   }
 
   /** Every claimed decision of the session (decisions.ts; read by repair, replay/closers.ts). */
   async acceptedDecisions(): Promise<ReadonlyMap<string, DecisionRecord>> {
-    return readDecisions(this.store.dir, this.sessionId)
+    return readDecisions(this.store.dir, this.sessionId, undefined, this.store.fs)
   }
 
   get length(): number {

@@ -9,9 +9,19 @@
  *   disk; a random prefix: a torn write). Every handle opened before the crash then fails with EIO,
  *   like a process that is gone.
  * It counts writes and fsyncs (group commit tests).
+ *
+ * The decision claims' synchronous calls (`claims`, stores/jsonl/decisions.ts) go through it too:
+ * `failClaim(step)` fails the next call of one step (a write may write a part first), `beforeClaim
+ * (step, fn)` runs `fn` right before it (another decider in between), and `crash()` also drops the
+ * unsynced bytes of claim files and the claim links made since their directory's last fsync.
  */
+import { unlinkSync } from 'node:fs'
 import { truncate } from 'node:fs/promises'
-import { nodeFs, type StoreFile, type StoreFs } from '../../stores/jsonl/fs.js'
+import { dirname } from 'node:path'
+import { nodeFs, type ClaimFs, type StoreFile, type StoreFs } from '../../stores/jsonl/fs.js'
+
+/** The steps of the claims' synchronous calls that a fault or a hook can target. */
+export type ClaimStep = 'mkdir' | 'create' | 'write' | 'sync' | 'close' | 'link' | 'rename' | 'unlink' | 'syncDir' | 'readFile' | 'readdir' | 'watch'
 
 export interface FaultyFs extends StoreFs {
   writes: number
@@ -26,6 +36,12 @@ export interface FaultyFs extends StoreFs {
   crash(opts?: { keep?: (unsynced: number) => number }): Promise<Array<{ path: string; synced: number; size: number; kept: number }>>
   /** Bytes durable per path (size at the last fsync), for assertions. */
   synced(path: string): number | undefined
+  /** The next claim call of `step` (on a path containing `match`, if given) fails with `code`; a write after writing `partial` bytes. */
+  failClaim(step: ClaimStep, code?: string, opts?: { partial?: number; match?: string }): void
+  /** Runs `fn` once, right before the next claim call of `step`. */
+  beforeClaim(step: ClaimStep, fn: () => void): void
+  /** The claim calls made, in order (`step path`). */
+  claimCalls: string[]
 }
 
 function errnoError(code: string, what: string): NodeJS.ErrnoException {
@@ -40,7 +56,121 @@ export function faultyFs(base: StoreFs = nodeFs): FaultyFs {
   let writeFault: { code: string; partial: number; match?: string } | null = null
   let hold: { waiters: Array<() => void>; released: boolean } | null = null
 
+  const claimFaults = new Map<ClaimStep, { code: string; partial: number; match?: string }>()
+  const claimHooks = new Map<ClaimStep, () => void>()
+  /** Claim links not yet made durable by an fsync of their directory. */
+  const claimLinks = new Set<string>()
+  const claimStep = (step: ClaimStep, path: string): { partial: number; code: string } | null => {
+    fs.claimCalls.push(`${step} ${path}`)
+    const hook = claimHooks.get(step)
+    if (hook) {
+      claimHooks.delete(step)
+      hook()
+    }
+    const f = claimFaults.get(step)
+    if (f && (!f.match || path.includes(f.match))) {
+      claimFaults.delete(step)
+      return f
+    }
+    return null
+  }
+  const fault = (step: ClaimStep, path: string) => {
+    const f = claimStep(step, path)
+    if (f) throw errnoError(f.code, `claim ${step}`)
+  }
+  const bc = base.claims
+  const claims: ClaimFs = {
+    mkdir(p, o) {
+      fault('mkdir', p)
+      bc.mkdir(p, o)
+    },
+    create(path, mode) {
+      fault('create', path)
+      const f = bc.create(path, mode)
+      synced.set(path, 0)
+      sizes.set(path, 0)
+      return {
+        write(buf, off, len, pos) {
+          fs.writes++
+          const wf = claimStep('write', path)
+          if (wf) {
+            const part = Math.min(wf.partial, len)
+            if (part > 0) f.write(buf, off, part, pos)
+            sizes.set(path, Math.max(sizes.get(path) ?? 0, pos + part))
+            throw errnoError(wf.code, 'claim write')
+          }
+          const n = f.write(buf, off, len, pos)
+          sizes.set(path, Math.max(sizes.get(path) ?? 0, pos + n))
+          return n
+        },
+        sync() {
+          fs.syncs++
+          fault('sync', path)
+          f.sync()
+          synced.set(path, sizes.get(path) ?? 0)
+        },
+        close() {
+          const cf = claimStep('close', path)
+          f.close()
+          if (cf) throw errnoError(cf.code, 'claim close')
+        },
+      }
+    },
+    readFile(p, limit) {
+      fault('readFile', p)
+      return bc.readFile(p, limit)
+    },
+    readdir(p) {
+      fault('readdir', p)
+      return bc.readdir(p)
+    },
+    link(a, b) {
+      fault('link', b)
+      bc.link(a, b)
+      claimLinks.add(b)
+      const s = synced.get(a)
+      if (s !== undefined) {
+        synced.set(b, s)
+        sizes.set(b, sizes.get(a) ?? s)
+      }
+    },
+    rename(a, b) {
+      fault('rename', b)
+      bc.rename(a, b)
+      claimLinks.add(b)
+    },
+    unlink(p) {
+      fault('unlink', p)
+      bc.unlink(p)
+      claimLinks.delete(p)
+      synced.delete(p)
+      sizes.delete(p)
+    },
+    syncDir(p) {
+      fs.syncs++
+      fault('syncDir', p)
+      bc.syncDir(p)
+      for (const l of [...claimLinks]) if (dirname(l) === p) claimLinks.delete(l)
+    },
+    ...(bc.watch
+      ? {
+          watch: (p: string, onChange: () => void) => {
+            fault('watch', p)
+            return bc.watch!(p, onChange)
+          },
+        }
+      : {}),
+  }
+
   const fs: FaultyFs = {
+    claims,
+    claimCalls: [],
+    failClaim(step, code = 'EIO', opts = {}) {
+      claimFaults.set(step, { code, partial: opts.partial ?? 0, ...(opts.match ? { match: opts.match } : {}) })
+    },
+    beforeClaim(step, fn) {
+      claimHooks.set(step, fn)
+    },
     writes: 0,
     syncs: 0,
     async open(path, flags, mode) {
@@ -162,6 +292,15 @@ export function faultyFs(base: StoreFs = nodeFs): FaultyFs {
         await truncate(path, s + kept)
         out.push({ path, synced: s, size, kept })
       }
+      // claim links whose directory was never fsynced are gone
+      for (const l of claimLinks) {
+        try {
+          unlinkSync(l)
+        } catch {
+          // gone already
+        }
+      }
+      claimLinks.clear()
       // the pending holds never return (their handles are dead)
       if (hold) {
         const h = hold
