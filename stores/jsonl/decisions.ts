@@ -28,7 +28,7 @@
  * `StoreFs.claims` (fs.ts), so the fault tests reach every step (test/stores/jsonl-decision-faults.test.ts).
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { z } from 'zod'
 import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
@@ -89,7 +89,7 @@ export function readDecisionFile(file: string, sessionId: string, fs: StoreFs = 
   }
   const r = Record.safeParse(parsed)
   if (!r.success) throw new TurnlogError('INVALID_EVENT', `a claimed decision is malformed: ${r.error.issues[0]!.message}`, { sessionId, file, field: r.error.issues[0]!.path.join('.') })
-  const name = file.slice(file.lastIndexOf('/') + 1)
+  const name = basename(file)
   const at = gen ?? parseName(name)?.gen ?? 0
   if (decisionFileName(r.data.approvalId, at) !== name) {
     throw new TurnlogError('INVALID_EVENT', `a claimed decision's file name does not match its approval id ${JSON.stringify(r.data.approvalId)}`, { sessionId, file })

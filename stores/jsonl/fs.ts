@@ -6,7 +6,7 @@
  * `TurnlogError`s.
  */
 import {
-  closeSync, constants as fsc, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, statSync,
+  closeSync, constants as fsc, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, statSync,
   unlinkSync, watch, writeSync,
 } from 'node:fs'
 import * as fsp from 'node:fs/promises'
@@ -72,7 +72,6 @@ export interface ClaimFs {
   readdir(path: string): string[]
   /** Atomically gives `existing` a second name; EEXIST when `newPath` exists. */
   link(existing: string, newPath: string): void
-  rename(from: string, to: string): void
   unlink(path: string): void
   /** fsync of a directory. Platforms that cannot: no-op. */
   syncDir(path: string): void
@@ -152,7 +151,6 @@ export const nodeClaimFs: ClaimFs = {
   },
   readdir: (p) => readdirSync(p),
   link: (a, b) => linkSync(a, b),
-  rename: (a, b) => renameSync(a, b),
   unlink: (p) => unlinkSync(p),
   syncDir(path) {
     let fd: number

@@ -21,7 +21,7 @@ import { dirname } from 'node:path'
 import { nodeFs, type ClaimFs, type StoreFile, type StoreFs } from '../../stores/jsonl/fs.js'
 
 /** The steps of the claims' synchronous calls that a fault or a hook can target. */
-export type ClaimStep = 'mkdir' | 'create' | 'write' | 'sync' | 'close' | 'link' | 'rename' | 'unlink' | 'syncDir' | 'readFile' | 'readdir' | 'watch'
+export type ClaimStep = 'mkdir' | 'create' | 'write' | 'sync' | 'close' | 'link' | 'unlink' | 'syncDir' | 'readFile' | 'readdir' | 'watch'
 
 export interface FaultyFs extends StoreFs {
   writes: number
@@ -133,11 +133,6 @@ export function faultyFs(base: StoreFs = nodeFs): FaultyFs {
         synced.set(b, s)
         sizes.set(b, sizes.get(a) ?? s)
       }
-    },
-    rename(a, b) {
-      fault('rename', b)
-      bc.rename(a, b)
-      claimLinks.add(b)
     },
     unlink(p) {
       fault('unlink', p)
