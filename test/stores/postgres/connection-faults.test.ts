@@ -30,9 +30,11 @@ describe('postgres connection faults', () => {
     const admin = new pg.Client({ connectionString: base })
     await admin.connect()
     try {
-      // every insert of events sleeps, so "mid-commit" is a state we can wait for, not a race
-      await admin.query(`CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.4); RETURN NULL; END $$;
+      // every insert of events waits for an advisory lock the test holds, so "mid-commit" is a
+      // state we can wait for, not a race (a 0.4 s sleep here was missed by the poll under load)
+      await admin.query(`CREATE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_advisory_xact_lock(424242); RETURN NULL; END $$;
         CREATE TRIGGER slow BEFORE INSERT ON turnlog_events FOR EACH STATEMENT EXECUTE FUNCTION slow_insert()`)
+      await admin.query('SELECT pg_advisory_lock(424242)')
       await store.create('t')
       const w = (await store.open('t', 'write')) as PgWriter
       const p = w.append(SAMPLE.slice(0, 4), { expectedSeq: 0 })
@@ -45,6 +47,8 @@ describe('postgres connection faults', () => {
         killed = r.rowCount ?? 0
         return killed > 0
       }, 'the append in flight')
+      // the killed append is read back and sent again: let it through now
+      await admin.query('SELECT pg_advisory_unlock(424242)')
       expect(await p).toEqual({ firstSeq: 0, length: 4 })
       expect(w.retries).toBeGreaterThanOrEqual(1)
       await w.append(SAMPLE.slice(4, 6), { expectedSeq: 4 })
