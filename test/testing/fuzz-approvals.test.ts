@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { LogEvent } from '../../events/index.js'
 import { fuzzAgent } from '../../testing/index.js'
+import { APPROVAL_SHAPES } from '../../testing/fuzz/approval-shapes.js'
 import { checkApprovals } from '../../testing/fuzz/approvals.js'
 import type { FuzzViolation } from '../../testing/fuzz/failure.js'
 import type { Run } from '../../testing/fuzz/run.js'
@@ -19,10 +20,10 @@ import { censusSeed } from '../support/census-seed.js'
 const runs = Number(process.env.TURNLOG_FUZZ_APPROVAL_RUNS ?? 150)
 
 describe('fuzzAgent with approvals (lifecycle §9)', () => {
-  it(`L17, L18, R9, R10 (and L1–L16, R1–R8): ${runs} runs with approvals, decisions, expiries, steers and cancels while parked (fixed seed, so the run is reproducible)`, async () => {
+  it(`L17, L18, R9, R10 (and L1–L16, R1–R8): ${runs} runs with approvals, decisions, expiries, steers and cancels while parked, and cancels and steers landing at asks (fixed seed, so the run is reproducible)`, async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
-    await fuzzAgent({
+    const report = await fuzzAgent({
       numRuns: runs, seed: censusSeed(20261205), approvals: true,
       onRun: (events: readonly LogEvent[]) => {
         for (const e of events) {
@@ -43,6 +44,11 @@ describe('fuzzAgent with approvals (lifecycle §9)', () => {
       expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
     }
     expect((seen.get('decided deny by superseded') ?? 0) + (seen.get('decided deny by canceled') ?? 0)).toBeGreaterThan(0)
+    // L17, L5 (round 16): the shapes round 14's two agent defects lived in, reached by the generator
+    // itself in this run (docs/notes/round-16/apfuzz16.md: with either fix reverted, these 150 runs
+    // fail on every seed measured). If the generator stops reaching one, this fails.
+    if (process.env.TURNLOG_CENSUS) console.log(report.census.other)
+    for (const shape of APPROVAL_SHAPES) expect(report.census.other[`approval: ${shape}`] ?? 0, shape).toBeGreaterThan(0)
   }, 600_000)
 
   it("R9/R10 on a user's own needsApproval tool: its body counted once per approved call", async () => {

@@ -74,6 +74,17 @@ export function arbFuzzApprovalCall(base: fc.Arbitrary<{ name: string; args: unk
 }
 
 /**
+ * A model response whose asked, parallel-safe call (`fuzz_approval {n: 9}`) follows one or two
+ * parallel-safe calls (and maybe one more call of any kind): with a pool above one, the ask is open
+ * while its siblings' bodies run. Such steps came up about once in 150 runs from the plain mix.
+ */
+export function arbAskStep<C>(anyCall: fc.Arbitrary<C>): fc.Arbitrary<{ toolCalls: Array<C | { name: string; args: unknown }> }> {
+  const parallel = fc.constantFrom({ name: 'fuzz_parallel', args: { n: 1 } as unknown }, { name: 'fuzz_approval', args: { n: 1 } as unknown }, { name: 'fuzz_approval', args: { n: 5 } as unknown })
+  return fc.tuple(fc.array(parallel, { minLength: 1, maxLength: 2 }), fc.array(anyCall, { maxLength: 1 }))
+    .map(([before, after]) => ({ toolCalls: [...before, { name: 'fuzz_approval', args: { n: 9 } }, ...after] }))
+}
+
+/**
  * The fuzzer's own `tools/pre-execute` and `tools/post-execute` listeners. Without a plan they
  * are exactly the earlier ones (one scheduled step, then `ask` for an asked call when approvals
  * are on), so scenarios without approvals keep their runs.

@@ -30,7 +30,8 @@ import { checkApprovals, PARKED_ACTIONS, settleParked, type ParkedAction } from 
 import { arbUserCall } from './args.js'
 import { arbChildCall, CHILD_TOOL } from './children.js'
 import { checkChildren } from './children-check.js'
-import { countRun, newCensus } from './census.js'
+import { approvalShapes } from './approval-shapes.js'
+import { bump, countRun, newCensus } from './census.js'
 import { arbCommands } from './commands.js'
 import { FuzzFailure, FuzzViolation } from './failure.js'
 import { checkBudget } from './budget-check.js'
@@ -103,6 +104,8 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
     if (!failing) {
       countRun(census, { events: run.agent.events, bodies: run.bodyCount, errors: run.errors, cancels: run.cancels, hostile: run.hostile })
       for (const [k, n] of Object.entries(run.children)) census.other[k] = (census.other[k] ?? 0) + n
+      // the shapes round 14's approval defects lived in (approval-shapes.ts): the generator must keep reaching them
+      for (const k of approvalShapes(run.agent.events, run.cancels, run.errors)) bump(census.other, `approval: ${k}`)
     }
   })
 

@@ -40,7 +40,8 @@ export interface Run {
   cancels: Array<{ turn: number; cause: CancelCause; at: number; source: string }>
   /** Who is calling `cancel` now: `command` (a Cancel command), `fuzzer` (releasing a planned hang), else `hook` (a hook or plugin). */
   canceller: string
-  errors: Array<{ where: string; error: unknown }>
+  /** Contained `agent/error`s, with the log's length when each was reported. */
+  errors: Array<{ where: string; error: unknown; at: number }>
   bodies: Bodies
   maxParallel: number
   preOrder: Array<{ turn: number; step: number; callId: string }>
@@ -272,7 +273,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   }
   agent.subscribe(() => run.progress.tick())
   agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
-  agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error }))
+  agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error, at: agent.events.length }))
   // the fuzzer's own pre-execute (its `ask`) and post-execute, with the scenario's approval plan (approval-plan.ts)
   const execute = fuzzExecuteHooks(run, sc.approvalPlan, opts.approvals === true, schedule)
   agent.on('tools/pre-execute', trackOwn('tools/pre-execute', execute.pre, run.pending))
