@@ -179,11 +179,11 @@ describe('a live SSE follow written straight to the socket', () => {
   })
 
   it('H4 a client that reads nothing while more than the socket buffers hold is written gets every event once, in order, when it reads', async () => {
-    // 4 MB in 64 KB deltas (and again in the step's message): more than the loopback buffers hold
+    // 4 MB in 512 KB deltas (and again in the step's message): more than the loopback buffers hold
     const text = 'abcdefgh'.repeat(512 * 1024)
     handler = sessionHandler({
       store: memoryStore(), authorize: allow,
-      agent: () => ({ model: scriptedModel([{ text: 'ready' }, { text, chunkSize: 64 * 1024 }]) }),
+      agent: () => ({ model: scriptedModel([{ text: 'ready' }, { text, chunkSize: 512 * 1024 }]) }),
     })
     served = await serve(handler)
     // per server socket (by its peer's port): the most bytes it held back after a write because
