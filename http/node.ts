@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
-import { directBody } from './sse-follow.js'
+import { directBody, type SseFollowHandle, type SseSink } from './sse-follow.js'
 
 export type FetchHandler = (req: Request) => Promise<Response>
 
@@ -50,9 +50,7 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
       const direct = directBody(response)
       if (direct) {
         // a live SSE follow: its shared bytes go straight to this socket (no web stream per client)
-        const h = direct({ write: (b) => res.write(b), end: () => res.end() })
-        res.on('drain', () => h.resume())
-        res.on('close', () => h.end())
+        followOnSocket(res, direct)
         return
       }
       const reader = response.body.getReader()
@@ -61,7 +59,7 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
         for (;;) {
           const { done, value } = await reader.read()
           if (done) break
-          if (!res.write(value)) await new Promise<void>((r) => { res.once('drain', r); res.once('close', r) })
+          if (!res.write(value)) await drainOrClose(res)
           if (abort.signal.aborted) break
         }
       } catch {
@@ -71,4 +69,73 @@ export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, re
       }
     })()
   }
+}
+
+/** Resolves on the response's `drain` or `close`, whichever comes first, leaving no listener behind. */
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = (): void => {
+      res.removeListener('drain', done)
+      res.removeListener('close', done)
+      resolve()
+    }
+    res.once('drain', done)
+    res.once('close', done)
+  })
+}
+
+const CRLF = Buffer.from('\r\n', 'latin1')
+
+/**
+ * Each shared batch (one `Uint8Array` for every follower at the same place) framed once as an
+ * HTTP/1.1 chunk: 1,000 followers cost one framing, not 1,000.
+ */
+const framed = new WeakMap<Uint8Array, Buffer>()
+
+function chunkOf(bytes: Uint8Array): Buffer {
+  let f = framed.get(bytes)
+  if (f === undefined) {
+    f = Buffer.concat([Buffer.from(`${bytes.byteLength.toString(16)}\r\n`, 'latin1'), bytes, CRLF])
+    framed.set(bytes, f)
+  }
+  return f
+}
+
+/**
+ * Writes a live SSE follow to the response's socket. Once the response owns its socket and has
+ * nothing of its own buffered, each batch is one `socket.write` of the pre-framed chunk: the
+ * bytes `res.write` would send, without its cork, uncork tick and four-piece writev per follower
+ * (B9, round 16: about a quarter less server CPU per fan-out). Otherwise (a pipelined request
+ * still queued behind an earlier response has no socket yet; a slow socket with bytes waiting)
+ * it writes through `res.write`, which keeps the order. `res.end()` still writes the last chunk,
+ * so the connection stays reusable (keep-alive). Without chunked encoding (an HTTP/1.0 client)
+ * the bytes go as they are, as `res.write` would send them.
+ */
+function followOnSocket(res: ServerResponse, start: (sink: SseSink) => SseFollowHandle): void {
+  let waiting: { on: NodeJS.EventEmitter } | null = null
+  const onDrain = (): void => {
+    waiting = null
+    h.resume()
+  }
+  const write = (b: Uint8Array): boolean => {
+    const socket = res.socket
+    let more: boolean
+    if (socket === null || res.writableLength > 0) more = res.write(b)
+    else more = socket.write(res.chunkedEncoding ? chunkOf(b) : b)
+    if (!more && waiting === null) {
+      const on: NodeJS.EventEmitter = socket ?? res
+      on.once('drain', onDrain)
+      waiting = { on }
+    }
+    return more
+  }
+  const h = start({
+    write,
+    end: () => {
+      if (waiting !== null) waiting.on.removeListener('drain', onDrain)
+      waiting = null
+      res.end()
+    },
+  })
+  res.on('close', () => h.end())
 }
