@@ -31,6 +31,7 @@ import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
 import { resumesChildren, restoredStep, runningChildren, standsParked } from './restore.js'
+import { isSubagent } from './subagent-mark.js'
 import { LiveChildren } from './children.js'
 import { budgetMeter, installFold, wakeups } from './setup.js'
 import { StatusCell } from './status.js'
@@ -101,7 +102,9 @@ export class TurnlogAgent extends AgentCore implements Agent {
       reportError: (error, where) => this.reportError(error, where),
     }, this.session.length > 0)
     const pending = installFold(this)
-    const kids = this.lifecycle.openTurn !== null && resumesChildren(options) ? runningChildren(this.session.events, this.lifecycle, this.approvalsState) : null
+    const kids = this.lifecycle.openTurn !== null && resumesChildren(options)
+      ? runningChildren(this.session.events, this.lifecycle, (name) => (options.tools ?? []).some((t) => isSubagent(t) && t.name === name))
+      : null
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
     } else if (kids !== null) {

@@ -31,20 +31,19 @@ export interface RunningChild {
 }
 
 /**
- * The log's open step re-attaches its children (lifecycle §10): it has started calls without a
- * result, each of which logged `child/spawned` (a subagent call whose child ran when the process
- * died), and no open approval request. Returns those calls' children by call id, else null.
- * `resumeAgent` leaves such a step open (repair's `reattach`) only when the resumed agent can
- * re-attach every one of them; the closers (replay/closers.ts) apply the same rule. O(step).
+ * The log's open step re-attaches its children (lifecycle §10): at least one started call without a
+ * result logged `child/spawned` and is a subagent call the resumed agent can re-attach (`reattach`:
+ * its tool is a `defineSubagent` tool of the agent). Returns those calls' children by call id, else
+ * null. The rest of the step continues as it stood (restoredStep): an open request stays open,
+ * another started call without a result gets its §8 result. `resumeAgent` leaves such a step open
+ * (repair's `reattach`, replay/closers.ts, the same rule). O(step).
  */
-export function runningChildren(events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState): Map<string, RunningChild> | null {
+export function runningChildren(
+  events: readonly LogEvent[], lifecycle: LifecycleState, reattach: (name: string) => boolean,
+): Map<string, RunningChild> | null {
   const turn = lifecycle.openTurn
   const step = lifecycle.openStep
   if (turn === null || step === null || lifecycle.pendingToolCalls.length === 0) return null
-  for (const id of approvals.open) {
-    const r = approvals.byId[id]
-    if (r !== undefined && r.turn === turn && r.step === step) return null
-  }
   const spawned = new Map<string, RunningChild>()
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!
@@ -57,10 +56,9 @@ export function runningChildren(events: readonly LogEvent[], lifecycle: Lifecycl
   const out = new Map<string, RunningChild>()
   for (const call of lifecycle.pendingToolCalls) {
     const c = spawned.get(call.callId)
-    if (c === undefined) return null
-    out.set(call.callId, c)
+    if (c !== undefined && reattach(call.name)) out.set(call.callId, c)
   }
-  return out
+  return out.size > 0 ? out : null
 }
 
 /** True when the log stands parked in its open step (resume restores it; repair leaves it alone). */
@@ -104,17 +102,28 @@ export function restoredStep(
   }
   const calls = blocks.map((block): RestoredCall => {
     const c = called.get(block.id)
+    const approval = byCall.get(block.id) ?? null
+    const running = c !== undefined && !answered.has(block.id)
+    const child = running ? children?.get(block.id) : undefined
     return {
       block,
       callSeq: c?.seq ?? null,
       calledArguments: c?.args ?? null,
       committed: answered.has(block.id),
-      approval: byCall.get(block.id) ?? null,
-      ...(children?.has(block.id) && c !== undefined && !answered.has(block.id) ? { child: children.get(block.id)! } : {}),
+      approval,
+      ...(child !== undefined ? { child } : {}),
+      // a step restored for its children (lifecycle §10): another call that was running at the
+      // crash (no request of its own waits) may have run: its §8 repair result, as the closers give it
+      ...(children !== null && running && child === undefined && approval?.decided?.decision.kind !== 'deny' && !(approval !== null && approval.decided === null)
+        ? { unknown: { code: 'TOOL_OUTCOME_UNKNOWN', message: `The outcome of tool '${block.name}' is unknown: ${UNKNOWN_WHY}.` } }
+        : {}),
     }
   })
   return { turn, step, calls, decidedSinceParked, parked: children === null }
 }
+
+/** Why a call that ran beside a re-attached child has no known outcome (the closers' words, replay/closers.ts). */
+const UNKNOWN_WHY = 'the session stopped (crash or kill) before this was written; closed by repair'
 
 /** The agent's options carry a child resumer (`resumeAgent` sets one): it can re-attach children. */
 export function resumesChildren(options: object): boolean {

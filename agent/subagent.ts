@@ -10,6 +10,9 @@ import type { EventOf, LogEvent } from '../events/index.js'
 import { defineTool } from '../tools/define.js'
 import { CHILD_HOST, type AnyTool, type LiveChild, type ToolContext } from '../tools/types.js'
 import { createAgent } from './agent.js'
+import { markSubagent } from './subagent-mark.js'
+
+export { isSubagent } from './subagent-mark.js'
 import type { Agent, AgentOptions } from './types.js'
 
 /** A child's options: the agent's, without what the parent decides (store, session, prefix). */
@@ -33,6 +36,12 @@ export interface SubagentConfig<P extends z.ZodType> {
   prompt?: (args: z.infer<P>) => string
   /** The call's timeout (the child is cancelled with cause `parent` when it passes). */
   timeoutMs?: number
+  /**
+   * Exactly `true` lets this call run in parallel with the step's other parallel-safe calls (several
+   * children at once, or a child beside ordinary tools; lifecycle §5). Default: exclusive (the call
+   * runs alone). A throw, or anything but `true`, is exclusive.
+   */
+  isConcurrencySafe?: (args: z.infer<P>) => boolean
 }
 
 /**
@@ -47,22 +56,11 @@ export function defineSubagent<P extends z.ZodType>(config: SubagentConfig<P>): 
     description: config.description,
     parameters: config.parameters,
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+    ...(config.isConcurrencySafe !== undefined ? { isConcurrencySafe: config.isConcurrencySafe } : {}),
     execute: (args: z.infer<P>, ctx: ToolContext) => runChild(config, args, ctx),
   }) as AnyTool
-  Object.defineProperty(tool, SUBAGENT, { value: true })
+  markSubagent(tool)
   return tool
-}
-
-/** Marks a `defineSubagent` tool (not enumerable): `resumeAgent` re-attaches its running calls' children. */
-const SUBAGENT: unique symbol = Symbol.for('turnlog.subagent')
-
-/** @internal The tool was made by `defineSubagent` (lifecycle §10: its running call can re-attach its child). */
-export function isSubagent(tool: unknown): boolean {
-  try {
-    return typeof tool === 'object' && tool !== null && (tool as { [SUBAGENT]?: unknown })[SUBAGENT] === true
-  } catch {
-    return false // a hostile proxy is no subagent
-  }
 }
 
 async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.infer<P>, ctx: ToolContext): Promise<string> {

@@ -217,11 +217,13 @@ export interface CloserOptions {
   decisions?: ReadonlyMap<string, AcceptedDecision>
   /**
    * Re-attachment (lifecycle §10, `resumeAgent` with a store): answers whether the resumed agent
-   * re-attaches the child of this running subagent call. When every started call of the open step
-   * without a result logged `child/spawned`, no request of the step is open and this accepts each
-   * of them, the step is left open (only the "right after" rule of 1. applies): the resumed agent
-   * restores it and those calls resume their children (agent/restore.ts `runningChildren`, the same
-   * rule). Otherwise the step is closed as usual.
+   * re-attaches the child of this running subagent call. When at least one started call of the
+   * open step without a result logged `child/spawned` and this accepts it, the step is left open
+   * as it stands (only the "right after" rule of 1. applies): the resumed agent restores it, those
+   * calls resume their children, an open request stays open, and every other started call without
+   * a result gets its §8 result from the agent, in model order (L6: a result written here would
+   * precede the re-attached call's). agent/restore.ts `runningChildren` applies the same rule.
+   * Otherwise the step is closed as usual.
    */
   reattach?: (call: { callId: string; name: string }) => boolean
   /**
@@ -442,14 +444,10 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
   return out
 }
 
-/** The open step's running calls each re-attach their child (see `CloserOptions.reattach`). */
+/** A running call of the open step re-attaches its child (see `CloserOptions.reattach`). */
 function reattaches(s: CloserState, opts: CloserOptions): boolean {
   const l = s.lifecycle
   const st = s.step
-  if (opts.reattach === undefined || st === null || l.openStep === null || l.openTurn === null || l.pendingToolCalls.length === 0) return false
-  for (const id of s.approvals.open) {
-    const r = s.approvals.byId[id]
-    if (r !== undefined && r.turn === st.turn && r.step === st.step) return false
-  }
-  return l.pendingToolCalls.every((c) => st.spawned.has(c.callId) && opts.reattach!({ callId: c.callId, name: c.name }))
+  if (opts.reattach === undefined || st === null || l.openStep === null || l.openTurn === null) return false
+  return l.pendingToolCalls.some((c) => st.spawned.has(c.callId) && opts.reattach!({ callId: c.callId, name: c.name }))
 }

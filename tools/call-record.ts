@@ -36,6 +36,8 @@ export interface CallRec {
   callSeq: number | null
   /** Set when the call settles (its body ended, or it did not run). */
   outcome: ToolOutcome | null
+  /** Its outcome was restored from a crash (restore-calls.ts): committed as is, no post-execute. */
+  restoredOutcome: boolean
   committed: boolean
   /** `appendResult` was tried for it (a throw there makes its own outcome suspect). */
   commitTried: boolean
@@ -56,6 +58,7 @@ export function newCallRec(call: ToolCallBlock, index: number): CallRec {
     prepared: null,
     callSeq: null,
     outcome: null,
+    restoredOutcome: false,
     committed: false,
     commitTried: false,
     concludeRequested: false,

@@ -74,7 +74,9 @@ export class CommitLoop {
     // when the hook is abandoned in the grace period (its body never ran, there is nothing to
     // redact). So it is not offered to tools/post-execute, like the denied pair of a needsApproval
     // call (scheduler.ts `#refusedPair`), which never was.
-    const { outcome, contexts } = deniedByDecision(rec) ? { outcome: rec.outcome!, contexts: [] } : await postExecute(rec, run.host)
+    // A call settled from a crash's log (restore-calls.ts: it ran beside a re-attached child) is not
+    // offered either: nothing ran in this process, and the closers' results never were.
+    const { outcome, contexts } = deniedByDecision(rec) || rec.restoredOutcome ? { outcome: rec.outcome!, contexts: [] } : await postExecute(rec, run.host)
     if (run.failed()) return
     rec.commitTried = true
     run.env.appendResult(rec.call, rec.callSeq!, outcome)

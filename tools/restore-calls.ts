@@ -2,11 +2,12 @@
  * A parked step's calls restored from the log (lifecycle §9), for the scheduler (scheduler.ts):
  * committed calls stay committed, requests keep their decisions, an `ask` call that waits is
  * started (its pre-execute ran before the stop) and waits again. Nothing already done is done
- * again (R10).
+ * again (R10). A call that ran beside a re-attached child (lifecycle §10) is settled with its §8
+ * result and committed in its place.
  */
 import type { PreVerdict } from './call-machine.js'
 import type { CallRec } from './call-record.js'
-import { prepareCall } from './define.js'
+import { errorOutcome, prepareCall } from './define.js'
 import type { AnyTool, RestoredCall } from './types.js'
 
 /** Sets each record from the log; returns the run's counters (calls started, committed, in flight). */
@@ -30,6 +31,13 @@ export function restoreRecs(
       rec.machine = { state: 'committed', mode: 'exclusive', error: null }
       committed = i + 1
       started = i + 1
+    } else if (c.callSeq !== null && c.unknown !== undefined) {
+      // it ran beside a re-attached child at a crash (lifecycle §8, §10): settled with its §8
+      // result, committed in model order by the commit loop, never run again
+      rec.outcome = errorOutcome(c.unknown.code, c.unknown.message)
+      rec.restoredOutcome = true
+      rec.machine = { state: 'settled', mode: 'exclusive', error: rec.outcome.error! }
+      started = i + 1
     } else if (c.callSeq !== null) {
       rec.machine = { state: 'pre', mode: 'exclusive', error: null }
       rec.prepared = prepareCall(rec.call, tools)
@@ -50,7 +58,7 @@ export function continuing(recs: readonly CallRec[], calls: readonly RestoredCal
   const out: Array<{ rec: CallRec; verdict: PreVerdict }> = []
   calls.forEach((c, i) => {
     const rec = recs[i]!
-    if (rec.committed || rec.callSeq === null) return
+    if (rec.committed || rec.callSeq === null || rec.restoredOutcome) return
     out.push({ rec, verdict: c.child !== undefined && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' } })
   })
   return out

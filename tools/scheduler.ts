@@ -112,6 +112,7 @@ class ToolRun {
         rec.verdict = new Promise<void>((resolve) => (known = resolve))
         void this.#continueCall(rec, verdict, known).catch((err: unknown) => this.#fail(err)).finally(known)
       }
+      if (env.restored !== undefined) this.#commits.pump() // restored §8 results commit in their place
       await this.#schedule()
       if (this.#failure) throw this.#failure.error
     } catch (err) {

@@ -263,6 +263,12 @@ export interface RestoredCall {
    * (its pre-execute verdict was `allow` before the crash, so the hooks are not asked again).
    */
   child?: { id: string; seq: number }
+  /**
+   * A started call that ran beside a re-attached child at a crash (lifecycle §8, §10): its body may
+   * have run, so it is not run again; this is its result (`TOOL_OUTCOME_UNKNOWN`), committed in model
+   * order without `tools/post-execute` (nothing ran in this process for a hook to see).
+   */
+  unknown?: { code: string; message: string }
 }
 
 /** What the scheduler reports back to the step. */

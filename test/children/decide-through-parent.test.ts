@@ -58,6 +58,18 @@ async function readAll(dir: string, id: string): Promise<{ header: unknown; even
   return { header: r.header, events }
 }
 
+/** Waits (bounded) until each of `parents` logged `child/spawned` and `holder` logged the request. */
+async function durable(dir: string, parents: string[], holder: string, approvalId: string): Promise<void> {
+  const has = async (id: string, f: (e: LogEvent) => boolean) => (await readAll(dir, id).catch(() => ({ events: [] as LogEvent[] }))).events.some(f)
+  for (let i = 0; i < 500; i++) {
+    let ok = await has(holder, (e) => e.type === 'tool/approval-requested' && (e as EventOf<'tool/approval-requested'>).data.approvalId === approvalId)
+    for (const p of parents) ok = ok && await has(p, (e) => e.type === 'child/spawned')
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  throw new Error(`the family's events did not become durable (${holder})`)
+}
+
 const text = (e: EventOf<'tool/result'>) => e.data.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
 
 describe('store.decide through a parent (lifecycle §10)', () => {
@@ -74,7 +86,9 @@ describe('store.decide through a parent (lifecycle §10)', () => {
       expect(await parent.whenSettled()).toBe('parked')
       const [open] = parent.approvals()
       expect(open).toMatchObject({ name: 'rm', session: holder })
-      // another handle of the store (another process on the machine): the parent's id, the child's approval
+      // another handle of the store (another process on the machine) sees what is durable: wait for
+      // the family's `child/spawned` events and the request to be written (live state runs ahead)
+      await durable(dir, depth === 1 ? ['p'] : ['p', CHILD], holder, open!.approvalId)
       const d = await jsonlStore(dir).decide('p', open!.approvalId, { kind: 'approve' }, { by: { kind: 'user', id: 'ann' }, waitMs: 5000 })
       expect([d.sessionId, d.callId, d.decision]).toEqual([holder, 'k1', { kind: 'approve' }])
       await parent.whenIdle()

@@ -87,7 +87,9 @@ describe('a decision for a child parked under a PostgreSQL worker (lifecycle §9
     })
     try {
       await store.send('p', 'clean up')
-      await until(async () => (await readAll(store, CHILD).catch(() => [])).some((e) => e.type === 'step/parked'), 'the child parks', 20_000)
+      // another store handle sees what is durable: the parent's child/spawned and the child's park
+      await until(async () => (await readAll(store, CHILD).catch(() => [])).some((e) => e.type === 'step/parked') &&
+        (await readAll(store, 'p')).some((e) => e.type === 'child/spawned'), 'the child parks', 20_000)
       const requested = (await readAll(other, CHILD)).find((e) => e.type === 'tool/approval-requested') as EventOf<'tool/approval-requested'>
       const d = await other.decide(through, requested.data.approvalId, { kind: 'approve' }, { by: { kind: 'user', id: 'ann' } })
       expect([d.sessionId, d.callId, d.decision]).toEqual([CHILD, 'k1', { kind: 'approve' }])
