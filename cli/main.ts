@@ -60,8 +60,9 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12)", undefined)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16)", undefined)
     .option('--price <MODULE>', "the session's price: a module exporting price(model, usage) or a prices table (L20 re-prices cost budgets; prints the cost)")
+    .option('--children', "check the family too: the logs of LOG's child sessions (beside it, or in the same database), L19 across logs")
     .option('--all', 'list every violation (default: the first 20)')
-    .action(async (log: string, opts: { maxSteps?: string; maxRetries?: string; price?: string; all?: boolean }) =>
+    .action(async (log: string, opts: { maxSteps?: string; maxRetries?: string; price?: string; children?: boolean; all?: boolean }) =>
       done(await verifyCommand(log, opts, io)))
 
   p.command('repair')

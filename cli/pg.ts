@@ -100,6 +100,12 @@ async function withStore<T>(url: string, fn: (s: PostgresStore) => Promise<T>): 
   }
 }
 
+/** Runs `fn` with the store of a `postgres://…#id` LOG (its connection closed after). */
+export async function withPgStore<T>(arg: string, fn: (store: PostgresStore, sessionId: string) => Promise<T>): Promise<T> {
+  const { url, sessionId } = parsePgLog(arg)
+  return withStore(url, (store) => fn(store, sessionId))
+}
+
 /** Reads a session from PostgreSQL (every event validated, seqs checked) as `readLog` would a file. */
 export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: string }> {
   const { url, sessionId } = parsePgLog(arg)

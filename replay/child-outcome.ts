@@ -38,14 +38,18 @@ export function childOutcome(events: readonly LogEvent[], id: string, toolName: 
  */
 export type ChildLogSource = LogStore | string
 
-/** A child's header and events from `from`, or undefined when it has no log there. */
-async function readChild(from: ChildLogSource, id: string): Promise<{ header: LogHeader; events: LogEvent[] } | undefined> {
+/**
+ * A child's header and events from `from` (with the file it was read from, for a directory), or
+ * undefined when it has no log there. A torn tail is tolerated (repair) unless `strict` (verify:
+ * the read's coded error is thrown). An id that is not a safe file name has no log in a directory.
+ */
+export async function readChild(from: ChildLogSource, id: string, strict = false): Promise<{ header: LogHeader; events: LogEvent[]; file?: string } | undefined> {
   if (typeof from === 'string') {
     if (!isValidSessionId(id)) return undefined // a log names the file: never a path out of DIR
     const file = join(from, `${id}.jsonl`)
     if (!(await exists(file))) return undefined
-    const r = await readLog(file, { tolerateTornTail: true })
-    return { header: r.header, events: r.events as LogEvent[] }
+    const r = await readLog(file, { tolerateTornTail: !strict })
+    return { header: r.header, events: r.events as LogEvent[], file }
   }
   if (!(await from.has(id))) return undefined
   const r = await from.open(id, 'read')

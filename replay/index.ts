@@ -1,5 +1,6 @@
 export { verify, type VerifyOptions, type VerifyResult } from './verify.js'
 export { verifyChild, type ChildHeaderLike } from './verify-child.js'
+export { verifyFamily, checkLink, type FamilyCode, type FamilyLog, type FamilyReader, type FamilyViolation, type VerifyFamilyOptions, type VerifyFamilyResult } from './verify-family.js'
 export { usageTree } from './usage-tree.js'
 export { replay, stateAt, type ReplayState } from './replay.js'
 export {

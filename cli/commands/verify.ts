@@ -1,5 +1,5 @@
 /**
- * `turnlog verify LOG [--max-steps N] [--max-retries N] [--price MODULE] [--all]`: every event
+ * `turnlog verify LOG [--max-steps N] [--max-retries N] [--price MODULE] [--children] [--all]`: every event
  * against its schema and every L invariant. Exit 0 with one OK line; exit 1 listing the violations
  * (`L5 at seq 42: message (line 44)`); exit 2 when the file cannot be read as a log at all, or
  * MODULE is bad. The log streams through the checker (`Verifier`): its folded state is kept, not
@@ -9,14 +9,22 @@
  * cost budget's end (the log holds no prices: without it only the end's own numbers are checked),
  * and adds an accounting line on success: what the session's budgets count (tokens, model calls,
  * tool calls), its cost at that price, and the calls whose price is unknown.
+ *
+ * `--children` checks the family (L19 across logs, replay/verify-family.ts): the children LOG's
+ * `child/spawned` events name are read from the same store (`<dir>/<child>.jsonl` beside a JSONL
+ * LOG, the same database for `postgres://…#id`), recursively; each family rule broken is listed as
+ * `L19 FAMILY_… FILE seq N (field): message`, each child's own violations as `Lx INVARIANT FILE …`.
+ * Exit 1 when LOG or any member of its family has a violation.
  */
+import { dirname } from 'node:path'
 import { BudgetTracker, type LogEvent } from '../../events/index.js'
 import { Verifier } from '../../replay/verify.js'
+import { verifyFamily, type FamilyLog, type FamilyViolation, type VerifyFamilyResult } from '../../replay/verify-family.js'
 import { inline } from '../escape.js'
-import { displayLog } from '../pg.js'
+import { displayLog, isPgUrl, withPgStore } from '../pg.js'
 import { EXIT_OK, EXIT_VIOLATIONS, parseCount } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
-import { streamLog } from '../load.js'
+import { resolveLogPath, streamLog } from '../load.js'
 import { loadPriceModule, sharedPrice } from '../price-module.js'
 
 export interface VerifyCommandOptions {
@@ -25,6 +33,8 @@ export interface VerifyCommandOptions {
   all?: boolean
   /** A module exporting `price(model, usage)` or a `prices` table (cli/price-module.ts). */
   price?: string
+  /** Check LOG's family too: its children's logs from the same store (replay/verify-family.ts). */
+  children?: boolean
 }
 
 /** Violations listed without `--all`. */
@@ -45,10 +55,13 @@ export async function verifyCommand(logArg: string, opts: VerifyCommandOptions, 
   }) : undefined
   let accountable = true
   let turns = 0
+  // --children: the family check needs the parent's events (kept only then)
+  const kept: LogEvent[] | undefined = opts.children ? [] : undefined
   // the record-level read: bytes checked as replay checks them, events judged by the Verifier
-  await streamLog(logArg, io, { validate: false }, (batch) => {
+  const read = await streamLog(logArg, io, { validate: false }, (batch) => {
     for (let i = 0; i < batch.length; i++) {
       const raw = batch[i]
+      kept?.push(raw as LogEvent)
       if ((raw as { type?: unknown } | null)?.type === 'turn/start') turns++
       const before = v.violationCount
       v.push(raw)
@@ -61,20 +74,57 @@ export async function verifyCommand(logArg: string, opts: VerifyCommandOptions, 
   const events = v.eventCount
   const counts = `${events} event${events === 1 ? '' : 's'}, ${turns} turn${turns === 1 ? '' : 's'}`
   const name = inline(displayLog(logArg))
+  const lines: string[] = []
   if (v.ok) {
-    const lines = [`${c.green('OK')} ${name}: ${counts}, every invariant holds`]
+    lines.push(`${c.green('OK')} ${name}: ${counts}, every invariant holds`)
     if (account !== undefined && priced !== undefined) lines.push(...accountLines(account, inline(opts.price!), firstPriceError))
-    writeHuman(io, lines)
-    return EXIT_OK
+  } else {
+    const total = v.violationCount
+    const shown = v.result().violations
+    lines.push(`${c.red('FAIL')} ${name}: ${total} violation${total === 1 ? '' : 's'} (${counts})`)
+    // the line of the event at position p is p + 2 (line 1 is the header; no blank lines in a log)
+    for (const x of shown) lines.push(`  ${c.red(inline(x.invariant))} at seq ${x.seq}: ${inline(x.message)} ${c.dim(`(line ${x.seq + 2})`)}`)
+    if (shown.length < total) lines.push(c.dim(`  … ${total - shown.length} more (--all lists every one)`))
   }
-  const total = v.violationCount
-  const shown = v.result().violations
-  const lines = [`${c.red('FAIL')} ${name}: ${total} violation${total === 1 ? '' : 's'} (${counts})`]
-  // the line of the event at position p is p + 2 (line 1 is the header; no blank lines in a log)
-  for (const x of shown) lines.push(`  ${c.red(inline(x.invariant))} at seq ${x.seq}: ${inline(x.message)} ${c.dim(`(line ${x.seq + 2})`)}`)
-  if (shown.length < total) lines.push(c.dim(`  … ${total - shown.length} more (--all lists every one)`))
+  let familyOk = true
+  if (kept !== undefined) {
+    if (!v.ok) lines.push(c.dim(`  family not checked: ${name} itself has violations (its child/spawned events cannot be trusted)`))
+    else {
+      const root: FamilyLog = { header: read.header, events: kept, ...(isPgUrl(logArg) ? {} : { file: read.file }) }
+      const checkOpts = { ...checker, ...(priced !== undefined ? { price: priced.price } : {}), root: false }
+      const fam = isPgUrl(logArg)
+        ? await withPgStore(logArg, (store) => verifyFamily(root, store, checkOpts))
+        : await verifyFamily(root, dirname(resolveLogPath(logArg, io)), checkOpts)
+      familyOk = fam.ok
+      lines.push(...familyLines(fam, name, logArg, opts.all === true, c))
+    }
+  }
   writeHuman(io, lines)
-  return EXIT_VIOLATIONS
+  return v.ok && familyOk ? EXIT_OK : EXIT_VIOLATIONS
+}
+
+/** The `--children` lines: the family's size and verdict, each violation, the children without a log. */
+function familyLines(fam: VerifyFamilyResult, name: string, logArg: string, all: boolean, c: ReturnType<typeof colorsFor>): string[] {
+  const kids = fam.sessions.length - 1
+  const size = `${fam.sessions.length} session${fam.sessions.length === 1 ? '' : 's'} (${kids} child${kids === 1 ? '' : 'ren'})`
+  const lines: string[] = []
+  if (fam.ok) lines.push(`${c.green('OK')} family of ${name}: ${size}, every family rule holds (L19)`)
+  else {
+    const n = fam.violations.length
+    lines.push(`${c.red('FAIL')} family of ${name}: ${n} violation${n === 1 ? '' : 's'} in ${size}`)
+    const shown = all ? fam.violations : fam.violations.slice(0, MAX_LISTED)
+    for (const x of shown) lines.push(`  ${c.red(inline(x.invariant))} ${inline(x.code)} ${where(x, logArg)}: ${inline(x.message)}`)
+    if (shown.length < n) lines.push(c.dim(`  … ${n - shown.length} more (--all lists every one)`))
+  }
+  for (const m of fam.missing) lines.push(c.dim(`  child ${inline(m.child)} of ${inline(m.parent)} (call ${inline(m.callId)}) has no log; its call's result is an error`))
+  return lines
+}
+
+/** `FILE seq N (field)`, or `FILE line 1 (field)` for a header; a database session as `postgres://…#id`. */
+function where(x: FamilyViolation, logArg: string): string {
+  const file = x.file !== undefined ? displayLog(x.file) : isPgUrl(logArg) ? displayLog(`${logArg.slice(0, logArg.indexOf('#'))}#${x.session}`) : x.session
+  const pos = x.seq !== undefined ? ` seq ${x.seq}` : x.line !== undefined ? ` line ${x.line}` : ''
+  return `${inline(file)}${pos}${x.field !== undefined ? ` (${inline(x.field)})` : ''}`
 }
 
 /** The accounting line of `--price`: what the session's budgets count, and its cost at that price. */

@@ -12,6 +12,7 @@ import { z } from 'zod'
 import { defineSubagent } from '../../agent/index.js'
 import type { EventOf, LogEvent } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
+import { verifyFamily } from '../../replay/verify-family.js'
 import { verifyChild } from '../../replay/verify-child.js'
 import { defineTool } from '../../tools/index.js'
 import { postgresStore, runWorkers, type PostgresStore } from '../../workers/index.js'
@@ -155,6 +156,11 @@ describe('sub-agents under PostgreSQL workers (lifecycle §10)', () => {
       const child = await readAll(store, CHILD)
       expect(child.filter((e) => e.type === 'turn/end').map((e) => (e as EventOf<'turn/end'>).data.reason.kind)).toEqual(['interrupted', 'completed'])
       expect(verifyOk(child)).toEqual([])
+      // the family as one (L19 across the logs: header, the call's answer is the child's, no orphan)
+      const h = await store.open('p', 'read')
+      const header = h.header
+      await h.close()
+      expect((await verifyFamily({ header, events: parent }, store)).violations).toEqual([])
       expect(served).toEqual(['p'])
     } finally {
       await w.stop()

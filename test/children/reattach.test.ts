@@ -21,6 +21,7 @@ import { repairSession } from '../../replay/repair-session.js'
 import { resumeAgent } from '../../replay/resume.js'
 import { verify } from '../../replay/verify.js'
 import { verifyChild } from '../../replay/verify-child.js'
+import { verifyFamily } from '../../replay/verify-family.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
 import { childLib, ROOT } from '../stores/child-lib.js'
 
@@ -98,6 +99,9 @@ describe('a crashed parent re-attaches its child (lifecycle §10)', () => {
     expect(verify(child).violations).toEqual([])
     const header = (await readLog(join(dir, 'p.c1-1-c1.jsonl'))).header
     expect(verifyChild('p', after, header)).toEqual([])
+    // the family as one (L19 across the logs: the call's answer is the child's, no child left running)
+    const parentHeader = (await readLog(join(dir, 'p.jsonl'))).header
+    expect((await verifyFamily({ header: parentHeader, events: after }, dir)).violations).toEqual([])
   }, 60_000)
 
   it('L19: SIGKILL after the child ended, before the parent logged the result: repair (store and file) and resume take the child\'s outcome from its log', async () => {
