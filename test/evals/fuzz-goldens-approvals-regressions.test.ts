@@ -23,6 +23,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 938791077, path: '11:0:0:0:3:2:2:2:2:2:3:2:5:4:4:10:8:8:8',
     what: 'a steer after a `tools` step while the pre-step listeners wait, then a reject (`blocked`): the steer is issued after the claim and stays pending',
   },
+  {
+    seed: 1241066186, path: '147:1:0:3:2:4:4:5:5:5:5:5:5:5:5:5:5:6:6:6:6:7:8',
+    what: 'a decision re-issued right after the park: the agent is running again at once (not parked while the next call starts), so the driver does not flush later inputs into the step',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
