@@ -200,6 +200,8 @@ class ToolRun {
         // waits for its decision (parked when nothing else is owed; lifecycle §9 "Order").
         while ((this.#n.committed < this.#n.started || rec.approval.decided === null) && !this.#stopped()) await this.#wait()
         if (this.#stopped()) break
+        // decided: the step goes on (a decision made right after the park woke no wait to unpark it)
+        this.#gate?.refresh()
         const d = rec.approval.decided!
         if (d.decision.kind === 'deny') {
           this.#refusedPair(rec, denialError(rec.call.name, d.decision, d.by))

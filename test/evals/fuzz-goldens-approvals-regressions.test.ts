@@ -35,6 +35,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 1145134089, path: '259:0:0:0:0:0:0:1:2:1:2:2:4:7:5:5',
     what: 'a cancel while pre-execute decides `ask`: the request is decided `canceled` at once, the step never parks',
   },
+  {
+    seed: 1241066186, path: '147:1:0:3:2:4:4:5:5:5:5:5:5:5:5:5:5:6:6:6:6:7:8',
+    what: 'a decision re-issued right after the park: the agent is running again at once (not parked while the next call starts), so the driver does not flush later inputs into the step',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
