@@ -4,7 +4,7 @@
  * the step's next event, so no cancel can have come between them (tools/scheduler.ts). Pure.
  */
 import type { EventOf, LogEvent } from '../events/index.js'
-import { isCancelEffect } from '../replay/reexecute/facts.js'
+import { isCancelEffect, settlesAfterCancel } from '../replay/reexecute/facts.js'
 
 /**
  * A call a decision denied gets its refused pair when the start loop reaches it, and the loop
@@ -19,6 +19,33 @@ export function beforeRefusedPairs(events: readonly LogEvent[], first: number, t
   if (!isNotDispatchedPair(events[first]!, events[first + 1])) return first
   while (isRefusedPair(events, first - 2, turnStart)) first -= 2
   return first
+}
+
+/**
+ * A cancel's not-dispatched pair (at `first`) right after results the bodies gave: had those bodies
+ * settled before the cancel, the start loop would have started the waiting call (a slot freed, or
+ * the barrier's drain done) before, or racing, their commits, and the log would show its
+ * `tool/call` as started. It shows the pair, so the cancel came while those bodies ran (seed
+ * 1997684145: pool 1, the second call deferred; issued after the first call's result, the cancel
+ * came after the second call had started). Only outcomes a body also gives after a cancel count
+ * (an output, a timeout; a throw after a cancel is `ABORTED`, facts.ts `settlesAfterCancel`).
+ * Returns the seq of the first such result and the calls (`turn.step.callId`) whose bodies must
+ * have started before the cancel is issued; `first` and none when there are none.
+ */
+export function beforeSettledResults(events: readonly LogEvent[], first: number): { first: number; bodies: string[] } {
+  const bodies: string[] = []
+  const pair = events[first]
+  if (pair === undefined || !isNotDispatchedPair(pair, events[first + 1])) return { first, bodies }
+  const { turn, step } = (pair as EventOf<'tool/call'>).data
+  for (let j = first - 1; j >= 0; j--) {
+    const e = events[j]!
+    if (e.type !== 'tool/result') break
+    const r = e as EventOf<'tool/result'>
+    if (r.data.turn !== turn || r.data.step !== step || !settlesAfterCancel(r)) break
+    bodies.unshift(`${turn}.${step}.${r.data.callId}`)
+    first = j
+  }
+  return { first, bodies }
 }
 
 /**

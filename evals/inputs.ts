@@ -9,7 +9,7 @@
 import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
 import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
-import { askedAfterCancel, beforeRefusedPairs } from './cancel-moves.js'
+import { askedAfterCancel, beforeRefusedPairs, beforeSettledResults } from './cancel-moves.js'
 import { PositionCounter } from './positions.js'
 
 export type PlannedInput =
@@ -73,7 +73,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     const c = cancelAt.get(i)
     if (c) {
       const cancel: PlannedInput = {
-        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i),
+        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: [...runningAt(events, i), ...c.bodies],
         ...(c.preExecute !== undefined ? { duringPreExecute: c.preExecute } : {}),
       }
       // Right after a step that stops the turn, next-turn sends just before the cancel's effects
@@ -258,6 +258,8 @@ function pendingAt(events: readonly LogEvent[], cut: number): { nextTurn: UserMe
 /** A turn's cancel as planned: the cause, the canceled splices it wrote, whether the next turn opened from its latch. */
 interface PlannedCancel {
   turn: number; cause: CancelCause; splices: number[]; reopened: boolean
+  /** Calls (`turn.step.callId`) whose bodies ran when it came, though their results do not say so. */
+  bodies: string[]
   /** The asked call (`turn.step.callId`) whose pre-execute listeners were deciding when it came. */
   preExecute?: string
 }
@@ -297,6 +299,8 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, Plan
     // the cancel came before the refused pairs its close-out wrote, or before an asked call's
     // request (cancel-moves.ts)
     first = beforeRefusedPairs(events, first, start)
+    const settled = beforeSettledResults(events, first)
+    first = settled.first
     const preExecute = askedAfterCancel(events, first)
     if (preExecute !== undefined) first--
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
@@ -328,7 +332,10 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, Plan
         k = first - 1
       }
     } else k = first - 1
-    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start', ...(preExecute !== undefined ? { preExecute } : {}) })
+    out.set(k + 1, {
+      turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start', bodies: settled.bodies,
+      ...(preExecute !== undefined ? { preExecute } : {}),
+    })
   }
   return out
 }

@@ -31,6 +31,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 1145134089, path: '259:0:0:0:0:0:0:1:2:1:2:2:4:7:5:5',
     what: 'a cancel while pre-execute decides `ask`: the request is decided `canceled` at once, the step never parks',
   },
+  {
+    seed: 1997684145, path: '57:0:0:0:0:1:0:1:1:0:0:0:0:0:0:0:3:2:3:5:4:4:11:11:11:11',
+    what: 'a cancel while the only pool slot\'s body runs and answers anyway: the deferred call is ABORTED_BEFORE_DISPATCH',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
