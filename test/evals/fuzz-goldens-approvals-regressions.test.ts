@@ -35,6 +35,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 1997684145, path: '57:0:0:0:0:1:0:1:1:0:0:0:0:0:0:0:3:2:3:5:4:4:11:11:11:11',
     what: 'a cancel while the only pool slot\'s body runs and answers anyway: the deferred call is ABORTED_BEFORE_DISPATCH',
   },
+  {
+    seed: 457230189, path: '100:6:8:1:4:4:4:4:5:4:4:5:4:4:4:4:4:6:5:6:6:6:6:6:6:8',
+    what: 'a body settled early to free a slot: its commit waits until the next call\'s approval request is logged, as in the golden',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
