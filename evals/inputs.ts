@@ -7,7 +7,7 @@
  * the re-issued steer or cancel and is not an input). Pure: `planInputs` reads the golden only.
  */
 import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
-import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
+import { isAbortedWhileRunning, isCancelEffect, settlesAfterCancel } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
 import { askedAfterCancel, beforeRefusedPairs, beforeSettledResults } from './cancel-moves.js'
 import { PositionCounter } from './positions.js'
@@ -73,7 +73,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     const c = cancelAt.get(i)
     if (c) {
       const cancel: PlannedInput = {
-        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: [...runningAt(events, i), ...c.bodies],
+        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: [...new Set([...runningAt(events, i), ...c.bodies])],
         ...(c.preExecute !== undefined ? { duringPreExecute: c.preExecute } : {}),
       }
       // Right after a step that stops the turn, next-turn sends just before the cancel's effects
@@ -225,7 +225,8 @@ function afterEmptyClaim(events: readonly LogEvent[], i: number): boolean {
 
 /**
  * The calls whose bodies were running when the cancel came at `i`: those of the open step whose
- * recorded result says the cancel stopped them while they ran.
+ * recorded result says the cancel stopped them while they ran, or that a body gave after it (no
+ * body starts after a cancel, R5: it had started before; seed 998929474).
  */
 function runningAt(events: readonly LogEvent[], i: number): string[] {
   const out: string[] = []
@@ -234,7 +235,7 @@ function runningAt(events: readonly LogEvent[], i: number): string[] {
     if (e.type === 'step/end' || e.type === 'turn/end') break
     if (e.type !== 'tool/result') continue
     const r = e as EventOf<'tool/result'>
-    if (isAbortedWhileRunning(r)) out.push(`${r.data.turn}.${r.data.step}.${r.data.callId}`)
+    if (isAbortedWhileRunning(r) || settlesAfterCancel(r)) out.push(`${r.data.turn}.${r.data.step}.${r.data.callId}`)
   }
   return out
 }

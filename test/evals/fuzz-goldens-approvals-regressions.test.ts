@@ -39,6 +39,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 457230189, path: '100:6:8:1:4:4:4:4:5:4:4:5:4:4:4:4:4:6:5:6:6:6:6:6:6:8',
     what: 'a body settled early to free a slot: its commit waits until the next call\'s approval request is logged, as in the golden',
   },
+  {
+    seed: 998929474, path: '291:0:0:0:0:0:1:0:0:1:1:4:3:12:12:10:10:10:10:10',
+    what: 'a cancel while parked after a body started, its output logged after the cancel: the cancel waits for that body to start',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {

@@ -122,4 +122,33 @@ describe('golden re-runs: orders the log shows by what followed', () => {
     expect(r.divergence).toBeNull()
     expect(r.verify.ok).toBe(true)
   })
+
+  it('P4 (goldens): a cancel after a body started, whose output is logged after the cancel: the re-issued cancel waits for that body to start (R5; seed 998929474)', async () => {
+    const body = gate()
+    let entered!: () => void
+    const inBody = new Promise<void>((r) => (entered = r))
+    const tools = (slow: () => Promise<void>): AnyTool[] => [
+      ...slowTools(slow),
+      defineTool({ name: 'delete', description: 'Delete a file', parameters: z.object({ path: z.string() }), needsApproval: true, execute: ({ path }) => `deleted ${path}` }),
+    ] as AnyTool[]
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'fetch', args: { url: 'a' } }, { id: 'c2', name: 'delete', args: { path: 'x' } }] },
+      { text: 'Stopped.' },
+    ], async (ag) => {
+      ag.followup('Fetch a, delete x')
+      await inBody
+      ag.cancel({ kind: 'user' })
+      body.open()
+      await ag.whenIdle()
+    }, {
+      tools: tools(async () => {
+        entered()
+        await body.wait
+      }),
+    })
+    expect(shape(g.events).slice(0, 4)).toEqual(['call c1', 'result c1 ok', 'call c2', 'result c2 ABORTED_BEFORE_DISPATCH'])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(async () => {}) })
+    expect(r.divergence).toBeNull()
+    expect(r.verify.ok).toBe(true)
+  })
 })
