@@ -64,12 +64,35 @@ export function askedAfterCancel(events: readonly LogEvent[], first: number): st
   const dd = (d as EventOf<'tool/approval-decided'>).data
   const rd = (r as EventOf<'tool/approval-requested'>).data
   if (dd.by.kind !== 'canceled' || dd.approvalId !== rd.approvalId) return undefined
-  for (let j = first - 2; j >= 0; j--) {
+  return calledBefore(events, first - 1, rd.callId) ? `${rd.turn}.${rd.step}.${rd.callId}` : undefined
+}
+
+/**
+ * An `ask` request logged after the cancel's first effect (at `first`), in its step, for a call
+ * whose `tool/call` came before it (seed 952250528: another call's request decided `canceled`
+ * first): the call's pre-execute had begun before the cancel (it answers `cancelled` without
+ * calling the listeners once the turn is cancelled), so the cancel came while its listeners
+ * decided. Returns the call's key (`turn.step.callId`), or undefined.
+ */
+export function askedLaterAfterCancel(events: readonly LogEvent[], first: number): string | undefined {
+  for (let j = first; j < events.length; j++) {
     const e = events[j]!
-    if (e.type === 'step/start' || e.type === 'turn/start') return undefined
-    if (e.type === 'tool/call' && (e as EventOf<'tool/call'>).data.callId === rd.callId) return `${rd.turn}.${rd.step}.${rd.callId}`
+    if (e.type === 'step/end' || e.type === 'turn/end' || e.type === 'step/start') return undefined
+    if (e.type !== 'tool/approval-requested') continue
+    const rd = (e as EventOf<'tool/approval-requested'>).data
+    if (calledBefore(events, first, rd.callId)) return `${rd.turn}.${rd.step}.${rd.callId}`
   }
   return undefined
+}
+
+/** The call's `tool/call` is before `i` in the same step. */
+function calledBefore(events: readonly LogEvent[], i: number, callId: string): boolean {
+  for (let j = i - 1; j >= 0; j--) {
+    const e = events[j]!
+    if (e.type === 'step/start' || e.type === 'turn/start') return false
+    if (e.type === 'tool/call' && (e as EventOf<'tool/call'>).data.callId === callId) return true
+  }
+  return false
 }
 
 /** `e` and `after` are a call's `tool/call` and its `ABORTED_BEFORE_DISPATCH` result after a cancel. */

@@ -9,7 +9,7 @@
 import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
 import { isAbortedWhileRunning, isCancelEffect, settlesAfterCancel } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
-import { askedAfterCancel, beforeRefusedPairs, beforeSettledResults } from './cancel-moves.js'
+import { askedAfterCancel, askedLaterAfterCancel, beforeRefusedPairs, beforeSettledResults } from './cancel-moves.js'
 import { PositionCounter } from './positions.js'
 
 export type PlannedInput =
@@ -302,8 +302,9 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, Plan
     first = beforeRefusedPairs(events, first, start)
     const settled = beforeSettledResults(events, first)
     first = settled.first
-    const preExecute = askedAfterCancel(events, first)
-    if (preExecute !== undefined) first--
+    const asked = askedAfterCancel(events, first)
+    if (asked !== undefined) first--
+    const preExecute = asked ?? askedLaterAfterCancel(events, first)
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
     let splices: number[] = []

@@ -43,6 +43,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 998929474, path: '291:0:0:0:0:0:1:0:0:1:1:4:3:12:12:10:10:10:10:10',
     what: 'a cancel while parked after a body started, its output logged after the cancel: the cancel waits for that body to start',
   },
+  {
+    seed: 952250528, path: '181:6:4:4:4:3:3:3:3:3:3:3:3:3:4:4:4:10:9:9:9:9',
+    what: 'a cancel while pre-execute decides `ask` and another call\'s request is open: the hook answers, its request is decided `canceled`',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
