@@ -4,7 +4,7 @@
  * the step's next event, so no cancel can have come between them (tools/scheduler.ts). Pure.
  */
 import type { EventOf, LogEvent } from '../events/index.js'
-import { isCancelEffect } from '../replay/reexecute/facts.js'
+import { isCancelEffect, settlesAfterCancel } from '../replay/reexecute/facts.js'
 
 /**
  * A call a decision denied gets its refused pair when the start loop reaches it, and the loop
@@ -19,6 +19,33 @@ export function beforeRefusedPairs(events: readonly LogEvent[], first: number, t
   if (!isNotDispatchedPair(events[first]!, events[first + 1])) return first
   while (isRefusedPair(events, first - 2, turnStart)) first -= 2
   return first
+}
+
+/**
+ * A cancel's not-dispatched pair (at `first`) right after results the bodies gave: had those bodies
+ * settled before the cancel, the start loop would have started the waiting call (a slot freed, or
+ * the barrier's drain done) before, or racing, their commits, and the log would show its
+ * `tool/call` as started. It shows the pair, so the cancel came while those bodies ran (seed
+ * 1997684145: pool 1, the second call deferred; issued after the first call's result, the cancel
+ * came after the second call had started). Only outcomes a body also gives after a cancel count
+ * (an output, a timeout; a throw after a cancel is `ABORTED`, facts.ts `settlesAfterCancel`).
+ * Returns the seq of the first such result and the calls (`turn.step.callId`) whose bodies must
+ * have started before the cancel is issued; `first` and none when there are none.
+ */
+export function beforeSettledResults(events: readonly LogEvent[], first: number): { first: number; bodies: string[] } {
+  const bodies: string[] = []
+  const pair = events[first]
+  if (pair === undefined || !isNotDispatchedPair(pair, events[first + 1])) return { first, bodies }
+  const { turn, step } = (pair as EventOf<'tool/call'>).data
+  for (let j = first - 1; j >= 0; j--) {
+    const e = events[j]!
+    if (e.type !== 'tool/result') break
+    const r = e as EventOf<'tool/result'>
+    if (r.data.turn !== turn || r.data.step !== step || !settlesAfterCancel(r)) break
+    bodies.unshift(`${turn}.${step}.${r.data.callId}`)
+    first = j
+  }
+  return { first, bodies }
 }
 
 /**
@@ -37,12 +64,35 @@ export function askedAfterCancel(events: readonly LogEvent[], first: number): st
   const dd = (d as EventOf<'tool/approval-decided'>).data
   const rd = (r as EventOf<'tool/approval-requested'>).data
   if (dd.by.kind !== 'canceled' || dd.approvalId !== rd.approvalId) return undefined
-  for (let j = first - 2; j >= 0; j--) {
+  return calledBefore(events, first - 1, rd.callId) ? `${rd.turn}.${rd.step}.${rd.callId}` : undefined
+}
+
+/**
+ * An `ask` request logged after the cancel's first effect (at `first`), in its step, for a call
+ * whose `tool/call` came before it (seed 952250528: another call's request decided `canceled`
+ * first): the call's pre-execute had begun before the cancel (it answers `cancelled` without
+ * calling the listeners once the turn is cancelled), so the cancel came while its listeners
+ * decided. Returns the call's key (`turn.step.callId`), or undefined.
+ */
+export function askedLaterAfterCancel(events: readonly LogEvent[], first: number): string | undefined {
+  for (let j = first; j < events.length; j++) {
     const e = events[j]!
-    if (e.type === 'step/start' || e.type === 'turn/start') return undefined
-    if (e.type === 'tool/call' && (e as EventOf<'tool/call'>).data.callId === rd.callId) return `${rd.turn}.${rd.step}.${rd.callId}`
+    if (e.type === 'step/end' || e.type === 'turn/end' || e.type === 'step/start') return undefined
+    if (e.type !== 'tool/approval-requested') continue
+    const rd = (e as EventOf<'tool/approval-requested'>).data
+    if (calledBefore(events, first, rd.callId)) return `${rd.turn}.${rd.step}.${rd.callId}`
   }
   return undefined
+}
+
+/** The call's `tool/call` is before `i` in the same step. */
+function calledBefore(events: readonly LogEvent[], i: number, callId: string): boolean {
+  for (let j = i - 1; j >= 0; j--) {
+    const e = events[j]!
+    if (e.type === 'step/start' || e.type === 'turn/start') return false
+    if (e.type === 'tool/call' && (e as EventOf<'tool/call'>).data.callId === callId) return true
+  }
+  return false
 }
 
 /** `e` and `after` are a call's `tool/call` and its `ABORTED_BEFORE_DISPATCH` result after a cancel. */

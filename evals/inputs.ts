@@ -7,9 +7,9 @@
  * the re-issued steer or cancel and is not an input). Pure: `planInputs` reads the golden only.
  */
 import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
-import { isAbortedWhileRunning, isCancelEffect } from '../replay/reexecute/facts.js'
+import { isAbortedWhileRunning, isCancelEffect, settlesAfterCancel } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
-import { askedAfterCancel, beforeRefusedPairs } from './cancel-moves.js'
+import { askedAfterCancel, askedLaterAfterCancel, beforeRefusedPairs, beforeSettledResults } from './cancel-moves.js'
 import { PositionCounter } from './positions.js'
 
 export type PlannedInput =
@@ -73,7 +73,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
     const c = cancelAt.get(i)
     if (c) {
       const cancel: PlannedInput = {
-        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: runningAt(events, i),
+        kind: 'cancel', seq: i, at, turn: c.turn, cause: c.cause, keepInbox: c.splices.length === 0, bodies: [...new Set([...runningAt(events, i), ...c.bodies])],
         ...(c.preExecute !== undefined ? { duringPreExecute: c.preExecute } : {}),
       }
       // Next-turn sends right before a cancel that wrote nothing came after the cancel only when the
@@ -248,7 +248,8 @@ function endedByPreStep(e: LogEvent): boolean {
 
 /**
  * The calls whose bodies were running when the cancel came at `i`: those of the open step whose
- * recorded result says the cancel stopped them while they ran.
+ * recorded result says the cancel stopped them while they ran, or that a body gave after it (no
+ * body starts after a cancel, R5: it had started before; seed 998929474).
  */
 function runningAt(events: readonly LogEvent[], i: number): string[] {
   const out: string[] = []
@@ -257,7 +258,7 @@ function runningAt(events: readonly LogEvent[], i: number): string[] {
     if (e.type === 'step/end' || e.type === 'turn/end') break
     if (e.type !== 'tool/result') continue
     const r = e as EventOf<'tool/result'>
-    if (isAbortedWhileRunning(r)) out.push(`${r.data.turn}.${r.data.step}.${r.data.callId}`)
+    if (isAbortedWhileRunning(r) || settlesAfterCancel(r)) out.push(`${r.data.turn}.${r.data.step}.${r.data.callId}`)
   }
   return out
 }
@@ -281,6 +282,8 @@ function pendingAt(events: readonly LogEvent[], cut: number): { nextTurn: UserMe
 /** A turn's cancel as planned: the cause, the canceled splices it wrote, whether the next turn opened from its latch. */
 interface PlannedCancel {
   turn: number; cause: CancelCause; splices: number[]; reopened: boolean
+  /** Calls (`turn.step.callId`) whose bodies ran when it came, though their results do not say so. */
+  bodies: string[]
   /** The asked call (`turn.step.callId`) whose pre-execute listeners were deciding when it came. */
   preExecute?: string
 }
@@ -320,8 +323,11 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, Plan
     // the cancel came before the refused pairs its close-out wrote, or before an asked call's
     // request (cancel-moves.ts)
     first = beforeRefusedPairs(events, first, start)
-    const preExecute = askedAfterCancel(events, first)
-    if (preExecute !== undefined) first--
+    const settled = beforeSettledResults(events, first)
+    first = settled.first
+    const asked = askedAfterCancel(events, first)
+    if (asked !== undefined) first--
+    const preExecute = asked ?? askedLaterAfterCancel(events, first)
     // a cancel without keepInbox clears next-step, then next-turn: one canceled splice per
     // non-empty list, each removing the whole list
     let splices: number[] = []
@@ -351,7 +357,10 @@ function planCancels(events: readonly LogEvent[], cut: number): Map<number, Plan
         k = first - 1
       }
     } else k = first - 1
-    out.set(k + 1, { turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start', ...(preExecute !== undefined ? { preExecute } : {}) })
+    out.set(k + 1, {
+      turn: d.turn, cause: d.reason.cause, splices, reopened: events[i + 1]?.type === 'turn/start', bodies: settled.bodies,
+      ...(preExecute !== undefined ? { preExecute } : {}),
+    })
   }
   return out
 }

@@ -107,6 +107,8 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
       reissuer.onPreExecuted(p.turn, p.step, p.call.id)
       return verdict
     }, { [PASS_THROUGH]: true as const }) as HookMap['tools/pre-execute'],
+    // outermost, a pass-through: a commit waits until the golden logs its result next (settle-order.ts)
+    'tools/post-execute': order.postExecute as HookMap['tools/post-execute'],
     // outermost: runs right after the step's claim, before the hooks under test
     'agent/pre-step': (_p, next) => {
       reissuer.onPreStep()

@@ -12,7 +12,8 @@
  * starts, lifecycle §9, and the golden's listeners took their time). A pump releases them when the
  * re-run is quiet (one macrotask turn: every microtask drained), reading the golden's next event,
  * as the replay engine's pump does (replay/reexecute/serve.ts):
- * - the `tool/result` of a call: its pre-execute, then its body (every earlier result is logged);
+ * - the `tool/result` of a call: its pre-execute, then its body, then its commit (the outermost
+ *   `tools/post-execute` listener holds a commit whose result the golden does not log next);
  * - a `tool/approval-requested`: the asking call's pre-execute;
  * - a `tool/call`: the pre-execute under way (the start loop may wait for its verdict); else, while
  *   every pool slot is taken, one body frees a slot without logging a result — the held body
@@ -26,7 +27,7 @@
  */
 import { PASS_THROUGH } from '../agent/hooks.js'
 import type { EventOf, LogEvent } from '../events/index.js'
-import type { PreExecutePayload, ToolContext } from '../tools/types.js'
+import type { PostExecutePayload, PreExecutePayload, ToolContext } from '../tools/types.js'
 
 interface Body {
   key: string
@@ -49,6 +50,8 @@ export class SettleOrder {
   readonly #running = new Map<string, Body>()
   /** Held `tools/pre-execute` listeners, by call key. */
   readonly #pre = new Map<string, Body>()
+  /** Held `tools/post-execute` listeners (commits), by call key. */
+  readonly #post = new Map<string, Body>()
   /** Serve at once: the re-run departed from the golden, or the run is over. */
   #off = false
   #scheduled = false
@@ -86,6 +89,23 @@ export class SettleOrder {
     return next()
   }, { [PASS_THROUGH]: true as const })
 
+  /**
+   * The outermost `tools/post-execute` listener: a commit whose `tool/result` is not the golden's
+   * next event waits until it is (seed 457230189: a body settled early to free a slot; once the call
+   * before it committed, its own commit followed at once, where the golden logged the next call's
+   * approval request first — the golden's commit waited for its hooks). When it is the next event
+   * it passes through at once, so the commit loop's race with the start loop stays as it was.
+   */
+  readonly postExecute = Object.assign((p: PostExecutePayload, next: (p?: PostExecutePayload) => Promise<unknown>): Promise<unknown> => {
+    const key = keyOf(p.turn, p.step, p.call.id)
+    const g = this.#golden.get(this.events().length)
+    if (this.#off || (g?.type === 'tool/result' && keyOf(p.turn, p.step, (g as EventOf<'tool/result'>).data.callId) === key)) return next()
+    return new Promise<void>((resolve) => {
+      this.#post.set(key, { key, turn: p.turn, step: p.step, index: this.#indexOf(p.turn, p.step, p.call.id), release: resolve })
+      this.#schedule()
+    }).then(() => next())
+  }, { [PASS_THROUGH]: true as const })
+
   /** Resolves when the served body of `ctx`'s call may settle (at once when the order is off). */
   hold(ctx: ToolContext): Promise<void> {
     const b = this.#running.get(keyOf(ctx.turn, ctx.step, ctx.callId))
@@ -111,20 +131,23 @@ export class SettleOrder {
   close(): void {
     this.#off = true
     for (const b of this.#pre.values()) this.#release(b)
+    for (const b of this.#post.values()) this.#release(b)
     for (const b of this.#running.values()) this.#release(b)
   }
 
-  /** What is held: pre-execute listeners first (in model order), then bodies (in model order). */
+  /** What is held: pre-execute listeners first, then commits, then bodies (each in model order). */
   #held(): Body[] {
     const byIndex = (x: Body, y: Body) => x.index - y.index
-    return [...[...this.#pre.values()].sort(byIndex), ...[...this.#running.values()].filter((b) => b.release !== null).sort(byIndex)]
+    return [...[...this.#pre.values()].sort(byIndex), ...[...this.#post.values()].sort(byIndex),
+      ...[...this.#running.values()].filter((b) => b.release !== null).sort(byIndex)]
   }
 
   #release(b: Body): void {
     const r = b.release
     if (r === null) return
     b.release = null
-    this.#pre.delete(b.key)
+    if (this.#pre.get(b.key) === b) this.#pre.delete(b.key)
+    if (this.#post.get(b.key) === b) this.#post.delete(b.key)
     r()
   }
 
@@ -164,7 +187,7 @@ export class SettleOrder {
     if (next.type === 'tool/result' || next.type === 'tool/approval-requested') {
       const d = next.data as { turn: number; step: number; callId: string }
       const key = keyOf(d.turn, d.step, d.callId)
-      const pre = this.#pre.get(key)
+      const pre = this.#pre.get(key) ?? (next.type === 'tool/result' ? this.#post.get(key) : undefined)
       if (pre !== undefined) {
         this.#release(pre)
         return true

@@ -167,6 +167,41 @@ describe('golden sessions with approvals (lifecycle §9)', () => {
     expect(r.verify.ok).toBe(true)
   })
 
+  it('P4 (goldens): a cancel while pre-execute decides `ask` and another call\'s request is open: issued from inside that hook (seed 952250528)', async () => {
+    let entered!: () => void
+    const inHook = new Promise<void>((r) => (entered = r))
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    const mixed = (): AnyTool[] => [...tools(), defineTool({
+      name: 'list', description: 'List files', parameters: z.object({}), execute: () => 'a.txt',
+    })] as AnyTool[]
+    const asking = (wait: () => Promise<void>) => ({
+      'tools/pre-execute': async (p: { call: { name: string } }, next: () => Promise<unknown>) => {
+        if (p.call.name !== 'list') return next()
+        await wait()
+        return { kind: 'ask' as const, question: 'list?' }
+      },
+    })
+    const g = await recordGolden([
+      { toolCalls: [{ id: 'c1', name: 'list', args: {} }, { id: 'c2', name: 'delete', args: { path: 'a.txt' } }] },
+      { text: 'Stopped.' },
+    ], async (a) => {
+      a.followup('List, then delete a.txt')
+      await inHook
+      a.cancel({ kind: 'user' })
+      release()
+      await a.whenIdle()
+    }, { tools: mixed(), hooks: asking(async () => {
+      entered()
+      await gate
+    }) as never })
+    const decided = g.events.filter((e) => e.type === 'tool/approval-decided').map((e) => (e as EventOf<'tool/approval-decided'>).data)
+    expect(decided.map((d) => [d.callId, d.by.kind])).toEqual([['c2', 'canceled'], ['c1', 'canceled']])
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: mixed(), hooks: asking(async () => {}) as never })
+    expect(r.divergence).toBeNull()
+    expect(r.verify.ok).toBe(true)
+  })
+
   it('a decision for a call the re-run does not ask about is dropped, not forced', async () => {
     const g = await approvalGolden()
     const r = await rerun(g, { ...base, model: recordedModel(g), tools: tools(false), toolResults: 'live' })

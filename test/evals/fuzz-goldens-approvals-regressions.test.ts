@@ -39,6 +39,22 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 1241066186, path: '147:1:0:3:2:4:4:5:5:5:5:5:5:5:5:5:5:6:6:6:6:7:8',
     what: 'a decision re-issued right after the park: the agent is running again at once (not parked while the next call starts), so the driver does not flush later inputs into the step',
   },
+  {
+    seed: 1997684145, path: '57:0:0:0:0:1:0:1:1:0:0:0:0:0:0:0:3:2:3:5:4:4:11:11:11:11',
+    what: 'a cancel while the only pool slot\'s body runs and answers anyway: the deferred call is ABORTED_BEFORE_DISPATCH',
+  },
+  {
+    seed: 457230189, path: '100:6:8:1:4:4:4:4:5:4:4:5:4:4:4:4:4:6:5:6:6:6:6:6:6:8',
+    what: 'a body settled early to free a slot: its commit waits until the next call\'s approval request is logged, as in the golden',
+  },
+  {
+    seed: 998929474, path: '291:0:0:0:0:0:1:0:0:1:1:4:3:12:12:10:10:10:10:10',
+    what: 'a cancel while parked after a body started, its output logged after the cancel: the cancel waits for that body to start',
+  },
+  {
+    seed: 952250528, path: '181:6:4:4:4:3:3:3:3:3:3:3:3:3:4:4:4:10:9:9:9:9',
+    what: 'a cancel while pre-execute decides `ask` and another call\'s request is open: the hook answers, its request is decided `canceled`',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {
