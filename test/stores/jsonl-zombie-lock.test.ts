@@ -3,8 +3,8 @@
  * `Z`, as when a parent and child are killed together in a container whose init does not reap)
  * holds no lock. `kill(pid, 0)` succeeds on a zombie, so the liveness check also reads the state.
  *
- * The zombie is real: `sh -c 'sleep 0 & echo $!; exec sleep 60'` starts a child that exits at
- * once, then becomes `sleep 60`, which never waits for it. Linux only (`/proc`).
+ * The zombie is real: `sh -c '<child> & echo $!; exec sleep 60'` starts a child that exits as soon
+ * as its parent has become `sleep 60`, which never waits for it. Linux only (`/proc`).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
@@ -32,7 +32,10 @@ async function procState(pid: number): Promise<string | null> {
 
 /** Starts a parent that never reaps its exited child; resolves with the child's (zombie) pid. */
 async function makeZombie(): Promise<number> {
-  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  // The child exits only once its parent has exec'd into `sleep` (its /proc comm says so): a child
+  // that exited while `sh` still ran could be reaped by `sh` itself (seen under load: no zombie).
+  const child = `while [ "$(cat /proc/$PPID/comm)" != sleep ]; do sleep 0.01; done`
+  const parent = spawn('sh', ['-c', `sh -c '${child}' & echo $!; exec sleep 60`], { stdio: ['ignore', 'pipe', 'inherit'] })
   parents.push(parent)
   const pid = await new Promise<number>((resolve, reject) => {
     let out = ''
