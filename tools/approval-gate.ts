@@ -20,6 +20,11 @@ import type { ApprovalEnv, ApprovalRun, ToolOutcome } from './types.js'
  */
 export const EXPIRY_TIMER: unique symbol = Symbol('turnlog.approvalExpiry')
 
+/** The first retry of the gate's own decision after a claim fault (ms); it doubles per failure … */
+const CLAIM_RETRY_FIRST_MS = 10
+/** … up to this (ms): a store that stays broken is tried (and reported) every 2 s. */
+const CLAIM_RETRY_MAX_MS = 2_000
+
 /** What the gate needs of its scheduler run. */
 export interface GateHost {
   readonly recs: readonly CallRec[]
@@ -39,6 +44,12 @@ export class ApprovalGate implements ApprovalRun {
   /** A decision was appended since the last `step/parked` (a still parked step parks again). */
   #decidedSinceParked = false
   #closed = false
+  /** Claims of the gate's own decisions (cancel, steer, expiry) that failed in a row: the backoff. */
+  #claimFailures = 0
+  /** A cancel's or a steer's decisions wait for this retry after a claim fault. */
+  #retryTimer: unknown = undefined
+  /** A steer superseded the open requests; some are still to be decided (a claim failed). */
+  #superseding = false
 
   constructor(env: ApprovalEnv, host: GateHost, calls: CallHost) {
     this.#env = env
@@ -132,22 +143,72 @@ export class ApprovalGate implements ApprovalRun {
     return this.#decide(rec, decision, by) ? 'decided' : 'lost'
   }
 
+  /**
+   * A steer: every open request is decided `deny` `by: superseded`. A claim that fails is reported
+   * and retried after a backoff (the steer is already in the inbox: it must not be lost, and the
+   * requests must not stay open). Returns how many requests it supersedes.
+   */
   supersede(): number {
-    let n = 0
-    for (const rec of this.#host.recs) {
-      if (rec.approval !== null && rec.approval.decided === null) {
-        this.#decide(rec, { kind: 'deny', reason: 'superseded by new input' }, { kind: 'superseded' })
-        n++
-      }
-    }
+    const n = this.open().length
+    if (n === 0) return 0
+    this.#superseding = true
+    if (this.#retryTimer === undefined) this.#ownDecisions('superseded')
     return n
   }
 
-  /** A cancel: every open request is decided `by: canceled`, in model order (L17: no `step/end` while one is open). */
+  /**
+   * A cancel: every open request is decided `by: canceled`, in model order (L17: no `step/end`
+   * while one is open). A claim that fails is reported and retried after a backoff; the
+   * scheduler waits for the decisions before it closes the step. Never throws a claim error
+   * (an append the log refuses still throws: the scheduler fails then).
+   */
   cancelOpen(): void {
+    this.#superseding = false // the cancel decides them instead
+    if (this.#retryTimer !== undefined) return // a retry is due: it keeps the backoff
+    this.#ownDecisions('canceled')
+  }
+
+  /** True while a request of the step is undecided. */
+  hasOpen(): boolean {
+    return this.#host.recs.some((r) => r.approval !== null && r.approval.decided === null)
+  }
+
+  /** Decides the open requests for a cancel or a steer; at the first claim fault, stops and retries later. */
+  #ownDecisions(kind: 'canceled' | 'superseded'): void {
     for (const rec of this.#host.recs) {
-      if (rec.approval !== null && rec.approval.decided === null) this.#decide(rec, { kind: 'deny' }, { kind: 'canceled' })
+      if (rec.approval === null || rec.approval.decided !== null) continue
+      const ok = kind === 'canceled'
+        ? this.#decideOwn(rec, { kind: 'deny' }, { kind: 'canceled' }, 'approval cancel')
+        : this.#decideOwn(rec, { kind: 'deny', reason: 'superseded by new input' }, { kind: 'superseded' }, 'approval supersede')
+      if (!ok) {
+        this.#retryLater()
+        return
+      }
     }
+    if (kind === 'superseded') this.#superseding = false
+  }
+
+  /** The next try of a cancel's or a steer's decisions, after the backoff. */
+  #retryLater(): void {
+    const env = this.#calls.env
+    if (this.#closed || this.#retryTimer !== undefined) return
+    this.#retryTimer = env.setTimeout(() => {
+      this.#retryTimer = undefined
+      if (this.#closed) return
+      try {
+        if (env.signal.aborted) this.cancelOpen()
+        else if (this.#superseding) this.#ownDecisions('superseded')
+      } catch (err) {
+        // the log refused the decision (a failed session): the scheduler's waits find out
+        this.#calls.report(err, 'approval retry')
+        this.#host.notify()
+      }
+    }, this.#retryDelay())
+  }
+
+  /** Backoff after `#claimFailures` failed claims: 10 ms doubling, capped at 2 s. */
+  #retryDelay(): number {
+    return Math.min(CLAIM_RETRY_MAX_MS, CLAIM_RETRY_FIRST_MS * 2 ** Math.min(16, Math.max(0, this.#claimFailures - 1)))
   }
 
   open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean; provider?: true }> {
@@ -164,7 +225,30 @@ export class ApprovalGate implements ApprovalRun {
   /** Claims, logs and applies a decision; the winner of the claim is what is logged. Returns whether ours won. */
   #decide(rec: CallRec, wanted: ApprovalDecision, wantedBy: ApprovalBy): boolean {
     // a throw from either: nothing changed
-    const { won, decision, by } = this.#env.claim(rec.approval!.id, wanted, wantedBy)
+    return this.#log(rec, this.#env.claim(rec.approval!.id, wanted, wantedBy))
+  }
+
+  /**
+   * The gate's own decision (a cancel's, a steer's, an expiry's): a claim that fails (a store
+   * fault) is reported — nobody else would hear of it — and the request stays open for a retry;
+   * false then. An append the log refuses throws.
+   */
+  #decideOwn(rec: CallRec, wanted: ApprovalDecision, wantedBy: ApprovalBy, where: string): boolean {
+    let claimed: ReturnType<ApprovalEnv['claim']>
+    try {
+      claimed = this.#env.claim(rec.approval!.id, wanted, wantedBy)
+    } catch (err) {
+      this.#claimFailures++
+      this.#calls.report(err, where)
+      return false
+    }
+    this.#claimFailures = 0
+    this.#log(rec, claimed)
+    return true
+  }
+
+  #log(rec: CallRec, claimed: ReturnType<ApprovalEnv['claim']>): boolean {
+    const { won, decision, by } = claimed
     this.#env.appendDecision(rec.requested, rec.approval!.id, decision, by)
     rec.approval!.decided = { decision, by }
     if (decision.kind === 'approve' && decision.arguments !== undefined && !rec.approval!.ask) {
@@ -192,7 +276,10 @@ export class ApprovalGate implements ApprovalRun {
       if (a !== null && a.decided === null && a.expiresAt !== undefined && a.expiresAt < first) first = a.expiresAt
     }
     if (first === Infinity) return
-    const delay = Math.max(0, first - this.#env.now())
+    // after a failed claim the expiry is tried again no sooner than the backoff (a due expiry
+    // would otherwise fire at once, again and again)
+    const due = Math.max(0, first - this.#env.now())
+    const delay = this.#claimFailures > 0 ? Math.max(due, this.#retryDelay()) : due
     const fire = Object.assign(() => {
       this.#timer = undefined
       this.#expire()
@@ -208,7 +295,10 @@ export class ApprovalGate implements ApprovalRun {
       const a = rec.approval
       if (a !== null && a.decided === null && a.expiresAt !== undefined && a.expiresAt <= now) {
         try {
-          this.#decide(rec, { kind: 'deny', reason: 'the approval expired' }, { kind: 'expired' })
+          if (!this.#decideOwn(rec, { kind: 'deny', reason: 'the approval expired' }, { kind: 'expired' }, 'approval expiry')) {
+            this.#arm() // the claim failed (reported): tried again after the backoff
+            return
+          }
           any = true
         } catch (err) {
           // the log refused it (a closed session): nothing was decided
@@ -258,6 +348,10 @@ export class ApprovalGate implements ApprovalRun {
     if (this.#timer !== undefined) {
       this.#calls.env.clearTimeout(this.#timer)
       this.#timer = undefined
+    }
+    if (this.#retryTimer !== undefined) {
+      this.#calls.env.clearTimeout(this.#retryTimer)
+      this.#retryTimer = undefined
     }
   }
 }

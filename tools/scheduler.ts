@@ -250,6 +250,9 @@ class ToolRun {
     // Cancelled (or all started): open requests are decided `by: canceled`, the started calls
     // drain and commit in model order …
     if (this.#env.signal.aborted && this.#failure === null) this.#gate?.cancelOpen()
+    // … a claim that failed is retried by the gate (after a backoff): the step waits for every
+    // decision (L17: no result, no `step/end` while a request is open) …
+    while (this.#env.signal.aborted && this.#gate?.hasOpen() === true && !this.#failure) await this.#wait()
     while (this.#n.committed < this.#n.started && !this.#failure) await this.#wait()
     if (this.#failure) return
     // … and the rest get a synthetic pair.
