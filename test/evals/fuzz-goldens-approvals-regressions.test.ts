@@ -55,6 +55,10 @@ const cases: { seed: number; path: string; what: string }[] = [
     seed: 952250528, path: '181:6:4:4:4:3:3:3:3:3:3:3:3:3:4:4:4:10:9:9:9:9',
     what: 'a cancel while pre-execute decides `ask` and another call\'s request is open: the hook answers, its request is decided `canceled`',
   },
+  {
+    seed: 1145087176, path: '278:2:1:1:1:1:5:8:6:6:6:6:8:7:8:15:17:18:18:18:15:15:15',
+    what: 'an empty steer after a `tools` step while step 2\'s pre-step waits, which then throws (`error {HOOK_ERROR}` naming agent/pre-step): the steer is issued after the empty claim and stays pending',
+  },
 ]
 
 describe('P4 for goldens with approvals: the fuzz counterexamples, replayed', () => {

@@ -122,6 +122,43 @@ describe('P4 for goldens: input positions the log leaves open', () => {
     expect(r.divergence, r.divergence?.diff).toBeNull()
     expect(r.log.events.length).toBe(g.events.length)
   })
+  it('P4 §3.2: a steer sent while step 2\'s pre-step waits, which then throws (`error {HOOK_ERROR}` naming agent/pre-step): re-issued after the empty claim, left pending for the next turn (seed 1145087176)', async () => {
+    const g0 = gate()
+    const preStep = (wait: boolean) => {
+      let calls = 0
+      return {
+        'agent/pre-step': async (_p: unknown, next: () => Promise<unknown>) => {
+          if (calls++ === 1) {
+            if (wait) {
+              g0.entered()
+              await g0.gone
+            }
+            throw new Error('pre-step throws')
+          }
+          return next()
+        },
+      } as never
+    }
+    const g = await recordGolden([{ toolCalls: [{ id: 'c1', name: 'weather', args: { city: 'Paris' } }] }, { text: 'b' }], async (a) => {
+      a.followup('one')
+      await g0.waiting
+      a.steer('steer')
+      g0.release()
+      await a.whenIdle()
+      a.followup('final')
+      await a.whenIdle()
+    }, { hooks: preStep(true) })
+    const end = g.events.findIndex((e) => e.type === 'turn/end')
+    expect((g.events[end] as EventOf<'turn/end'>).data.reason).toMatchObject({ kind: 'error', failure: { code: 'HOOK_ERROR', message: expect.stringContaining('agent/pre-step') } })
+    // step 1 ended `tools`, the steer, the end: no claim of it in turn 1
+    expect(types(g.events, end - 2, 3)).toEqual(['step/end', 'agent/inbox/spliced', 'turn/end'])
+    // the steer stays pending: turn 2 claims it with the followup
+    const next = g.events.findIndex((e, i) => i > end && e.type === 'user/message')
+    expect(next).toBeGreaterThan(end)
+    const r = await rerun(g, { ...base, model: recordedModel(g), tools: weatherTools(), hooks: preStep(false) })
+    expect(r.divergence, r.divergence?.diff).toBeNull()
+    expect(r.log.events.length).toBe(g.events.length)
+  })
   it('P4: a steer sent while a turn-stopping listener waits, which then throws (`error {HOOK_ERROR}`): issued from the turn-stopping listeners, before the end (seed 965177431)', async () => {
     const g0 = gate()
     const stoppingHooks = (wait: boolean) => ({
