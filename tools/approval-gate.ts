@@ -133,6 +133,8 @@ export class ApprovalGate implements ApprovalRun {
   }
 
   supersede(): number {
+    // detached (a disposed parked agent): the session stays parked and its log is closed; nothing is decided here
+    if (this.#closed) return 0
     let n = 0
     for (const rec of this.#host.recs) {
       if (rec.approval !== null && rec.approval.decided === null) {
@@ -145,6 +147,9 @@ export class ApprovalGate implements ApprovalRun {
 
   /** A cancel: every open request is decided `by: canceled`, in model order (L17: no `step/end` while one is open). */
   cancelOpen(): void {
+    // detached: a disposed parked agent's run may still wake (its signal aborts as the agent winds
+    // down); the session stays parked (lifecycle §9) and its log is closed, so nothing is decided
+    if (this.#closed) return
     for (const rec of this.#host.recs) {
       if (rec.approval !== null && rec.approval.decided === null) this.#decide(rec, { kind: 'deny' }, { kind: 'canceled' })
     }
