@@ -52,8 +52,9 @@ export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expir
 export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'expire', 'steer', 'cancel', 'dispose', 'crash']
 
 /** Census: a person's decision reached an agent resumed after a dispose or crash while parked. */
-export function countDecision(run: Run): void {
-  if ((run.restarts['parked: resumed parked'] ?? 0) > 0) run.restarts['parked: decided after resume'] = (run.restarts['parked: decided after resume'] ?? 0) + 1
+export function countDecision(run: Pick<Run, 'restarts'>): void {
+  // (a hand-made run in a test may have no restart bookkeeping)
+  if (run.restarts !== undefined && (run.restarts['parked: resumed parked'] ?? 0) > 0) run.restarts['parked: decided after resume'] = (run.restarts['parked: decided after resume'] ?? 0) + 1
 }
 
 /**
@@ -88,7 +89,7 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
     let action = plan[i++] ?? 'approve'
     if (action === 'dispose' || action === 'crash') {
       // the resumed agent stands parked at the same step/parked: the next action answers it
-      if (run.restart !== null) await s.waitFor(run.restart(action))
+      if (run.restart) await s.waitFor(run.restart(action))
       answered = null
       continue
     }
