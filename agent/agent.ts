@@ -311,7 +311,9 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
-    if (this.#status.value === 'idle') return
+    // disposed: nothing runs any more, and a parked one's session stays parked (lifecycle §9): a
+    // late cancel decides nothing and logs nothing (its log is closed)
+    if (this.#status.value === 'idle' || this.#disposed) return
     // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
     // cancel itself has still taken effect.
     this.turnActor.send({ type: 'ABORT', cause })

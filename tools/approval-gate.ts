@@ -149,6 +149,8 @@ export class ApprovalGate implements ApprovalRun {
    * requests must not stay open). Returns how many requests it supersedes.
    */
   supersede(): number {
+    // detached (a disposed parked agent): the session stays parked and its log is closed; nothing is decided here
+    if (this.#closed) return 0
     const n = this.open().length
     if (n === 0) return 0
     this.#superseding = true
@@ -163,14 +165,17 @@ export class ApprovalGate implements ApprovalRun {
    * (an append the log refuses still throws: the scheduler fails then).
    */
   cancelOpen(): void {
+    // detached: a disposed parked agent's run may still wake (its signal aborts as the agent winds
+    // down); the session stays parked (lifecycle §9) and its log is closed, so nothing is decided
+    if (this.#closed) return
     this.#superseding = false // the cancel decides them instead
     if (this.#retryTimer !== undefined) return // a retry is due: it keeps the backoff
     this.#ownDecisions('canceled')
   }
 
-  /** True while a request of the step is undecided. */
+  /** True while a request of the step is undecided (never once detached: nothing decides them then). */
   hasOpen(): boolean {
-    return this.#host.recs.some((r) => r.approval !== null && r.approval.decided === null)
+    return !this.#closed && this.#host.recs.some((r) => r.approval !== null && r.approval.decided === null)
   }
 
   /** Decides the open requests for a cancel or a steer; at the first claim fault, stops and retries later. */

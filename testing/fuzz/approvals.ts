@@ -43,11 +43,19 @@ async function unparked(run: Run, s: fc.Scheduler): Promise<void> {
 }
 
 /** What happens to a parked run, one per time it stands parked (generated with the scenario). */
-export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expire' | 'steer' | 'cancel'
+export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expire' | 'steer' | 'cancel' | 'dispose' | 'crash'
 
 // `expire` twice: most parks are decided by the commands first, and at one in eight a 150-run fuzz
 // reached a denial by expiry once on some seeds
-export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'expire', 'steer', 'cancel']
+// `dispose` and `crash` (round 16, restart.ts): the parked agent stops and the session is resumed;
+// the loop then stands parked again on the resumed agent and takes the plan's next action
+export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'expire', 'steer', 'cancel', 'dispose', 'crash']
+
+/** Census: a person's decision reached an agent resumed after a dispose or crash while parked. */
+export function countDecision(run: Pick<Run, 'restarts'>): void {
+  // (a hand-made run in a test may have no restart bookkeeping)
+  if (run.restarts !== undefined && (run.restarts['parked: resumed parked'] ?? 0) > 0) run.restarts['parked: decided after resume'] = (run.restarts['parked: decided after resume'] ?? 0) + 1
+}
 
 /**
  * Runs the agent to idle: each time it stands parked, the next action of `plan` (a person's
@@ -79,11 +87,18 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
     answered = lastParked(run)
     const open = run.agent.approvals()
     let action = plan[i++] ?? 'approve'
+    if (action === 'dispose' || action === 'crash') {
+      // the resumed agent stands parked at the same step/parked: the next action answers it
+      if (run.restart) await s.waitFor(run.restart(action))
+      answered = null
+      continue
+    }
     // only a request with an expiry can expire (your own tools may have none)
     if (action === 'expire' && !open.some((o) => o.expiresAt !== undefined)) action = 'approve'
     const decide = async (id: string, d: Parameters<Run['agent']['decide']>[1]) => {
       try {
         await run.agent.decide(id, d, { by: { kind: 'user', id: 'fuzz' } })
+        countDecision(run)
       } catch (err) {
         // an expiry decided it first: APPROVAL_DECIDED is the documented answer
         if ((err as { code?: unknown })?.code !== 'APPROVAL_DECIDED') throw err

@@ -7,6 +7,7 @@ import fc from 'fast-check'
 import { isDeepStrictEqual } from 'node:util'
 import type { CancelCause } from '../../events/index.js'
 import { FUZZ_APPROVAL_TIMEOUT_MS } from './approval-tool.js'
+import { countDecision } from './approvals.js'
 import { checkInboxFollowsLog, failed } from './oracle.js'
 import type { Run } from './run.js'
 import type { FuzzCommand } from './types.js'
@@ -101,6 +102,7 @@ class Decide implements Cmd {
     const decision = this.kind === 'deny' ? { kind: 'deny' as const, reason: 'fuzz says no' }
       : edit ? { kind: 'approve' as const, arguments: { n: 100 + this.pick } } : { kind: 'approve' as const }
     await r.agent.decide(a.approvalId, decision, { by: { kind: 'user', id: 'fuzz' } })
+    countDecision(r)
     if (r.agent.approvals().some((o) => o.approvalId === a.approvalId)) throw failed(`approval ${a.approvalId} still open after its decision`, r)
     checkInboxFollowsLog(r)
   }
@@ -114,6 +116,18 @@ class Expire implements Cmd {
     r.advanceClock(FUZZ_APPROVAL_TIMEOUT_MS + 1)
   }
   toString = () => 'expire()'
+}
+
+/** The parked agent's process stops (dispose, or killed) and the session is resumed (restart.ts); nothing when not parked. */
+class Restart implements Cmd {
+  constructor(readonly kind: 'dispose' | 'crash') {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    if (r.restart === null || r.agent.status !== 'parked') return
+    await r.restart(this.kind)
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `${this.kind}WhileParked()`
 }
 
 class UserCommand implements Cmd {
@@ -147,6 +161,7 @@ export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzC
         ? [
           fc.tuple(fc.constantFrom('approve', 'approve', 'edit', 'deny') as fc.Arbitrary<'approve' | 'edit' | 'deny'>, fc.nat(9)).map(([k, p]) => new Decide(k, p)),
           fc.constant(new Expire()),
+          fc.constantFrom('dispose', 'crash').map((k) => new Restart(k as 'dispose' | 'crash')),
         ]
         : []),
     ],

@@ -104,6 +104,7 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
     if (!failing) {
       countRun(census, { events: run.agent.events, bodies: run.bodyCount, errors: run.errors, cancels: run.cancels, hostile: run.hostile })
       for (const [k, n] of Object.entries(run.children)) census.other[k] = (census.other[k] ?? 0) + n
+      for (const [k, n] of Object.entries(run.restarts)) census.other[k] = (census.other[k] ?? 0) + n
       // the shapes round 14's approval defects lived in (approval-shapes.ts): the generator must keep reaching them
       for (const k of approvalShapes(run.agent.events, run.cancels, run.errors)) bump(census.other, `approval: ${k}`)
     }

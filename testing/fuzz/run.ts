@@ -13,6 +13,7 @@ import type { AnyTool, ToolContext } from '../../tools/types.js'
 import { fuzzExecuteHooks } from './approval-plan.js'
 import { approvalTool, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approval-tool.js'
 import { memoryStore } from '../../stores/memory.js'
+import { restarter } from './restart.js'
 import type { LogStore } from '../../stores/types.js'
 import { budgetOptions, FUZZ_USAGE, type FuzzBudget } from './budget.js'
 import { bump } from './census.js'
@@ -65,6 +66,14 @@ export interface Run {
   store: LogStore | null
   childBodies: Array<Promise<unknown>>
   children: Record<string, number>
+  /**
+   * With approvals (`approvals: true`): ends the parked agent (`dispose`, or a `crash`: dropped
+   * without dispose, its timers fenced) and resumes the session with `resumeAgent` (restart.ts);
+   * the run goes on with the resumed agent. Null without approvals.
+   */
+  restart: ((kind: 'dispose' | 'crash') => Promise<void>) | null
+  /** What the restarts did (census: `parked: …`). */
+  restarts: Record<string, number>
 }
 
 function summaryResponse(plan: SummaryPlan, run: Run): Response {
@@ -98,14 +107,15 @@ export function r6Enabled(run: Run, opts: FuzzAgentOptions): boolean {
  * timeouts) fires when the scheduler releases it, so when a grace period runs out is one more
  * interleaving the fuzzer explores, deterministically (a seed and path replay it).
  */
-export function scheduledTimers(s: fc.Scheduler, progress: Progress): Timers {
+export function scheduledTimers(s: fc.Scheduler, progress: Progress, live: () => boolean = () => true): Timers {
   return {
     sleep: async () => {},
     random: () => 0.5,
     setTimeout: (fn, ms) => {
       const handle = { cleared: false }
       void s.schedule(Promise.resolve(), `timer ${ms} ms`).then(() => {
-        if (handle.cleared) return
+        // a crashed agent's timer never fires (a killed process runs nothing)
+        if (handle.cleared || !live()) return
         progress.tick()
         fn()
       })
@@ -161,6 +171,10 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.childBodies = []
   run.children = {}
   run.store = sc.children !== undefined ? memoryStore({ clock: () => 0 }) : null
+  // with approvals the session is in a memory store (children's or its own): a disposed parked
+  // agent is resumed from it (restart.ts)
+  const sessionStore: LogStore | null = run.store ?? (opts.approvals === true ? memoryStore({ clock: () => 0 }) : null)
+  run.restarts = {}
   const hostile: HostileEnv | undefined = sc.toolPlans === undefined ? undefined : {
     hang(what, signal) {
       bump(run.hostile, `hang ${what}`)
@@ -247,40 +261,52 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
     ...userHooks,
     'agent/request-error': [recordDecision, ...(userRequestError === undefined ? [] : Array.isArray(userRequestError) ? userRequestError : [userRequestError as HookMap['agent/request-error']])],
   }
-  const agent = createAgent({
+  // one id generator for the run: a resumed agent goes on from where the first one stopped
+  const ids = (() => { let n = 0; return () => `f${++n}` })()
+  const options = (live: () => boolean): AgentOptions => ({
     model,
     tools,
     system: 'fuzz',
     clock,
-    ...(run.store !== null ? { store: run.store, sessionId: 'fuzz' } : {}),
-    ids: (() => { let n = 0; return () => `f${++n}` })(),
-    timers: scheduledTimers(s, run.progress),
+    ...(sessionStore !== null ? { store: sessionStore, sessionId: 'fuzz' } : {}),
+    ids,
+    timers: scheduledTimers(s, run.progress, live),
     checkRequests: 'full',
     maxStepsPerTurn: opts.maxStepsPerTurn ?? 8,
     maxParallelToolCalls: sc.maxParallel,
     hooks,
     ...(run.plugins.length > 0 ? { plugins: run.plugins } : {}),
     ...(run.budget !== null ? { budget: budgetOptions(run.budget) } : {}),
-  }) as TurnlogAgent
-  run.agent = agent
-  // Every cancel, from a command, a user hook or a plugin, is what R5 is about (a hook may cancel:
-  // the docs suggest it). Recorded before the call: the first cause per turn is the one that counts.
-  const cancel = agent.cancel.bind(agent)
-  agent.cancel = (cause: CancelCause = { kind: 'user' }, o?: { keepInbox?: boolean }) => {
-    const turn = agent.lifecycle.openTurn
-    if (agent.status === 'running' && turn !== null) run.cancels.push({ turn, cause, at: agent.events.length, source: run.canceller })
-    cancel(cause, o)
-  }
-  agent.subscribe(() => run.progress.tick())
-  agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
-  agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error, at: agent.events.length }))
+  })
+  // the listeners are made once per run (their plans go on across a restart) and installed on each agent:
   // the fuzzer's own pre-execute (its `ask`) and post-execute, with the scenario's approval plan (approval-plan.ts)
   const execute = fuzzExecuteHooks(run, sc.approvalPlan, opts.approvals === true, schedule)
-  agent.on('tools/pre-execute', trackOwn('tools/pre-execute', execute.pre, run.pending))
+  const pre = trackOwn('tools/pre-execute', execute.pre, run.pending)
   // tracked only with a plan (it may wait): without one it is the earlier untracked listener, so fixed seeds keep their runs
-  agent.on('tools/post-execute', sc.approvalPlan ? trackOwn('tools/post-execute', execute.post, run.pending) : execute.post)
+  const post = sc.approvalPlan ? trackOwn('tools/post-execute', execute.post, run.pending) : execute.post
   const plans = scenarioHooks(sc, schedule, (id) => run.accepted.push(id), hostile)
-  agent.on('agent/pre-step', trackOwn('agent/pre-step', plans['agent/pre-step'], run.pending))
-  agent.on('agent/turn-stopping', trackOwn('agent/turn-stopping', plans['agent/turn-stopping'], run.pending))
+  const preStep = trackOwn('agent/pre-step', plans['agent/pre-step'], run.pending)
+  const turnStopping = trackOwn('agent/turn-stopping', plans['agent/turn-stopping'], run.pending)
+  const wire = (agent: TurnlogAgent): void => {
+    run.agent = agent
+    // Every cancel, from a command, a user hook or a plugin, is what R5 is about (a hook may cancel:
+    // the docs suggest it). Recorded before the call: the first cause per turn is the one that counts.
+    const cancel = agent.cancel.bind(agent)
+    agent.cancel = (cause: CancelCause = { kind: 'user' }, o?: { keepInbox?: boolean }) => {
+      const turn = agent.lifecycle.openTurn
+      if (agent.status === 'running' && turn !== null) run.cancels.push({ turn, cause, at: agent.events.length, source: run.canceller })
+      cancel(cause, o)
+    }
+    agent.subscribe(() => run.progress.tick())
+    agent.on('agent/status', ({ status }) => run.statuses.push({ status, at: agent.events.length }))
+    agent.on('agent/error', ({ where, error }) => run.errors.push({ where, error, at: agent.events.length }))
+    agent.on('tools/pre-execute', pre)
+    agent.on('tools/post-execute', post)
+    agent.on('agent/pre-step', preStep)
+    agent.on('agent/turn-stopping', turnStopping)
+  }
+  const first = createAgent(options(() => run.agent === first)) as TurnlogAgent
+  wire(first)
+  run.restart = opts.approvals === true ? restarter(run, sessionStore, sc.children === undefined, options, wire) : null
   return run
 }
