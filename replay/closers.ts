@@ -28,7 +28,7 @@
  *
  * Every closer carries the time of the last event of the log.
  *
- * Over ~400 lines (447), knowingly for now: the closers share one fold of the log's open state
+ * Over ~400 lines (453), knowingly for now: the closers share one fold of the log's open state
  * (the open step, its calls, approvals, inbox and schedules) built here, and the running-call
  * closer asks child-outcome.ts for a finished child's result; moved out alone, that closer and
  * child-outcome.ts would import each other. The seam is step 2 ("inside an open step") once the
