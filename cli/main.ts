@@ -143,7 +143,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--force', 'overwrite a JSONL TARGET if it exists')
     .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
 
-  // approvals (lifecycle §9): cli/commands/approvals.ts
+  // approvals (docs/spec/lifecycle.md §9): cli/commands/approvals.ts
   p.command('approvals')
     .description('list the open approval requests of a session')
     .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
@@ -160,7 +160,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--by <NAME>', 'who decides (logged)')
     .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
 
-  // wakeups (lifecycle §10): cli/commands/schedules.ts
+  // wakeups (docs/spec/lifecycle.md §10): cli/commands/schedules.ts
   p.command('schedules')
     .description('list the wakeups of a session (pending with their due time, fired, canceled); --cancel ID cancels a pending one while no agent owns the session')
     .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl or postgres://…#session-id")

@@ -1,6 +1,6 @@
 /**
  * Approvals: L17 (requests, decisions and the calls they gate) and L18 (where `step/parked` may
- * stand and what may follow it), lifecycle.md §9. State is per open step (dropped at the next
+ * stand and what may follow it), docs/spec/lifecycle.md §9. State is per open step (dropped at the next
  * `step/start`) plus the set of approval ids of the session (an id is requested once).
  *
  * A request made before its call's `tool/call` is a `needsApproval` request; one made after it is

@@ -124,7 +124,7 @@ export function fuzzExecuteHooks(
         await schedule()
         await schedule()
       }
-      // lifecycle §9: the fuzzer's own `ask`
+      // docs/spec/lifecycle.md §9: the fuzzer's own `ask`
       if (asking) return { kind: 'ask' as const, question: 'fuzz asks' }
       return next()
     },
