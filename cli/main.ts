@@ -18,6 +18,7 @@ import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { schedulesCommand, type SchedulesCommandOptions } from './commands/schedules.js'
+import { schemaCommand } from './commands/schema.js'
 import { inspectCommand } from './commands/inspect.js'
 import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
@@ -167,6 +168,12 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--json', 'print them as JSON')
     .option('--cancel <ID>', 'cancel a pending wakeup (refused while the session\'s owner runs: use agent.unschedule there)')
     .action(async (log: string, opts: SchedulesCommandOptions) => done(await schedulesCommand(log, opts, io)))
+
+  // the log format as JSON Schema (docs/spec/README.md): cli/commands/schema.ts
+  p.command('schema')
+    .description('print the log format as JSON Schema (draft 2020-12): event.schema.json; -o DIR writes every file (header, envelope, event, one per event type)')
+    .option('-o, --output <DIR>', 'write every schema file into DIR (as docs/spec/schema/)')
+    .action(async (opts: { output?: string }) => done(await schemaCommand(opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')
