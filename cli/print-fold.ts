@@ -2,7 +2,7 @@
  * What `turnlog replay` folds while a log streams past: the replay state (the reducers, applied one
  * event at a time) plus the few facts the printer needs that the state does not hold (tool names by
  * call id, the prompts each turn claimed, event counts). The events themselves are not kept, so
- * memory follows the folded state, not the file (bench/README.md B1, B6).
+ * memory follows the folded state, not the file (benchmarks B1, B6).
  */
 import type { LogEvent, UserMessage } from '../events/index.js'
 import { spliceAll } from '../events/splice.js'

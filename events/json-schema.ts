@@ -2,8 +2,8 @@
  * The log format as JSON Schema (draft 2020-12), generated from the zod definitions the reader
  * validates with (events/data.ts, events/envelope.ts, events/jsonl/header.ts), so the published
  * schema and the code cannot say different things: `turnlog schema` writes these files and a test
- * compares them with the copies checked into docs/spec/schema/ (docs/decisions/log-json-schema.md
- * says why the files are laid out this way).
+ * compares them with the copies checked into docs/spec/schema/ (docs/spec/README.md says how the
+ * files are laid out and how another implementation uses them).
  *
  * The schema is the shape of a line and nothing more: a line it accepts may still be refused by a
  * reader for what JSON Schema cannot say (seq equal to the line's index, the L invariants of

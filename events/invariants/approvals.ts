@@ -61,7 +61,7 @@ export class ApprovalState {
         if (this.#byCall.has(d.callId)) emit('L17', `call ${d.callId} already has a request`)
         if (this.#called.has(d.callId)) {
           // "directly after its call's tool/call": nothing of its own call and no later call between
-          // (earlier calls of a rolling pool may commit their results meanwhile; ARCHITECTURE.md)
+          // (earlier calls of a rolling pool may commit their results meanwhile; docs/ARCHITECTURE.md)
           if (this.#lastCall !== d.callId || this.#answered.has(d.callId)) {
             emit('L17', `the ask request ${d.approvalId} does not come directly after its call's tool/call`)
           }
