@@ -12,35 +12,39 @@
  * The builder refuses to write a corpus whose verdicts `verify` does not reproduce, so a wrong
  * construction is found here, not by a user.
  */
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { createAgent, defineSubagent, type AgentOptions } from '../../agent/index.js'
-import type { LogEvent } from '../../events/index.js'
+import { TurnlogError, type LogEvent } from '../../events/index.js'
 import { encodeEvent, encodeHeader } from '../../events/jsonl.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
+import { readLog } from '../../replay/read-log.js'
 import { verify } from '../../replay/verify.js'
 import { defineTool } from '../../tools/index.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
+import { recordsOf, type CorpusEntry } from './corpus-format.js'
+
+/** The coded error `readLog` refuses these bytes with (null when it reads them). */
+async function readBytes(bytes: Buffer): Promise<{ code: string; line: number | undefined } | null> {
+  const dir = mkdtempSync(join(tmpdir(), 'turnlog-corpus-'))
+  try {
+    writeFileSync(join(dir, 'log.jsonl'), bytes)
+    await readLog(join(dir, 'log.jsonl'))
+    return null
+  } catch (err) {
+    if (!TurnlogError.is(err)) throw err
+    return { code: err.code, line: err.line }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const OUT = join(ROOT, 'docs', 'spec', 'corpus')
 const FIXTURES = join(ROOT, 'test', 'fixtures')
 const START = 1764450000000
-
-/** One entry of corpus.json. */
-export interface CorpusEntry {
-  /** Path relative to docs/spec/corpus/. */
-  file: string
-  /** What the log is, or what it breaks. */
-  description: string
-  /** True: `verify` finds no violation. */
-  valid: boolean
-  /** The first violation `verify` must report (invalid logs only). */
-  expect?: { code: string; seq: number }
-  /** Checker options the verdict assumes, when not the defaults. */
-  options?: Record<string, unknown>
-}
 
 const entries: CorpusEntry[] = []
 
@@ -143,6 +147,7 @@ function jsonl(id: string, events: readonly LogEvent[], header: Record<string, u
 }
 
 const pending: Array<{ entry: CorpusEntry; text: string }> = []
+const unreadable: Array<{ entry: CorpusEntry; bytes: Buffer }> = []
 function add(entry: CorpusEntry, events: readonly LogEvent[], header: Record<string, unknown> = {}): void {
   const id = entry.file.replace(/^.*\//, '').replace(/\.jsonl$/, '')
   pending.push({ entry, text: jsonl(id, events, header) })
@@ -236,21 +241,75 @@ async function main(): Promise<void> {
     description: "a firing not followed by the splice of its message" },
   handLog(created('w1', START), ['schedule/fired', { scheduleId: 'w1', due: START }, START + 1], delivered('m1', 'other')))
 
+  // files a reader must refuse before any invariant is checked: each breaks the JSONL format once
+  {
+    const base = readFileSync(join(FIXTURES, 'valid', 'example.jsonl'), 'utf8').trimEnd().split('\n')
+    const events = base.slice(1).map((l) => JSON.parse(l) as LogEvent)
+    const header = JSON.parse(base[0]!) as Record<string, unknown>
+    const withCrc = [encodeHeader({ ...header, checksums: 'crc32' } as never), ...events.map((e) => encodeEvent(e, { checksums: true }))]
+    const bad = (name: string, code: string, line: number | undefined, description: string, lines: string[], end = '\n') =>
+      unreadable.push({
+        entry: { file: `unreadable/${name}.jsonl`, valid: false, expect: line === undefined ? { code } : { code, line }, description },
+        bytes: Buffer.from(lines.join('\n') + end, 'utf8'),
+      })
+    add({ file: 'valid/example-with-checksums.jsonl', valid: true, description: 'the example log with a crc32 member on every record, as the stores write it' }, [])
+    pending.at(-1)!.text = withCrc.join('\n') + '\n'
+    bad('EMPTY_LOG-empty-file', 'EMPTY_LOG', undefined, 'an empty file: no header', [], '')
+    bad('MISSING_HEADER-event-on-line-1', 'MISSING_HEADER', 1, 'line 1 is an event, not the session header', base.slice(1))
+    bad('FUTURE_FORMAT-format-2', 'FUTURE_FORMAT', 1, 'the header says format 2, newer than format 1 (docs/spec/versioning.md)', [JSON.stringify({ ...header, format: 2 }), ...base.slice(1)])
+    bad('INVALID_HEADER-format-0', 'INVALID_HEADER', 1, 'the header says format 0', [JSON.stringify({ ...header, format: 0 }), ...base.slice(1)])
+    {
+      const lines = [...withCrc]
+      lines[2] = lines[2]!.replace('"turn":1', '"turn":2')
+      bad('CHECKSUM_MISMATCH-record-changed', 'CHECKSUM_MISMATCH', 3, 'a record whose bytes no longer match its crc (a changed turn number that still parses)', lines)
+    }
+    {
+      const lines = [...base]
+      lines[3] = lines[3]!.slice(0, 20)
+      bad('MALFORMED_LINE-cut-record-mid-file', 'MALFORMED_LINE', 4, 'a record cut short in the middle of the file (corruption, not a torn tail)', lines)
+    }
+    {
+      const lines = [...base]
+      lines[lines.length - 1] = lines[lines.length - 1]!.slice(0, 25)
+      bad('TORN_TAIL-last-record-cut', 'TORN_TAIL', lines.length, 'the last record cut short by a crash (repairable)', lines, '')
+    }
+    {
+      const lines = [...base]
+      lines[1] = lines[1]!.replace('What is the weather in Paris?', 'What is the weather in \\ud800?')
+      // a value defect inside a line that parses: `verify` names it SCHEMA at its seq; `readLog` refuses the line (INVALID_UTF8)
+      pending.push({ entry: { file: 'invalid/SCHEMA-lone-surrogate.jsonl', valid: false, expect: { code: 'SCHEMA', seq: 0 },
+        description: 'a message text holding a lone UTF-16 surrogate (\\ud800), which is not lossless; a reader refuses the line with INVALID_UTF8' }, text: lines.join('\n') + '\n' })
+    }
+    {
+      const lines = [...base]
+      const at = base.findIndex((l) => l.includes('"type":"assistant/message"'))
+      lines[at] = lines[at]!.replace(/"inputTokens":\d+/, '"inputTokens":-0')
+      pending.push({ entry: { file: 'invalid/SCHEMA-negative-zero.jsonl', valid: false, expect: { code: 'SCHEMA', seq: at - 1 },
+        description: 'a usage count written as -0, which is not lossless JSON; a reader refuses the line with NOT_LOSSLESS' }, text: lines.join('\n') + '\n' })
+    }
+    // a line that is JSON but not a valid event (INVALID_EVENT, UNKNOWN_EVENT_TYPE) is refused by a
+    // reader too; `verify` reports it as a SCHEMA violation instead, so those logs are in invalid/
+  }
+
   // the verdicts, checked before anything is written
   const bad: string[] = []
   for (const { entry, text } of pending) {
-    const events = text.trim().split('\n').slice(1).map((l) => JSON.parse(l) as unknown)
-    const v = verify(events)
+    const v = verify(recordsOf(text))
     const got = v.violations[0]
     const ok = entry.valid ? v.ok : got !== undefined && got.invariant === entry.expect!.code && got.seq === entry.expect!.seq
     if (!ok) bad.push(`${entry.file}: expected ${entry.valid ? 'valid' : JSON.stringify(entry.expect)}, verify says ${JSON.stringify(v.violations.slice(0, 3))}`)
+  }
+  for (const { entry, bytes } of unreadable) {
+    const want = entry.expect!
+    const got = await readBytes(bytes)
+    if (got?.code !== want.code || got.line !== want.line) bad.push(`${entry.file}: expected ${JSON.stringify(want)}, readLog says ${JSON.stringify(got)}`)
   }
   if (bad.length) throw new Error(`build-corpus: verify disagrees with the construction:\n${bad.join('\n')}`)
 
   rmSync(join(OUT, 'valid'), { recursive: true, force: true })
   rmSync(join(OUT, 'invalid'), { recursive: true, force: true })
-  mkdirSync(join(OUT, 'valid'), { recursive: true })
-  mkdirSync(join(OUT, 'invalid'), { recursive: true })
+  rmSync(join(OUT, 'unreadable'), { recursive: true, force: true })
+  for (const dir of ['valid', 'invalid', 'unreadable']) mkdirSync(join(OUT, dir), { recursive: true })
   for (const dir of ['valid', 'invalid']) {
     for (const f of readdirSync(join(FIXTURES, dir)).filter((n) => n.endsWith('.jsonl')).sort()) {
       const rel = `${dir}/${f}`
@@ -266,15 +325,22 @@ async function main(): Promise<void> {
     writeFileSync(join(OUT, entry.file), text)
     entries.push(entry)
   }
+  for (const { entry, bytes } of unreadable) {
+    writeFileSync(join(OUT, entry.file), bytes)
+    entries.push(entry)
+  }
   entries.sort((a, b) => a.file.localeCompare(b.file, 'en', { numeric: true }))
   const manifest = {
     format: 1,
-    description: 'The turnlog conformance corpus (docs/spec/README.md "Conformance"): run your reader and checker over every file; a valid log has no violation, an invalid one must get `expect.code` at `expect.seq` as its first violation, with the default checker options (maxStepsPerTurn 64, maxRetries 5, maxResumeRuns 3) unless `options` says otherwise.',
+    description: 'The turnlog conformance corpus (docs/spec/README.md "For another implementation"): run your reader and checker over every file. A valid log reads and has no violation; an invalid one (invalid/) reads and must get `expect.code` at `expect.seq` as its first violation, with the default checker options (maxStepsPerTurn 64, maxRetries 5, maxResumeRuns 3) unless `options` says otherwise; an unreadable one (unreadable/) must be refused by the reader with the error `expect.code` at line `expect.line`.',
     logs: entries,
   }
   writeFileSync(join(OUT, 'corpus.json'), JSON.stringify(manifest, null, 2) + '\n')
   const counts: Record<string, number> = {}
-  for (const e of entries) counts[e.valid ? 'valid' : e.expect!.code] = (counts[e.valid ? 'valid' : e.expect!.code] ?? 0) + 1
+  for (const e of entries) {
+    const k = e.valid ? 'valid' : e.file.startsWith('unreadable/') ? 'unreadable' : e.expect!.code
+    counts[k] = (counts[k] ?? 0) + 1
+  }
   process.stdout.write(`wrote ${entries.length} logs to docs/spec/corpus: ${JSON.stringify(counts)}\n`)
 }
 

@@ -40,7 +40,8 @@ function repositoryLogs(): string[] {
     ...filesUnder(join(ROOT, 'examples'), '.jsonl'),
     ...filesUnder(join(ROOT, 'test', 'fixtures', 'valid'), '.jsonl'),
     ...filesUnder(join(ROOT, 'test', 'fixtures', 'invalid'), '.jsonl'),
-    ...filesUnder(join(ROOT, 'docs', 'spec', 'corpus'), '.jsonl'),
+    // the corpus's unreadable/ logs break the JSONL format itself, below what a schema can say
+    ...filesUnder(join(ROOT, 'docs', 'spec', 'corpus'), '.jsonl').filter((f) => !f.includes('/unreadable/')),
   ]
 }
 
@@ -48,8 +49,11 @@ function linesOf(path: string): unknown[] {
   return readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as unknown)
 }
 
-/** Fixtures meant to fail validation: their file name starts with SCHEMA-. */
-const schemaInvalid = (path: string) => /(^|\/)SCHEMA-[^/]*$/.test(path)
+/** Logs meant to fail validation: their file name starts with SCHEMA-, except the two whose
+ * defect JSON Schema cannot see (a -0 and a lone surrogate are well-shaped JSON values; the reader
+ * refuses them, docs/spec/events.md "The envelope"). */
+const beyondSchema = (path: string) => /(^|\/)SCHEMA-(lone-surrogate|negative-zero)\.jsonl$/.test(path)
+const schemaInvalid = (path: string) => /(^|\/)SCHEMA-[^/]*$/.test(path) && !beyondSchema(path)
 
 describe('docs/spec/schema/ (turnlog schema)', () => {
   it('the checked-in schema files are exactly what the code generates (run `npm run docs:schema` after changing events/)', () => {
@@ -102,7 +106,9 @@ describe('every log the repository keeps validates with ajv (draft 2020-12), not
 
   for (const path of logs) {
     const rel = relative(ROOT, path)
-    it(schemaInvalid(rel) ? `${rel}: a line is refused` : `${rel}: header and every event line are valid`, () => {
+    const title = schemaInvalid(rel) ? `${rel}: a line is refused`
+      : beyondSchema(rel) ? `${rel}: every line is well-shaped (the defect is the reader's to refuse)` : `${rel}: header and every event line are valid`
+    it(title, () => {
       const [h, ...events] = linesOf(path)
       expect(header(h), JSON.stringify(header.errors)).toBe(true)
       const verdicts = events.map((e) => event(e))

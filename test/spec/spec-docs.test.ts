@@ -1,7 +1,7 @@
 /**
  * docs/spec/ describes what the code has: every core event type of events/data.ts has its row in
  * docs/spec/events.md naming each member of its data, every rule id the checker reports (L, W) is
- * defined in docs/spec/invariants.md, and lifecycle.md keeps the section numbers the code cites
+ * defined in docs/spec/invariants.md, and docs/spec/lifecycle.md keeps the section numbers the code cites
  * (§1–§12 and "Deliberate choices" 1–7).
  */
 import { readdirSync, readFileSync } from 'node:fs'
@@ -11,10 +11,10 @@ import { z } from 'zod'
 import { EVENT_DATA } from '../../events/data.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const spec = (f: string) => readFileSync(join(ROOT, 'docs', 'spec', f), 'utf8')
+const spec = (f: string) => readFileSync(join(ROOT, f), 'utf8')
 
 describe('docs/spec/events.md covers the vocabulary of events/data.ts', () => {
-  const doc = spec('events.md')
+  const doc = spec('docs/spec/events.md')
   const rows = doc.split('\n').filter((l) => l.startsWith('| `'))
   for (const [type, schema] of Object.entries(EVENT_DATA)) {
     it(`${type}: a row, naming every member of its data`, () => {
@@ -28,7 +28,7 @@ describe('docs/spec/events.md covers the vocabulary of events/data.ts', () => {
 })
 
 describe('docs/spec/invariants.md defines every rule the checker reports', () => {
-  const doc = spec('invariants.md')
+  const doc = spec('docs/spec/invariants.md')
   const dir = join(ROOT, 'events', 'invariants')
   const ids = new Set<string>()
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
@@ -45,7 +45,7 @@ describe('docs/spec/invariants.md defines every rule the checker reports', () =>
 })
 
 describe('docs/spec/lifecycle.md keeps the section numbers citations use', () => {
-  const doc = spec('lifecycle.md')
+  const doc = spec('docs/spec/lifecycle.md')
   it('§1–§12 in order, then the pictures and the deliberate choices 1–7', () => {
     const heads = doc.split('\n').filter((l) => l.startsWith('## ')).map((l) => l.slice(3))
     const numbered = heads.filter((h) => /^\d+\./.test(h)).map((h) => Number(h.split('.')[0]))
