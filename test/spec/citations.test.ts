@@ -5,7 +5,7 @@
  * design folder outside the repository.
  */
 import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
@@ -100,6 +100,26 @@ describe('citations point into the repository', () => {
       }
     }
     expect([...new Set(notShipped)]).toEqual([])
+  })
+
+  it('every .md file the built .d.ts cite ships in the package (dist as `npm run build` leaves it)', () => {
+    if (!existsSync(join(ROOT, 'dist', 'index.d.ts'))) throw new Error('dist/ is not built: npm run build (npm ci builds it)')
+    const patterns = packageFiles()
+    const dts = readdirSync(join(ROOT, 'dist'), { recursive: true, withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.d.ts'))
+      .map((d) => relative(ROOT, join(d.parentPath, d.name)).split('\\').join('/'))
+      .filter((f) => ships(f, patterns))
+    expect(dts.length).toBeGreaterThan(100)
+    const bad: string[] = []
+    for (const f of dts) {
+      for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(MD)) {
+        const cited = m[1]!
+        if (EXTERNAL.has(cited)) continue
+        const where = resolves(f, cited, set)
+        if (where === null || !ships(where, patterns)) bad.push(`${f}: ${cited}`)
+      }
+    }
+    expect([...new Set(bad)]).toEqual([])
   })
 
   it('the matcher sees the citations it is meant to see (a citation of a missing file is caught)', () => {
