@@ -221,7 +221,21 @@ async function main(): Promise<void> {
     add({ file: 'invalid/L19-child-spawned-after-the-result.jsonl', valid: false, expect: { code: 'L19', seq: r },
       description: "child/spawned after its call's tool/result (the call no longer runs)" }, renumber(log))
   }
+  {
+    const log = clone(parent)
+    const sp = at(log, 'child/spawned')
+    log.splice(sp + 1, 0, structuredClone(log[sp]!))
+    add({ file: 'invalid/L19-child-spawned-twice-for-a-call.jsonl', valid: false, expect: { code: 'L19', seq: sp + 1 },
+      description: 'a second child/spawned for the same call' }, renumber(log))
+  }
   // L20: budgets
+  {
+    const log = clone(budget)
+    const end = at(log, 'turn/end', (e) => d(e).reason.kind === 'budget')
+    d(log[end]!).reason.used = 25
+    add({ file: 'invalid/L20-budget-used-not-derived.jsonl', valid: false, expect: { code: 'L20', seq: end },
+      description: "a budget turn end whose used is not the usage derived from the log (25 where the log gives 20)" }, log)
+  }
   {
     const log = clone(budget)
     const end = at(log, 'turn/end', (e) => d(e).reason.kind === 'budget')
