@@ -72,7 +72,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   #disposing = false
   /** The running step is parked by its own approvals (not only by a parked child). */
   #ownParked = false
-  /** @internal running children (lifecycle §10; agent/children.ts): their approvals, their parking. */
+  /** @internal running children (docs/spec/lifecycle.md §10; agent/children.ts): their approvals, their parking. */
   readonly children = new LiveChildren(() => this.#childrenChanged())
   readonly #unsubscribePlugins: Array<() => void>
   /** Forwards committed events to `options.store` (agent/persistence.ts). */
@@ -108,7 +108,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
     } else if (kids !== null) {
-      // a crash while subagent calls ran (lifecycle §10): resumeAgent left the step open, its calls re-attach their children
+      // a crash while subagent calls ran (docs/spec/lifecycle.md §10): resumeAgent left the step open, its calls re-attach their children
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState, kids)
     } else if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
@@ -163,7 +163,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     const aborting = this.#status.value === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
-    // lifecycle §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
+    // docs/spec/lifecycle.md §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
     if (wake && t === 'next-step' && this.options.approvals?.onSteer !== 'queue') this.supersedeApprovals()
     if (wake) this.#waking.now(m.id)
     return m.id
@@ -197,7 +197,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#waking.reportDeferred()
     const wasIdle = this.#status.value === 'idle'
     const woke = this.#waking.queued()
-    // then the wakeups that came due while no process ran (lifecycle §10), after the resume turn
+    // then the wakeups that came due while no process ran (docs/spec/lifecycle.md §10), after the resume turn
     // opened (L13), so with a turn open they follow `whenBusy`
     this.wakeups.release()
     this.wakeups.fireDue()
@@ -219,7 +219,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   /**
-   * @internal Resume (replay/resume.ts, lifecycle §8): the next turn this agent opens from idle,
+   * @internal Resume (replay/resume.ts, docs/spec/lifecycle.md §8): the next turn this agent opens from idle,
    * whatever wakes it, is `turn/start {cause: {kind: 'resume', of}}`, and its first proposal owes a
    * request; `wake()` opens it even with nothing queued. Call before the first turn only.
    */
@@ -227,7 +227,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#waking.arm(of, maxResumeRuns)
   }
 
-  /** @internal The limit the resume turn records on its cause (lifecycle §8; `armResume`). */
+  /** @internal The limit the resume turn records on its cause (docs/spec/lifecycle.md §8; `armResume`). */
   get resumeLimit(): number | null {
     return this.#waking.limit
   }
@@ -269,7 +269,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   async decide(approvalId: string, decision: ApprovalDecisionInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
     this.#assertUsable()
-    // a running child's approval is decided in the child (logged there; lifecycle §10)
+    // a running child's approval is decided in the child (logged there; docs/spec/lifecycle.md §10)
     const inChild = typeof approvalId === 'string' && !Object.hasOwn(this.approvalsState.byId, approvalId) ? this.children.owner(approvalId) : undefined
     if (inChild !== undefined) return inChild.decide(approvalId, decision, options)
     applyDecision(this, approvalId, toDecision(decision), toBy(options?.by))
@@ -286,7 +286,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#status.settle()
   }
 
-  /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */
+  /** @internal The running step parks (only decisions are owed) or goes on (docs/spec/lifecycle.md §9). */
   setParked(parked: boolean): void {
     const e = { type: parked ? 'PARK' : 'UNPARK' } as const
     this.turnActor.send(e)
@@ -297,7 +297,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     if (parked) this.#status.settle()
   }
 
-  /** @internal True when the agent is parked only because a running child is (lifecycle §10). */
+  /** @internal True when the agent is parked only because a running child is (docs/spec/lifecycle.md §10). */
   get parkedByChild(): boolean {
     return this.#status.value === 'parked' && !this.#ownParked
   }
@@ -311,7 +311,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
-    // disposed: nothing runs any more, and a parked one's session stays parked (lifecycle §9): a
+    // disposed: nothing runs any more, and a parked one's session stays parked (docs/spec/lifecycle.md §9): a
     // late cancel decides nothing and logs nothing (its log is closed)
     if (this.#status.value === 'idle' || this.#disposed) return
     // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
@@ -332,7 +332,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   async dispose(): Promise<void> {
     if (this.#disposed) return
-    // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
+    // docs/spec/lifecycle.md §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
     if (this.#status.value === 'parked' && this.#ownParked) return this.#disposeParked()
     this.#disposing = true
     this.wakeups.close()

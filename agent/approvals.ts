@@ -1,5 +1,5 @@
 /**
- * The agent's side of approvals (lifecycle §9): the `ApprovalEnv` a step hands the tool scheduler
+ * The agent's side of approvals (docs/spec/lifecycle.md §9): the `ApprovalEnv` a step hands the tool scheduler
  * (appends of requests, decisions and `step/parked`; the `parked` status), and the checks of a
  * decision before it reaches the step (`agent.decide`). A refused decision logs nothing.
  */

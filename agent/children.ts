@@ -1,5 +1,5 @@
 /**
- * The parent's side of running children (lifecycle §10): while a `defineSubagent` call runs, its
+ * The parent's side of running children (docs/spec/lifecycle.md §10): while a `defineSubagent` call runs, its
  * child agent is registered here, so the parent lists the child's open approvals (with the child's
  * session id), routes `decide` for them to the child (the decision is logged in the child's log,
  * never in the parent's), and reports `parked` while a child is parked (a parked child parks the
@@ -64,7 +64,7 @@ export class LiveChildren {
   }
 
   /**
-   * A steer of the parent (lifecycle §9, §10): every running child's open approvals are decided
+   * A steer of the parent (docs/spec/lifecycle.md §9, §10): every running child's open approvals are decided
    * `deny` `by: superseded` in the child (logged there); the steer itself stays the parent's input.
    * Returns how many. A child that throws here is skipped (its approvals stay open).
    */

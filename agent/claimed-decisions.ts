@@ -1,5 +1,5 @@
 /**
- * Decisions through the store's side channel (lifecycle §9; stores/types.ts `DecisionChannel`):
+ * Decisions through the store's side channel (docs/spec/lifecycle.md §9; stores/types.ts `DecisionChannel`):
  * when the agent's store has one (JSONL), every decision the agent makes is claimed there first
  * (the claim decides which decision wins, across processes), and the decisions other processes
  * claimed while this agent owns the session are picked up and logged once.

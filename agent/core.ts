@@ -45,7 +45,7 @@ export abstract class AgentCore {
   /** @internal the live projections the driver reads (O(1) per event). */
   readonly historyState = historyReducer.initial()
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
-  /** @internal the approvals of the log (lifecycle §9), folded live. */
+  /** @internal the approvals of the log (docs/spec/lifecycle.md §9), folded live. */
   readonly approvalsState = approvalsReducer.initial()
   /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
   approvalRun: ApprovalRun | null = null
@@ -57,7 +57,7 @@ export abstract class AgentCore {
   approvalIdFor: ((turn: number, step: number, callId: string) => string | undefined) | null = null
   /** @internal decisions through the store's side channel (agent/claimed-decisions.ts). */
   readonly claimed = new ClaimedDecisions(this)
-  /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
+  /** @internal a parked step of the prefix, restored at the first wake (docs/spec/lifecycle.md §9; agent/restore.ts). */
   restoreStep: RestoredStep | null = null
   /** @internal the wakeups: pending schedules folded from the log, the one timer (agent/wakeups.ts). */
   abstract readonly wakeups: Wakeups
@@ -88,7 +88,7 @@ export abstract class AgentCore {
     this.maxParallelToolCalls = limits.maxParallelToolCalls
     this.cancelGraceMs = limits.cancelGraceMs
     const tools = limits.tools
-    // the built-in scheduleWakeup tool (lifecycle §10), when asked for (agent/wakeup-tool.ts)
+    // the built-in scheduleWakeup tool (docs/spec/lifecycle.md §10), when asked for (agent/wakeup-tool.ts)
     const wt = options.wakeups?.tool
     if (wt) scheduleWakeupTool(this, wt === true ? {} : wt, tools as Map<string, AnyTool>)
     this.tools = tools

@@ -15,7 +15,7 @@ export type EmitListener<P> = (payload: P) => void
  * Marks a listener that only passes its payload through (`next(p)`, its result unchanged): the
  * re-execution engine's gates (replay/reexecute/hooks.ts). Such a listener never decides, so it
  * does not count for {@link HookRegistry.decidingCount}: a `tools/pre-execute` gate must not make
- * a re-execution wait for verdicts the recorded process never waited for (lifecycle §9, P4).
+ * a re-execution wait for verdicts the recorded process never waited for (docs/spec/lifecycle.md §9, P4).
  */
 export const PASS_THROUGH: unique symbol = Symbol.for('turnlog.passThroughListener')
 

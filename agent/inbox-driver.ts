@@ -28,7 +28,7 @@ export class InboxDriver {
    * The waking messages that set the latch (a replacement inherits its original's place); null
    * when a wake without a message set it. Maintenance replays its latch only while one of them is
    * pending: a steer removed during maintenance leaves no claim on a turn, and what else is
-   * pending (injected context) alone never opens one (lifecycle §3.8, choice 7).
+   * pending (injected context) alone never opens one (docs/spec/lifecycle.md §3.8, choice 7).
    */
   #latchedBy: Set<string> | null = new Set()
 

@@ -1,5 +1,5 @@
 /**
- * Sub-agents (lifecycle.md §10): `defineSubagent` is a tool whose call runs a child session. The
+ * Sub-agents (docs/spec/lifecycle.md §10): `defineSubagent` is a tool whose call runs a child session. The
  * call logs `child/spawned` in the parent, creates the child in the parent's store with a header
  * naming the parent's session, that event's seq and the call (L19), sends the call as the child's
  * first message and returns the child's last answer as the call's result. A cancel of the parent's
@@ -38,14 +38,14 @@ export interface SubagentConfig<P extends z.ZodType> {
   timeoutMs?: number
   /**
    * Exactly `true` lets this call run in parallel with the step's other parallel-safe calls (several
-   * children at once, or a child beside ordinary tools; lifecycle §5). Default: exclusive (the call
+   * children at once, or a child beside ordinary tools; docs/spec/lifecycle.md §5). Default: exclusive (the call
    * runs alone). A throw, or anything but `true`, is exclusive.
    */
   isConcurrencySafe?: (args: z.infer<P>) => boolean
 }
 
 /**
- * A tool whose every call runs a child session (lifecycle §10). The child's id is derived from
+ * A tool whose every call runs a child session (docs/spec/lifecycle.md §10). The child's id is derived from
  * the parent's session and the call (`<parent>.c<turn>-<step>-<callId>`), so a call spawns at most
  * one child. Its result is the text of the child's last answer; a child turn that ends other than
  * `completed` is the call's `TOOL_ERROR`, naming how it ended.
@@ -74,7 +74,7 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
   let child: Agent
   let send = true
   if (host.reattach !== undefined) {
-    // the parent crashed while this call's child ran (lifecycle §10): the child is resumed (its
+    // the parent crashed while this call's child ran (docs/spec/lifecycle.md §10): the child is resumed (its
     // own repair, its interrupted turn re-run, its parked step restored), not created again
     child = (await host.reattach(id, options)) as Agent
     send = !hasInput(child.events) // it died before its prompt was logged

@@ -141,7 +141,7 @@ export interface AgentOptions {
   maxParallelToolCalls?: number
   maxStepsPerTurn?: number
   /**
-   * The longest chain of resume turns (lifecycle §8) the log may hold (L13, checked on append).
+   * The longest chain of resume turns (docs/spec/lifecycle.md §8) the log may hold (L13, checked on append).
    * `resumeAgent` re-runs an interrupted turn only while the chain is shorter. Default 3.
    */
   maxResumeRuns?: number
@@ -176,14 +176,14 @@ export interface AgentOptions {
    * and compares message by message (O(log) per request: for tests and fuzzers).
    */
   checkRequests?: 'log' | 'full'
-  /** Wakeups (lifecycle §10): the timer, the built-in `scheduleWakeup` tool. */
+  /** Wakeups (docs/spec/lifecycle.md §10): the timer, the built-in `scheduleWakeup` tool. */
   wakeups?: WakeupOptions
   /** XState inspection of the turn, step and inbox actors (visualisers, coverage tests). */
   inspect?: (event: InspectionEvent) => void
-  /** Approvals while parked (lifecycle §9): what a steer does to open requests. */
+  /** Approvals while parked (docs/spec/lifecycle.md §9): what a steer does to open requests. */
   approvals?: ApprovalOptions
   /**
-   * Budgets (lifecycle §10): one or a list of `{ inputTokens?, outputTokens?, totalTokens?,
+   * Budgets (docs/spec/lifecycle.md §10): one or a list of `{ inputTokens?, outputTokens?, totalTokens?,
    * costUsd?, toolCalls?, scope: 'turn' | 'session', price?, warnAt? }`. Checked from the usage
    * derived from the log before each request: a request that would start with a limit reached is
    * not made, and the turn ends `{kind: 'budget', which, scope, limit, used}` (its claimed input
@@ -277,7 +277,7 @@ export interface HookMap {
   'tools/post-execute': (p: PostExecutePayload, next: Next<PostExecutePayload, PostExecuteDecision>) => PostExecuteDecision | Promise<PostExecuteDecision>
   // Live events (emit mode): observers only; a throw is reported as `agent/error`, never breaks the agent.
   'agent/status': (e: { status: AgentStatus }) => void
-  /** A new approval request (lifecycle §9); the status becomes `parked` when only decisions are owed. */
+  /** A new approval request (docs/spec/lifecycle.md §9); the status becomes `parked` when only decisions are owed. */
   'agent/approval': (e: { approval: OpenApproval }) => void
   'agent/inbox/spliced': (e: { target: InboxTarget; start: number; removedCount: number; inserted: readonly UserMessage[]; outcome?: 'canceled' }) => void
   'agent/inbox/inserted': (e: { target: InboxTarget; message: UserMessage }) => void
@@ -318,7 +318,7 @@ export interface Agent extends WakeupHandle {
   readonly status: AgentStatus
   readonly inbox: InboxHandle
   /**
-   * The log, typed by event type: `e.type === 'tool/result'` narrows `e.data` (api.md). Events of
+   * The log, typed by event type: `e.type === 'tool/result'` narrows `e.data` (docs/spec/api.md). Events of
    * plugin-registered extension types (none unless a plugin registers one) are in it too; read
    * them as `LogEvent` (`agent.events as readonly LogEvent[]`).
    */
@@ -352,17 +352,17 @@ export interface Agent extends WakeupHandle {
   whenIdle(): Promise<void>
   /**
    * Resolves with the status when the agent is idle (as `whenIdle`) or parked: waiting for people
-   * and nothing else, so a process may exit (lifecycle §9).
+   * and nothing else, so a process may exit (docs/spec/lifecycle.md §9).
    */
   whenSettled(): Promise<'idle' | 'parked'>
   /**
-   * Token usage rolled up (lifecycle §10; reducers/usage-tree.ts): own totals at the top level,
+   * Token usage rolled up (docs/spec/lifecycle.md §10; reducers/usage-tree.ts): own totals at the top level,
    * `children` (every child this agent ran, each rolled up over its own children), `total` (both),
    * `byChild`. Children run by an earlier process are not known to the handle: `usageTree(store,
    * id)` (turnlog/replay) reads them from the store.
    */
   usage(): UsageRollUp
-  /** The open approval requests of the session and of its running children (with their session ids), in request order (lifecycle §9, §10). */
+  /** The open approval requests of the session and of its running children (with their session ids), in request order (docs/spec/lifecycle.md §9, §10). */
   approvals(): OpenApproval[]
   /**
    * Decides an open approval. Resolves when the decision is durable (in the store). Refused, with

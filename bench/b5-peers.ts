@@ -1,5 +1,5 @@
 /**
- * B5 (quality.md "Performance"): the per-step overhead of the same scripted tool loop in turnlog
+ * B5 (bench/README.md): the per-step overhead of the same scripted tool loop in turnlog
  * and in its peers, measured back to back in one process: Vercel AI SDK v5 (`generateText` with
  * `MockLanguageModelV2`), OpenAI Agents JS (`Runner.run` with a fake `Model`), and LangGraph.js
  * (`createReactAgent` with a fake tool-calling chat model).

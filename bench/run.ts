@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- ID…]`: runs every benchmark in the registry (or the named ones), prints one
- * table and writes bench/results.json (quality.md "Performance"): `{ "B1": { value, unit, target,
+ * table and writes bench/results.json (bench/README.md): `{ "B1": { value, unit, target,
  * detail }, … }`. Entries of ids not run this time are kept from the previous file.
  *
  * Adding a benchmark: one entry in `REGISTRY`. Optional modules (written by others, possibly not

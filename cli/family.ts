@@ -1,5 +1,5 @@
 /**
- * A session's relatives, as the CLI finds them (lifecycle §10): a child session lives in the same
+ * A session's relatives, as the CLI finds them (docs/spec/lifecycle.md §10): a child session lives in the same
  * store as its parent, so a JSONL child is `<dir>/<child-id>.jsonl` beside the parent's file and a
  * PostgreSQL child is `postgres://…#<child-id>` in the same database. `turnlog replay` and the report
  * link to them; `turnlog export --children` reads them.

@@ -18,6 +18,7 @@ import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { schedulesCommand, type SchedulesCommandOptions } from './commands/schedules.js'
+import { schemaCommand } from './commands/schema.js'
 import { inspectCommand } from './commands/inspect.js'
 import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
@@ -143,7 +144,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--force', 'overwrite a JSONL TARGET if it exists')
     .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
 
-  // approvals (lifecycle §9): cli/commands/approvals.ts
+  // approvals (docs/spec/lifecycle.md §9): cli/commands/approvals.ts
   p.command('approvals')
     .description('list the open approval requests of a session')
     .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
@@ -160,13 +161,19 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--by <NAME>', 'who decides (logged)')
     .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
 
-  // wakeups (lifecycle §10): cli/commands/schedules.ts
+  // wakeups (docs/spec/lifecycle.md §10): cli/commands/schedules.ts
   p.command('schedules')
     .description('list the wakeups of a session (pending with their due time, fired, canceled); --cancel ID cancels a pending one while no agent owns the session')
     .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl or postgres://…#session-id")
     .option('--json', 'print them as JSON')
     .option('--cancel <ID>', 'cancel a pending wakeup (refused while the session\'s owner runs: use agent.unschedule there)')
     .action(async (log: string, opts: SchedulesCommandOptions) => done(await schedulesCommand(log, opts, io)))
+
+  // the log format as JSON Schema (docs/spec/README.md): cli/commands/schema.ts
+  p.command('schema')
+    .description('print the log format as JSON Schema (draft 2020-12): event.schema.json; -o DIR writes every file (header, envelope, event, one per event type)')
+    .option('-o, --output <DIR>', 'write every schema file into DIR (as docs/spec/schema/)')
+    .action(async (opts: { output?: string }) => done(await schemaCommand(opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

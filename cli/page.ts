@@ -35,7 +35,7 @@ export interface PageData {
   reexec?: { ok: boolean; eventCount: number }
   /** `turnlog eval --report`: the re-run, shown side by side with `events` (the golden). */
   compare?: { label: string; file: string; header: unknown; events: readonly LogEvent[]; goldenLabel?: string; goldenFile?: string } | null
-  /** Sub-agents (lifecycle §10): relatives' report files (`href`) or logs (inspector/src/data.ts `Family`). */
+  /** Sub-agents (docs/spec/lifecycle.md §10): relatives' report files (`href`) or logs (inspector/src/data.ts `Family`). */
   family?: { parent?: { session: string; seq: number; callId?: string; href?: string; log?: string }; children?: Record<string, { href?: string; log?: string }> } | null
   /** Events between two state checkpoints in the page (default 2,000; tests set it small). */
   checkpointEvery?: number

@@ -1,5 +1,5 @@
 /**
- * The CLI's PostgreSQL side (api.md "CLI"): a LOG of the form `postgres://…#session-id` for
+ * The CLI's PostgreSQL side (docs/spec/api.md "CLI"): a LOG of the form `postgres://…#session-id` for
  * `replay`, `verify`, `fork`, `repair`, `reexec`; `turnlog sessions URL`; `turnlog copy LOG TARGET`
  * between a JSONL file and PostgreSQL. `turnlog/stores/postgres` (and so `pg`) is imported only
  * when a postgres URL is given: the rest of the CLI never loads it.
@@ -114,7 +114,7 @@ export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: st
 
 /**
  * `turnlog repair postgres://…#id`: the session, and the outcomes of the finished children of its
- * running subagent calls, read from the same database (lifecycle §10, replay/child-outcome.ts).
+ * running subagent calls, read from the same database (docs/spec/lifecycle.md §10, replay/child-outcome.ts).
  */
 export async function loadPgLogForRepair(arg: string): Promise<{ log: ReadLogResult & { file: string }; children: Map<string, ChildOutcome> }> {
   const { url, sessionId } = parsePgLog(arg)
@@ -150,7 +150,7 @@ export async function sessionsCommand(url: string, opts: { json?: boolean }, io:
   if (!isPgUrl(url)) throw new UsageError('sessions takes a postgres:// URL')
   const now = Date.now()
   const { rows, parked } = await withStore(url.split('#')[0]!, async (s) => ({ rows: await s.sessions(), parked: await parkedSessions(s, now) }))
-  // lifecycle §9: a parked session with nothing else owed is `parked` (not `idle`), with its oldest open request
+  // docs/spec/lifecycle.md §9: a parked session with nothing else owed is `parked` (not `idle`), with its oldest open request
   const listed = rows.map((r) => {
     const p = parked.get(r.id) ?? null
     return { ...r, status: p !== null && r.status === 'idle' ? 'parked' as const : r.status, parked: p }
@@ -182,7 +182,7 @@ function parkedCell(p: ParkedInfo | null): string {
   return `${inline(p.oldest.approvalId)} ${inline(p.oldest.name || '?')}, ${durationText(p.oldest.ageMs)} ago${p.open > 1 ? ` (${p.open} open)` : ''}${later}`
 }
 
-/** "2 messages after 3 runs (turn 4)": resume's give-ups (lifecycle §8), or '-'. */
+/** "2 messages after 3 runs (turn 4)": resume's give-ups (docs/spec/lifecycle.md §8), or '-'. */
 function givenUpCell(g: SessionRow['givenUp']): string {
   if (g.length === 0) return '-'
   const n = g.reduce((k, x) => k + x.messages.length, 0)

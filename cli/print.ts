@@ -335,7 +335,7 @@ export function titleLine(fold: PrintFold, c: Colors, source: { header?: LogHead
   ].filter(Boolean).join(' · '))
 }
 
-/** A header's parent: a child session names its parent's call (lifecycle §10), a fork its seq. */
+/** A header's parent: a child session names its parent's call (docs/spec/lifecycle.md §10), a fork its seq. */
 function parentText(p: { session: string; seq: number; callId?: string }): string {
   return p.callId !== undefined
     ? `child of session ${inline(p.session)} (call ${inline(p.callId)}, seq ${p.seq})`

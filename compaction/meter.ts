@@ -1,5 +1,5 @@
 /**
- * The token meter (lifecycle §7): how many tokens the request that the surface would produce now
+ * The token meter (docs/spec/lifecycle.md §7): how many tokens the request that the surface would produce now
  * costs, kept as a reducer-backed projection over the committed events, O(1) per event (a
  * replacement costs O(hidden nodes) plus one splice of the surface order).
  *

@@ -1,5 +1,5 @@
 /**
- * `rerun(golden, options)`: a recorded session re-run with a change under test (api.md "Golden
+ * `rerun(golden, options)`: a recorded session re-run with a change under test (docs/spec/api.md "Golden
  * sessions"). The golden's events before `from` are the new log's prefix, verbatim; an agent
  * resumes on it (as `resumeAgent` would) with the model, tools, hooks and system under test.
  * Steps of the first live turn before `from.step` are served as recorded (model and tools); the
@@ -159,7 +159,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   // tools or config under test differ from the last logged one).
   agent.resumed = false
   reissuer = new Reissuer(agent, planInputs(events, cut), (m) => errors.push(m))
-  agent.approvalIdFor = recordedApprovalIds(events, cut) // lifecycle §9: the golden's approval ids
+  agent.approvalIdFor = recordedApprovalIds(events, cut) // docs/spec/lifecycle.md §9: the golden's approval ids
   agent.subscribe((e) => reissuer.onAppend(e))
   agent.subscribe((e) => order.onAppend(e))
   // A send by the re-run's own code (a hook's steer): the recorded inputs the log shows before the

@@ -1,5 +1,5 @@
 /**
- * Budget usage (lifecycle.md §10, L20): what a budget counts, folded from the log. One fold serves
+ * Budget usage (docs/spec/lifecycle.md §10, L20): what a budget counts, folded from the log. One fold serves
  * the reducer (`reducers/budget.ts`, `replay(...).budget`), the invariant checker (L20,
  * `events/invariants/budget.ts`) and the live agent (`agent/budget.ts`), so a live agent, a
  * resumed one and `verify` derive the same numbers from the same events.

@@ -1,4 +1,4 @@
-/** Stream chunks: the model seam's vocabulary (events.md "Stream chunks"). */
+/** Stream chunks: the model seam's vocabulary (docs/spec/events.md "Stream chunks"). */
 import { z } from 'zod'
 import { Block, Failure, ProviderData, Usage } from './messages.js'
 

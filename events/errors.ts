@@ -55,16 +55,16 @@ export const ERROR_CODES = [
   'ABANDONED',
   /** an abandoned hook or tool settled after all: its answer is ignored */
   'LATE_SETTLEMENT',
-  /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (lifecycle §8) */
+  /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (docs/spec/lifecycle.md §8) */
   'RESUME_LIMIT',
-  // approvals (lifecycle.md §9): refusals of a decision, which log nothing
+  // approvals (docs/spec/lifecycle.md §9): refusals of a decision, which log nothing
   /** the approval was already decided (the first decision wins; an expired one too) */
   'APPROVAL_DECIDED',
   /** no approval with that id was requested in the session */
   'UNKNOWN_APPROVAL',
   /** an approval's edited arguments do not fit the tool's schema */
   'INVALID_ARGS',
-  /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (lifecycle §10) */
+  /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (docs/spec/lifecycle.md §10) */
   'BUDGET_PRICE',
 ] as const
 

@@ -1,11 +1,11 @@
-/** Message blocks, messages, usage and failures: the shapes of events.md "Exact shapes". */
+/** Message blocks, messages, usage and failures: the shapes of docs/spec/events.md "Exact shapes". */
 import { z } from 'zod'
 
 // --- issue 23 (bridge): provider data on blocks -------------------------------------------------
 /**
  * A block's opaque provider data, keyed by provider (e.g. `{anthropic: {signature}}` on a Claude
  * thinking block, `{anthropic: {redactedData}}` on a redacted one): logged, replayed and sent back
- * to the provider with the block, never shown (events.md `Block`).
+ * to the provider with the block, never shown (docs/spec/events.md `Block`).
  */
 export const ProviderData = z.record(z.string(), z.record(z.string(), z.unknown()))
 export type ProviderData = z.infer<typeof ProviderData>
@@ -27,7 +27,7 @@ export const ToolCallBlock = z.strictObject({
   /**
    * issue 23 (provider approvals): the provider's id of its request that a person approve this
    * provider-executed call before the provider runs it (the AI SDK's `tool-approval-request`).
-   * Such a call goes through turnlog's approvals (lifecycle.md §9) and the decision goes back to
+   * Such a call goes through turnlog's approvals (docs/spec/lifecycle.md §9) and the decision goes back to
    * the provider with the next request.
    */
   approvalId: z.string().min(1).optional(),
@@ -84,9 +84,9 @@ export const MessageSource = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('hook'), name: z.string() }),
   z.strictObject({ kind: z.literal('tool'), callId: z.string() }),
   z.strictObject({ kind: z.literal('compaction') }),
-  /** A message a crashed turn had claimed, re-inserted by resume under a new id (lifecycle.md §8). */
+  /** A message a crashed turn had claimed, re-inserted by resume under a new id (docs/spec/lifecycle.md §8). */
   z.strictObject({ kind: z.literal('resume'), of: z.string().min(1) }),
-  /** The message of a wakeup's firing (lifecycle.md §10): the splice right after its `schedule/fired`. */
+  /** The message of a wakeup's firing (docs/spec/lifecycle.md §10): the splice right after its `schedule/fired`. */
   z.strictObject({ kind: z.literal('schedule'), scheduleId: z.string().min(1) }),
 ])
 export type MessageSource = z.infer<typeof MessageSource>

@@ -1,5 +1,5 @@
 /**
- * Approval responses in the AI SDK's chat protocol (lifecycle §9, ai@6): a client answers an
+ * Approval responses in the AI SDK's chat protocol (docs/spec/lifecycle.md §9, ai@6): a client answers an
  * approval part with `addToolApprovalResponse` (the part becomes `approval-responded` with
  * `approval: { id, approved, reason }`) and then sends its messages back (`sendMessage()` or
  * `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`): a POST whose

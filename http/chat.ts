@@ -6,7 +6,7 @@
  *   turn); the response streams the turn that answers it. When the answered message (the body's
  *   `messageId`, else the last one) is the assistant's, the POST carries approval responses
  *   (http/chat-approvals.ts): each becomes a `decide`, and the response continues that message.
- * - A stream ends with its turn, or where the turn stands parked (lifecycle §9: only decisions
+ * - A stream ends with its turn, or where the turn stands parked (docs/spec/lifecycle.md §9: only decisions
  *   are owed), so the client is `ready` and can answer the approval parts it shows.
  * - `GET /chat/:id/stream`: the open turn from its `turn/start` (the client's `resumeStream()`
  *   replaces its partial message with it); 204 when nothing is open or pending.

@@ -1,6 +1,6 @@
 /**
  * `sessionHandler(options)`: a Fetch API handler `(Request) => Promise<Response>` serving sessions
- * (api.md "Serving sessions over HTTP"):
+ * (docs/spec/api.md "Serving sessions over HTTP"):
  *
  * | route | action asked of `authorize` |
  * | --- | --- |

@@ -15,7 +15,7 @@
  * - `tool/call` → `tool-input-available` (arguments that are not JSON: `tool-input-error`);
  *   `tool/result` → `tool-output-available` / `tool-output-error` (compaction's replacements are
  *   not shown again: the UI keeps what the user saw).
- * - Approvals (lifecycle §9): `tool/approval-requested` → `tool-approval-request` (state
+ * - Approvals (docs/spec/lifecycle.md §9): `tool/approval-requested` → `tool-approval-request` (state
  *   `approval-requested`), preceded by the call's `tool-input-available` when its `tool/call` is
  *   not logged yet (`needsApproval` asks before any call of the step starts; the arguments come
  *   from the step's `assistant/message`); a denial (`tool/approval-decided` deny, by a person, the

@@ -43,7 +43,7 @@ export type UIMessagePart =
     type: `tool-${string}`; toolCallId: string
     state: 'input-available' | 'approval-requested' | 'approval-responded' | 'output-available' | 'output-error' | 'output-denied'
     input?: unknown; rawInput?: unknown; output?: unknown; errorText?: string
-    /** An approval request (lifecycle §9): its id; in the history also what the log decided. */
+    /** An approval request (docs/spec/lifecycle.md §9): its id; in the history also what the log decided. */
     approval?: ToolApproval
   }
   | { type: `data-${string}`; id: string; data: unknown }

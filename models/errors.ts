@@ -1,6 +1,6 @@
 /**
  * Model failures: the error an adapter throws to report a coded failure, and the mapping of any
- * thrown value to a `Failure` (events.md "Stream chunks": `{code, message, status?, retryAfterMs?}`).
+ * thrown value to a `Failure` (docs/spec/events.md "Stream chunks": `{code, message, status?, retryAfterMs?}`).
  */
 import { FAILURE_CODES, Failure, type FailureCode } from '../events/index.js'
 

@@ -83,7 +83,7 @@ export class SpanFold {
   #lastChat: { turn: number; key: string } | undefined
   /** the failed chat span the open retry turn's first chat span links to */
   #retryChatLink: string | undefined
-  /** lifecycle §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
+  /** docs/spec/lifecycle.md §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
   readonly #approvals = new ApprovalSpans()
   readonly #host: ApprovalHost = {
     start: (out, s) => this.#start(out, s), end: (out, e) => this.#end(out, e), common: () => this.#common(),

@@ -1,6 +1,6 @@
 /**
  * `turnlog/otel`: spans from the log, following the OpenTelemetry GenAI semantic conventions
- * (api.md "Observability"). `@opentelemetry/api` is an optional peer dependency of this subpath;
+ * (docs/spec/api.md "Observability"). `@opentelemetry/api` is an optional peer dependency of this subpath;
  * `turnlog` itself never loads it.
  *
  * - `otelPlugin(tracer, opts?)`: live spans from an agent (`plugins: [otelPlugin(tracer)]`).

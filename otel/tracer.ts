@@ -109,7 +109,7 @@ export function exportSpans(
  * installed (a resumed or forked prefix) are folded silently (their spans were the earlier run's).
  * A tracer that throws is reported as `agent/error` (where `otel`) and never stops the agent.
  *
- * Child sessions (lifecycle §10): when a `defineSubagent` call's child agent also has an
+ * Child sessions (docs/spec/lifecycle.md §10): when a `defineSubagent` call's child agent also has an
  * `otelPlugin`, the child's turn spans start under this agent's `execute_tool` span of that call
  * (in its trace), as `exportFamilySpans` nests them after the fact; that parent wins over the
  * child's own `parentContext` (otel/live-family.ts).

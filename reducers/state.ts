@@ -35,8 +35,8 @@ export interface ReplayState {
   lifecycle: LifecycleState
   usage: UsageState
   approvals: ApprovalsState
-  /** Tokens and tool calls per budget scope (lifecycle.md §10; events/budget.ts). */
+  /** Tokens and tool calls per budget scope (docs/spec/lifecycle.md §10; events/budget.ts). */
   budget: BudgetState
-  /** Pending wakeups and their due times (lifecycle.md §10). */
+  /** Pending wakeups and their due times (docs/spec/lifecycle.md §10). */
   schedules: SchedulesState
 }

@@ -1,5 +1,5 @@
 /**
- * A finished child's outcome from its log (lifecycle §10, repair of a parent whose subagent call
+ * A finished child's outcome from its log (docs/spec/lifecycle.md §10, repair of a parent whose subagent call
  * was running when it crashed): the child may have ended before the parent logged the call's
  * result. Its log then says what the call's result is — the same result the live call gives
  * (agent/subagent.ts): the text of the last answer of a `completed` last turn, a `TOOL_ERROR`
@@ -33,7 +33,7 @@ export function childOutcome(events: readonly LogEvent[], id: string, toolName: 
 }
 
 /**
- * Where a parent's children's logs are (lifecycle §10: a child lives in its parent's store): a
+ * Where a parent's children's logs are (docs/spec/lifecycle.md §10: a child lives in its parent's store): a
  * `LogStore`, or the directory of a JSONL parent (each child is `<dir>/<child-id>.jsonl`).
  */
 export type ChildLogSource = LogStore | string

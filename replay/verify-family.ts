@@ -1,5 +1,5 @@
 /**
- * L19 across a family of logs (invariants.md, lifecycle.md §10): `verify` checks one log; a parent
+ * L19 across a family of logs (docs/spec/invariants.md, docs/spec/lifecycle.md §10): `verify` checks one log; a parent
  * and the children its subagent calls ran are checked together here. For each `child/spawned` of
  * a log, recursively:
  * - `FAMILY_HEADER`: the child's header is its own id and names the parent session, the seq of the

@@ -1,6 +1,6 @@
 /**
  * `store.decide` for stores whose log has one writer (JSONL, memory): a decision made by any
- * process, with or without an agent running the session (lifecycle §9). Resolves when the
+ * process, with or without an agent running the session (docs/spec/lifecycle.md §9). Resolves when the
  * decision is durable.
  *
  * With a decision side channel (JSONL: stores/jsonl/decisions.ts) the decision is checked against

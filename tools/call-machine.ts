@@ -1,5 +1,5 @@
 /**
- * One tool call's lifecycle (lifecycle.md "The machines, as pictures"), as a small XState v5
+ * One tool call's lifecycle (docs/spec/lifecycle.md "The machines, as pictures"), as a small XState v5
  * machine: `queued → classifying → pre → executing → settled → committed`, with `denied`,
  * `failed`, `aborted` and `abortedBeforeDispatch` as the other ends. Pure decisions only: the
  * scheduler performs every effect (appends, hooks, the body) and reports back; the machine decides
@@ -53,7 +53,7 @@ export type CallEvent =
   | { type: 'NOT_DISPATCHED' }
   /** The scheduler failed while this started call was unsettled. */
   | { type: 'LOST' }
-  /** A call denied before it started (lifecycle §9): its `tool/call` + `tool/result` pair with this error. */
+  /** A call denied before it started (docs/spec/lifecycle.md §9): its `tool/call` + `tool/result` pair with this error. */
   | { type: 'REFUSED'; error: ToolErrorInfo }
 
 export interface CallInput {

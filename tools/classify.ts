@@ -1,5 +1,5 @@
 /**
- * Execution-mode classification (lifecycle §5): a call is `parallel` only if its tool exists, its
+ * Execution-mode classification (docs/spec/lifecycle.md §5): a call is `parallel` only if its tool exists, its
  * arguments parse and validate, and `isConcurrencySafe(args)` returns exactly `true`. Anything
  * else — an unknown tool, invalid arguments, no classifier, a truthy non-`true`, a throw — is
  * `exclusive`. Pure: the scheduler calls it again right before each start.

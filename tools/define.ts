@@ -8,7 +8,7 @@ import { Block, TurnlogError, findLossy, isProviderApproval, type ToolErrorInfo,
 import type { AnyTool, Tool, ToolOutcome } from './types.js'
 import { providerApprovalTool } from './provider-approval.js'
 
-/** The `tool/result.error.code`s the scheduler writes (lifecycle §5, plus the two hook codes). */
+/** The `tool/result.error.code`s the scheduler writes (docs/spec/lifecycle.md §5, plus the two hook codes). */
 export const TOOL_ERROR_CODES = [
   'UNKNOWN_TOOL',
   'INVALID_ARGS',
@@ -23,7 +23,7 @@ export const TOOL_ERROR_CODES = [
   'HOOK_ERROR',
   /** A `tools/post-execute` listener returned `block {feedback}`. */
   'BLOCKED',
-  /** An approval nobody decided before its `expiresAt` (lifecycle §9). */
+  /** An approval nobody decided before its `expiresAt` (docs/spec/lifecycle.md §9). */
   'APPROVAL_EXPIRED',
 ] as const
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number]

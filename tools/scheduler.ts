@@ -1,5 +1,5 @@
 /**
- * The tool scheduler (lifecycle §5): runs one step's tool calls in model order.
+ * The tool scheduler (docs/spec/lifecycle.md §5): runs one step's tool calls in model order.
  *
  * - An `exclusive` call is a barrier: it starts when every earlier call has committed, and nothing
  *   after it starts before it commits.
@@ -104,7 +104,7 @@ class ToolRun {
         if (env.restored !== undefined) {
           if (env.restored.parked !== false) this.#gate.restore(env.restored.decidedSinceParked)
         } else {
-          // lifecycle §9: every needsApproval question of the step is asked before any call starts
+          // docs/spec/lifecycle.md §9: every needsApproval question of the step is asked before any call starts
           await this.#gate.askAll()
         }
       }
@@ -174,7 +174,7 @@ class ToolRun {
     gate.refresh()
   }
 
-  /** The first call waiting for a decision, when only decisions are owed (lifecycle §9 "Parked"). */
+  /** The first call waiting for a decision, when only decisions are owed (docs/spec/lifecycle.md §9 "Parked"). */
   #parkable(): CallRec | null {
     if (this.#commits.committing || this.#failure !== null || this.#dead || this.#env.signal.aborted) return null
     const w = this.#recs.find((r) => r.approval !== null && r.approval.decided === null)
@@ -199,7 +199,7 @@ class ToolRun {
       const rec = recs[this.#n.started]!
       if (rec.approval !== null) {
         // A needsApproval call holds its place as a barrier: the calls before it commit, then it
-        // waits for its decision (parked when nothing else is owed; lifecycle §9 "Order").
+        // waits for its decision (parked when nothing else is owed; docs/spec/lifecycle.md §9 "Order").
         while ((this.#n.committed < this.#n.started || rec.approval.decided === null) && !this.#stopped()) await this.#wait()
         if (this.#stopped()) break
         // decided: the step goes on (a decision made right after the park woke no wait to unpark it)
@@ -302,7 +302,7 @@ class ToolRun {
   async #runCall(rec: CallRec, verdictKnown: () => void): Promise<void> {
     let verdict: PreVerdict
     if (rec.approvalProblem !== null) {
-      // its needsApproval policy failed: no pre-execute, no body (lifecycle §9)
+      // its needsApproval policy failed: no pre-execute, no body (docs/spec/lifecycle.md §9)
       verdict = { kind: 'refused', error: rec.approvalProblem }
     } else {
       // tools/pre-execute, serially in model order: wait for the previous call's pre stage.
@@ -347,7 +347,7 @@ class ToolRun {
   }
 
   /**
-   * An `ask` verdict (lifecycle §9): the request right after the call's `tool/call`, then the body
+   * An `ask` verdict (docs/spec/lifecycle.md §9): the request right after the call's `tool/call`, then the body
    * waits for the decision. A call a person already approved is not asked again.
    */
   async #asked(rec: CallRec, question: string | undefined, verdictKnown: () => void): Promise<PreVerdict> {

@@ -24,7 +24,7 @@ export const CHILD_HOST: unique symbol = Symbol.for('turnlog.childHost')
 
 /**
  * @internal The key, on an agent's options, of the function that resumes a child session for a
- * re-attached subagent call (lifecycle §10). `resumeAgent` (replay/) sets it: agent/ cannot import
+ * re-attached subagent call (docs/spec/lifecycle.md §10). `resumeAgent` (replay/) sets it: agent/ cannot import
  * the repair it needs. An agent without it never restores a step to re-attach children.
  */
 export const RESUME_CHILD: unique symbol = Symbol.for('turnlog.resumeChild')
@@ -36,7 +36,7 @@ export const RESUME_CHILD: unique symbol = Symbol.for('turnlog.resumeChild')
 export type ChildResumer = (options: Record<string, unknown> & { store: unknown; sessionId: string }, parent: { session: string; seq: number; callId: string }) => Promise<unknown>
 
 /**
- * @internal What a subagent call needs of its parent (lifecycle §10): the parent's session and
+ * @internal What a subagent call needs of its parent (docs/spec/lifecycle.md §10): the parent's session and
  * store, and the one append it may make while it runs, `child/spawned`.
  */
 export interface ChildHost {
@@ -46,14 +46,14 @@ export interface ChildHost {
   /** Appends `child/spawned` for this call; returns its seq (the child's header names it, L19). */
   spawned(child: string): number
   /**
-   * Registers the running child with its parent while the call runs (lifecycle §10): its open
+   * Registers the running child with its parent while the call runs (docs/spec/lifecycle.md §10): its open
    * approvals are listed and decided through the parent, and its parking parks the parent.
    * Returns the unregister (called when the call ends).
    */
   attach?(child: LiveChild): () => void
   /**
    * Present when this call was running when its parent's process died and the parent was resumed
-   * (lifecycle §10): the call's child already exists (its `child/spawned` is logged, and `spawned`
+   * (docs/spec/lifecycle.md §10): the call's child already exists (its `child/spawned` is logged, and `spawned`
    * returns that seq without appending), so the body resumes the child session with these options
    * (repair under its own lock, its interrupted turn re-run, a parked step restored) instead of
    * creating it. Resolves to the resumed child agent, not yet woken.
@@ -97,7 +97,7 @@ export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
   /** Per-call timeout; past it the call's signal aborts and the result is `TOOL_TIMEOUT`. */
   timeoutMs?: number
   /**
-   * Whether a call needs a person's decision before its body runs (lifecycle §9): `true`, or a
+   * Whether a call needs a person's decision before its body runs (docs/spec/lifecycle.md §9): `true`, or a
    * policy over the validated arguments, evaluated right after the step's assistant message for
    * every call in model order. Only exactly `true` asks; a policy that throws or answers anything
    * but a boolean is that call's `HOOK_ERROR` result (its body never runs).
@@ -122,7 +122,7 @@ export interface ApprovalContext {
 
 export type AnyTool = Tool<z.ZodType, unknown>
 
-/** `tools/pre-execute` decision. `ask` asks a person (lifecycle §9: `tool/approval-requested` after the call's
+/** `tools/pre-execute` decision. `ask` asks a person (docs/spec/lifecycle.md §9: `tool/approval-requested` after the call's
  * `tool/call`; the body waits for the decision); an already approved call's `ask` is an `allow`. */
 export type PreExecuteDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; question?: string }
 
@@ -156,7 +156,7 @@ export interface ToolEnv {
   appendResult(call: ToolCallBlock, callSeq: number, outcome: ToolOutcome): EventOf<'tool/result'>
   /** Queues a context message into next-step (an inbox splice). */
   queueContext(message: UserMessage): void
-  /** Child sessions (lifecycle §10): given to each call's context; absent in bare tool runs. */
+  /** Child sessions (docs/spec/lifecycle.md §10): given to each call's context; absent in bare tool runs. */
   children?: {
     session: string
     store: unknown
@@ -179,15 +179,15 @@ export interface ToolEnv {
   within?<T>(value: Promise<T>, where: string): Promise<T>
   /** Tells whether a rejection of `within` is an abandonment. */
   isAbandoned?(error: unknown): boolean
-  /** Approvals (lifecycle §9); absent: `ask` is a denial, `needsApproval` is not read. */
+  /** Approvals (docs/spec/lifecycle.md §9); absent: `ask` is a denial, `needsApproval` is not read. */
   approvals?: ApprovalEnv
   /** A parked step restored from the log: where each call stands (with `approvals`). */
   restored?: {
     calls: readonly RestoredCall[]
     decidedSinceParked: boolean
     /**
-     * The step stands parked (lifecycle §9; the default). False for a step restored because a
-     * subagent call was running at a crash (lifecycle §10): it runs on, status `running`.
+     * The step stands parked (docs/spec/lifecycle.md §9; the default). False for a step restored because a
+     * subagent call was running at a crash (docs/spec/lifecycle.md §10): it runs on, status `running`.
      */
     parked?: boolean
   }
@@ -197,7 +197,7 @@ export interface ToolEnv {
 }
 
 /**
- * The driver's side of approvals (lifecycle §9). Absent: an `ask` verdict is a `DENIED` result
+ * The driver's side of approvals (docs/spec/lifecycle.md §9). Absent: an `ask` verdict is a `DENIED` result
  * ("nobody answered") and `needsApproval` is not evaluated (a bare `runToolCalls`).
  */
 export interface ApprovalEnv {
@@ -205,7 +205,7 @@ export interface ApprovalEnv {
   request(call: ToolCallBlock, question: string | undefined, timeoutMs: number | undefined): { approvalId: string; expiresAt?: number }
   /**
    * Claims a decision before it is logged (the store's side channel decides which decision wins
-   * across processes, lifecycle §9): returns the winner, ours or one claimed first elsewhere.
+   * across processes, docs/spec/lifecycle.md §9): returns the winner, ours or one claimed first elsewhere.
    */
   claim(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): { won: boolean; decision: ApprovalDecision; by: ApprovalBy }
   /** Appends `tool/approval-decided`. */
@@ -246,7 +246,7 @@ export interface ApprovalRun {
 }
 
 /**
- * A call of a parked step restored from the log (lifecycle §9: resume restores the parked step as
+ * A call of a parked step restored from the log (docs/spec/lifecycle.md §9: resume restores the parked step as
  * it is). In model order, one per tool-call block of the step's assistant message.
  */
 export interface RestoredCall {
@@ -259,12 +259,12 @@ export interface RestoredCall {
   approval: { id: string; ask: boolean; expiresAt?: number; decided: { decision: ApprovalDecision; by: ApprovalBy } | null } | null
   /**
    * A started call whose body was running a child session at a crash (its `child/spawned` seq and
-   * the child's id, lifecycle §10): the scheduler runs its body again, which re-attaches the child
+   * the child's id, docs/spec/lifecycle.md §10): the scheduler runs its body again, which re-attaches the child
    * (its pre-execute verdict was `allow` before the crash, so the hooks are not asked again).
    */
   child?: { id: string; seq: number }
   /**
-   * A started call that ran beside a re-attached child at a crash (lifecycle §8, §10): its body may
+   * A started call that ran beside a re-attached child at a crash (docs/spec/lifecycle.md §8, §10): its body may
    * have run, so it is not run again; this is its result (`TOOL_OUTCOME_UNKNOWN`), committed in model
    * order without `tools/post-execute` (nothing ran in this process for a hook to see).
    */

@@ -22,7 +22,7 @@ type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
 
 /**
  * One statement: which of `runs` have unmoved input, unlogged decisions or open stop requests, and
- * which of `children` (child sessions served inside those runs, lifecycle §10) have unlogged
+ * which of `children` (child sessions served inside those runs, docs/spec/lifecycle.md §10) have unlogged
  * decisions (`pokeChild` hands them over).
  */
 export async function checkSessions(

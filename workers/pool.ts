@@ -1,6 +1,6 @@
 /**
  * `runWorkers({ store, concurrency, leaseMs, agent })`: serve the sessions of a postgres store
- * from any number of processes (api.md "Across machines"; docs/ARCHITECTURE.md "Decisions:
+ * from any number of processes (docs/spec/api.md "Across machines"; docs/ARCHITECTURE.md "Decisions:
  * PostgreSQL store and workers").
  *
  * - **Claim**: one statement takes up to `concurrency - active` sessions that have sent input and
@@ -8,7 +8,7 @@
  *   `FOR UPDATE SKIP LOCKED` (two workers never wait on, or both take, one session), bumping
  *   each token.
  * - **Serve**: the session is repaired and resumed under the new lease (`resumeAgent`: closers
- *   for what the last holder left open; lifecycle §8: the interrupted turn is re-run, so a message
+ *   for what the last holder left open; docs/spec/lifecycle.md §8: the interrupted turn is re-run, so a message
  *   a dead worker had accepted gets its answer; pending prompts run), then sent messages are moved into
  *   the agent in send order (`agent.send` with the message's id; the append that logs the splice
  *   marks them moved in the same transaction). The writer heartbeats the lease.
@@ -233,7 +233,7 @@ class WorkerPool implements Workers, RunHost {
              WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
-               -- a child session (lifecycle §10) is served by its parent's call, never on its own
+               -- a child session (docs/spec/lifecycle.md §10) is served by its parent's call, never on its own
                AND header->'parent'->>'callId' IS NULL
              ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
        WHERE s.id = pick.id
@@ -311,7 +311,7 @@ class WorkerPool implements Workers, RunHost {
       if (msg.channel !== INPUT_CHANNEL) return
       const run = this.runs.get(msg.payload)
       if (run) void run.pull()
-      else if (this.#pokeChild(msg.payload)) return // a decision for a child served here (lifecycle §10)
+      else if (this.#pokeChild(msg.payload)) return // a decision for a child served here (docs/spec/lifecycle.md §10)
       else {
         if (this.#claiming) this.#notedInput.add(msg.payload)
         this.claimSoon()

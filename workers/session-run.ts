@@ -59,7 +59,7 @@ export class SessionRun {
   #wakeIdle: (() => void) | null = null
   failed = false
   /**
-   * The write handles of the children this run's subagent calls opened (lifecycle §10): a child is
+   * The write handles of the children this run's subagent calls opened (docs/spec/lifecycle.md §10): a child is
    * never claimed on its own, so a decision recorded for it elsewhere reaches it through this run
    * (pool.ts routes the NOTIFY and the fallback check here). Closed ones are pruned when read.
    */
@@ -84,7 +84,7 @@ export class SessionRun {
     try {
       const options = await logClock(await pool.opts.agent(id), writer, this.first.overdueMs ?? null, (err) => pool.report(err, id))
       // The error listener is installed with the agent (creation-time hooks), before resume's plan
-      // runs: RESUME_LIMIT and a store failure while repairing reach onError (lifecycle §8).
+      // runs: RESUME_LIMIT and a store failure while repairing reach onError (docs/spec/lifecycle.md §8).
       const onError = (e: { error?: unknown; where?: string } | undefined) => {
         if (e?.where === 'store') this.failed = true
         pool.report(e?.error, id)
@@ -107,7 +107,7 @@ export class SessionRun {
         // session (round 14, B8); input sent after this pull and not pulled yet is caught by the
         // hand-back instead, which releases only where `pending = 0`.
         this.#newInput = false
-        // parked (lifecycle §9): only decisions are owed; the lease is handed back below (a
+        // parked (docs/spec/lifecycle.md §9): only decisions are owed; the lease is handed back below (a
         // decision or a due expiry makes the session claimable again)
         await agent.whenSettled()
         try {
@@ -122,7 +122,7 @@ export class SessionRun {
         // linger: more input soon is served by this agent instead of a fresh resume elsewhere
         if (!this.#newInput && !pool.stopping && pool.lingerMs > 0) await this.#idle(pool.lingerMs)
         if (this.#newInput && !pool.stopping) continue
-        // parked only because a running child is (lifecycle §10): the child runs in this process,
+        // parked only because a running child is (docs/spec/lifecycle.md §10): the child runs in this process,
         // so the lease is kept (handing it back would dispose the parent and cancel the child)
         if ((agent as { parkedByChild?: boolean }).parkedByChild === true && !pool.stopping) {
           await Promise.race([agent.whenIdle(), sleep(pool.pollMs)])
@@ -357,7 +357,7 @@ function leasedStore(store: PostgresStore, writer: LogWriter, onChild: (w: PgWri
 }
 
 /**
- * A child session's write handle (lifecycle §10): a subagent call of the served session runs its
+ * A child session's write handle (docs/spec/lifecycle.md §10): a subagent call of the served session runs its
  * child in this process, under the child's own lease in the same store. A child re-attached after
  * a worker died may still be leased by the dead process for up to one lease period: that lease
  * runs out (nobody renews it), so `SESSION_OWNED` is retried until it has, within `leaseMs` and a

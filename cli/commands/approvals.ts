@@ -1,6 +1,6 @@
 /**
  * `turnlog approvals LOG` (the open approval requests of a session) and `turnlog decide LOG ID
- * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (lifecycle §9). A JSONL LOG is
+ * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (docs/spec/lifecycle.md §9). A JSONL LOG is
  * decided through its directory's store (`jsonlStore(dir).decide`): claimed (first decision
  * wins), durable when the command exits 0, logged by this command or by the running owner. A
  * postgres://…#id LOG is recorded in the store (`postgresStore.decide`) and logged by the worker

@@ -5,7 +5,7 @@
  * OUT or OUT.quarantine would be LOG or LOG's quarantine (cli/outputs.ts). The log streams
  * (`repairFile`): memory follows the checker's folded state, not the log. A subagent call that was
  * running gets its child's outcome when the child's log (beside LOG, or in the same database) shows
- * that this call's child ended; else `TOOL_OUTCOME_UNKNOWN` (lifecycle §10).
+ * that this call's child ended; else `TOOL_OUTCOME_UNKNOWN` (docs/spec/lifecycle.md §10).
  */
 import { resolve } from 'node:path'
 import { TurnlogError } from '../../events/errors.js'

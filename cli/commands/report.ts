@@ -43,7 +43,7 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
 }
 
 /**
- * Writes the report of `log` to `out` with its family (lifecycle §10): the parent's and each
+ * Writes the report of `log` to `out` with its family (docs/spec/lifecycle.md §10): the parent's and each
  * child's log, and with `--children` each child's own report beside `out` (`<child-id>.html`,
  * recursively; `seen` stops a cycle a hostile store could hold). Returns the page's size.
  */

@@ -1,5 +1,5 @@
 /**
- * `turnlog schedules LOG [--json] [--cancel ID]` (lifecycle §10): a session's wakeups — pending
+ * `turnlog schedules LOG [--json] [--cancel ID]` (docs/spec/lifecycle.md §10): a session's wakeups — pending
  * ones with their next due time, and those that fired or were canceled — from the log (the
  * schedules reducer; LOG a JSONL path or postgres://…#id).
  *

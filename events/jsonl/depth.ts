@@ -12,7 +12,7 @@
 
 /**
  * The deepest nesting of arrays and objects a record may have, the record itself being level 1
- * (`data` is level 2). Lossless JSON (events.md) is what `JSON.stringify` then `JSON.parse` gives
+ * (`data` is level 2). Lossless JSON (docs/spec/events.md) is what `JSON.stringify` then `JSON.parse` gives
  * back; V8's `JSON.stringify` throws from about 4,000 levels, so deeper values are not lossless.
  * 512 leaves every recursive consumer (printers, freezes, user code) a wide margin and is far
  * beyond any JSON Schema or config a tool needs.

@@ -1,4 +1,4 @@
-/** The JSONL header line (events.md "JSONL"): its schema, encoder and decoder. */
+/** The JSONL header line (docs/spec/events.md "JSONL"): its schema, encoder and decoder. */
 import { isUtf8 } from '../bytes.js'
 import { z } from 'zod'
 import { TurnlogError, type ErrorCode, type ErrorDetails } from '../errors.js'
@@ -13,7 +13,7 @@ export const LogHeader = z.strictObject({
   id: z.string().min(1),
   createdAt: z.number().int().nonnegative(),
   checksums: z.literal('crc32').optional(),
-  // a fork's parent: {session, seq}; a child session's (lifecycle §10, L19) also names the call
+  // a fork's parent: {session, seq}; a child session's (docs/spec/lifecycle.md §10, L19) also names the call
   parent: z.strictObject({ session: z.string().min(1), seq: z.number().int().nonnegative(), callId: z.string().min(1).optional() }).optional(),
   inheritedEventCount: z.number().int().nonnegative().optional(),
 })

@@ -51,7 +51,7 @@ function turnItem(it: TurnItem, out: Line[], depth: number): void {
     case 'step': {
       const u = it.usage ? ` · ${it.usage.inputTokens} in / ${it.usage.outputTokens} out` : ''
       out.push({ seq: it.seq, depth, kind: 'step', text: `Step ${it.turn}.${it.step}${u}` })
-      // approvals, parked time, children (lifecycle §9, §10), merged with the messages by seq
+      // approvals, parked time, children (docs/spec/lifecycle.md §9, §10), merged with the messages by seq
       const waits = waitLines(it, depth + 1)
       let w = 0
       for (const m of it.messages) {

@@ -169,7 +169,7 @@ export class PartTranslator {
       }
       case 'tool-approval-request': {
         // the provider asks a person to approve one of its own calls (an MCP tool, say): the call
-        // becomes one turnlog asks about (lifecycle §9); the decision goes back with the next request
+        // becomes one turnlog asks about (docs/spec/lifecycle.md §9); the decision goes back with the next request
         const callId = str(part.toolCallId)
         const approvalId = str(part.approvalId)
         const held = this.#held.get(callId)

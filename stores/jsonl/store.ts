@@ -1,5 +1,5 @@
 /**
- * `jsonlStore(dir)`: one `<id>.jsonl` file per session (events.md "JSONL": a header with
+ * `jsonlStore(dir)`: one `<id>.jsonl` file per session (docs/spec/events.md "JSONL": a header with
  * `"checksums":"crc32"`, one checked record per line), appended with group commit and fsync, owned
  * by one writer at a time through a lock file. See docs/ARCHITECTURE.md "Decisions: stores".
  *
@@ -94,17 +94,17 @@ export class JsonlStore implements LogStore {
 
   /**
    * Decides an open approval of a session from any process on this machine, while an agent runs
-   * the session or not (lifecycle §9): checked against the log, claimed in `<id>.decisions/` (the
+   * the session or not (docs/spec/lifecycle.md §9): checked against the log, claimed in `<id>.decisions/` (the
    * first claim wins, durable when this resolves), then logged under the write lock, or by the
    * running owner, which watches the claims (stores/decide.ts, stores/jsonl/decisions.ts).
 
    * An approval id of a request of a running child (the parent's `approvals()` lists them) is
-   * decided in that child, as `agent.decide` of the parent does (lifecycle §10,
+   * decided in that child, as `agent.decide` of the parent does (docs/spec/lifecycle.md §10,
    * stores/decide-children.ts); the result's `sessionId` names the child.
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
     assertSessionId(id)
-    // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
+    // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) =>
       decideInStore(this, sid, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid, { fs: this.fs }), ...opts }))
   }

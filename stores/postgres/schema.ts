@@ -79,7 +79,7 @@ CREATE TABLE IF NOT EXISTS turnlog_inbox (
   CONSTRAINT turnlog_inbox_session_message UNIQUE (session_id, message_id)
 );
 CREATE INDEX IF NOT EXISTS turnlog_inbox_unmoved ON turnlog_inbox (session_id, n) WHERE moved_seq IS NULL;
--- resume's give-up records (lifecycle §8), listed by sessions() without reading every event
+-- resume's give-up records (docs/spec/lifecycle.md §8), listed by sessions() without reading every event
 CREATE INDEX IF NOT EXISTS turnlog_events_given_up ON turnlog_events (session_id, seq)
   WHERE (event->>'type') = 'resume/given-up';
 

@@ -1,6 +1,6 @@
 /**
  * `postgresStore({ connectionString } | { pool })`: the store contract on PostgreSQL, for sessions
- * shared by many processes and machines (api.md "Stores" → "Across machines"). See schema.ts for
+ * shared by many processes and machines (docs/spec/api.md "Stores" → "Across machines"). See schema.ts for
  * the tables and docs/ARCHITECTURE.md "Decisions: PostgreSQL store and workers".
  *
  * - `open(id, 'write')` takes the session's **lease**: it succeeds when nobody holds it or the
@@ -81,7 +81,7 @@ export interface SessionRow {
   token: number
   lastActivity: string
   createdAt: string
-  /** Resume's give-ups (lifecycle §8, `resume/given-up`): the acknowledged messages it left
+  /** Resume's give-ups (docs/spec/lifecycle.md §8, `resume/given-up`): the acknowledged messages it left
    * unanswered, with the event's seq and the turn it stopped re-running. Empty for most sessions. */
   givenUp: Array<{ seq: number; turn: number; runs: number; messages: string[] }>
 }
@@ -203,17 +203,17 @@ export class PostgresStore implements LogStore {
 
   /**
    * Decides an open approval from any machine, with or without a worker running the session
-   * (lifecycle §9; stores/postgres/decide.ts): checked against the log, recorded in
+   * (docs/spec/lifecycle.md §9; stores/postgres/decide.ts): checked against the log, recorded in
    * `turnlog_decisions` (the first decision wins), durable when this resolves; the worker that
    * owns the session (NOTIFY) or claims it (`pending`) logs it once. `seq` is where it was logged
    * if that happened within `waitMs` (default 0: do not wait), else null.
 
    * An approval id of a request of a running child (the parent's `approvals()` lists them) is
-   * decided in that child, as `agent.decide` of the parent does (lifecycle §10,
+   * decided in that child, as `agent.decide` of the parent does (docs/spec/lifecycle.md §10,
    * stores/decide-children.ts); the result's `sessionId` names the child.
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
-    // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
+    // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) => decidePg(this, sid, approvalId, decision, opts))
   }
 

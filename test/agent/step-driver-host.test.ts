@@ -69,7 +69,7 @@ function makeHost(script: readonly ScriptedEntry[], { checkRequests, tools = fal
     stepActor: null,
     step: null,
     resumed: false,
-    // approvals (lifecycle §9): none of these tools needs one
+    // approvals (docs/spec/lifecycle.md §9): none of these tools needs one
     approvalsState: approvalsReducer.initial(),
     approvalRun: null,
     newId: () => 'id',

@@ -1,5 +1,5 @@
 /**
- * Approvals through the AI SDK chat protocol (lifecycle §9, issue 22), with the stock AI SDK 6
+ * Approvals through the AI SDK chat protocol (docs/spec/lifecycle.md §9, issue 22), with the stock AI SDK 6
  * client (`AbstractChat` + `DefaultChatTransport`, ai@6.0.326) in Node, JSONL, one process:
  * H8 a turn that parks streams its approval parts and ends there (the client is `ready`); the
  * client's `addToolApprovalResponse` answers, `sendAutomaticallyWhen:

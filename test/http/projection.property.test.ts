@@ -8,7 +8,7 @@
  *   (`parseJsonEventStream` with `uiMessageChunkSchema`, then `readUIMessageStream`) and rebuilds
  *   the assistant messages of `toUIMessages`, for the whole log and every prefix of it;
  * - H3 user messages keep their ids and come before the turn that answers them;
- * - H7 approvals (lifecycle §9) as the AI SDK's approval parts: a request is a tool part in
+ * - H7 approvals (docs/spec/lifecycle.md §9) as the AI SDK's approval parts: a request is a tool part in
  *   `approval-requested` with `approval.id`; a person's or the clock's denial is `output-denied`;
  *   the history (`toUIMessages`) also says what the log decided (`approval.approved`, `reason`,
  *   `approval-responded` while an approved call has no result), which no stream chunk can carry,

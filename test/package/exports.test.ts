@@ -1,5 +1,5 @@
 /**
- * package.json "exports" (api.md "Package"): an export that names a missing file is a defect
+ * package.json "exports" (docs/spec/api.md "Package"): an export that names a missing file is a defect
  * (ERR_MODULE_NOT_FOUND for a consumer). Every export's `default` and `types` must map to a source
  * module of this repository (`./dist/X.js` and `./dist/X.d.ts` are built from `X.ts`).
  */

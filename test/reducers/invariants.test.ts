@@ -1,5 +1,5 @@
 /**
- * The replay invariants of the reducers (invariants.md P1, P2, P7), on hand-built logs, on the
+ * The replay invariants of the reducers (docs/spec/invariants.md P1, P2, P7), on hand-built logs, on the
  * local generator (logs.ts) and on `arbValidLog` (testing/arbitraries), plus independent oracles
  * for the surface, history, transcript and usage folds.
  */
@@ -41,7 +41,7 @@ function expectP1(events: readonly LogEvent[]): void {
 const isSurface = (e: LogEvent) =>
   (e.type === 'user/message' || e.type === 'assistant/message' || e.type === 'tool/result') && e.surfaceOp !== undefined
 
-/** The surface by the letter of events.md: indexOf the boundaries, splice. */
+/** The surface by the letter of docs/spec/events.md: indexOf the boundaries, splice. */
 function naiveSurface(events: readonly LogEvent[]): { seqs: number[]; generation: number; hiddenBy: Map<number, number> } {
   const seqs: number[] = []
   const hiddenBy = new Map<number, number>()

@@ -1,5 +1,5 @@
 /**
- * The fuzzer with approvals (lifecycle §9 "Re-execution and fuzzing", issue 21 item 9): steps
+ * The fuzzer with approvals (docs/spec/lifecycle.md §9 "Re-execution and fuzzing", issue 21 item 9): steps
  * whose calls need approval or are asked (`ask`), decided while parked in any order (approve,
  * edit, deny), expired, steered over and cancelled; every log verifies (L17/L18) and every run
  * holds R9 and R10. A user's own `needsApproval` tool runs under it too; an agent that ran a
@@ -19,7 +19,7 @@ import { censusSeed } from '../support/census-seed.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_APPROVAL_RUNS ?? 150)
 
-describe('fuzzAgent with approvals (lifecycle §9)', () => {
+describe('fuzzAgent with approvals (docs/spec/lifecycle.md §9)', () => {
   it(`L17, L18, R9, R10 (and L1–L16, R1–R8): ${runs} runs with approvals, decisions, expiries, steers and cancels while parked, and cancels and steers landing at asks (fixed seed, so the run is reproducible)`, async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)

@@ -137,7 +137,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   await fc.scheduledModelRun(s, () => ({ model: {}, real: run }), cmds)
   // Release whatever is still in flight until the agent reaches idle by itself (R8).
   await s.waitFor(Promise.all(run.deferred))
-  // a parked run is decided (approved) until idle: a person answers, eventually (lifecycle §9)
+  // a parked run is decided (approved) until idle: a person answers, eventually (docs/spec/lifecycle.md §9)
   await settleParked(run, s, parked)
   await familyChecks(run, s, maxSteps)
   finalChecks(run, maxSteps, opts)

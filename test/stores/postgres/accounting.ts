@@ -1,5 +1,5 @@
 /**
- * The accounting of acknowledged messages after a fault run (issue 24 items 1 and 8, lifecycle §8):
+ * The accounting of acknowledged messages after a fault run (issue 24 items 1 and 8, docs/spec/lifecycle.md §8):
  * each acknowledged message must be moved into its session's log exactly once (one splice),
  * logged once as a user message (itself or one §8 resume copy, copies of copies included), and
  * then either answered (a complete final answer follows) or named by a `resume/given-up` record.

@@ -1,6 +1,6 @@
 /**
- * Faults against real worker processes and a real server (issue 11 "Faults"; quality.md
- * "Reliability": a worker process dies mid-turn).
+ * Faults against real worker processes and a real server (issue 11 "Faults"; docs/spec/reliability.md
+ * "Faults": a worker process dies mid-turn).
  *
  * - SIGKILL loop: 3 worker processes serve 40 sessions while this process sends messages; a
  *   worker is killed ≥ 50 times (`TURNLOG_PG_KILLS`), each kill aimed at a phase (mid-stream,

@@ -89,7 +89,7 @@ export function moves(events: readonly LogEvent[]): { inserted: Map<string, numb
   return { inserted, messages, resumedFrom }
 }
 
-/** The acknowledged ids resume's give-up records name (lifecycle §8: given up, never silent). */
+/** The acknowledged ids resume's give-up records name (docs/spec/lifecycle.md §8: given up, never silent). */
 export function givenUpIds(events: readonly LogEvent[]): Set<string> {
   const out = new Set<string>()
   for (const e of events) if (e.type === 'resume/given-up') for (const id of (e.data as { messages: string[] }).messages) out.add(id)
