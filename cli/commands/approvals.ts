@@ -19,7 +19,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { decidePgLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
+import { decidePgLog, displayLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
 
 export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   const log = await loadLog(logArg, io)
@@ -44,10 +44,10 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   }
   const c = colorsFor(io)
   if (open.length === 0) {
-    writeHuman(io, [`${inline(logArg)}: no open approvals${s.waiting ? '' : ''}`])
+    writeHuman(io, [`${inline(displayLog(logArg))}: no open approvals${s.waiting ? '' : ''}`])
     return EXIT_OK
   }
-  const lines = [`${inline(logArg)}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
+  const lines = [`${inline(displayLog(logArg))}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
   for (const r of open) {
     const expires = r.expiresAt !== undefined ? c.dim(` expires ${new Date(r.expiresAt).toISOString()}`) : ''
     lines.push(`  ${c.bold(inline(r.approvalId))} ${inline(r.name)} ${inline(r.arguments)} ${c.dim(`turn ${r.turn} step ${r.step} call ${inline(r.callId)} seq ${r.seq}`)}${expires}`)
