@@ -109,7 +109,9 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
   }
   const store = jsonlStore(dirname(path))
   const e = await store.decide(id, approvalId, decision, by ? { by } : {})
-  const where = e.seq !== null ? `seq ${e.seq}` : 'claimed; its running owner logs it'
-  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${e.seq !== null ? '; resume the session to continue' : ''}`])
+  // who carries the session on (issue 38.16): only a decision this call logged itself waits for a resume
+  const where = e.seq === null ? 'claimed; its running owner logs it' : e.loggedHere ? `seq ${e.seq}` : `seq ${e.seq}, logged by its running owner`
+  const next = e.loggedHere ? '; no process runs the session: resume it to continue' : ''
+  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${next}`])
   return EXIT_OK
 }
