@@ -21,21 +21,16 @@ import { checkOutput, outputExists } from './outputs.js'
 import { json } from './escape.js'
 import { parkedSessions, type ParkedInfo } from './pg-parked.js'
 import { durationText } from '../replay/labels.js'
+import { maskUrl } from './mask.js'
 
 /** True for `postgres://…` and `postgresql://…`. */
 export function isPgUrl(arg: string): boolean {
   return /^postgres(ql)?:\/\//i.test(arg)
 }
 
-/** The URL without its password (for messages). */
+/** The URL without its credentials (for messages): userinfo password and secret query parameters (cli/mask.ts). */
 export function redact(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@')
-  }
+  return maskUrl(url)
 }
 
 /**

@@ -163,9 +163,12 @@ export function messageLines(m: TranscriptMessage, ctx: PrintContext, indent: st
   if (m.type === 'assistant/message') {
     const head = `${indent}${label('assistant', c.blue)} `
     const body = bodyLines(msg.content, c, pad)
-    const facts = m.finish === 'refusal' && m.explanation !== undefined ? `refusal: ${one(m.explanation, 400)}` : m.finish ?? ''
-    out.push(`${head}${body[0] ?? c.dim('(no content)')}${body.length <= 1 ? marks(m, c) : ''}${body.length <= 1 ? ` ${c.dim(facts)} ${seq}` : ''}`)
-    for (let i = 1; i < body.length; i++) out.push(pad + body[i] + (i === body.length - 1 ? `${marks(m, c)} ${c.dim(facts)} ${seq}` : ''))
+    // an interrupted message has no finish of the provider's (the log's `finish` is a placeholder
+    // there): its [interrupted] mark says how it ended (issue 38.17)
+    const facts = m.interrupted ? '' : m.finish === 'refusal' && m.explanation !== undefined ? `refusal: ${one(m.explanation, 400)}` : m.finish ?? ''
+    const tail = `${facts !== '' ? ` ${c.dim(facts)}` : ''} ${seq}`
+    out.push(`${head}${body[0] ?? c.dim('(no content)')}${body.length <= 1 ? marks(m, c) + tail : ''}`)
+    for (let i = 1; i < body.length; i++) out.push(pad + body[i] + (i === body.length - 1 ? marks(m, c) + tail : ''))
     return out
   }
   // tool/result

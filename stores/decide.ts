@@ -49,12 +49,18 @@ export interface StoreDecided {
   by: ApprovalBy
   time: number
   seq: number | null
+  /**
+   * True when this call appended the decision itself because no process owned the session: the
+   * session then waits for whoever resumes it. False when the session's running owner logged it
+   * (or will: `seq` null), which carries the session on by itself.
+   */
+  loggedHere: boolean
 }
 
 /** @internal */
-export function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null): StoreDecided {
+export function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null, loggedHere = false): StoreDecided {
   const d = e.data
-  return { sessionId, approvalId: d.approvalId, callId: d.callId, turn: d.turn, step: d.step, decision: d.decision, by: d.by, time: e.time, seq }
+  return { sessionId, approvalId: d.approvalId, callId: d.callId, turn: d.turn, step: d.step, decision: d.decision, by: d.by, time: e.time, seq, loggedHere }
 }
 
 /** @internal */
@@ -121,7 +127,7 @@ export async function decideInStore(
         if (logged !== undefined) return decided(sessionId, logged, logged.seq)
         const e = checkedDraft(sessionId, events, approvalId, decision, by, time)
         await w.append([e], { expectedSeq: events.length })
-        return decided(sessionId, e, e.seq)
+        return decided(sessionId, e, e.seq, true)
       } finally {
         await w.close()
       }
@@ -142,7 +148,7 @@ async function decideUnderLock(
     for await (const e of w.events()) events.push(e)
     const draft = checkedDraft(sessionId, events, approvalId, decision, by, clock())
     await w.append([draft], { expectedSeq: events.length })
-    return decided(sessionId, draft, draft.seq)
+    return decided(sessionId, draft, draft.seq, true)
   } finally {
     await w.close()
   }

@@ -19,7 +19,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { decidePgLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
+import { decidePgLog, displayLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
 
 export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   const log = await loadLog(logArg, io)
@@ -44,10 +44,10 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   }
   const c = colorsFor(io)
   if (open.length === 0) {
-    writeHuman(io, [`${inline(logArg)}: no open approvals${s.waiting ? '' : ''}`])
+    writeHuman(io, [`${inline(displayLog(logArg))}: no open approvals${s.waiting ? '' : ''}`])
     return EXIT_OK
   }
-  const lines = [`${inline(logArg)}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
+  const lines = [`${inline(displayLog(logArg))}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
   for (const r of open) {
     const expires = r.expiresAt !== undefined ? c.dim(` expires ${new Date(r.expiresAt).toISOString()}`) : ''
     lines.push(`  ${c.bold(inline(r.approvalId))} ${inline(r.name)} ${inline(r.arguments)} ${c.dim(`turn ${r.turn} step ${r.step} call ${inline(r.callId)} seq ${r.seq}`)}${expires}`)
@@ -109,7 +109,9 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
   }
   const store = jsonlStore(dirname(path))
   const e = await store.decide(id, approvalId, decision, by ? { by } : {})
-  const where = e.seq !== null ? `seq ${e.seq}` : 'claimed; its running owner logs it'
-  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${e.seq !== null ? '; resume the session to continue' : ''}`])
+  // who carries the session on (issue 38.16): only a decision this call logged itself waits for a resume
+  const where = e.seq === null ? 'claimed; its running owner logs it' : e.loggedHere ? `seq ${e.seq}` : `seq ${e.seq}, logged by its running owner`
+  const next = e.loggedHere ? '; no process runs the session: resume it to continue' : ''
+  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${next}`])
   return EXIT_OK
 }

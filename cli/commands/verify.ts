@@ -117,6 +117,7 @@ function familyLines(fam: VerifyFamilyResult, name: string, logArg: string, all:
     if (shown.length < n) lines.push(c.dim(`  … ${n - shown.length} more (--all lists every one)`))
   }
   for (const m of fam.missing) lines.push(c.dim(`  child ${inline(m.child)} of ${inline(m.parent)} (call ${inline(m.callId)}) has no log; its call's result is an error`))
+  for (const u of fam.unspawned) lines.push(c.dim(`  ${inline(u.file !== undefined ? displayLog(u.file) : u.child)} names ${inline(u.parent)} as its parent at seq ${u.seq}, past the end of its log (a crash before the spawn was logged)`))
   return lines
 }
 

@@ -102,7 +102,8 @@ export class JsonlStore implements LogStore {
    * decided in that child, as `agent.decide` of the parent does (docs/spec/lifecycle.md §10,
    * stores/decide-children.ts); the result's `sessionId` names the child.
    */
-  decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
+  async decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
+    // async: an invalid id rejects the promise (a caller awaiting it catches it), never a synchronous throw (issue 38.28)
     assertSessionId(id)
     // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) =>

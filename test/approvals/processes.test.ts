@@ -90,6 +90,8 @@ describe('approvals across processes (docs/spec/lifecycle.md §9, R10)', () => {
     expect(bad.stderr).toContain('INVALID_ARGS')
     const ok = await turnlog(['decide', log, approvalId!, '--approve', '--by', 'ann'])
     expect(ok.code, ok.stderr).toBe(0)
+    // issue 38.16: logged by this decider (no process runs the session), so it says to resume
+    expect(ok.stdout).toContain('no process runs the session: resume it to continue')
     const again = await turnlog(['decide', log, approvalId!, '--deny'])
     expect(again.code).toBe(2)
     expect(again.stderr).toContain('APPROVAL_DECIDED')

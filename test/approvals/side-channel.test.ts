@@ -90,6 +90,9 @@ describe('JSONL decisions while the owner runs (docs/spec/lifecycle.md §9, R9, 
     expect(await runs(count)).toEqual([]) // R9: nothing runs while parked
     const ok = await turnlog(['decide', join(dir, 'w1.jsonl'), approvalId, '--approve', '--by', 'ann'])
     expect(ok.code, ok.stderr).toBe(0)
+    // issue 38.16: the live owner carries the session on; nobody is told to resume it
+    if (!ok.stdout.includes('claimed')) expect(ok.stdout).toContain('logged by its running owner')
+    expect(ok.stdout).not.toContain('resume')
     await a.lines('IDLE')
     expect((await a.exited).code).toBe(0)
     expect(await runs(count)).toEqual(['b'])

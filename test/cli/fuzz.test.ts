@@ -49,7 +49,17 @@ describe('turnlog fuzz', () => {
     expect(await run(['fuzz', '--runs', '30', '--seed', '3', '--hooks', mod], i)).toBe(1)
     const text = out.join('')
     expect(text).toMatch(/FAIL fuzz \(seed 3\): L11 violated: /)
-    expect(text).toMatch(/log \(\d+ events; --out FILE writes it as JSONL\):\n {4}\{"seq":0/)
+    // issue 38.17: the head on the terminal, the whole log in a new file named there
+    const head = /log \((\d+) events(?:, the first (\d+) below; all of them in (\S+);[^)]*|; --out FILE writes it as JSONL)\):\n {4}\{"seq":0/.exec(text)
+    expect(head, text.slice(0, 400)).not.toBeNull()
+    const total = Number(head![1])
+    const printed = text.split('\n').filter((l) => l.startsWith('    {"seq":')).length
+    if (head![3] !== undefined) {
+      expect(printed).toBe(Number(head![2]))
+      expect(text).toContain(`    … ${total - printed} more (turnlog replay ${head![3]})`)
+      expect((await readLog(head![3])).events).toHaveLength(total)
+    } else expect(printed).toBe(total)
+    expect(printed).toBeLessThanOrEqual(20)
     expect(replayArgv(text)).toEqual(['fuzz', '--seed', '3', '--path', expect.stringMatching(/^\d+(:\d+)*(\|.*)?$/), '--hooks', mod])
   })
 

@@ -231,3 +231,15 @@ describe('turnlog replay: the blocks of the AI SDK bridge (issue 23)', () => {
   })
 })
 
+
+describe('turnlog replay: an interrupted message (issue 38.17)', () => {
+  it('L9: shows [interrupted] and no finish (the log\'s finish of a cut-off message is no provider\'s)', async () => {
+    const r = await cli(['replay', 'test/fixtures/valid/assistant-message.jsonl'])
+    expect(r.code, r.stderr).toBe(0)
+    const line = r.stdout.split('\n').find((l) => l.includes('Once upon'))!
+    expect(line).toMatch(/assistant\s+Once upon \[interrupted\] #22$/)
+    expect(line).not.toContain('stop')
+    // a finished message keeps its finish
+    expect(r.stdout).toMatch(/assistant\s+hi stop #11/)
+  })
+})
