@@ -14,10 +14,15 @@
  * runs `callTransition`, the same decisions as a plain function over a plain `{state, error}`;
  * `test/tools/call-machine.test.ts` checks on random event sequences that the function and the
  * machine agree, state for state and error for error.
+ *
+ * It lives with the other machines (the scheduler, tools/scheduler.ts, imports it through
+ * tools/call-machine.ts) so that `turnlog/machines` can export it without importing the tools layer.
  */
 import { assign, setup } from 'xstate'
 import type { ToolErrorInfo } from '../events/index.js'
-import type { ExecutionMode } from './classify.js'
+
+/** How a call runs: alongside the step's other parallel calls, or alone. */
+export type ExecutionMode = 'parallel' | 'exclusive'
 
 /** What came out of the serial `tools/pre-execute` stage. */
 export type PreVerdict =
