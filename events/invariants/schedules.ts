@@ -1,6 +1,6 @@
 /**
  * The wakeup rules (lifecycle.md §10; invariants.md names none, so they carry their own ids, W1–W3,
- * listed in docs/ARCHITECTURE.md "Decisions: wakeups"):
+ * listed in docs/decisions/wakeups.md):
  *
  * - **W1** a `schedule/created` id is new to the log; `schedule/fired` and `schedule/canceled`
  *   name a pending schedule (created, not canceled, a one-shot not fired yet).
