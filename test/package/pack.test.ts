@@ -6,11 +6,11 @@
  * are optional peers that neither the root export nor the CLI's start loads; the shipped types
  * carry no `@internal` member (tsconfig.build.json `stripInternal`).
  */
-import { execFileSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { cli, ROOT } from '../cli/helpers.js'
+import { cli, ROOT, tempDir } from '../cli/helpers.js'
 
 interface Pkg {
   exports: Record<string, { types: string; default: string }>
@@ -139,6 +139,40 @@ describe('issue 27.9: npm pack ships the library, the CLI and their docs, nothin
     // turnlog/testing does need fast-check (hence the peer)
     expect([...closure(pkg.exports['./testing']!.default.replace(/^\.\//, '')).bare]).toContain('fast-check')
   })
+
+  it('issue 37.7: an app without fast-check and cli-progress imports the root and every subpath but turnlog/testing, and runs the CLI; turnlog fuzz names what to install', () => {
+    const { dir, cleanup } = tempDir()
+    try {
+      execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, stdio: 'pipe' })
+      const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!
+      const app = join(dir, 'app')
+      mkdirSync(join(app, 'node_modules'), { recursive: true })
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'embedding-app', private: true, type: 'module' }))
+      execFileSync('tar', ['-xzf', join(dir, tarball), '-C', join(app, 'node_modules')])
+      renameSync(join(app, 'node_modules', 'package'), join(app, 'node_modules', 'turnlog'))
+      // the package's own dependencies only (linked from this repository): no optional peer
+      for (const name of Object.keys(pkg.dependencies)) {
+        const to = join(app, 'node_modules', name)
+        mkdirSync(dirname(to), { recursive: true })
+        symlinkSync(join(ROOT, 'node_modules', name), to)
+      }
+      const subpaths = Object.keys(pkg.exports).filter((k) => !['./testing', './stores/postgres', './models/ai-sdk', './otel'].includes(k))
+      const script = `for (const s of ${JSON.stringify(subpaths.map((k) => (k === '.' ? 'turnlog' : `turnlog/${k.slice(2)}`)))}) await import(s);
+        const { createAgent, scriptedModel } = await import('turnlog');
+        const a = createAgent({ model: scriptedModel([{ text: 'hi' }]) }); a.followup('x'); await a.whenIdle(); console.log('ran', a.events.length > 0)`
+      const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: app, encoding: 'utf8' })
+      expect(out.trim()).toBe('ran true')
+      const bin = join(app, 'node_modules', 'turnlog', 'dist', 'cli', 'main.js')
+      const verify = spawnSync(process.execPath, [bin, 'verify', join(app, 'node_modules', 'turnlog', 'examples', 'weather.jsonl')], { cwd: app, encoding: 'utf8' })
+      expect(verify.status, verify.stderr).toBe(0)
+      const fuzz = spawnSync(process.execPath, [bin, 'fuzz', '--runs', '1'], { cwd: app, encoding: 'utf8' })
+      expect(fuzz.status).toBe(2)
+      expect(fuzz.stderr).toMatch(/MISSING_DEPENDENCY/)
+      expect(fuzz.stderr).toMatch(/npm install -D fast-check/)
+    } finally {
+      cleanup()
+    }
+  }, 180_000)
 
   it('no placeholder in the package metadata (a repository URL only once a public one exists)', () => {
     for (const v of [pkg.repository, pkg.homepage, pkg.bugs]) {
