@@ -13,12 +13,13 @@
 import { existsSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import cliProgress from 'cli-progress'
+import type cliProgress from 'cli-progress'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { readLog, scanLog, type ReadLogResult, type ReadLogSummary, type ScanLogOptions } from '../replay/read-log.js'
 import type { CliIo } from './io.js'
+import { loadProgress } from './optional.js'
 import { isPgUrl, loadPgLog } from './pg.js'
 
 /** Logs at least this large get a progress bar (on a TTY). */
@@ -97,13 +98,15 @@ export async function progressBar(path: string, io: CliIo): Promise<cliProgress.
     return null // the reader reports the real error
   }
   if (size < PROGRESS_FROM_BYTES) return null
-  const bar = new cliProgress.SingleBar({
+  const lib = await loadProgress() // an optional peer: no bar without it (cli/optional.ts)
+  if (lib === null) return null
+  const bar = new lib.SingleBar({
     format: 'reading {bar} {percentage}% | {value_mb}/{total_mb} MB | ETA {eta_formatted}',
     stream: io.progressStream ?? process.stderr,
     clearOnComplete: true,
     hideCursor: true,
     formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? (v / 1048576).toFixed(0) : String(v)),
-  }, cliProgress.Presets.shades_classic)
+  }, lib.Presets.shades_classic)
   bar.start(size, 0, { value_mb: '0', total_mb: (size / 1048576).toFixed(0) })
   const update = bar.update.bind(bar)
   // keep the MB payload in step with the value

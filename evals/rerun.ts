@@ -5,8 +5,8 @@
  * Steps of the first live turn before `from.step` are served as recorded (model and tools); the
  * recorded inputs after the prefix are re-issued at their lifecycle positions (reissue.ts); tool
  * results come from the golden, the tools or mocks (tool-results.ts). The result compares the new
- * log with the golden (compare.ts) and verifies it. See docs/ARCHITECTURE.md "Decisions: golden
- * sessions".
+ * log with the golden (compare.ts) and verifies it. See
+ * docs/decisions/golden-sessions.md.
  */
 import { randomUUID } from 'node:crypto'
 import { createAgent, type TurnlogAgent } from '../agent/agent.js'

@@ -21,6 +21,7 @@ export class ModelError extends Error {
     this.failure = failure
   }
 
+  /** True for a `ModelError`, also one made by another copy of the package (it checks a brand, not the class). */
   static is(e: unknown): e is ModelError {
     try {
       return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true

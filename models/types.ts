@@ -35,6 +35,7 @@ export interface ModelInfo {
  * `error`.
  */
 export interface ModelAdapter {
+  /** One model call: the chunks of the answer to `request`, in the chunk grammar, until a `finish`. */
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk>
   info?: ModelInfo
 }

@@ -151,8 +151,11 @@ export interface LogStore {
   readonly kind: string
   /** Creates an empty session; resolves with its header. `SESSION_EXISTS`, `INVALID_SESSION_ID`. */
   create(id: string, header?: HeaderInit): Promise<LogHeader>
+  /** A read snapshot of the session (the records complete when it opened). `SESSION_NOT_FOUND`. */
   open(id: string, mode: 'read'): Promise<LogReader>
+  /** The single writer's handle (`SESSION_OWNED` while another holds it; `SESSION_NOT_FOUND`). */
   open(id: string, mode: 'write', opts?: OpenWriteOptions): Promise<LogWriter>
+  /** Either of the above, by `mode`. */
   open(id: string, mode: OpenMode, opts?: OpenWriteOptions): Promise<LogReader | LogWriter>
   /** Every session id in the store, sorted. */
   list(): Promise<string[]>

@@ -8,7 +8,8 @@ import type { ToolCallBlock } from '../events/index.js'
 import { prepareCall, type PreparedCall } from './define.js'
 import type { AnyTool } from './types.js'
 
-export type ExecutionMode = 'parallel' | 'exclusive'
+export type { ExecutionMode } from '../machines/call.js'
+import type { ExecutionMode } from '../machines/call.js'
 
 export function classify(call: Pick<ToolCallBlock, 'name' | 'arguments'>, tools: ReadonlyMap<string, AnyTool>): ExecutionMode {
   return classifyPrepared(prepareCall(call, tools))

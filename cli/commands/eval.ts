@@ -17,7 +17,6 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { SingleBar } from 'cli-progress'
 import { evaluate } from '../../evals/evaluate.js'
 import type { EvalReport, EvaluateOptions } from '../../evals/evaluate-types.js'
 import { junitXml } from '../../evals/junit.js'
@@ -26,6 +25,7 @@ import { EXIT_OK, EXIT_VIOLATIONS, parseCount, UsageError } from '../errors.js'
 import { inline } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { checkOutput, writeOutput } from '../outputs.js'
+import { loadProgress } from '../optional.js'
 import { writeEvalReport, type ReportedTrial } from './eval-report.js'
 
 export interface EvalCommandOptions {
@@ -108,8 +108,9 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
   }
   const names = new Map(files.map((f) => [f, relative(dir, f) || relative(io.cwd ?? process.cwd(), f)]))
   const c = colorsFor(io)
-  const bar = io.progress && !opts.json
-    ? new SingleBar({ format: 'eval [{bar}] {value}/{total} trials · {golden}', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
+  const progress = io.progress && !opts.json ? await loadProgress() : null // an optional peer (cli/optional.ts)
+  const bar = progress
+    ? new progress.SingleBar({ format: 'eval [{bar}] {value}/{total} trials · {golden}', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
     : null
   bar?.start(files.length * trials, 0, { golden: '' })
   let done = 0

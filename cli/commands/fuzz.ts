@@ -17,7 +17,6 @@
  * naming the tool, the count and the first such call; `--check MODULE` (exports `check(run)`, as
  * `fuzzAgent({ check })`) adds your own property, whose throw fails the run as `CHECK`.
  */
-import { SingleBar } from 'cli-progress'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -26,7 +25,6 @@ import type { AgentOptions } from '../../agent/types.js'
 import { writeLog } from '../../replay/write-log.js'
 import { formatCensus } from '../../testing/fuzz/census.js'
 import { FuzzFailure } from '../../testing/fuzz/failure.js'
-import { fuzzAgent } from '../../testing/fuzz/fuzz-agent.js'
 import type { FuzzAgentOptions } from '../../testing/fuzz/types.js'
 import type { AnyTool } from '../../tools/types.js'
 import type { LogEvent } from '../../events/envelope.js'
@@ -35,6 +33,7 @@ import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
 import { checkOutput, outputExists } from '../outputs.js'
 import { TurnlogError } from '../../events/errors.js'
+import { loadFuzzer, loadProgress } from '../optional.js'
 
 export interface FuzzCommandOptions {
   runs?: string
@@ -112,8 +111,11 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   const yours = new Set(tools === undefined ? [] : toolNames(tools))
   const examples = new Map<string, { arguments: string; message: string }>()
   const c = colorsFor(io)
-  const bar = io.progress && !opts.json
-    ? new SingleBar({ format: 'fuzz [{bar}] {value}/{total} runs', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
+  // fast-check and cli-progress are optional peers, loaded only here (cli/optional.ts)
+  const { fuzzAgent } = await loadFuzzer()
+  const progress = io.progress && !opts.json ? await loadProgress() : null
+  const bar = progress
+    ? new progress.SingleBar({ format: 'fuzz [{bar}] {value}/{total} runs', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
     : null
   bar?.start(numRuns, 0)
   let passed = 0

@@ -141,7 +141,7 @@ describe('dispose (docs/spec/lifecycle.md §6)', () => {
     const { agent } = makeAgent([{ text: 'a' }, { text: 'b' }], { plugins: [plugin as never] })
     let first: Promise<unknown> | undefined
     agent.subscribe((e) => {
-      // an observer's append is refused (REENTRANT_APPEND, docs/ARCHITECTURE.md): the cancel's
+      // an observer's append is refused (REENTRANT_APPEND, docs/decisions/agent-and-machines.md): the cancel's
       // clearing fails, so 'two' is still queued when the turn closes
       if (e.type === 'turn/end') first ??= agent.dispose().then(() => 'resolved', (err: TurnlogError) => err.code)
     })

@@ -156,7 +156,7 @@ function cyclePath(component: string[], next: Map<string, string[]>): string[] {
 }
 
 /**
- * The layers, lowest first (docs/ARCHITECTURE.md "Layout and import direction"): a file may import
+ * The layers, lowest first (docs/ARCHITECTURE.md §2, docs/decisions/module-layers.md): a file may import
  * its own folder, a folder of its own layer, or a lower layer. `otel` (not in the design's
  * direction) sits with stores and replay: it reads the log and the agent's types, and cli uses it.
  * `workers` (issue 24 item 9) run agents: they resume sessions (replay) from the postgres store,

@@ -10,7 +10,7 @@ import { approvalsReproduce } from './approval-runs.js'
 
 const RUNS = Number(process.env.GOLDEN_APPROVAL_RUNS ?? 40)
 // A fixed seed, as the other golden properties (GOLDEN_SEED=random or a number explores): random
-// seeds still find open kinds (a steer while parked, docs/notes/round-15/evals15.md), so a random
+// seeds still find open kinds (a steer while parked, docs/decisions/golden-sessions.md), so a random
 // seed would make this suite flaky.
 const SEED = { seed: process.env.GOLDEN_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.GOLDEN_SEED ?? 20261202) }
 console.log(`golden approvals fuzz: seed ${SEED.seed}, ${RUNS} runs`)

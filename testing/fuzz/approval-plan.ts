@@ -6,7 +6,8 @@
  * period. Round 14's weights found two agent defects in these shapes (an asked parallel call denied
  * by a cancel whose post-execute outlived the grace period; an `ask` verdict that settled after the
  * cancel), and later weights no longer reached them: at 150 runs a seed found either about once
- * in fifteen. Aimed plans reach them in every CI run.
+ * in fifteen. Aimed plans reach them in every CI run (docs/decisions/fuzzer.md,
+ * "Approval fuzzer reach").
  */
 import fc from 'fast-check'
 import type { HookMap } from '../../agent/types.js'
