@@ -2,7 +2,7 @@
  * turnlog: an LLM agent's lifecycle as an event-sourced state machine, with a replay engine.
  *
  * The root export is what an app that embeds an agent needs, and nothing more (the rule is in
- * docs/decisions/public-api.md): make an agent, give it tools and a model, keep its log in a store,
+ * decision record "public-api" (docs/decisions/ in the repository)): make an agent, give it tools and a model, keep its log in a store,
  * decide its approvals, read its events and transcript, catch its coded errors. Everything else
  * lives under its subpath: `turnlog/events` (the log format: schemas, codec, checker),
  * `turnlog/reducers` (the folds), `turnlog/models` (writing a model adapter), `turnlog/stores` (the

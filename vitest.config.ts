@@ -5,7 +5,7 @@
  *   the library once and runs file after file in it, instead of a fresh process re-importing
  *   xstate, zod, immer and the library for every file. Measured round 15 (test/machines,
  *   test/reducers, test/events: 49 files): import 77 s → 15 s, CPU 107 s → 42 s
- *   (docs/decisions/test-infrastructure.md, "CI time"). A file whose text mocks or patches anything global (see
+ *   (decision record "test-infrastructure" (docs/decisions/ in the repository), "CI time"). A file whose text mocks or patches anything global (see
  *   NEEDS_ISOLATION) stays in `isolated` wherever it lives, so a new test that mocks a module
  *   cannot leak into the files after it.
  * - `isolated`: everything else (processes, servers, browsers, the README apps, and the folders

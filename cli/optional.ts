@@ -1,6 +1,6 @@
 /**
  * The CLI's optional peer dependencies, loaded on demand: an app that only embeds an agent does
- * not install them (docs/decisions/package-contents.md).
+ * not install them (decision record "package-contents" (docs/decisions/ in the repository)).
  *
  * - `cli-progress` draws the progress bars of `replay`/`verify` on big logs, `eval` and `fuzz`.
  *   Without it the commands run the same, with no bar.

@@ -8,7 +8,7 @@
  * (`data-encoding="gzip-base64"`; base64 has no `<`): ~7× smaller, but slower to open — the page
  * inflates with the browser's DecompressionStream, measured at 1.5–2.3 s for a 100k-event log on
  * the loaded 2-core machine against ~1.1 s for the HTML parser to read the 17 MB of plain JSON
- * (docs/decisions/inspector.md). Plain JSON is the default.
+ * (decision record "inspector" (docs/decisions/ in the repository)). Plain JSON is the default.
  */
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'

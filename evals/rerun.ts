@@ -6,7 +6,7 @@
  * recorded inputs after the prefix are re-issued at their lifecycle positions (reissue.ts); tool
  * results come from the golden, the tools or mocks (tool-results.ts). The result compares the new
  * log with the golden (compare.ts) and verifies it. See
- * docs/decisions/golden-sessions.md.
+ * decision record "golden-sessions" (docs/decisions/ in the repository).
  */
 import { randomUUID } from 'node:crypto'
 import { createAgent, type TurnlogAgent } from '../agent/agent.js'

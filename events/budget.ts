@@ -4,7 +4,7 @@
  * `events/invariants/budget.ts`) and the live agent (`agent/budget.ts`), so a live agent, a
  * resumed one and `verify` derive the same numbers from the same events.
  *
- * What counts (docs/decisions/budgets.md):
+ * What counts (decision record "budgets" (docs/decisions/ in the repository)):
  * - tokens: every model call the usage reducer counts (a successful request's `assistant/message`
  *   usage or its usage chunk; a failed request's usage chunk, at its `step/end`; a summary's
  *   `compaction/summary.usage`). `inputTokens` = input + cache read + cache write (every prompt

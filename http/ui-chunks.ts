@@ -7,7 +7,7 @@
  * the fold started at 0, at the turn's `turn/start`, or anywhere before `r`: a resume from any seq
  * finds its place without replaying or duplicating anything (`toUIMessageChunks(events, r)`).
  *
- * The mapping (docs/decisions/http.md):
+ * The mapping (decision record "http" (docs/decisions/ in the repository)):
  * - `turn/start` → `start` (message id `turn-N`); `step/start` → `start-step`; `step/end` closes
  *   the blocks the model left open, then `finish-step`.
  * - `assistant/chunk` text and reasoning blocks → `text-*` / `reasoning-*`; a step that logged an

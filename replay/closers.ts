@@ -2,7 +2,7 @@
  * Synthetic closers: the events that close whatever a log left open, so that the log satisfies
  * every L invariant again. `repair` writes them with reason `interrupted` (the session crashed),
  * `fork` with reason `forked` (the prefix was cut at a seq). See
- * docs/decisions/replay-engine.md for every choice made here.
+ * decision record "replay-engine" (docs/decisions/ in the repository) for every choice made here.
  *
  * In log order, as far as each applies:
  * 1. The event a "right after" rule still owes: after a `compaction/prune`, its replacing
@@ -211,7 +211,7 @@ export interface CloserOptions {
    * `turnlog_decisions` row), by approval id. An open request of the interrupted step that has one
    * is decided as the store accepted it (who, edited arguments; the event's time is the later of
    * the log's last time and the decision's), never `by: canceled`: whoever was told "decided" must
-   * find that decision in the log (docs/decisions/approval-stores.md, "Approvals durability").
+   * find that decision in the log (decision record "approval-stores" (docs/decisions/ in the repository), "Approvals durability").
    * Entries for approvals that are not open in the step are ignored.
    */
   decisions?: ReadonlyMap<string, AcceptedDecision>

@@ -1,6 +1,6 @@
 /**
- * `repairSession(store, id)`: repair in place, the store way (docs/decisions/
- * stores.md, torn tails): under the session's write lock, the torn bytes are **copied** aside by the
+ * `repairSession(store, id)`: repair in place, the store way (decision record "stores" (docs/decisions/ in the repository)
+ * , torn tails): under the session's write lock, the torn bytes are **copied** aside by the
  * store (`quarantineTornTail`: quarantine file fsynced first, then the log cut back to its last
  * complete record), a torn record missing only its `\n` is appended again, and the closers are
  * appended through the same handle. Nothing else in the log is rewritten. A subagent call that

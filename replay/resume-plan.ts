@@ -2,7 +2,7 @@
  * Resume answers every accepted message (docs/spec/lifecycle.md §8): what a resumed agent owes the turn a
  * crash interrupted, decided from the repaired log alone (pure), and applied to an agent created on
  * that log. Store-agnostic: `resumeAgent` (memory, JSONL) and a PostgreSQL worker use the same two
- * functions. See docs/decisions/resume.md.
+ * functions. See decision record "resume" (docs/decisions/ in the repository).
  *
  * The plan, for the last turn of the log when it ended `interrupted` (a repaired crash):
  * 1. `reinsert`: the messages that turn claimed and that never appeared as its `user/message`

@@ -1,7 +1,7 @@
 /**
  * `runWorkers({ store, concurrency, leaseMs, agent })`: serve the sessions of a postgres store
- * from any number of processes (docs/spec/api.md "Across machines"; docs/decisions/
- * postgres-workers.md).
+ * from any number of processes (docs/spec/api.md "Across machines"; decision record "postgres-workers" (docs/decisions/ in the repository)
+ * ).
  *
  * - **Claim**: one statement takes up to `concurrency - active` sessions that have sent input and
  *   no holder, or a lease that expired (its holder died or stalled), expired leases first:

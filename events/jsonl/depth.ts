@@ -1,6 +1,6 @@
 /**
  * The nesting guard: a record nested deeper than `MAX_NESTING` levels is refused before
- * `JSON.parse` sees it (docs/decisions/hostile-logs.md).
+ * `JSON.parse` sees it (decision record "hostile-logs" (docs/decisions/ in the repository)).
  *
  * Why before the parse: V8's `JSON.parse` takes seconds and hundreds of MB for a million levels
  * (measured 3–5 s for 1M), and every recursive walk after it (`JSON.stringify`, a deep freeze,

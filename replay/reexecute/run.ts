@@ -3,7 +3,7 @@
  * pump. The re-execution owns every point where the agent waits (model chunks, tool bodies,
  * sleeps, a gate before and after every hook); when the agent has nothing left to do but wait
  * (one macrotask turn: every microtask drained), the next recorded event decides what is released
- * or issued. See docs/decisions/replay-engine.md.
+ * or issued. See decision record "replay-engine" (docs/decisions/ in the repository).
  */
 import { createAgent, TurnlogAgent } from '../../agent/agent.js'
 import type { AgentOptions } from '../../agent/types.js'

@@ -1,7 +1,7 @@
 /**
  * `jsonlStore(dir)`: one `<id>.jsonl` file per session (docs/spec/events.md "JSONL": a header with
  * `"checksums":"crc32"`, one checked record per line), appended with group commit and fsync, owned
- * by one writer at a time through a lock file. See docs/decisions/stores.md.
+ * by one writer at a time through a lock file. See decision record "stores" (docs/decisions/ in the repository).
  *
  * Files beside `<id>.jsonl`:
  * - `<id>.lock`: the owner `{pid, host, token, acquiredAt}`, created with `open(…, 'wx')` (atomic:

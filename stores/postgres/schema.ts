@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL schema of `postgresStore` and its two server-side functions (docs/decisions/postgres-workers.md). `migrate()` runs `MIGRATION` under a transaction-level
+ * The PostgreSQL schema of `postgresStore` and its two server-side functions (decision record "postgres-workers" (docs/decisions/ in the repository)). `migrate()` runs `MIGRATION` under a transaction-level
  * advisory lock, so several processes migrating at once do not race on `CREATE ... IF NOT EXISTS`.
  *
  * - `turnlog_sessions`: one row per session: the header, the log's length, the lease (`token`

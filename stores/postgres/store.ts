@@ -1,7 +1,7 @@
 /**
  * `postgresStore({ connectionString } | { pool })`: the store contract on PostgreSQL, for sessions
  * shared by many processes and machines (docs/spec/api.md "Stores" → "Across machines"). See schema.ts for
- * the tables and docs/decisions/postgres-workers.md.
+ * the tables and decision record "postgres-workers" (docs/decisions/ in the repository).
  *
  * - `open(id, 'write')` takes the session's **lease**: it succeeds when nobody holds it or the
  *   holder's lease expired (server clock), and bumps the fencing `token`. The writer extends the

@@ -2,7 +2,7 @@
  * The postgres store's read and write handles. A writer holds the session's lease (token): every
  * group-committed batch is one `turnlog_append` call, which checks the token, the lease's expiry
  * and the expected seq under the session row's lock and inserts the batch with one multi-row
- * INSERT. See schema.ts and docs/decisions/postgres-workers.md.
+ * INSERT. See schema.ts and decision record "postgres-workers" (docs/decisions/ in the repository).
  */
 import type pg from 'pg'
 import type { LogEvent } from '../../events/envelope.js'

@@ -56,7 +56,6 @@ function ships(path: string, patterns: readonly string[]): boolean {
 }
 
 /** Source folders compiled into the package (their comments reach the shipped .d.ts). */
-const SHIPPED_CODE = /^(index\.ts|agent|events|machines|reducers|tools|models|compaction|stores|workers|replay|testing|evals|cli|otel|http|mcp|import|inspector)\//
 
 describe('citations point into the repository', () => {
   const all = tracked()
@@ -87,10 +86,13 @@ describe('citations point into the repository', () => {
 
   // The README and docs/ARCHITECTURE.md are also read on the repository's page, where everything
   // they cite is at hand; the .d.ts (from the code's comments) and the spec are read in the package.
-  it('every file cited by shipped code (its .d.ts) and by the spec is in the package', () => {
+  // A source file is the repository's (a maintainer reads it there): its comments may cite
+  // docs/decisions/. What ships of it is the .d.ts (the next test) and JS whose comments the build
+  // strips (scripts/strip-comments.mjs). The spec ships as written, so it cites only what ships.
+  it('every file cited by the shipped spec is in the package', () => {
     const patterns = packageFiles()
     const notShipped: string[] = []
-    const shippedCiting = files.filter((f) => SHIPPED_CODE.test(f) || /^docs\/spec\/[^/]+\.md$/.test(f))
+    const shippedCiting = files.filter((f) => /^docs\/spec\/[^/]+\.md$/.test(f))
     for (const f of shippedCiting) {
       if (f.endsWith('.test.ts')) continue
       const text = readFileSync(join(ROOT, f), 'utf8')

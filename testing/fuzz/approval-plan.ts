@@ -6,7 +6,7 @@
  * period. Round 14's weights found two agent defects in these shapes (an asked parallel call denied
  * by a cancel whose post-execute outlived the grace period; an `ask` verdict that settled after the
  * cancel), and later weights no longer reached them: at 150 runs a seed found either about once
- * in fifteen. Aimed plans reach them in every CI run (docs/decisions/fuzzer.md,
+ * in fifteen. Aimed plans reach them in every CI run (decision record "fuzzer" (docs/decisions/ in the repository),
  * "Approval fuzzer reach").
  */
 import fc from 'fast-check'
