@@ -16,6 +16,7 @@
  */
 import fc from 'fast-check'
 import { toolSpec } from '../../tools/define.js'
+import { checkSchema } from '../../tools/schema.js'
 import type { AnyTool } from '../../tools/types.js'
 
 type Schema = Record<string, unknown>
@@ -186,7 +187,7 @@ export function validArgs(tool: AnyTool): fc.Arbitrary<unknown> {
   const one = arbFromJsonSchema(schema)
   const ok = (v: unknown) => {
     try {
-      return tool.parameters.safeParse(v).success
+      return checkSchema(tool.parameters, v).ok
     } catch {
       return false
     }
