@@ -8,6 +8,7 @@
 import { Validator, type Schema as CfSchema, type SchemaDraft } from '@cfworker/json-schema'
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from '@standard-schema/spec'
 import { TurnlogError, findLossy } from '../events/index.js'
+import { walkSchema } from './schema-walk.js'
 
 /** A JSON Schema document (an object; `true`/`false` are not tool schemas). */
 export type JsonSchemaObject = Record<string, unknown>
@@ -64,7 +65,7 @@ export function jsonSchema<T = unknown>(schema: JsonSchemaObject, options: JsonS
   if (lossy) throw new TurnlogError('INVALID_ARGUMENT', `jsonSchema: the schema is not JSON: ${lossy.why} at ${lossy.path}`, { field: lossy.path })
   const copy = JSON.parse(JSON.stringify(schema)) as JsonSchemaObject
   const draft = draftOf(copy, options.draft)
-  const validator = new Validator(copy as CfSchema, CF_DRAFT[draft], false)
+  const validator = new Validator(withNullable(JSON.parse(JSON.stringify(copy)) as JsonSchemaObject) as CfSchema, CF_DRAFT[draft], false)
   const validate = (value: unknown): StandardSchemaV1.Result<T> => {
     const r = validator.validate(value)
     return r.valid ? { value: value as T } : { issues: issuesOf(r.errors) }
@@ -85,6 +86,21 @@ export function jsonSchema<T = unknown>(schema: JsonSchemaObject, options: JsonS
       jsonSchema: { input: described, output: described },
     },
   } as JsonSchema<T>
+}
+
+/**
+ * OpenAPI 3.0's `nullable: true`, which converters and MCP servers built on OpenAPI emit: null is
+ * accepted where it says so (`type` gains `'null'`, an `enum` gains `null`). JSON Schema itself
+ * ignores the keyword; the model is sent the schema as written.
+ */
+function withNullable(schema: JsonSchemaObject): JsonSchemaObject {
+  walkSchema(schema, (node) => {
+    if (node.nullable !== true) return
+    if (typeof node.type === 'string') node.type = [node.type, 'null']
+    else if (Array.isArray(node.type) && !node.type.includes('null')) node.type = [...(node.type as unknown[]), 'null']
+    if (Array.isArray(node.enum) && !node.enum.includes(null)) node.enum = [...(node.enum as unknown[]), null]
+  })
+  return schema
 }
 
 const CF_DRAFT: Record<JsonSchemaDraft, SchemaDraft> = { '2020-12': '2020-12', '2019-09': '2019-09', '07': '7', '06': '7', '04': '4' }

@@ -15,6 +15,7 @@ import { z } from 'zod'
 import { TurnlogError } from '../events/index.js'
 import { isJsonSchema } from './json-schema.js'
 import { isStandard, isZod3, isZod4, schemaLibrary } from './schema.js'
+import { walkSchema } from './schema-walk.js'
 
 type Json = Record<string, unknown>
 
@@ -107,23 +108,19 @@ function closeZodObjects({ zodSchema, jsonSchema }: { zodSchema: unknown; jsonSc
   }
 }
 
-/** Subschema-valued keywords walked by `close` (not `allOf`: closing both sides of an intersection would refuse everything). */
-const ONE = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'additionalProperties', 'propertyNames', 'unevaluatedItems']
-const LIST = ['anyOf', 'oneOf', 'prefixItems', 'items']
-const MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']
+/** Not into `allOf`: closing both sides of an intersection would refuse everything. */
+const NOT_ALLOF = new Set(['allOf'])
 
 /**
  * Closes every object schema that declares `properties` and says nothing of other keys (no
  * `additionalProperties`, `patternProperties` or `unevaluatedProperties`). In place; returns it.
  */
-function close(schema: Json, depth = 0): Json {
-  if (depth > 64) return schema
-  const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
-  if (isObj(schema.properties) && !('additionalProperties' in schema) && !('patternProperties' in schema) && !('unevaluatedProperties' in schema)) {
-    schema.additionalProperties = false
-  }
-  for (const k of ONE) if (isObj(schema[k])) close(schema[k], depth + 1)
-  for (const k of LIST) if (Array.isArray(schema[k])) for (const s of schema[k] as unknown[]) if (isObj(s)) close(s, depth + 1)
-  for (const k of MAP) if (isObj(schema[k])) for (const s of Object.values(schema[k] as Json)) if (isObj(s)) close(s, depth + 1)
+function close(schema: Json): Json {
+  walkSchema(schema, (node) => {
+    const props = node.properties
+    if (typeof props === 'object' && props !== null && !Array.isArray(props) && !('additionalProperties' in node) && !('patternProperties' in node) && !('unevaluatedProperties' in node)) {
+      node.additionalProperties = false
+    }
+  }, NOT_ALLOF)
   return schema
 }
