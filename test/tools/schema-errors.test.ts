@@ -1,0 +1,87 @@
+/**
+ * Schemas the project cannot turn into JSON Schema, or cannot validate with synchronously: a coded
+ * error naming the library and what to do (at definition time: `INVALID_ARGUMENT`, field
+ * `parameters`), or the call's `INVALID_ARGS` result (docs/spec/lifecycle.md §5), never a crash.
+ */
+import * as v from 'valibot'
+import { afterEach, describe, expect, it } from 'vitest'
+import { z as z3 } from 'zod3'
+import { TurnlogError } from '../../events/index.js'
+import { defineTool, validateArguments } from '../../tools/define.js'
+import { peers } from '../../tools/schema-json.js'
+import type { AnyTool, ToolSchema } from '../../tools/index.js'
+
+const load = peers.load
+afterEach(() => {
+  peers.load = load
+})
+
+function refusal(parameters: unknown): TurnlogError {
+  try {
+    defineTool({ name: 't', description: '', parameters: parameters as ToolSchema, execute: () => 'ok' })
+  } catch (e) {
+    expect(TurnlogError.is(e)).toBe(true)
+    expect((e as TurnlogError).code).toBe('INVALID_ARGUMENT')
+    expect((e as TurnlogError).field).toBe('parameters')
+    return e as TurnlogError
+  }
+  throw new Error('defineTool accepted it')
+}
+
+/** A Standard Schema v1 of a made-up library. */
+function acme(validate: (v: unknown) => unknown, jsonSchema?: unknown): ToolSchema {
+  return { '~standard': { version: 1, vendor: 'acme', validate, ...(jsonSchema ? { jsonSchema } : {}) } } as ToolSchema
+}
+
+describe('a schema without JSON Schema: the error says which library and what to do', () => {
+  it('zod 3 classic without zod-to-json-schema installed', () => {
+    peers.load = (name) => {
+      throw new Error(`Cannot find module '${name}'`)
+    }
+    const e = refusal(z3.object({ q: z3.string() }))
+    expect(e.message).toBe("INVALID_ARGUMENT: tool 't': its parameters (zod 3) have no JSON Schema (zod 3 has no converter of its own): install zod-to-json-schema (an optional peer of turnlog), or write the schema with zod 4 (`import { z } from 'zod/v4'`) (field parameters)")
+  })
+
+  it('valibot without @valibot/to-json-schema installed', () => {
+    peers.load = () => ({})
+    const e = refusal(v.object({ q: v.string() }))
+    expect(e.message).toBe("INVALID_ARGUMENT: tool 't': its parameters (valibot) have no JSON Schema (valibot has no converter of its own): install @valibot/to-json-schema (an optional peer of turnlog) (field parameters)")
+  })
+
+  it('valibot with a schema its converter refuses: the converter\'s reason, the cause kept', () => {
+    const e = refusal(v.object({ when: v.date() }))
+    expect(e.message).toMatch(/^INVALID_ARGUMENT: tool 't': its parameters \(valibot\) have no JSON Schema \(.*date.*\): use only schemas and actions @valibot\/to-json-schema converts, or give the JSON Schema with jsonSchema\(\) \(field parameters\)$/)
+    expect(e.cause).toBeInstanceOf(Error)
+  })
+
+  it('a library without Standard JSON Schema', () => {
+    const e = refusal(acme(() => ({ value: {} })))
+    expect(e.message).toBe("INVALID_ARGUMENT: tool 't': its parameters (acme) have no JSON Schema (the library does not implement Standard JSON Schema, `~standard.jsonSchema`): use a version of the library that does, or give the JSON Schema with jsonSchema() (field parameters)")
+  })
+
+  it('a Standard JSON Schema converter that throws', () => {
+    const e = refusal(acme(() => ({ value: {} }), { input: () => { throw new Error('no draft-2020-12 here') }, output: () => ({}) }))
+    expect(e.message).toBe("INVALID_ARGUMENT: tool 't': its parameters (acme) have no JSON Schema (no draft-2020-12 here): use only types JSON Schema can express, or give the JSON Schema with jsonSchema() (field parameters)")
+  })
+})
+
+describe('a schema that cannot validate synchronously: the call\'s INVALID_ARGS, no unhandled rejection', () => {
+  const OBJ = { input: () => ({ type: 'object' }), output: () => ({ type: 'object' }) }
+
+  it('an async validation (a rejected one too)', async () => {
+    for (const p of [() => Promise.resolve({ value: {} }), () => Promise.reject(new Error('late'))]) {
+      const t = defineTool({ name: 'a', description: '', parameters: acme(p, OBJ), execute: () => 'ok' }) as AnyTool
+      const r = validateArguments(t, {})
+      expect(r).toEqual({ ok: false, error: { code: 'INVALID_ARGS', message: "Invalid arguments for tool 'a': validation threw: the acme schema validates asynchronously (an async check, or a check that threw); a tool's schema must validate synchronously" } })
+    }
+    // a rejection nobody handled would fail the run here
+    await new Promise((r) => setImmediate(r))
+  })
+
+  it('a validate that throws, and issues without a path', () => {
+    const throws = defineTool({ name: 'b', description: '', parameters: acme(() => { throw new Error('boom') }, OBJ), execute: () => 'ok' }) as AnyTool
+    expect(validateArguments(throws, {})).toEqual({ ok: false, error: { code: 'INVALID_ARGS', message: "Invalid arguments for tool 'b': validation threw: boom" } })
+    const flat = defineTool({ name: 'c', description: '', parameters: acme(() => ({ issues: [{ message: 'nope' }, { message: 'deep', path: [{ key: 'a' }, 0, 'b c'] }] }), OBJ), execute: () => 'ok' }) as AnyTool
+    expect(validateArguments(flat, {})).toEqual({ ok: false, error: { code: 'INVALID_ARGS', message: "Invalid arguments for tool 'c':\n✖ nope\n✖ deep\n  → at a[0][\"b c\"]" } })
+  })
+})
