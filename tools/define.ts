@@ -158,7 +158,7 @@ const RichOutput = z.array(Block)
 
 /**
  * A body's output as a result: validated against `tool.output` when declared
- * (`INVALID_TOOL_OUTPUT` with zod's issues), then converted — a string is one text block,
+ * (`INVALID_TOOL_OUTPUT` with the schema's issues), then converted — a string is one text block,
  * `undefined` is no block, `{content: Block[]}` is taken as is, anything else is its JSON text.
  * Output that cannot be stored (not JSON-serialisable, a lone surrogate, malformed blocks) is
  * `INVALID_TOOL_OUTPUT` too.

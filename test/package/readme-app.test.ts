@@ -51,7 +51,7 @@ export function readmeBlocks(text: string): Block[] {
 }
 
 /** What the scratch app gets besides the tarball (links to this repository's copies). */
-const APP_PACKAGES = ['pg', '@types/pg', '@types/node', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@ai-sdk/anthropic', '@ai-sdk/provider', 'vitest', 'zod']
+const APP_PACKAGES = ['pg', '@types/pg', '@types/node', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@ai-sdk/anthropic', '@ai-sdk/provider', 'vitest', 'zod', 'valibot', '@valibot/to-json-schema']
 
 const NPX = `#!/usr/bin/env bash
 # npx in the scratch app: the app's own bin (what npx runs when the package is installed)

@@ -29,7 +29,7 @@ export type GeneratedCall = { name: string; args: unknown } | { name: string; ra
 
 /** Deeper than this, `$ref`s and arrays stop growing (a recursive schema still terminates). */
 const MAX_DEPTH = 4
-/** Candidates drawn per valid call: the first one the zod schema accepts is used. */
+/** Candidates drawn per valid call: the first one the tool's own schema accepts is used. */
 const CANDIDATES = 6
 
 /**
