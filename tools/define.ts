@@ -7,7 +7,7 @@ import { z } from 'zod'
 import { Block, TurnlogError, findLossy, isProviderApproval, type ToolErrorInfo, type ToolSpec } from '../events/index.js'
 import type { AnyTool, Tool, ToolOutcome } from './types.js'
 import { providerApprovalTool } from './provider-approval.js'
-import { checkSchema, formatIssues, isToolSchema, type ToolSchema } from './schema.js'
+import { checkSchema, formatIssues, isToolSchema, notSchemaHint, type ToolSchema } from './schema.js'
 import { toJsonSchema } from './schema-json.js'
 
 /** The `tool/result.error.code`s the scheduler writes (lifecycle §5, plus the two hook codes). */
@@ -44,8 +44,8 @@ export function defineTool<P extends ToolSchema, O = unknown>(def: Tool<P, O>): 
   if (typeof def !== 'object' || def === null) throw new TurnlogError('INVALID_ARGUMENT', 'a tool definition must be an object')
   if (typeof def.name !== 'string' || def.name === '') throw new TurnlogError('INVALID_ARGUMENT', 'a tool needs a non-empty name', { field: 'name' })
   if (typeof def.description !== 'string') throw new TurnlogError('INVALID_ARGUMENT', `${where}: description must be a string`, { field: 'description' })
-  if (!isToolSchema(def.parameters)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: parameters must be a schema (${SCHEMA_KINDS})`, { field: 'parameters' })
-  if (def.output !== undefined && !isToolSchema(def.output)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: output must be a schema (${SCHEMA_KINDS})`, { field: 'output' })
+  if (!isToolSchema(def.parameters)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: parameters must be a schema (${SCHEMA_KINDS})${notSchemaHint(def.parameters)}`, { field: 'parameters' })
+  if (def.output !== undefined && !isToolSchema(def.output)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: output must be a schema (${SCHEMA_KINDS})${notSchemaHint(def.output)}`, { field: 'output' })
   if (typeof def.execute !== 'function') throw new TurnlogError('INVALID_ARGUMENT', `${where}: execute must be a function`, { field: 'execute' })
   if (def.isConcurrencySafe !== undefined && typeof def.isConcurrencySafe !== 'function') {
     throw new TurnlogError('INVALID_ARGUMENT', `${where}: isConcurrencySafe must be a function`, { field: 'isConcurrencySafe' })

@@ -43,6 +43,12 @@ export function isToolSchema(v: unknown): v is ToolSchema {
   return isZod4(v) || isStandard(v)
 }
 
+/** What to add to "must be a schema" for a near miss a user may well have: a zod 3 older than 3.24. */
+export function notSchemaHint(v: unknown): string {
+  const old = typeof v === 'object' && v !== null && '_def' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function' && !('~standard' in v)
+  return old ? ': this looks like a schema of zod 3 before 3.24, which is not a Standard Schema; upgrade zod to 3.25 or later' : ''
+}
+
 /** The library a schema comes from, as messages name it. */
 export function schemaLibrary(v: unknown): string {
   if (isJsonSchema(v)) return 'JSON Schema'

@@ -54,6 +54,13 @@ describe('a schema without JSON Schema: the error says which library and what to
     expect(e.cause).toBeInstanceOf(Error)
   })
 
+  it('a zod 3 older than 3.24 (no ~standard): the refusal says to upgrade', () => {
+    // what such a schema looks like: `_def` and `safeParse`, no `~standard`
+    const old = { _def: { typeName: 'ZodObject' }, safeParse: () => ({ success: true, data: {} }) }
+    const e = refusal(old)
+    expect(e.message).toBe("INVALID_ARGUMENT: tool 't': parameters must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...})): this looks like a schema of zod 3 before 3.24, which is not a Standard Schema; upgrade zod to 3.25 or later (field parameters)")
+  })
+
   it('a library without Standard JSON Schema', () => {
     const e = refusal(acme(() => ({ value: {} })))
     expect(e.message).toBe("INVALID_ARGUMENT: tool 't': its parameters (acme) have no JSON Schema (the library does not implement Standard JSON Schema, `~standard.jsonSchema`): use a version of the library that does, or give the JSON Schema with jsonSchema() (field parameters)")
