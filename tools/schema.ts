@@ -38,23 +38,35 @@ export function isStandard(v: unknown): v is StandardSchemaV1 {
   return typeof s === 'object' && s !== null && (s as { version?: unknown }).version === 1 && typeof (s as { validate?: unknown }).validate === 'function'
 }
 
-/** True for every schema a tool may declare. */
+/** True for every schema a tool may declare. Never throws (a hostile getter or proxy is no schema). */
 export function isToolSchema(v: unknown): v is ToolSchema {
-  return isZod4(v) || isStandard(v)
+  try {
+    return isZod4(v) || isStandard(v)
+  } catch {
+    return false
+  }
 }
 
 /** What to add to "must be a schema" for a near miss a user may well have: a zod 3 older than 3.24. */
 export function notSchemaHint(v: unknown): string {
-  const old = typeof v === 'object' && v !== null && '_def' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function' && !('~standard' in v)
-  return old ? ': this looks like a schema of zod 3 before 3.24, which is not a Standard Schema; upgrade zod to 3.25 or later' : ''
+  try {
+    const old = typeof v === 'object' && v !== null && '_def' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function' && !('~standard' in v)
+    return old ? ': this looks like a schema of zod 3 before 3.24, which is not a Standard Schema; upgrade zod to 3.25 or later' : ''
+  } catch {
+    return ''
+  }
 }
 
-/** The library a schema comes from, as messages name it. */
+/** The library a schema comes from, as messages name it. Never throws. */
 export function schemaLibrary(v: unknown): string {
-  if (isJsonSchema(v)) return 'JSON Schema'
-  if (isZod4(v)) return 'zod 4'
-  if (isZod3(v)) return 'zod 3'
-  if (isStandard(v)) return `${String(v['~standard'].vendor)}`
+  try {
+    if (isJsonSchema(v)) return 'JSON Schema'
+    if (isZod4(v)) return 'zod 4'
+    if (isZod3(v)) return 'zod 3'
+    if (isStandard(v)) return String(v['~standard'].vendor)
+  } catch {
+    // a hostile vendor: named as unknown below
+  }
   return 'unknown'
 }
 

@@ -61,6 +61,12 @@ describe('a schema without JSON Schema: the error says which library and what to
     expect(e.message).toBe("INVALID_ARGUMENT: tool 't': parameters must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...})): this looks like a schema of zod 3 before 3.24, which is not a Standard Schema; upgrade zod to 3.25 or later (field parameters)")
   })
 
+  it('a hostile value (a getter that throws, a throwing proxy) is no schema: the coded refusal, not its throw', () => {
+    const getter = Object.defineProperty({}, '~standard', { get: () => { throw new Error('gotcha') } })
+    const proxy = new Proxy({}, { has: () => { throw new Error('trap') }, get: () => { throw new Error('trap') } })
+    for (const v of [getter, proxy]) expect(refusal(v).message).toMatch(/^INVALID_ARGUMENT: tool 't': parameters must be a schema \(/)
+  })
+
   it('a library without Standard JSON Schema', () => {
     const e = refusal(acme(() => ({ value: {} })))
     expect(e.message).toBe("INVALID_ARGUMENT: tool 't': its parameters (acme) have no JSON Schema (the library does not implement Standard JSON Schema, `~standard.jsonSchema`): use a version of the library that does, or give the JSON Schema with jsonSchema() (field parameters)")
