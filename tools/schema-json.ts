@@ -33,6 +33,17 @@ export const peers = { load: (name: string): unknown => requireHere(name) }
  * do when it cannot be had.
  */
 export function toJsonSchema(schema: unknown, where: string, field: string): Json {
+  try {
+    return convert(schema, where, field)
+  } catch (err) {
+    if (TurnlogError.is(err)) throw err
+    // the schema object itself misbehaved (a getter that throws on a second read, a proxy)
+    const why = err instanceof Error ? err.message : 'a value that is not an Error was thrown'
+    throw new TurnlogError('INVALID_ARGUMENT', `${where} (${schemaLibrary(schema)}) have no JSON Schema (reading the schema threw: ${why})`, { field }, { cause: err })
+  }
+}
+
+function convert(schema: unknown, where: string, field: string): Json {
   const lib = schemaLibrary(schema)
   const fail = (why: string, todo: string, cause?: unknown): never => {
     throw new TurnlogError('INVALID_ARGUMENT', `${where} (${lib}) have no JSON Schema (${why}): ${todo}`, { field }, cause === undefined ? undefined : { cause })

@@ -65,6 +65,15 @@ describe('a schema without JSON Schema: the error says which library and what to
     const getter = Object.defineProperty({}, '~standard', { get: () => { throw new Error('gotcha') } })
     const proxy = new Proxy({}, { has: () => { throw new Error('trap') }, get: () => { throw new Error('trap') } })
     for (const v of [getter, proxy]) expect(refusal(v).message).toMatch(/^INVALID_ARGUMENT: tool 't': parameters must be a schema \(/)
+    // a schema on the first reads, a throw on a later one (while its JSON Schema is being read)
+    let reads = 0
+    const fickle = Object.defineProperty({}, '~standard', {
+      get: () => {
+        if (++reads > 2) throw new Error('changed its mind')
+        return { version: 1, vendor: 'acme', validate: () => ({ value: {} }) }
+      },
+    })
+    expect(refusal(fickle).message).toMatch(/^INVALID_ARGUMENT: tool 't': its parameters \(.+\) have no JSON Schema \(reading the schema threw: changed its mind\) \(field parameters\)$/)
   })
 
   it('a library without Standard JSON Schema', () => {
