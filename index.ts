@@ -37,6 +37,8 @@ export type { ScheduleSpec, ScheduleInfo, WakeupOptions, ScheduleToolOptions } f
 
 // ── Tools ───────────────────────────────────────────────────────────────────────────────────
 export { defineTool, TOOL_ERROR_CODES, type ToolErrorCode } from './tools/define.js'
+export { jsonSchema, type JsonSchema, type JsonSchemaDraft, type JsonSchemaOptions } from './tools/json-schema.js'
+export type { ToolSchema, SchemaIssue } from './tools/schema.js'
 export type {
   Tool, AnyTool, ToolContext, ToolOutcome, PreExecutePayload, PreExecuteDecision, PostExecutePayload, PostExecuteDecision,
 } from './tools/types.js'

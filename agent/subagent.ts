@@ -5,7 +5,8 @@
  * first message and returns the child's last answer as the call's result. A cancel of the parent's
  * turn (or the call's timeout) cancels the child with cause `parent`.
  */
-import type { z } from 'zod'
+import type { ToolSchema } from '../tools/schema.js'
+import type { ToolArgs } from '../tools/types.js'
 import type { EventOf, LogEvent } from '../events/index.js'
 import { defineTool } from '../tools/define.js'
 import { CHILD_HOST, type AnyTool, type LiveChild, type ToolContext } from '../tools/types.js'
@@ -18,22 +19,22 @@ import type { Agent, AgentOptions } from './types.js'
 /** A child's options: the agent's, without what the parent decides (store, session, prefix). */
 export type SubagentOptions = Omit<AgentOptions, 'store' | 'storeWriter' | 'prefix' | 'sessionId'>
 
-export interface SubagentConfig<P extends z.ZodType> {
+export interface SubagentConfig<P extends ToolSchema> {
   name: string
   description: string
-  /** The call's arguments (the model sees their JSON Schema). */
+  /** The call's arguments, any schema `defineTool` takes (the model sees their JSON Schema). */
   parameters: P
   /**
    * The child's options for one call (model, tools, system, budget…). May be async. A throw (or a
    * rejection) is the call's `TOOL_ERROR` result; no child is created then.
    */
-  agent: (args: z.infer<P>, ctx: ToolContext) => SubagentOptions | Promise<SubagentOptions>
+  agent: (args: ToolArgs<P>, ctx: ToolContext) => SubagentOptions | Promise<SubagentOptions>
   /**
    * The child's first message, from the call's arguments. Default: the only string member of the
    * arguments (or the arguments themselves when a string), else the arguments as JSON. A throw is
    * the call's `TOOL_ERROR`.
    */
-  prompt?: (args: z.infer<P>) => string
+  prompt?: (args: ToolArgs<P>) => string
   /** The call's timeout (the child is cancelled with cause `parent` when it passes). */
   timeoutMs?: number
   /**
@@ -41,7 +42,7 @@ export interface SubagentConfig<P extends z.ZodType> {
    * children at once, or a child beside ordinary tools; docs/spec/lifecycle.md §5). Default: exclusive (the call
    * runs alone). A throw, or anything but `true`, is exclusive.
    */
-  isConcurrencySafe?: (args: z.infer<P>) => boolean
+  isConcurrencySafe?: (args: ToolArgs<P>) => boolean
 }
 
 /**
@@ -50,20 +51,20 @@ export interface SubagentConfig<P extends z.ZodType> {
  * one child. Its result is the text of the child's last answer; a child turn that ends other than
  * `completed` is the call's `TOOL_ERROR`, naming how it ended.
  */
-export function defineSubagent<P extends z.ZodType>(config: SubagentConfig<P>): AnyTool {
+export function defineSubagent<P extends ToolSchema>(config: SubagentConfig<P>): AnyTool {
   const tool = defineTool({
     name: config.name,
     description: config.description,
     parameters: config.parameters,
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     ...(config.isConcurrencySafe !== undefined ? { isConcurrencySafe: config.isConcurrencySafe } : {}),
-    execute: (args: z.infer<P>, ctx: ToolContext) => runChild(config, args, ctx),
+    execute: (args: ToolArgs<P>, ctx: ToolContext) => runChild(config, args, ctx),
   }) as AnyTool
   markSubagent(tool)
   return tool
 }
 
-async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.infer<P>, ctx: ToolContext): Promise<string> {
+async function runChild<P extends ToolSchema>(config: SubagentConfig<P>, args: ToolArgs<P>, ctx: ToolContext): Promise<string> {
   const host = ctx[CHILD_HOST]
   if (host === undefined) throw new Error(`subagent '${config.name}' runs only as a call of an agent`)
   const options = await config.agent(args, ctx)

@@ -3,7 +3,7 @@
  * scheduler the step's tool calls in model order and a `ToolEnv` that appends events, runs hooks
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
-import type { z } from 'zod'
+import type { StandardSchemaV1 } from '@standard-schema/spec'
 import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, ToolCallBlock, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
@@ -77,23 +77,34 @@ export interface LiveChild {
   supersedeApprovals?(): number
 }
 
-export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
+/** The arguments a tool's body gets: the output side of its `parameters` schema. */
+export type ToolArgs<P extends StandardSchemaV1> = StandardSchemaV1.InferOutput<P>
+
+/**
+ * A tool. Its schemas may come from any Standard Schema v1 library (zod 4, zod 3.25+ classic or
+ * `zod/v4`, valibot, arktype, …) or be plain JSON Schema through `jsonSchema()`. Other members may
+ * be added by later versions; a definition is checked by `defineTool`.
+ */
+export interface Tool<P extends StandardSchemaV1 = StandardSchemaV1, O = unknown> {
   name: string
   description: string
-  /** zod schema of the arguments; the model sees its JSON Schema. */
+  /**
+   * Schema of the arguments; the model sees its JSON Schema (`toolSpec`), and arguments that fail
+   * it are the call's `INVALID_ARGS` result naming each bad field.
+   */
   parameters: P
   /**
-   * Optional zod schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. The body
+   * Optional schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. The body
    * returns the schema's *input* side (`O`), because its value goes through the schema: with a
    * transforming schema such as `z.number().transform(String)` the body returns a number and the
    * result holds the transformed string.
    */
-  output?: z.ZodType<unknown, O>
+  output?: StandardSchemaV1<O, unknown>
   /** The body. Its return value becomes the result text (strings as is, other values as JSON), or
    * return `{ content: Block[] }` for rich results. A throw is a `TOOL_ERROR` result. */
-  execute(args: z.infer<P>, ctx: ToolContext): Promise<O> | O
+  execute(args: ToolArgs<P>, ctx: ToolContext): Promise<O> | O
   /** Exactly `true` makes the call parallel-safe; anything else (or a throw) makes it exclusive. */
-  isConcurrencySafe?(args: z.infer<P>): boolean
+  isConcurrencySafe?(args: ToolArgs<P>): boolean
   /** Per-call timeout; past it the call's signal aborts and the result is `TOOL_TIMEOUT`. */
   timeoutMs?: number
   /**
@@ -102,7 +113,7 @@ export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
    * every call in model order. Only exactly `true` asks; a policy that throws or answers anything
    * but a boolean is that call's `HOOK_ERROR` result (its body never runs).
    */
-  needsApproval?: boolean | ApprovalPolicy<z.infer<P>>
+  needsApproval?: boolean | ApprovalPolicy<ToolArgs<P>>
   /** `timeoutMs`: how long a request waits (from the agent's clock) before it is decided `by: expired`. */
   approval?: { timeoutMs?: number }
 }
@@ -120,7 +131,7 @@ export interface ApprovalContext {
   signal: AbortSignal
 }
 
-export type AnyTool = Tool<z.ZodType, unknown>
+export type AnyTool = Tool<StandardSchemaV1, unknown>
 
 /** `tools/pre-execute` decision. `ask` asks a person (docs/spec/lifecycle.md §9: `tool/approval-requested` after the call's
  * `tool/call`; the body waits for the decision); an already approved call's `ask` is an `allow`. */

@@ -119,6 +119,29 @@ describe('turnlog fuzz', () => {
     expect(out.join('')).toMatch(/bodies run +.*count \d+/)
   })
 
+  it('tools whose schemas are valibot, arktype and jsonSchema() are fuzzed: each body runs on generated arguments, bad ones are INVALID_ARGS', async () => {
+    const at = (p: string) => JSON.stringify(join(process.cwd(), ...p.split('/')))
+    const mod = module('tools.mjs', [
+      `import * as v from ${at('node_modules/valibot/dist/index.mjs')}`,
+      `import { type } from ${at('node_modules/arktype/out/index.js')}`,
+      `import { jsonSchema } from ${at('tools/json-schema.ts')}`,
+      `export const tools = [`,
+      `  { name: 'vb', description: 'valibot', parameters: v.object({ n: v.pipe(v.number(), v.integer(), v.minValue(1)) }), execute: ({ n }) => String(n) },`,
+      `  { name: 'ak', description: 'arktype', parameters: type({ s: 'string >= 2' }), execute: ({ s }) => s },`,
+      `  { name: 'js', description: 'json', parameters: jsonSchema({ type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] }), execute: ({ on }) => String(on) },`,
+      `]`,
+    ].join('\n') + '\n')
+    const { io: i, out } = io()
+    expect(await run(['fuzz', '--runs', '40', '--seed', '4', '--tools', mod], i)).toBe(0)
+    const text = out.join('')
+    for (const name of ['vb', 'ak', 'js']) {
+      expect(text).toMatch(new RegExp(`bodies run +.*${name} \\d+`))
+      const line = new RegExp(`tool ${name} +(.*)`).exec(text)?.[1] ?? ''
+      expect(line).toMatch(/(^| )ok \d+/)
+      expect(line).toMatch(/INVALID_ARGS \d+/)
+    }
+  })
+
   it('a module that does not export tools is a usage error (exit 2); so is --path without --seed', async () => {
     const mod = module('tools.mjs', `export const nothing = 1\n`)
     const { io: i, err } = io()

@@ -51,7 +51,7 @@ export function readmeBlocks(text: string): Block[] {
 }
 
 /** What the scratch app gets besides the tarball (links to this repository's copies). */
-const APP_PACKAGES = ['pg', '@types/pg', '@types/node', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@ai-sdk/anthropic', '@ai-sdk/provider', 'vitest', 'zod', 'fast-check']
+const APP_PACKAGES = ['pg', '@types/pg', '@types/node', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@ai-sdk/anthropic', '@ai-sdk/provider', 'vitest', 'zod', 'fast-check', 'valibot', '@valibot/to-json-schema']
 /** The README's ways to install turnlog itself while it is not on the registry (the test installs the packed tarball). */
 const SELF = /^(turnlog|github:turnlog\/turnlog|\S*turnlog-\d+\.\d+\.\d+\.tgz)$/
 

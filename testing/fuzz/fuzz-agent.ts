@@ -1,7 +1,7 @@
 /**
  * `fuzzAgent`: a fast-check model-based fuzzer of the real agent. It generates inbox operations
  * (followup, steer, inject, remove, replace, clear, bursts), model behaviours (text, reasoning,
- * tool calls with arguments from each tool's zod schema and deliberately invalid ones, transient
+ * tool calls with arguments from each tool's JSON Schema (any library's) and deliberately invalid ones, transient
  * and terminal errors, max-tokens, grammar violations, broken streams), hook decisions (reject,
  * throw, enter nothing, steer at turn-stopping), tool outcomes and cancels; lets `fc.scheduler`
  * decide the interleaving of model chunks, hooks and tool bodies; runs the agent and checks every

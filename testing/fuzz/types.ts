@@ -10,8 +10,9 @@ export interface FuzzAgentOptions {
   /**
    * Your tools, or a factory called for every run (and once more up front, for the names and
    * schemas the arguments are generated from): use a factory when a tool keeps state, so no run
-   * (and no shrinking step) sees another's. Calls get arguments generated from each tool's zod
-   * schema, valid four times out of five, deliberately invalid otherwise. The fuzzer adds its own
+   * (and no shrinking step) sees another's. Calls get arguments generated from each tool's JSON
+   * Schema (whatever library wrote it: zod, valibot, arktype, `jsonSchema()`), valid four times
+   * out of five, deliberately invalid otherwise. The fuzzer adds its own
    * tools (`fuzz_parallel`, `fuzz_exclusive`, `fuzz_throw`) unless `ownToolsOnly`.
    */
   tools?: readonly AnyTool[] | (() => readonly AnyTool[])
