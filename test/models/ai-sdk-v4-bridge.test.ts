@@ -16,6 +16,7 @@ import { createRequire } from 'node:module'
 import ts from 'typescript'
 import type { LanguageModelV4, LanguageModelV4StreamPart } from 'ai-sdk-provider4'
 import { createAnthropic } from 'ai-sdk-anthropic4'
+import { createOpenAICompatible } from 'ai-sdk-openai-compatible3'
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai7'
 import { MockLanguageModelV4, simulateReadableStream } from 'ai7/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -236,6 +237,16 @@ function sequenceFetch(files: readonly string[]): { fetch: typeof fetch; bodies:
 
 const THINKING = { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } } as const
 const TWO_STEPS = ['turnlog/anthropic--thinking-redacted-tool.chunks.txt', 'vercel-ai/anthropic--anthropic-text.chunks.txt']
+
+describe('issue 38 item 29: a refusal through v4 follows the rule of v2 and v3', () => {
+  it('L9 R3 the recorded gpt-4o refusal through @ai-sdk/openai-compatible 3 (v4): the refusal text, finish refusal', async () => {
+    const model = createOpenAICompatible({ name: 'fixture', baseURL: server.url('openai-python/gpt-4o-refusal.sse'), apiKey: 'k', includeUsage: true })('gpt-4o')
+    const { outcome } = await runChecked(fromAiSdk(model))
+    if (outcome.kind !== 'success') throw new Error(JSON.stringify(outcome.failure))
+    expect(outcome.message.content).toEqual([{ type: 'text', text: "I'm sorry, I can't assist with that request." }])
+    expect(outcome.finish).toBe('refusal')
+  })
+})
 
 describe('issue 33 item 2: Claude thinking with tools round-trips through @ai-sdk/anthropic 4 (v4)', () => {
   it('R3: the second request sends the assistant turn exactly as ai@7 streamText does: thinking (signed), redacted_thinking, tool_use', async () => {
