@@ -26,6 +26,7 @@ import { copyCommand, sessionsCommand } from './pg.js'
 import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
 import { scrubLine } from './escape.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
+import { SEMCONV_SWITCH } from '../otel/attributes.js'
 
 export type { CliIo } from './io.js'
 export { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATIONS } from './errors.js'
@@ -92,7 +93,9 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--force', 'overwrite OUT if it exists')
     .option('--agent-name <NAME>', 'the agent\'s name: gen_ai.agent.name and `invoke_agent NAME` on the spans, the trace\'s process name')
     .option('--children', 'also the child sessions (their logs beside LOG, or in the same database): otlp-json under the spawning calls, chrome-trace as processes of their own')
-    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string; children?: boolean }) => done(await exportCommand(log, opts, io, VERSION)))
+    .addOption(new Option('--semconv <MODE>', 'otlp-json: the GenAI attribute names (see below)').choices(['latest', 'dup', 'v1.36']))
+    .addHelpText('after', `\n${SEMCONV_SWITCH}\n`)
+    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string; children?: boolean; semconv?: string }) => done(await exportCommand(log, opts, io, VERSION)))
 
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')

@@ -105,7 +105,9 @@ function blockLines(b: Block, c: Colors, indent: string): string[] {
     case 'source':
       return [c.dim(`[source ${one(b.title ?? b.filename ?? '', 120)} ${one(b.url ?? b.mediaType ?? '', 200)}]`)]
     case 'file':
-      return [c.dim(`[file ${one(b.mediaType, 80)}, ${b.data.length} base64 chars]`)]
+      return [c.dim(`[${b.reasoning === true ? 'reasoning ' : ''}file ${one(b.mediaType, 80)}, ${b.data !== undefined ? `${b.data.length} base64 chars` : one(b.url ?? '', 200)}]`)]
+    case 'custom': // provider content for the provider: say it is there, never print it
+      return [c.dim(`[${one(b.kind, 80)}, kept for the provider]`)]
     case 'tool-result':
       return [c.dim(`⇠ (provider) ${one(b.name, 120)}${b.isError === true ? ' error' : ''}: ${one(JSON.stringify(b.result) ?? '')}`)]
   }

@@ -60,6 +60,9 @@ export function estimateMessage(m: ModelMessage, tokenizer: Tokenizer = charToke
         break
       case 'source': // never sent
         break
+      case 'custom': // re-sent as provider options (AI SDK v4 `custom` content)
+        n += tokenizer(JSON.stringify(b.providerData ?? {}))
+        break
     }
   }
   return n

@@ -31,7 +31,7 @@ import {
   type Usage,
 } from '../events/index.js'
 
-type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData }
+type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData; citations?: Record<string, unknown>[] }
 type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean; providerData?: ProviderData }
 /** A block that arrived whole (a `block` chunk, issue 23): a source, a file, a provider-executed call or result. */
 type WholeState = { type: 'whole'; block: Block; ended: true }
@@ -93,6 +93,7 @@ export class MessageAssembler {
         const b = this.#block(chunk.index, chunk.type)
         b.ended = true
         if (chunk.providerData !== undefined && b.type !== 'whole') b.providerData = chunk.providerData
+        if (chunk.citations !== undefined && b.type === 'text') b.citations = chunk.citations
         return
       }
       case 'block':
@@ -216,7 +217,9 @@ export class MessageAssembler {
         // the provider wants it back
         content.push({ type: b.type, text: b.text, providerData: b.providerData })
       } else if (b.text !== '') {
-        content.push(b.providerData === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, providerData: b.providerData })
+        const block: Block = b.providerData === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, providerData: b.providerData }
+        if (b.citations !== undefined && block.type === 'text') block.citations = b.citations
+        content.push(block)
       }
     }
     return content

@@ -36,7 +36,7 @@
  * Spans still open when the log ends (a torn or live log) stay open: `openSpans()` lists them.
  */
 import type { LogEvent } from '../events/index.js'
-import { ATTR } from './attributes.js'
+import { ATTR, semconvFromEnv } from './attributes.js'
 import {
   FINISH_REASONS, PLACEHOLDER_MODEL, usageAttributes,
   type Attributes, type SpanAction, type SpanEnd, type SpanFoldOptions, type SpanStart,
@@ -95,7 +95,8 @@ export class SpanFold {
       sessionId: opts.sessionId,
       provider: opts.provider ?? '',
       includeContent: opts.includeContent ?? false,
-      semconv: opts.semconv ?? 'latest',
+      // the option, else the environment: the same rule as every other entry point (SEMCONV_SWITCH)
+      semconv: opts.semconv ?? semconvFromEnv(),
       ...(opts.agentName !== undefined ? { agentName: opts.agentName } : {}),
     }
     this.#host.includeContent = this.#opts.includeContent
