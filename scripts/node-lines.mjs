@@ -70,9 +70,10 @@ function describe(path) {
  */
 export function choose({ lines, wanted, own, installed }) {
   const names = lines.map((l) => l.major).join(', ')
+  const ownMajor = own ? Number(String(own.version).replace(/^v/, '').split('.')[0]) : undefined
   if (wanted !== undefined) {
     if (!lines.some((l) => l.major === wanted)) return { error: `Node ${wanted} is not a supported line (${names}: package.json engines)` }
-    if (own && admits(lines, own.version) && own.major === wanted) return { use: 'own' }
+    if (own && admits(lines, own.version) && ownMajor === wanted) return { use: 'own' }
     if (installed(wanted)) return { use: 'registry', line: wanted }
     return { error: `Node ${wanted} asked for, but this Node is ${own?.version ?? 'unknown'} and node_modules/node${wanted} is not installed (npm ci installs it on linux-x64)` }
   }
