@@ -1,7 +1,8 @@
 /**
  * `npm run test:long`: the long property and fuzz loops at their full budget. Every test file that
  * calls `longRuns(normal, full)` (test/fc-runs.ts) runs here with TURNLOG_LONG=1, i.e. `full` runs;
- * `npm test` runs the same tests with `normal` runs. .ci/run runs this on one Node lane.
+ * `npm test` runs the same tests with `normal` runs. .ci/run runs the full budgets in its Node 24
+ * lane (`TURNLOG_LONG=1 npm run test:lib`: these files are all library tests).
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -15,7 +16,6 @@ const long = testKinds(root).filter((k) => /\blongRuns\(/.test(readFileSync(`${r
 export default defineConfig({
   test: {
     ...suiteOptions,
-    // a full-budget property may take minutes on a loaded machine
     testTimeout: 900_000,
     env: { TURNLOG_LONG: '1' },
     projects: projectsFor(long),

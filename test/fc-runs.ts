@@ -14,7 +14,7 @@ export function fcRuns(n: number): number {
 
 /**
  * The budget of a long property or fuzz loop: `normal` runs in `npm test`, `full` in
- * `npm run test:long` (vitest.long.config.ts sets TURNLOG_LONG=1; CI runs it on one Node lane), so
+ * `npm run test:long` (vitest.long.config.ts sets TURNLOG_LONG=1; CI's Node 24 lane sets it too), so
  * the everyday suite stays fast (T1) while every change still meets the full budget before it lands.
  * vitest.long.config.ts picks up every test file that calls `longRuns`. The mutation cap applies.
  */

@@ -196,7 +196,7 @@ describe('P1: incremental fold = batch fold', () => {
     )
   })
 
-  // 250 runs in `npm test`, the full 1000 in `npm run test:long` (test/fc-runs.ts longRuns), which CI runs
+  // 250 runs in `npm test`, the full 1000 with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns)
   it(`P1 on arbValidLog (${longRuns(250, 1000)} runs), with the oracles`, () => {
     fc.assert(
       fc.property(arbValidLog(), (events) => {

@@ -38,7 +38,7 @@ function checkForkAt(events: readonly LogEvent[], seq: number, check = {}): void
 }
 
 // Each run forks at every seq of its log (a replay per seq): 60 runs each in `npm test`, the full 300
-// in `npm run test:long` (test/fc-runs.ts longRuns), which CI runs.
+// with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns).
 describe('P6: a fork at every seq', () => {
   it('P6: forks of generated valid logs (arbValidLog) at every seq verify and keep the prefix surface, transcript turns and turn numbering', () => {
     const opts = { maxTurns: 4 }

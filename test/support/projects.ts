@@ -13,7 +13,8 @@ import type { TestKind } from './test-kinds.js'
 
 /** Options both configs share. */
 export const suiteOptions = {
-  testTimeout: 120_000,
+  // the full budget of the long loops (TURNLOG_LONG=1, test/fc-runs.ts) may take minutes
+  testTimeout: process.env.TURNLOG_LONG === '1' ? 900_000 : 120_000,
   hookTimeout: 120_000,
   // each file's CPU seconds for test/support/timing-reporter.ts
   setupFiles: ['test/support/cpu-meter.setup.ts'],

@@ -58,7 +58,7 @@ function assertValid(log: readonly LogEvent[], check: CheckerOptions = OPTS): vo
 }
 
 describe('arbValidLog (L1–L16 hold by construction)', () => {
-  // 250 runs in `npm test`, the full 1000 in `npm run test:long` (test/fc-runs.ts longRuns), which CI runs
+  // 250 runs in `npm test`, the full 1000 with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns)
   it(`L1–L16: every generated log is accepted by Session and by verify (${longRuns(250, 1000)} runs)`, () => {
     fc.assert(fc.property(arbValidLog(), (log) => assertValid(log)), { numRuns: longRuns(250, 1000) })
   })

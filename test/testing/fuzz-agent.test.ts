@@ -11,7 +11,7 @@ import { checkR6, fuzzAgent } from '../../testing/index.js'
 import { longRuns } from '../fc-runs.js'
 import { censusSeed } from '../support/census-seed.js'
 
-// 150 scheduled runs in `npm test`, the full 500 in `npm run test:long` (test/fc-runs.ts longRuns), which CI runs
+// 150 scheduled runs in `npm test`, the full 500 with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns)
 const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? longRuns(150, 500))
 
 describe('fuzzAgent', () => {
