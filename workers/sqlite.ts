@@ -7,3 +7,5 @@
  * above `agent/` in workers/, and this entry re-exports the store and them.
  */
 export * from '../stores/sqlite/index.js'
+export { runWorkers, type WorkerOptions, type Workers } from './pool.js'
+export type { WorkerAgentOptions } from './session-run.js'

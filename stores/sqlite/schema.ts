@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS turnlog_sessions (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_claimable ON turnlog_sessions (last_activity)
   WHERE pending > 0 OR lease_owner IS NOT NULL;
+CREATE INDEX IF NOT EXISTS turnlog_sessions_pending ON turnlog_sessions (last_activity) WHERE pending > 0;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_due ON turnlog_sessions (due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_parked ON turnlog_sessions (parked) WHERE parked = 1;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_leased ON turnlog_sessions (lease_until) WHERE lease_owner IS NOT NULL;
