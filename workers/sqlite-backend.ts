@@ -46,7 +46,7 @@ export class SqliteBackend implements WorkerBackend {
     if (db.prepare(pick).get(now0, now0, skipJson, 1) === undefined) return []
     let rows: Array<{ id: string; token: number; length: number; header: string; parked: number; title: string | null; due_at: number | null; now: number }>
     try {
-      rows = this.sqlite.tx(() => {
+      rows = await this.sqlite.tx(() => {
         const now = this.sqlite.now()
         const ids = (db.prepare(pick).all(now, now, skipJson, room) as Array<{ id: string }>).map((x) => x.id)
         const take = db.prepare('UPDATE turnlog_sessions SET token = token + 1, lease_owner = ?, lease_until = ? WHERE id = ?')
@@ -73,7 +73,7 @@ export class SqliteBackend implements WorkerBackend {
   }
 
   async beat(leaseMs: number, live: ReadonlyArray<{ id: string; token: number }>): Promise<Set<string>> {
-    return this.sqlite.tx(() => {
+    return await this.sqlite.tx(() => {
       const now = this.sqlite.now()
       const up = this.sqlite.db.prepare(`UPDATE turnlog_sessions SET lease_until = ?
         WHERE id = ? AND token = ? AND lease_owner IS NOT NULL AND lease_until > ?`)
@@ -114,7 +114,7 @@ export class SqliteBackend implements WorkerBackend {
   }
 
   async cancelHandled(n: string, outcome: string, endSeq: number | null): Promise<void> {
-    this.sqlite.db.prepare('UPDATE turnlog_cancels SET handled_at = ?, outcome = ?, end_seq = ? WHERE n = ? AND handled_at IS NULL')
-      .run(this.sqlite.now(), outcome, endSeq, Number(n))
+    await this.sqlite.tx(() => this.sqlite.db.prepare('UPDATE turnlog_cancels SET handled_at = ?, outcome = ?, end_seq = ? WHERE n = ? AND handled_at IS NULL')
+      .run(this.sqlite.now(), outcome, endSeq, Number(n)))
   }
 }

@@ -31,7 +31,7 @@ export async function sendSqlite(store: SqliteStore, sessionId: string, message:
   const m = toMessage(message, sessionId)
   const header = makeHeader(sessionId, {}, store.clock)
   try {
-    store.tx(() => {
+    await store.tx(() => {
       const now = store.now()
       const db = store.db
       db.prepare('INSERT INTO turnlog_sessions (id, header, created_at, last_activity) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')
@@ -67,7 +67,7 @@ export async function decideSqlite(
   const draft = checkedDraft(id, await readAll(store, id), approvalId, decision, by, time)
   let won: boolean
   try {
-    won = store.tx(() => {
+    won = await store.tx(() => {
       const db = store.db
       if (db.prepare('SELECT 1 AS x FROM turnlog_sessions WHERE id = ?').get(id) === undefined) {
         throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
@@ -114,7 +114,7 @@ export async function cancelSqlite(store: SqliteStore, sessionId: string, cause:
     throw new TurnlogError('INVALID_ARGUMENT', 'cause must be { kind: \'user\' } or { kind: \'hook\', reason }', { sessionId, field: 'cause' })
   }
   try {
-    return store.tx(() => {
+    return await store.tx(() => {
       const db = store.db
       const s = db.prepare('SELECT length, pending, lease_owner FROM turnlog_sessions WHERE id = ?').get(sessionId) as
         { length: number; pending: number; lease_owner: string | null } | undefined

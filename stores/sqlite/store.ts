@@ -25,12 +25,18 @@ import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../de
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
 import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
-import { openDb, sqlError, type SqlDb, type SqliteDriverName } from './driver.js'
+import { isBusy, openDb, sqlError, type SqlDb, type SqliteDriverName } from './driver.js'
 import { unloggedDecisions } from './rows.js'
 import { migrate } from './schema.js'
 import { sessionRows, type SqliteSessionFilter, type SqliteSessionRow } from './sessions.js'
 import { cancelSqlite, decideSqlite, pendingSendsSqlite, sendSqlite, type CancelRequest, type CancelRequestCause, type MessageLike, type SendOptions } from './side.js'
 import { SqliteReader, SqliteWriter } from './writer.js'
+
+/**
+ * How long one statement may block the process waiting for another process's write lock (SQLite's
+ * own busy handler): short, because both drivers are synchronous; `tx` retries asynchronously.
+ */
+export const SYNC_BUSY_MS = 20
 
 export interface SqliteStoreOptions {
   /** `'auto'` (default): `node:sqlite` where this Node has it, else `better-sqlite3`. */
@@ -118,12 +124,15 @@ export class SqliteStore implements LogStore {
     if (this.#closed) throw new TurnlogError('SESSION_CLOSED', 'the store is closed', { file: this.file })
     const db = openDb(this.file, this.#driver)
     try {
+      // opening waits for the lock in SQLite's own handler (once per process: switching to WAL
+      // and migrating need the write lock); every later statement waits at most SYNC_BUSY_MS
       db.exec(`PRAGMA busy_timeout = ${Math.round(this.busyTimeoutMs)}`)
       db.exec('PRAGMA journal_mode = WAL')
       db.exec(`PRAGMA synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
       migrate(db, (found) => {
         throw new TurnlogError('FUTURE_FORMAT', `${this.file} has schema version ${found}; this turnlog writes version 1 and cannot use it`, { file: this.file, field: 'user_version' })
       })
+      db.exec(`PRAGMA busy_timeout = ${Math.min(SYNC_BUSY_MS, Math.round(this.busyTimeoutMs))}`)
     } catch (err) {
       try {
         db.close()
@@ -146,10 +155,26 @@ export class SqliteStore implements LogStore {
     return Date.now()
   }
 
-  /** Runs `fn` in one `BEGIN IMMEDIATE` transaction; rolled back when it throws. @internal */
-  tx<T>(fn: () => T): T {
+  /**
+   * Runs `fn` in one `BEGIN IMMEDIATE` transaction; rolled back when it throws. The write lock is
+   * waited for without blocking the event loop: the connection's own busy handler waits at most
+   * `SYNC_BUSY_MS` (a synchronous driver blocks the whole process while it waits), and a lock still
+   * held by another process is retried here asynchronously (1 ms doubling to 50 ms) until
+   * `busyTimeoutMs`, then `IO_ERROR` (nothing written). Inside the transaction nothing waits: in
+   * WAL mode the lock taken first is the only one a write needs. @internal
+   */
+  async tx<T>(fn: () => T): Promise<T> {
     const db = this.db
-    db.exec('BEGIN IMMEDIATE')
+    const deadline = Date.now() + this.busyTimeoutMs
+    for (let delay = 1; ; delay = Math.min(50, delay * 2)) {
+      try {
+        db.exec('BEGIN IMMEDIATE')
+        break
+      } catch (err) {
+        if (!isBusy(err) || Date.now() >= deadline) throw err
+      }
+      await new Promise((r) => setTimeout(r, delay))
+    }
     try {
       const r = fn()
       db.exec('COMMIT')
@@ -170,8 +195,8 @@ export class SqliteStore implements LogStore {
     let changes: number
     try {
       const now = this.now()
-      changes = Number(this.db.prepare(`INSERT INTO turnlog_sessions (id, header, created_at, last_activity, child)
-        VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(id, JSON.stringify(header), now, now, header.parent?.callId !== undefined ? 1 : 0).changes)
+      changes = await this.tx(() => Number(this.db.prepare(`INSERT INTO turnlog_sessions (id, header, created_at, last_activity, child)
+        VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(id, JSON.stringify(header), now, now, header.parent?.callId !== undefined ? 1 : 0).changes))
     } catch (err) {
       throw sqlError(err, id, 'create failed', this.file)
     }
@@ -199,7 +224,7 @@ export class SqliteStore implements LogStore {
     }
     let got: { token: number; length: number; header: string; parked: number; title: string | null; decisions: Map<string, DecisionRecord> } | null
     try {
-      got = this.tx(() => {
+      got = await this.tx(() => {
         const now = this.now()
         const r = this.db.prepare(`UPDATE turnlog_sessions SET token = token + 1, lease_owner = ?, lease_until = ?
           WHERE id = ? AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= ?)`).run(this.owner, now + Math.round(this.leaseMs), id, now)

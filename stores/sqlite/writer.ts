@@ -33,7 +33,7 @@ export interface SqliteHost {
   /** The lease clock (epoch ms; one machine: every process on the file shares it). */
   now(): number
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (rolled back when it throws). */
-  tx<T>(fn: () => T): T
+  tx<T>(fn: () => T): Promise<T>
   decodeEvent(id: string, text: string, seq: number): LogEvent
 }
 
@@ -123,7 +123,7 @@ export class SqliteWriter implements LogWriter {
     this.#parked = row.parked === 1
     this.#titled = row.title !== null
     if (heartbeat) this.decisions = new SqliteDecisionChannel(store, sessionId)
-    this.#heartbeat = heartbeat ? store.timers.set(() => this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
+    this.#heartbeat = heartbeat ? store.timers.set(() => void this.#beat(), Math.max(10, Math.floor(leaseMs / 3))) : undefined
   }
 
   get length(): number {
@@ -183,7 +183,7 @@ export class SqliteWriter implements LogWriter {
     }
     const title = this.#titled ? null : titleOf(flat)
     try {
-      this.store.tx(() => {
+      await this.store.tx(() => {
         const now = this.store.now()
         const s = db.prepare('SELECT token, length, lease_until FROM turnlog_sessions WHERE id = ?').get(id) as
           { token: number; length: number; lease_until: number | null } | undefined
@@ -288,13 +288,15 @@ export class SqliteWriter implements LogWriter {
     this.#stop(new TurnlogError('LEASE_LOST', 'the lease expired or was taken over (heartbeat)', { sessionId: this.sessionId, info: { token: this.token } }))
   }
 
-  #beat(): void {
+  async #beat(): Promise<void> {
     if (this.#failed || this.#closed || this.#released) return
     try {
-      const now = this.store.now()
-      const r = this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_until > ?')
-        .run(now + Math.round(this.leaseMs), this.sessionId, this.token, now)
-      if (Number(r.changes) === 0) this.leaseLost()
+      const changes = await this.store.tx(() => {
+        const now = this.store.now()
+        return Number(this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_until > ?')
+          .run(now + Math.round(this.leaseMs), this.sessionId, this.token, now).changes)
+      })
+      if (changes === 0 && !this.#released && !this.#closed) this.leaseLost()
     } catch {
       // busy past the timeout: the next beat (or the append's own check) decides
     }
@@ -332,7 +334,7 @@ export class SqliteWriter implements LogWriter {
     if (this.#failed || this.#closed || this.#released) return false
     let released = false
     try {
-      released = this.store.tx(() => {
+      released = await this.store.tx(() => {
         const open = this.store.db.prepare('SELECT 1 FROM turnlog_cancels WHERE session_id = ? AND handled_at IS NULL LIMIT 1').get(this.sessionId)
         if (open) return false
         const r = this.store.db.prepare(`UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL
@@ -364,13 +366,16 @@ export class SqliteWriter implements LogWriter {
         this.#released = true
         if (this.#failed?.code === 'LEASE_LOST') return
         try {
-          if (this.#failed) {
-            this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_owner IS NOT NULL')
-              .run(this.store.now(), this.sessionId, this.token)
-          } else {
-            this.store.db.prepare('UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND token = ?')
-              .run(this.sessionId, this.token)
-          }
+          const failed = this.#failed !== null
+          await this.store.tx(() => {
+            if (failed) {
+              this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_owner IS NOT NULL')
+                .run(this.store.now(), this.sessionId, this.token)
+            } else {
+              this.store.db.prepare('UPDATE turnlog_sessions SET lease_owner = NULL, lease_until = NULL WHERE id = ? AND token = ?')
+                .run(this.sessionId, this.token)
+            }
+          })
         } catch {
           // busy past the timeout: the lease runs out on its own
         }
@@ -385,8 +390,8 @@ export class SqliteWriter implements LogWriter {
     this.#closed = true
     await this.#commits.running?.catch(() => {})
     try {
-      this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_owner IS NOT NULL')
-        .run(this.store.now(), this.sessionId, this.token)
+      await this.store.tx(() => this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_owner IS NOT NULL')
+        .run(this.store.now(), this.sessionId, this.token))
     } catch {
       // the lease runs out on its own
     }
