@@ -12,7 +12,7 @@ import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
 export interface ReportCommandOptions {
@@ -33,7 +33,7 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
     throw new TurnlogError('INVALID_ARGUMENT', 'report needs -o OUT (the HTML file to write)', { field: '-o' })
   }
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
@@ -69,16 +69,16 @@ async function writeFamilyReport(
   }
   const html = await renderPage({
     // a postgres LOG is shown as the store read it: its URL without the password
-    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
+    version: 1, mode: 'report', file: isStoreUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     verifyOptions: verifyOptions(opts),
     ...(select !== undefined ? { select } : {}),
     ...(family.parent !== undefined || family.children !== undefined ? { family } : {}),
   }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   await writeOutput(out, html, rule)
   for (const k of kids) {
     const childOut = join(dirname(out), `${k.id}.html`)
-    await checkOutput(childOut, { ...rule, inputs: isPgUrl(k.arg) ? [] : [resolveLogPath(k.arg, io)] })
+    await checkOutput(childOut, { ...rule, inputs: isStoreUrl(k.arg) ? [] : [resolveLogPath(k.arg, io)] })
     const child = await loadLog(k.arg, io)
     await writeFamilyReport(k.arg, child, childOut, opts, io, undefined, basename(out), seen)
     io.stdout(`wrote ${displayLog(join(dirname(opts.output ?? ''), `${k.id}.html`))} (child ${k.id}, ${child.events.length} events)\n`)
@@ -104,7 +104,7 @@ export async function writeReexecReport(
   const out = resolve(io.cwd ?? process.cwd(), outArg)
   const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
+    version: 1, mode: 'report', file: isStoreUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
     // no divergence: the page says the log re-executed identically (a banner, not silence)
     ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
@@ -116,5 +116,5 @@ export async function writeReexecReport(
 
 /** The output rule of `reexec --report OUT` (checked before the re-execution, and at the write). */
 export function reexecReportRule(logArg: string, io: CliIo, force: boolean): { inputs: string[]; force: boolean; field: string } {
-  return { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
+  return { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
 }
