@@ -38,8 +38,6 @@ CREATE TABLE IF NOT EXISTS turnlog_sessions (
   title TEXT,
   child INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS turnlog_sessions_claimable ON turnlog_sessions (last_activity)
-  WHERE pending > 0 OR lease_owner IS NOT NULL;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_pending ON turnlog_sessions (last_activity) WHERE pending > 0;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_due ON turnlog_sessions (due_at) WHERE due_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS turnlog_sessions_parked ON turnlog_sessions (parked) WHERE parked = 1;

@@ -25,7 +25,7 @@ import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../de
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
 import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
-import { isBusy, openDb, sqlError, type SqlDb, type SqliteDriverName } from './driver.js'
+import { isBusy, openDb, sqlError, type SqlDb, type SqlStatement, type SqliteDriverName } from './driver.js'
 import { unloggedDecisions } from './rows.js'
 import { migrate } from './schema.js'
 import { sessionRows, type SqliteSessionFilter, type SqliteSessionRow } from './sessions.js'
@@ -148,6 +148,18 @@ export class SqliteStore implements LogStore {
   /** Opens the file and brings its schema to this version (idempotent; also done on first use). */
   async migrate(): Promise<void> {
     void this.db
+  }
+
+  readonly #stmts = new Map<string, SqlStatement>()
+
+  /** A prepared statement, cached per connection (appends prepare nothing). @internal */
+  prep(sql: string): SqlStatement {
+    let st = this.#stmts.get(sql)
+    if (st === undefined) {
+      st = this.db.prepare(sql)
+      this.#stmts.set(sql, st)
+    }
+    return st
   }
 
   /** The lease clock (epoch ms). @internal */
@@ -323,6 +335,7 @@ export class SqliteStore implements LogStore {
     this.#closed = true
     const db = this.#db
     this.#db = null
+    this.#stmts.clear()
     try {
       db?.close()
     } catch {

@@ -15,7 +15,7 @@ import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
 import type { AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
 import { SqliteDecisionChannel } from './decision-channel.js'
-import type { SqlDb } from './driver.js'
+import type { SqlDb, SqlStatement } from './driver.js'
 import { sqlError } from './driver.js'
 import { SessionFold, titleOf } from './fold.js'
 import { unloggedDecisions } from './rows.js'
@@ -32,6 +32,8 @@ export interface SqliteHost {
   readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
   /** The lease clock (epoch ms; one machine: every process on the file shares it). */
   now(): number
+  /** A cached prepared statement. */
+  prep(sql: string): SqlStatement
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (rolled back when it throws). */
   tx<T>(fn: () => T): Promise<T>
   decodeEvent(id: string, text: string, seq: number): LogEvent
@@ -185,7 +187,7 @@ export class SqliteWriter implements LogWriter {
     try {
       await this.store.tx(() => {
         const now = this.store.now()
-        const s = db.prepare('SELECT token, length, lease_until FROM turnlog_sessions WHERE id = ?').get(id) as
+        const s = this.store.prep('SELECT token, length, lease_until FROM turnlog_sessions WHERE id = ?').get(id) as
           { token: number; length: number; lease_until: number | null } | undefined
         if (!s) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
         if (Number(s.token) !== this.token || s.lease_until === null || Number(s.lease_until) <= now) {
@@ -196,7 +198,7 @@ export class SqliteWriter implements LogWriter {
         if (Number(s.length) !== expected) {
           throw new TurnlogError('SEQ_CONFLICT', `expected seq ${expected}, but the log's next seq is ${s.length}`, { sessionId: id, expectedSeq: expected, actualSeq: Number(s.length) })
         }
-        const ins = db.prepare('INSERT INTO turnlog_events (session_id, seq, type, event) VALUES (?, ?, ?, ?)')
+        const ins = this.store.prep('INSERT INTO turnlog_events (session_id, seq, type, event) VALUES (?, ?, ?, ?)')
         for (const e of flat) ins.run(id, e.seq, e.type, JSON.stringify(e))
         let freed = 0
         if (moves.length > 0) {
@@ -226,8 +228,14 @@ export class SqliteWriter implements LogWriter {
           sets += ', title = coalesce(title, ?)'
           params.push(title)
         }
-        db.prepare(`UPDATE turnlog_sessions SET length = ?, pending = pending - ?, last_activity = ?,
-            lease_until = max(lease_until, ?)${sets} WHERE id = ?`).run(expected + flat.length, freed, now, now + Math.round(this.leaseMs), ...params, id)
+        // the lease is extended only when less than half of it is left (the heartbeat keeps it
+        // anyway): an append then writes no index entry of the lease
+        if (Number(s.lease_until) - now < this.leaseMs / 2) {
+          sets += ', lease_until = ?'
+          params.push(now + Math.round(this.leaseMs))
+        }
+        this.store.prep(`UPDATE turnlog_sessions SET length = ?, pending = pending - ?, last_activity = ?${sets} WHERE id = ?`)
+          .run(expected + flat.length, freed, now, ...params, id)
       })
     } catch (err) {
       throw sqlError(err, id, 'append failed')
