@@ -10,7 +10,7 @@ import type { LogEvent } from '../events/index.js'
 import { isValidSessionId } from '../stores/ids.js'
 import type { CliIo } from './io.js'
 import { loadLog, resolveLogPath } from './load.js'
-import { displayLog, isPgUrl, parsePgLog } from './pg.js'
+import { displayLog, isStoreUrl, parsePgLog } from './pg.js'
 
 /**
  * The LOG argument naming session `id` in the same store as `logArg`, or undefined: a JSONL log
@@ -18,7 +18,7 @@ import { displayLog, isPgUrl, parsePgLog } from './pg.js'
  */
 export function relativeLog(logArg: string, id: string, io: CliIo): string | undefined {
   if (!isValidSessionId(id)) return undefined
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     const { url } = parsePgLog(logArg)
     return `${url}#${encodeURIComponent(id)}`
   }

@@ -20,7 +20,7 @@ import type { LogHeader } from '../events/jsonl.js'
 import { readLog, scanLog, type ReadLogResult, type ReadLogSummary, type ScanLogOptions } from '../replay/read-log.js'
 import type { CliIo } from './io.js'
 import { loadProgress } from './optional.js'
-import { isPgUrl, loadPgLog } from './pg.js'
+import { isStoreUrl, loadPgLog } from './pg.js'
 
 /** Logs at least this large get a progress bar (on a TTY). */
 export const PROGRESS_FROM_BYTES = 16 * 1024 * 1024
@@ -34,7 +34,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
   if (hash >= 0 && !existsSync(path)) {
     throw new TurnlogError(
       'INVALID_ARGUMENT',
-      `'${arg}' looks like a store-url#session-id, but no such file exists; only postgres://…#session-id is a store URL (other stores are not supported yet)`,
+      `'${arg}' looks like a store-url#session-id, but no such file exists; the store URLs are postgres://…#session-id and sqlite:FILE#session-id`,
       { field: 'LOG', info: { form: 'store-url#session-id', store: arg.slice(0, hash), sessionId: arg.slice(hash + 1), supported: false } },
     )
   }
@@ -43,7 +43,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
 
 /** `readLog` with a progress bar for large files when `io.progress`. `untilSeq` stops the read after that seq. */
 export async function loadLog(arg: string, io: CliIo, opts: { untilSeq?: number } = {}): Promise<ReadLogResult & { file: string }> {
-  if (isPgUrl(arg)) {
+  if (isStoreUrl(arg)) {
     const log = await loadPgLog(arg)
     return opts.untilSeq === undefined ? log : { ...log, events: log.events.slice(0, opts.untilSeq + 1) }
   }
@@ -69,7 +69,7 @@ export async function streamLog(
   arg: string, io: CliIo, opts: Omit<ScanLogOptions, 'onProgress'>,
   onBatch: (events: LogEvent[], header: LogHeader) => void | Promise<void>,
 ): Promise<ReadLogSummary & { file: string }> {
-  if (isPgUrl(arg)) {
+  if (isStoreUrl(arg)) {
     // a database session is read whole (the store pages it); one batch, cut at untilSeq
     const log = await loadPgLog(arg)
     const events = opts.untilSeq === undefined ? log.events : log.events.slice(0, opts.untilSeq + 1)

@@ -46,19 +46,19 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Exit codes: 0 ok · 1 verify found violations · 2 bad input (unreadable or invalid log, usage) · 3 internal error.
-LOG is a JSONL path or postgres://…#session-id.
+LOG is a JSONL path, postgres://…#session-id or sqlite:FILE#session-id.
 Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and turnlog inspect demo.jsonl.`)
 
   p.command('replay')
     .description('print the transcript and a summary, or the state as of a seq')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--at <SEQ>', 'the state as of and including this seq')
     .option('--json', 'print the state as JSON')
     .action(async (log: string, opts: { at?: string; json?: boolean }) => done(await replayCommand(log, opts, io)))
 
   p.command('verify')
     .description('check every event against its schema and every L invariant')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12)", undefined)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16)", undefined)
     .option('--price <MODULE>', "the session's price: a module exporting price(model, usage) or a prices table (L20 re-prices cost budgets; prints the cost)")
@@ -69,14 +69,14 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('repair')
     .description('repair a torn or unclosed log into OUT (closers appended); torn bytes go to OUT.quarantine')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('-o, --output <OUT>', 'the repaired log (a new file; LOG is never rewritten)')
     .option('--force', 'overwrite OUT and OUT.quarantine if they exist')
     .action(async (log: string, opts: { output?: string; force?: boolean }) => done(await repairCommand(log, opts, io)))
 
   p.command('fork')
     .description('fork a session at SEQ into OUT: the prefix, forked closers, an empty inbox')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--at <SEQ>', 'the last inherited seq')
     .option('-o, --output <OUT>', 'the fork (a new file)')
     .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
@@ -87,7 +87,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('export')
     .description('the session in a trace format: chrome-trace (Perfetto, chrome://tracing) or otlp-json (OpenTelemetry GenAI spans)')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .addOption(new Option('--format <FORMAT>', 'the output format').choices(Object.keys(FORMATS)))
     .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
     .option('--force', 'overwrite OUT if it exists')
@@ -99,7 +99,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
     .option('--ignore-time', 'do not compare event times')
     .option('--report <OUT>', 'also write the inspector page (HTML) with the first divergence side by side')
@@ -108,7 +108,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('report')
     .description('write one self-contained HTML file: timeline, state at any seq, transcript, tokens, verify marks')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('-o, --output <OUT>', 'the HTML file to write')
     .option('--at <SEQ>', 'the seq selected when the page opens (default: the last)')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
@@ -121,7 +121,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('inspect')
     .description('serve the report page on 127.0.0.1 and follow LOG as it is written (live tail over SSE)')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--port <N>', 'the port (default 7357; 0: any free port)')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
@@ -129,28 +129,31 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('serve')
     .description('serve the sessions of STORE over HTTP on 127.0.0.1 (turnlog/http: Durable Streams reads, the AI SDK chat protocol)')
-    .argument('<STORE>', 'a JSONL directory or postgres://…')
+    .argument('<STORE>', 'a JSONL directory, postgres://… or sqlite:FILE')
     .option('--port <N>', 'the port (default 7358; 0: any free port)')
     .option('--agent <MODULE>', 'JSONL: a module whose default export is (sessionId) => agent options (without it: read-only)')
     .action(async (store: string, opts: { port?: string; agent?: string }) => done(await serveCommand(store, opts, io)))
 
   p.command('sessions')
-    .description('list the sessions of a PostgreSQL store: status, events, pending input, last activity, lease owner')
-    .argument('<URL>', 'postgres://…')
+    .description('list the sessions of a PostgreSQL or SQLite store: status, events, pending input, last activity, lease owner')
+    .argument('<URL>', 'postgres://… or sqlite:FILE')
     .option('--json', 'print the rows as JSON')
-    .action(async (url: string, opts: { json?: boolean }) => done(await sessionsCommand(url, opts, io)))
+    .option('--parked', 'only sessions parked on open approvals (lifecycle §9)')
+    .option('--due', 'only sessions whose wakeup or approval expiry is due (sqlite:)')
+    .option('--running', 'only sessions a live lease holder is running')
+    .action(async (url: string, opts: { json?: boolean; parked?: boolean; due?: boolean; running?: boolean }) => done(await sessionsCommand(url, opts, io)))
 
   p.command('copy')
-    .description('copy a session between a JSONL file and PostgreSQL (postgres://…#session-id)')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
-    .argument('<TARGET>', 'a new JSONL file or postgres://…#session-id (a new session)')
+    .description('copy a session between JSONL, SQLite (sqlite:FILE#session-id) and PostgreSQL (postgres://…#session-id), lossless')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
+    .argument('<TARGET>', 'a new JSONL file, postgres://…#session-id or sqlite:FILE#session-id (a new session)')
     .option('--force', 'overwrite a JSONL TARGET if it exists')
     .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
 
   // approvals (docs/spec/lifecycle.md §9): cli/commands/approvals.ts
   p.command('approvals')
     .description('list the open approval requests of a session')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--json', 'print them as JSON')
     .action(async (log: string, opts: { json?: boolean }) => done(await approvalsCommand(log, opts, io)))
   p.command('decide')

@@ -8,16 +8,14 @@ import type { Agent } from '../agent/types.js'
 import { TurnlogError } from '../events/errors.js'
 import { resumeAgent, type ResumeOptions } from '../replay/resume.js'
 import type { LogStore, LogWriter, OpenMode } from '../stores/types.js'
-import type { PostgresStore } from '../stores/postgres/store.js'
-import type { PgWriter } from '../stores/postgres/writer.js'
+import type { InboxRow, WorkerBackend, WorkerStore, WorkerWriter } from './backend.js'
 import { handleCancels } from './cancel-worker.js'
 import { pullDecisions } from '../stores/postgres/pull-decisions.js'
 
 /** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
 export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
 
-/** One unmoved sent message (`turnlog_inbox`), as the pull reads it. */
-export interface InboxRow { message_id: string; target: string; wake: boolean; message: string }
+export type { InboxRow } from './backend.js'
 
 /** What the claim read for the start of a run (pool.ts). */
 export interface FirstRead {
@@ -31,7 +29,9 @@ export interface FirstRead {
 
 /** What a session run needs of its worker pool (`runWorkers`' pool provides it). */
 export interface RunHost {
-  readonly store: PostgresStore
+  readonly store: WorkerStore
+  /** The store's statements (pg-backend.ts, sqlite-backend.ts). */
+  readonly backend: WorkerBackend
   readonly opts: { agent: (sessionId: string) => WorkerAgentOptions | Promise<WorkerAgentOptions> }
   readonly leaseMs: number
   readonly pollMs: number
@@ -63,7 +63,7 @@ export class SessionRun {
    * never claimed on its own, so a decision recorded for it elsewhere reaches it through this run
    * (pool.ts routes the NOTIFY and the fallback check here). Closed ones are pruned when read.
    */
-  readonly #children = new Map<string, PgWriter>()
+  readonly #children = new Map<string, WorkerWriter>()
 
   /**
    * @param first what the claim saw (pool.ts): whether a stop request is open, whether a
@@ -71,7 +71,7 @@ export class SessionRun {
    *   instead of reading again (a NOTIFY or the fallback check brings what was committed later;
    *   one that meets the run before its agent exists makes the start read everything).
    */
-  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter,
+  constructor(readonly pool: RunHost, readonly id: string, readonly writer: WorkerWriter,
     readonly first: FirstRead = { cancels: true, decisions: true, inbox: null }) {}
 
   run(): Promise<void> {
@@ -239,7 +239,7 @@ export class SessionRun {
         this.first.inbox = null
       }
       if (!agent || this.#closing || this.failed || this.pool.stopping) return
-      if ((!initial || this.first.decisions) && await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
+      if ((!initial || this.first.decisions) && await pullDecisions(() => this.pool.backend.decisionRows(this.id), agent, (err) => this.pool.report(err, this.id)) > 0) {
         this.#newInput = true
         this.wake()
       }
@@ -247,11 +247,7 @@ export class SessionRun {
       if (initial && this.first.inbox) rows = this.first.inbox
       else {
         try {
-          const r = await this.pool.store.pool.query(
-            'SELECT message_id, target, wake, message::text AS message FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
-            [this.id],
-          )
-          rows = r.rows as InboxRow[]
+          rows = await this.pool.backend.inbox(this.id)
         } catch (err) {
           this.pool.report(err, this.id)
           return
@@ -296,7 +292,7 @@ export class SessionRun {
  * base); a clock that is not behind is left as it is. The fold is the writer's own (its trackers
  * keep it for the batch that logs the expiry: no extra query over what that batch needs).
  */
-async function logClock(options: WorkerAgentOptions, writer: PgWriter, overdueMs: number | null,
+async function logClock(options: WorkerAgentOptions, writer: WorkerWriter, overdueMs: number | null,
   onError: (err: unknown) => void): Promise<WorkerAgentOptions> {
   if (overdueMs === null || !Number.isFinite(overdueMs)) return options
   const base = options.clock ?? Date.now
@@ -330,7 +326,7 @@ function withListener(hooks: WorkerAgentOptions['hooks'], name: string, listener
  * The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer;
  * any other session's write handle is a child's (`onChild` is told of each one opened).
  */
-function leasedStore(store: PostgresStore, writer: LogWriter, onChild: (w: PgWriter) => void): LogStore {
+function leasedStore(store: WorkerStore, writer: LogWriter, onChild: (w: WorkerWriter) => void): LogStore {
   let used = false
   const open = async (id: string, mode: OpenMode, o?: object): Promise<unknown> => {
     if (mode === 'write' && id !== writer.sessionId) {
@@ -363,11 +359,11 @@ function leasedStore(store: PostgresStore, writer: LogWriter, onChild: (w: PgWri
  * runs out (nobody renews it), so `SESSION_OWNED` is retried until it has, within `leaseMs` and a
  * second. A live owner past that stays `SESSION_OWNED` (the call's error).
  */
-async function openChild(store: PostgresStore, id: string, o?: object): Promise<PgWriter> {
+async function openChild(store: WorkerStore, id: string, o?: object): Promise<WorkerWriter> {
   const deadline = Date.now() + store.leaseMs + 1000
   for (;;) {
     try {
-      return await store.open(id, 'write', o) as PgWriter
+      return await store.open(id, 'write', o)
     } catch (err) {
       if (!TurnlogError.is(err, 'SESSION_OWNED') || Date.now() >= deadline) throw err
       await sleep(Math.min(200, Math.max(10, deadline - Date.now())))

@@ -19,7 +19,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { decidePgLog, displayLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
+import { decidePgLog, displayLog, isStoreUrl, pgDecisionsNotLogged } from '../pg.js'
 
 export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   const log = await loadLog(logArg, io)
@@ -27,7 +27,7 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   for (const e of log.events) approvalsReducer.apply(s, e)
   // decisions the store accepted that the log does not hold yet: JSONL claims (the running owner
   // or the next one logs them), PostgreSQL `turnlog_decisions` rows (a worker or the next owner)
-  const claims = isPgUrl(logArg) ? await pgDecisionsNotLogged(logArg) : claimedOf(logArg, io)
+  const claims = isStoreUrl(logArg) ? await pgDecisionsNotLogged(logArg) : claimedOf(logArg, io)
   const open = openApprovals(s).filter((r) => !claims.has(r.approvalId))
   const claimed = openApprovals(s).filter((r) => claims.has(r.approvalId))
   if (opts.json) {
@@ -35,7 +35,7 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
     return EXIT_OK
   }
   if (claimed.length > 0) {
-    const who = isPgUrl(logArg) ? 'a worker or the next owner logs it' : 'its owner logs it'
+    const who = isStoreUrl(logArg) ? 'a worker or the next owner logs it' : 'its owner logs it'
     writeHuman(io, claimed.map((r) => {
       const d = claims.get(r.approvalId)!
       const when = Number.isFinite(d.time) ? new Date(d.time).toISOString() : '?'
@@ -96,7 +96,7 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
   const decision = opts.approve ? (args === undefined ? { kind: 'approve' as const } : { kind: 'approve' as const, arguments: args }) : (opts.reason === undefined ? { kind: 'deny' as const } : { kind: 'deny' as const, reason: opts.reason })
   const by = opts.by !== undefined ? { kind: 'user' as const, id: opts.by } : undefined
   const c = colorsFor(io)
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     const e = await decidePgLog(logArg, approvalId, decision, by)
     const where = e.seq !== null ? `seq ${e.seq}` : 'recorded; the worker that runs the session logs it'
     writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})`])

@@ -18,7 +18,7 @@ import { inline, json } from '../escape.js'
 import { colorsFor, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
 import type { SemconvMode } from '../../otel/attributes.js'
 import { otlpJsonExport } from './export-otlp.js'
 import { loadChildren, type ChildLogs } from '../family.js'
@@ -72,7 +72,7 @@ export async function exportCommand(logArg: string, opts: ExportCommandOptions, 
   if (semconv !== undefined && opts.format !== 'otlp-json') throw new UsageError('--semconv names OpenTelemetry attributes: it goes with --format otlp-json')
   const toStdout = !opts.output || opts.output === '-'
   const out = toStdout ? undefined : resolve(io.cwd ?? process.cwd(), opts.output!)
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   if (out !== undefined) await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const c = colorsFor(io)

@@ -15,7 +15,7 @@ import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { progressBar, resolveLogPath } from '../load.js'
 import { assertNotInputs } from '../outputs.js'
-import { displayLog, isPgUrl, loadPgLogForRepair } from '../pg.js'
+import { displayLog, isStoreUrl, loadPgLogForRepair } from '../pg.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -24,7 +24,7 @@ export interface RepairCommandOptions {
 
 export async function repairCommand(logArg: string, opts: RepairCommandOptions, io: CliIo): Promise<number> {
   if (!opts.output) throw new UsageError('repair needs -o OUT: the repaired log is written to a new file, never over LOG')
-  const pgLog = isPgUrl(logArg)
+  const pgLog = isStoreUrl(logArg)
   const path = pgLog ? logArg : resolveLogPath(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
   if (out === path) throw new UsageError('OUT must differ from LOG: repair never rewrites a log in place')

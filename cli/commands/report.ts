@@ -12,7 +12,7 @@ import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
 export interface ReportCommandOptions {
@@ -33,7 +33,7 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
     throw new TurnlogError('INVALID_ARGUMENT', 'report needs -o OUT (the HTML file to write)', { field: '-o' })
   }
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
@@ -79,7 +79,7 @@ async function writeFamilyReport(
   for (const [i, p] of plans.entries()) {
     const html = await renderPage({
       // a postgres LOG is shown as the store read it: its URL without the password
-      version: 1, mode: 'report', file: isPgUrl(p.logArg) ? p.log.file : p.logArg, header: p.log.header, events: p.log.events,
+      version: 1, mode: 'report', file: isStoreUrl(p.logArg) ? p.log.file : p.logArg, header: p.log.header, events: p.log.events,
       verifyOptions: verifyOptions(opts),
       ...(p.select !== undefined ? { select: p.select } : {}),
       ...(p.family.parent !== undefined || p.family.children !== undefined ? { family: p.family } : {}),
@@ -111,7 +111,7 @@ async function planFamilyReport(
       kids.push({ id: k.child, arg: arg! })
     }
   }
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   await checkOutput(out, rule)
   plans.push({ logArg, log, out, shown, select, family, rule })
   for (const k of kids) {
@@ -139,7 +139,7 @@ export async function writeReexecReport(
   const out = resolve(io.cwd ?? process.cwd(), outArg)
   const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
+    version: 1, mode: 'report', file: isStoreUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
     // no divergence: the page says the log re-executed identically (a banner, not silence)
     ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
@@ -151,5 +151,5 @@ export async function writeReexecReport(
 
 /** The output rule of `reexec --report OUT` (checked before the re-execution, and at the write). */
 export function reexecReportRule(logArg: string, io: CliIo, force: boolean): { inputs: string[]; force: boolean; field: string } {
-  return { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
+  return { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
 }

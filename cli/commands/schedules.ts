@@ -21,7 +21,7 @@ import { EXIT_OK } from '../errors.js'
 import { inline, json } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { displayLog, importPgStore, isPgUrl, parsePgLog } from '../pg.js'
+import { displayLog, isStoreUrl, openUrlStore, parsePgLog } from '../pg.js'
 
 export interface SchedulesCommandOptions {
   json?: boolean
@@ -75,10 +75,9 @@ async function cancel(logArg: string, length: number, state: SchedulesState, id:
   }
   let store: LogStore & { close?: () => Promise<void> }
   let sessionId: string
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     const { url, sessionId: sid } = parsePgLog(logArg)
-    const { postgresStore } = await importPgStore()
-    store = postgresStore({ connectionString: url })
+    store = await openUrlStore(url)
     sessionId = sid
   } else {
     const path = resolveLogPath(logArg, io)

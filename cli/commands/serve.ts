@@ -18,7 +18,7 @@ import type { SessionAgentOptions } from '../../http/sessions.js'
 import type { LogStore } from '../../stores/types.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
-import { isPgUrl, redact } from '../pg.js'
+import { isStoreUrl, openUrlStore, redact } from '../pg.js'
 import { untilSignal } from '../signals.js'
 
 export interface ServeCommandOptions {
@@ -46,9 +46,8 @@ export async function serveCommand(storeArg: string, opts: ServeCommandOptions, 
   let store: LogStore & { close?: () => Promise<void> }
   let mode: Pick<SessionHandlerOptions, 'agent' | 'workers' | 'readOnly'>
   let label: string
-  if (isPgUrl(storeArg)) {
-    const { postgresStore } = await import('../../stores/postgres/store.js')
-    store = postgresStore({ connectionString: storeArg })
+  if (isStoreUrl(storeArg)) {
+    store = await openUrlStore(storeArg)
     mode = { workers: true }
     label = redact(storeArg)
   } else {

@@ -52,7 +52,7 @@ export async function pendingSendsPg(store: PgSendHost, sessionId: string): Prom
   return (r.rows as Array<{ message_id: string }>).map((x) => x.message_id)
 }
 
-function toMessage(input: MessageLike, sessionId: string): UserMessage {
+export function toMessage(input: MessageLike, sessionId: string): UserMessage {
   if (typeof input === 'string') {
     return { id: randomUUID(), role: 'user', content: [{ type: 'text', text: input }], source: { kind: 'user' } }
   }

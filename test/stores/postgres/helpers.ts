@@ -4,7 +4,7 @@ import type { LogEvent } from '../../../events/envelope.js'
 import { scriptedModel } from '../../../models/index.js'
 import { defineTool } from '../../../tools/index.js'
 import { verify } from '../../../replay/verify.js'
-import type { PostgresStore } from '../../../stores/postgres/index.js'
+import type { LogStore } from '../../../stores/types.js'
 
 export const echo = defineTool({
   name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }),
@@ -25,7 +25,7 @@ export function echoAgent() {
   }
 }
 
-export async function readAll(store: PostgresStore, id: string): Promise<LogEvent[]> {
+export async function readAll(store: Pick<LogStore, 'open'>, id: string): Promise<LogEvent[]> {
   const r = await store.open(id, 'read')
   const out: LogEvent[] = []
   for await (const e of r.events()) out.push(e)
