@@ -5,7 +5,7 @@
  * Nothing here writes: the log is written by the agent only (POST/PUT/DELETE answer 405).
  */
 import type { LogEvent } from '../events/envelope.js'
-import { formatOffset, HttpError, nextCursor, parseOffset } from './protocol.js'
+import { formatOffset, HttpError, nextCursor, parseOffset, unreadable } from './protocol.js'
 import { sseFollowResponse } from './sse-follow.js'
 import type { SessionTail } from './tail.js'
 
@@ -46,7 +46,7 @@ export async function readResponse(req: Request, url: URL, tail: SessionTail, op
   if (live === 'sse') return sseResponse(req, url, tail, from, opts)
   if (live === 'long-poll') {
     if (tail.events.length <= from) await tail.wait(from, req.signal, opts.longPollMs)
-    if (tail.failed) throw new HttpError(500, 'LOG_UNREADABLE', String((tail.failed as Error)?.message ?? tail.failed))
+    if (tail.failed) throw unreadable(tail.failed)
     const cursor = nextCursor(url.searchParams.get('cursor'))
     if (tail.events.length <= from) {
       return new Response(null, {

@@ -91,6 +91,10 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   const maxBody = options.maxBodyBytes ?? 1 << 20
   const readOpts: ReadOptions = { maxBatch: options.maxBatch ?? 1000, maxCatchUp: options.maxCatchUp ?? 100_000, longPollMs: options.longPollMs ?? 20_000, sseMaxMs: options.sseMaxMs ?? 60_000 }
   const sessions = new Sessions(options.store, options.agent, { pollMs: options.pollMs ?? 250, onError: options.onError })
+  /** `onError`, guarded: a throwing log hook never changes a response. */
+  const report = (err: unknown): void => {
+    try { options.onError?.(err) } catch { /* the hook's own failure is not the client's */ }
+  }
 
   const corsHeaders = (req: Request): Record<string, string> => {
     const origin = req.headers.get('origin')
@@ -105,7 +109,9 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     try {
       answer = await Promise.race([Promise.resolve().then(() => options.authorize(req, sessionId, action)), timeout])
     } catch (err) {
-      throw new HttpError(500, 'AUTHORIZE_FAILED', `authorize threw: ${(err as Error)?.message ?? String(err)}`)
+      // the detail (a database error, a path) is the server's: the client learns only that it failed
+      report(err)
+      throw new HttpError(500, 'AUTHORIZE_FAILED', 'authorization failed')
     } finally {
       clearTimeout(timer)
     }
@@ -266,7 +272,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       return res
     } catch (err) {
       const e = asHttp(err)
-      if (e.status >= 500) options.onError?.(err)
+      if (e.status >= 500 && !(err instanceof HttpError && err.code === 'AUTHORIZE_FAILED')) report(err instanceof HttpError && err.cause !== undefined ? err.cause : err)
       return errorResponse(e, cors)
     }
   }) as SessionHandler
@@ -305,11 +311,27 @@ async function decideResponse(sessions: Sessions, tail: SessionTail, sessionId: 
   }
 }
 
+/**
+ * An error as the client sees it. The handler's own `HttpError`s say what was wrong with the
+ * request; anything else (a store's or an agent's error) is answered by its code with a fixed
+ * text: its own message may name server paths or carry a database's words, which stay on the
+ * server (`onError` gets them for a 5xx).
+ */
 function asHttp(err: unknown): HttpError {
   if (err instanceof HttpError) return err
   if (TurnlogError.is(err)) {
-    const status = err.code === 'SESSION_NOT_FOUND' ? 404 : err.code === 'INVALID_SESSION_ID' ? 400 : err.code === 'SESSION_OWNED' ? 409 : 500
-    return new HttpError(status, err.code, err.message)
+    const known = CLIENT_ERRORS[err.code]
+    if (known) return new HttpError(known[0], err.code, known[1])
+    return new HttpError(500, err.code, 'the request failed on the server')
   }
-  return new HttpError(500, 'INTERNAL', (err as Error)?.message ?? String(err))
+  return new HttpError(500, 'INTERNAL', 'the request failed on the server')
+}
+
+/** Store and agent error codes a client can act on: status and the text it gets. */
+const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
+  SESSION_NOT_FOUND: [404, 'no such session'],
+  INVALID_SESSION_ID: [400, 'invalid session id: use 1–128 of [A-Za-z0-9._-], starting with a letter or digit, without ..'],
+  SESSION_OWNED: [409, 'the session is being written by another process'],
+  SESSION_EXISTS: [409, 'the session exists already'],
+  AGENT_DISPOSED: [503, 'the server is shutting down'],
 }

@@ -13,7 +13,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { ApprovalDecision } from '../events/index.js'
 import { resumeAgent } from '../replay/resume.js'
 import type { LogStore } from '../stores/types.js'
-import { HttpError } from './protocol.js'
+import { HttpError, unreadable } from './protocol.js'
 import { SessionTail, storeTailSource, type SessionTailOptions } from './tail.js'
 
 /** What an agent of a session is made of (the handler adds `store` and `sessionId`). */
@@ -54,6 +54,8 @@ export class Sessions {
       this.tails.set(id, t)
     }
     await t.refresh()
+    // a corrupt log is a 500, never an empty session (issue 38 item 28)
+    if (t.failed) throw unreadable(t.failed)
     return t
   }
 

@@ -11,6 +11,7 @@
  */
 import type { LogEvent } from '../events/envelope.js'
 import type { LogStore } from '../stores/types.js'
+import { TurnlogError } from '../events/errors.js'
 
 /** Where a tail's events come from. `read` appends the events after `events.length` (in seq
  * order) and throws a coded error on a defect; it is never called twice at once. */
@@ -38,9 +39,18 @@ export function storeTailSource(store: LogStore, sessionId: string): TailSource 
       }
     },
     close: async () => {},
-    transient: () => true,
+    // a defect of the log itself (a line that is not an event, a bad seq, an unknown format) stays
+    // a defect however often it is read: the tail fails (readers get a 500). Anything else (a
+    // dropped connection, a file being replaced) may pass: read again at the next poll.
+    transient: (err) => !(TurnlogError.is(err) && LOG_DEFECTS.has(err.code)),
   }
 }
+
+/** Error codes that say the stored log is not a valid log. */
+const LOG_DEFECTS: ReadonlySet<string> = new Set([
+  'MALFORMED_LINE', 'INVALID_EVENT', 'INVALID_HEADER', 'MISSING_HEADER', 'BAD_SEQ', 'CHECKSUM_MISMATCH',
+  'FUTURE_FORMAT', 'UNKNOWN_EVENT_TYPE', 'RECORD_TOO_LARGE', 'NOT_LOSSLESS', 'EMPTY_LOG', 'INVARIANT',
+])
 
 export interface SessionTailOptions {
   /** How often the source is read while somebody waits and no agent feeds the tail. Default 250 ms. */
