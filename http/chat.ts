@@ -72,7 +72,35 @@ export function parseChatBody(body: unknown): ({ kind: 'prompt' } & ChatPrompt) 
 
 /** Where a chat stream continues (an answer to approvals): the first seq to send, and the approvals
  * it made, which the stream must see logged before it may end at a park. */
-export interface StreamFrom { from: number; decided: ReadonlySet<string> }
+export interface StreamFrom {
+  from: number
+  decided: ReadonlySet<string>
+  /** The stream first names the message it continues (a `start`), as an AI SDK server does. Default true;
+   * false for a reconnect after `Last-Event-ID` (its client has the `start` already). */
+  announce?: boolean
+}
+
+/**
+ * The message (turn) that the frame of seq `seq` belongs to: the index of its `turn/start` and
+ * of its `turn/end` (null while open); null when `seq` is outside every turn.
+ */
+export function messageAt(events: readonly LogEvent[], seq: number): { start: number; endedAt: number | null } | null {
+  let start: number | null = null
+  let endedAt: number | null = null
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'turn/start') {
+      if (i > seq) break
+      start = i
+      endedAt = null
+    } else if (e.type === 'turn/end' && start !== null && endedAt === null) {
+      endedAt = i
+      if (i >= seq) break
+    }
+  }
+  if (start === null || (endedAt !== null && endedAt < seq)) return null
+  return { start, endedAt }
+}
 
 /** Folds whether the turn stands parked with open approvals, and which decisions were seen. */
 class ParkWatch {
@@ -122,7 +150,7 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
           const must = cont?.decided ?? new Set<string>()
           let i = start
           let finished = false
-          let opened = cont === undefined
+          let opened = cont === undefined || cont.announce === false
           while (!finished && !stop.signal.aborted) {
             let out = ''
             for (; i < tail.events.length && !finished; i++) {

@@ -19,7 +19,7 @@ import { isValidSessionId } from '../stores/ids.js'
 import type { LogStore } from '../stores/types.js'
 import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
 import { planApprovals, responseDecision, sameDecision, type ApprovalResponse } from './chat-approvals.js'
-import { chatStreamResponse, parseChatBody } from './chat.js'
+import { chatStreamResponse, messageAt, parseChatBody } from './chat.js'
 import type { ChatScanner, ChatPlace } from './chat-place.js'
 import { ChatScanner as Scanner } from './chat-place.js'
 import { headResponse, readResponse, type ReadOptions } from './durable-streams.js'
@@ -232,6 +232,8 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       return new Response(JSON.stringify(toUIMessages(events)), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
     }
     if (sub === 'stream') {
+      const lastEventId = req.headers.get('last-event-id')
+      if (lastEventId !== null) return afterLastEvent(req, id, lastEventId)
       if (!await sessions.exists(id)) return new Response(null, { status: 204 })
       const tail = await sessions.tail(id)
       const seen = tail.events.length
@@ -257,6 +259,24 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     throw new HttpError(404, 'NOT_FOUND', 'no such route')
   }
 
+  /**
+   * A reconnect that names the last frame it got (`Last-Event-ID`: frame ids are seqs): the rest
+   * of the message that frame belongs to, from the next seq on (also when its turn has ended
+   * meanwhile); 204 when that message had nothing after it. An id this log never gave is a 400.
+   */
+  async function afterLastEvent(req: Request, id: string, raw: string): Promise<Response> {
+    const bad = (): HttpError => new HttpError(400, 'BAD_LAST_EVENT_ID', 'Last-Event-ID must be the id of a frame this chat sent')
+    if (!/^\d{1,15}$/.test(raw.trim())) throw bad()
+    const seq = Number(raw.trim())
+    if (!await sessions.exists(id)) throw bad()
+    const tail = await sessions.tail(id)
+    if (seq >= tail.events.length) throw bad()
+    const place = messageAt(tail.events, seq)
+    if (place === null) throw bad()
+    if (place.endedAt !== null && place.endedAt <= seq) return new Response(null, { status: 204 })
+    return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: place.start }), { from: seq + 1, decided: new Set(), announce: false })
+  }
+
   const handler = (async (req: Request): Promise<Response> => {
     const cors = corsHeaders(req)
     if (req.method.toUpperCase() === 'OPTIONS') {
@@ -266,14 +286,18 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
         headers: { ...cors, 'access-control-allow-methods': 'GET, HEAD, POST', 'access-control-allow-headers': req.headers.get('access-control-request-headers') ?? 'content-type', 'access-control-max-age': '600' },
       })
     }
+    const method = req.method.toUpperCase()
+    // every answer, errors included: never sniffed as another type; a GET's body is not for other
+    // sites' no-cors embeds (CORS reads are governed by `cors` alone) (Durable Streams §10)
+    const secure: Record<string, string> = { 'x-content-type-options': 'nosniff', ...(method === 'GET' || method === 'HEAD' ? { 'cross-origin-resource-policy': 'same-origin' } : {}) }
     try {
       const res = await route(req)
-      for (const [k, v] of Object.entries(cors)) res.headers.set(k, v)
+      for (const [k, v] of Object.entries({ ...secure, ...cors })) res.headers.set(k, v)
       return res
     } catch (err) {
       const e = asHttp(err)
       if (e.status >= 500 && !(err instanceof HttpError && err.code === 'AUTHORIZE_FAILED')) report(err instanceof HttpError && err.cause !== undefined ? err.cause : err)
-      return errorResponse(e, cors)
+      return errorResponse(e, { ...secure, ...cors })
     }
   }) as SessionHandler
   handler.close = () => sessions.close()

@@ -130,7 +130,8 @@ export function sseFollowResponse(req: Request, tail: SessionTail, from: number,
   }, { highWaterMark: 0 })
   const res = new Response(body, {
     status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+    // the protocol's SHOULD for SSE: a stored copy is revalidated, never served as is
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
   })
   direct.set(res, start)
   return res
