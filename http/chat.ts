@@ -18,6 +18,7 @@ import { assertSessionId } from '../stores/ids.js'
 import type { LogEvent } from '../events/envelope.js'
 import { endsParking } from '../reducers/approvals.js'
 import { readApprovalResponses, type ChatApprovals } from './chat-approvals.js'
+import { RetryChains } from './retry-chain.js'
 import { ChatScanner, type ChatPlace } from './chat-place.js'
 import { HttpError } from './protocol.js'
 import { UI_STREAM_DONE, UI_STREAM_HEADERS, uiChunkEvent } from './sse.js'
@@ -81,19 +82,22 @@ export interface StreamFrom {
 }
 
 /**
- * The message (turn) that the frame of seq `seq` belongs to: the index of its `turn/start` and
- * of its `turn/end` (null while open); null when `seq` is outside every turn.
+ * The message that the frame of seq `seq` belongs to: the index of the `turn/start` of its first
+ * turn (a retry chain is one message) and of its last `turn/end` (null while it goes on); null
+ * when `seq` is outside every message.
  */
 export function messageAt(events: readonly LogEvent[], seq: number): { start: number; endedAt: number | null } | null {
+  const chains = new RetryChains()
   let start: number | null = null
   let endedAt: number | null = null
   for (let i = 0; i < events.length; i++) {
     const e = events[i]!
-    if (e.type === 'turn/start') {
+    const began = chains.push(e, i) === 'begins'
+    if (began) {
       if (i > seq) break
       start = i
       endedAt = null
-    } else if (e.type === 'turn/end' && start !== null && endedAt === null) {
+    } else if (e.type === 'turn/end' && start !== null && !chains.open) {
       endedAt = i
       if (i >= seq) break
     }
@@ -159,6 +163,8 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
               const chunks = projector.push(e)
               if (e.seq < from) continue
               for (const c of chunks) {
+                // a retry chain whose retry never came (a new message begins): this stream's message ends here
+                if (c.chunk.type === 'start' && i > start) { out += uiChunkEvent({ seq: c.seq, turn: c.turn, chunk: { type: 'finish', finishReason: 'error' } }); finished = true; break }
                 // a continuation names the message it continues first (as an AI SDK server does)
                 if (!opened) { opened = true; if (c.chunk.type !== 'start') out += uiChunkEvent({ seq: c.seq, turn: c.turn, chunk: { type: 'start', messageId: turnMessageId(c.turn) } }) }
                 out += uiChunkEvent(c)

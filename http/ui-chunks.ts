@@ -31,15 +31,21 @@
  *   `toUIMessages` places user messages.
  */
 import type { LogEvent } from '../events/envelope.js'
+import { RetryChains } from './retry-chain.js'
 import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt } from './ui-types.js'
 
 interface Block { kind: 'text' | 'reasoning'; id: string }
 
 interface TurnState {
   turn: number
+  /** The turn whose message this turn's chunks belong to: itself, or the first turn of its retry chain. */
+  message: number
   step: number
   /** Open text/reasoning blocks of the current step, by the model's block index. */
   open: Map<number, Block>
+  /** Blocks the model ended whose step has no `assistant/message` yet: their `text-end` waits for it
+   * (a step that fails never logs one: its text is no answer, and is never shown `done`). */
+  ending: Block[]
   /** The current step streamed text or reasoning (its `assistant/message` is then not re-shown). */
   streamed: boolean
   /** Tool call ids shown in this turn (a result needs its call's part). */
@@ -78,6 +84,8 @@ function finishReason(kind: string): 'stop' | 'length' | 'error' | 'other' {
  */
 export class UIChunkProjector {
   private t: TurnState | null = null
+  private readonly chains = new RetryChains()
+  private length = 0
 
   /** The turn that is open after the events pushed so far, or null. */
   get openTurn(): number | null { return this.t?.turn ?? null }
@@ -85,10 +93,14 @@ export class UIChunkProjector {
   push(e: LogEvent): UIMessageChunkAt[] {
     const out: UIMessageChunkAt[] = []
     const d = rec(e.data)
-    const emit = (chunk: UIMessageChunk): void => { out.push({ seq: e.seq, turn: this.t!.turn, chunk }) }
+    const emit = (chunk: UIMessageChunk): void => { out.push({ seq: e.seq, turn: this.t!.message, chunk }) }
+    const chain = this.chains.push(e, this.length++)
     if (e.type === 'turn/start') {
-      this.t = { turn: num(d['turn']), step: -1, open: new Map(), streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
-      emit({ type: 'start', messageId: turnMessageId(this.t.turn) })
+      const turn = num(d['turn'])
+      // a retry turn goes on with the message of the chain's first turn (one answer, several attempts)
+      const message = chain === 'continues' ? this.chains.headTurn! : turn
+      this.t = { turn, message, step: -1, open: new Map(), ending: [], streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
+      if (chain !== 'continues') emit({ type: 'start', messageId: turnMessageId(turn) })
       return out
     }
     const t = this.t
@@ -97,6 +109,7 @@ export class UIChunkProjector {
       case 'step/start':
         t.step = num(d['step'])
         t.open.clear()
+        t.ending = []
         t.blocks.clear()
         t.streamed = false
         emit({ type: 'start-step' })
@@ -112,6 +125,8 @@ export class UIChunkProjector {
             if (b['type'] === 'tool-call' && typeof b['id'] === 'string') t.blocks.set(b['id'], { name: str(b['name']), arguments: str(b['arguments']) })
           }
         }
+        // the step's text is the message now: what streamed is finished
+        if (e.surfaceOp === undefined || e.surfaceOp === 'append') this.closeBlocks(emit)
         if (!t.streamed) this.wholeMessage(message, emit)
         break
       }
@@ -151,10 +166,15 @@ export class UIChunkProjector {
         else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message'])) })
         break
       }
-      case 'step/end':
-        this.closeBlocks(emit)
+      case 'step/end': {
+        const outcome = rec(d['outcome'])
+        // a failed attempt's text is no answer (the transcript has no message for it): it stays
+        // unfinished, marked with the failure, never `done`
+        if (outcome['kind'] === 'failed') this.failBlocks(rec(outcome['failure']), emit)
+        else this.closeBlocks(emit)
         emit({ type: 'finish-step' })
         break
+      }
       case 'llm/retry':
         emit({ type: 'data-turnlog-retry', id: `retry-${e.seq}`, data: { attempt: d['attempt'], delayMs: d['delayMs'], failure: d['failure'] } })
         break
@@ -162,9 +182,16 @@ export class UIChunkProjector {
         emit({ type: 'data-turnlog-compaction', id: `compaction-${e.seq}`, data: { compactionId: d['compactionId'], ...(d['error'] !== undefined ? { error: d['error'] } : {}) } })
         break
       case 'turn/end': {
-        this.closeBlocks(emit)
         const reason = rec(d['reason'])
         const kind = str(reason['kind'])
+        if (this.chains.retryOwed) {
+          // the retry turn follows at once and goes on with this message: no error, no finish
+          this.failBlocks(rec(reason['failure']), emit)
+          emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
+          this.t = null
+          break
+        }
+        this.closeBlocks(emit)
         emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
         if (kind === 'error') emit({ type: 'error', errorText: str(rec(reason['failure'])['message']) || 'the turn failed' })
         if (kind === 'aborted') emit({ type: 'abort', reason: str(rec(reason['cause'])['kind']) || 'aborted' })
@@ -186,7 +213,7 @@ export class UIChunkProjector {
         const kind = c['blockType']
         if (kind !== 'text' && kind !== 'reasoning') return
         if (t.open.has(index)) return
-        const block: Block = { kind, id: `${kind === 'text' ? 't' : 'r'}${t.step}-${index}` }
+        const block: Block = { kind, id: `${kind === 'text' ? 't' : 'r'}${t.turn}.${t.step}-${index}` }
         t.open.set(index, block)
         t.streamed = true
         emit(kind === 'text' ? { type: 'text-start', id: block.id } : { type: 'reasoning-start', id: block.id })
@@ -206,7 +233,7 @@ export class UIChunkProjector {
         const block = t.open.get(index)
         if (!block) return
         t.open.delete(index)
-        emit(block.kind === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id })
+        t.ending.push(block)
         return
       }
       default:
@@ -229,9 +256,21 @@ export class UIChunkProjector {
 
   private closeBlocks(emit: (c: UIMessageChunk) => void): void {
     const t = this.t!
-    for (const block of t.open.values()) {
+    for (const block of [...t.ending, ...t.open.values()]) {
       emit(block.kind === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id })
     }
+    t.ending = []
+    t.open.clear()
+  }
+
+  /** The blocks of a failed step: left unfinished, marked `providerMetadata.turnlog.failed` (the failure's code and message). */
+  private failBlocks(failure: Record<string, unknown>, emit: (c: UIMessageChunk) => void): void {
+    const t = this.t!
+    const providerMetadata = { turnlog: { failed: { code: str(failure['code']), message: str(failure['message']) } } }
+    for (const block of [...t.ending, ...t.open.values()]) {
+      emit(block.kind === 'text' ? { type: 'text-delta', id: block.id, delta: '', providerMetadata } : { type: 'reasoning-delta', id: block.id, delta: '', providerMetadata })
+    }
+    t.ending = []
     t.open.clear()
   }
 
@@ -243,7 +282,7 @@ export class UIChunkProjector {
       const b = rec(raw)
       const text = str(b['text'])
       if ((b['type'] !== 'text' && b['type'] !== 'reasoning') || text === '') return
-      const id = `${b['type'] === 'text' ? 'm' : 'n'}${t.step}-${i}`
+      const id = `${b['type'] === 'text' ? 'm' : 'n'}${t.turn}.${t.step}-${i}`
       if (b['type'] === 'text') {
         emit({ type: 'text-start', id }); emit({ type: 'text-delta', id, delta: text }); emit({ type: 'text-end', id })
       } else {

@@ -50,7 +50,10 @@ export function applyUIChunk(m: UIMessage, chunk: UIMessageChunk, open: Map<stri
     case 'text-delta':
     case 'reasoning-delta': {
       const part = open.get(`${chunk.type === 'text-delta' ? 'text' : 'reasoning'}:${chunk.id}`)
-      if (part) part.text += chunk.delta
+      if (part) {
+        part.text += chunk.delta
+        if (chunk.providerMetadata !== undefined) part.providerMetadata = chunk.providerMetadata
+      }
       return
     }
     case 'text-end':

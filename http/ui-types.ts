@@ -10,10 +10,10 @@ export type UIMessageChunk =
   | { type: 'start-step' }
   | { type: 'finish-step' }
   | { type: 'text-start'; id: string }
-  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-delta'; id: string; delta: string; providerMetadata?: TurnlogPartMetadata }
   | { type: 'text-end'; id: string }
   | { type: 'reasoning-start'; id: string }
-  | { type: 'reasoning-delta'; id: string; delta: string }
+  | { type: 'reasoning-delta'; id: string; delta: string; providerMetadata?: TurnlogPartMetadata }
   | { type: 'reasoning-end'; id: string }
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string }
@@ -26,7 +26,14 @@ export type UIMessageChunk =
   | { type: 'abort'; reason?: string }
   | { type: 'finish'; finishReason: 'stop' | 'length' | 'error' | 'other' }
 
-/** A chunk with the seq of the log event that made it and the turn it belongs to. */
+/**
+ * On a text or reasoning part of a failed attempt (a step that ended `failed`: the transcript has
+ * no message for it): that failure. Such a part stays `streaming`, never `done`.
+ */
+export interface TurnlogPartMetadata { turnlog: { failed: { code: string; message: string } } }
+
+/** A chunk with the seq of the log event that made it and the turn whose message it belongs to
+ * (a retry chain's first turn: the chain is one message). */
 export interface UIMessageChunkAt {
   seq: number
   turn: number
@@ -37,8 +44,8 @@ export interface UIMessageChunkAt {
 export type UIMessagePart =
   | { type: 'step-start' }
   /** `state` on an assistant's text; a user's text has none (as `useChat` sends it). */
-  | { type: 'text'; text: string; state?: 'streaming' | 'done' }
-  | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done' }
+  | { type: 'text'; text: string; state?: 'streaming' | 'done'; providerMetadata?: TurnlogPartMetadata }
+  | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done'; providerMetadata?: TurnlogPartMetadata }
   | {
     type: `tool-${string}`; toolCallId: string
     state: 'input-available' | 'approval-requested' | 'approval-responded' | 'output-available' | 'output-error' | 'output-denied'
