@@ -7,6 +7,7 @@
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
  * | `POST /chat` with a user message | `write` |
  * | `POST /chat` with approval responses (`addToolApprovalResponse`) | `decide` |
+ * | `POST /chat/:id` (the same, the session in the path) | `write`, else `decide`, before the body is read; then as above |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
  * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
  *
@@ -119,6 +120,20 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     if (answer !== true) throw new HttpError(403, 'FORBIDDEN', `not allowed to ${action} this session`)
   }
 
+  /** Before the body of `POST /chat/:id`: may the caller write (send a message) or, failing that,
+   * decide (answer approvals)? The one allowed; a 403 when neither is. */
+  async function authorizeChatPost(req: Request, id: string): Promise<Set<SessionAction>> {
+    for (const action of ['write', 'decide'] as const) {
+      try {
+        await authorize(req, id, action)
+        return new Set([action])
+      } catch (err) {
+        if (action === 'decide' || !(err instanceof HttpError) || err.status !== 403) throw err
+      }
+    }
+    return new Set()
+  }
+
   function sessionId(raw: string | undefined): string {
     let id: string
     try {
@@ -179,12 +194,17 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
 
     // chat
     if (options.readOnly && method === 'POST') throw new HttpError(405, 'READ_ONLY', 'this server only reads sessions (no agent runs here)', { allow: 'GET, HEAD' })
-    if (rawId === undefined) {
+    if (rawId === undefined || (sub === undefined && method === 'POST')) {
       if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST a chat request', { allow: 'POST' })
+      // POST /chat/:id names the session before its body: the body is neither read nor parsed
+      // until authorize allows writing to it or deciding in it (what a chat POST does)
+      const pathId = rawId === undefined ? null : sessionId(rawId)
+      const granted = pathId === null ? new Set<SessionAction>() : await authorizeChatPost(req, pathId)
       const body = await readBody(req)
       const prompt = parseChatBody(body)
+      if (pathId !== null && prompt.sessionId !== pathId) throw new HttpError(400, 'CHAT_ID_MISMATCH', 'the body\'s id is not the chat id in the path')
       if (prompt.kind === 'approvals') {
-        await authorize(req, prompt.sessionId, 'decide')
+        if (!granted.has('decide')) await authorize(req, prompt.sessionId, 'decide')
         if (!await sessions.exists(prompt.sessionId)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
         const tail = await sessions.tail(prompt.sessionId)
         const plan = planApprovals(tail.events, prompt)
@@ -195,7 +215,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
         }
         return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: plan.turnIndex }), { from: plan.from, decided })
       }
-      await authorize(req, prompt.sessionId, 'write')
+      if (!granted.has('write')) await authorize(req, prompt.sessionId, 'write')
       const exists = await sessions.exists(prompt.sessionId)
       const tail = exists ? await sessions.tail(prompt.sessionId) : null
       const scanner = new Scanner()

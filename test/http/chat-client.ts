@@ -16,11 +16,17 @@ class MemoryState implements ChatState<UIMessage> {
 }
 
 export class NodeChat extends AbstractChat<UIMessage> {
-  constructor(opts: { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }) {
+  /** `idInPath`: posts to `<api>/<chat id>` (`prepareSendMessagesRequest`), so the session is
+   * authorized before the body is read (as the README's Chat.tsx does). */
+  constructor(opts: { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; idInPath?: boolean; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }) {
     super({
       id: opts.id,
       ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen } : {}),
-      transport: new DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
+      transport: new DefaultChatTransport({
+        api: opts.api,
+        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        ...(opts.idInPath ? { prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({ api: `${opts.api}/${encodeURIComponent(id)}`, body: { ...body, id, messages, trigger, messageId } }) } : {}),
+      }),
       state: new MemoryState(opts.messages),
     })
   }
