@@ -132,6 +132,8 @@ class ParkWatch {
  */
 export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: ChatScanner) => ChatPlace, cont?: StreamFrom): Response {
   const encoder = new TextEncoder()
+  // the session stays held while this stream lives (it waits on the tail between its writes)
+  const release = tail.hold()
   const stop = new AbortController()
   const onAbort = (): void => stop.abort()
   req.signal.addEventListener('abort', onAbort, { once: true })
@@ -182,6 +184,7 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
         // the client went away mid-write: its stream ends, the turn runs on
       } finally {
         req.signal.removeEventListener('abort', onAbort)
+        release()
         try { controller.close() } catch { /* cancelled */ }
       }
     },

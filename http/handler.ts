@@ -55,6 +55,12 @@ export interface SessionHandlerOptions {
   cors?: { origins: readonly string[] }
   /** Largest request body in bytes. Default 1 MiB. */
   maxBodyBytes?: number
+  /**
+   * Agents with nothing to do (idle, or parked for people) kept for their next message, least
+   * recently used released first (disposed: the log is durable; a later message resumes the
+   * session from it). Default 16; 0 releases every agent as soon as it settles and nobody reads.
+   */
+  idleAgents?: number
   /** How often a session that no agent of this process writes is polled while followed. Default 250 ms. */
   pollMs?: number
   longPollMs?: number
@@ -72,6 +78,9 @@ export interface SessionHandler {
   (req: Request): Promise<Response>
   /** Disposes the agents this handler runs (their logs stay durable) and ends every follow. */
   close(): Promise<void>
+  /** What the handler holds now (diagnostics): followed logs, and agents running or kept idle. A
+   * session is released when its last reader leaves; idle agents beyond `idleAgents` are disposed. */
+  held(): { tails: number; agents: number }
 }
 
 const ROUTE = /^\/(sessions|chat)(?:\/([^/]+))?(?:\/(stream|stop|messages))?\/?$/
@@ -91,7 +100,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   const origins = new Set(options.cors?.origins ?? [])
   const maxBody = options.maxBodyBytes ?? 1 << 20
   const readOpts: ReadOptions = { maxBatch: options.maxBatch ?? 1000, maxCatchUp: options.maxCatchUp ?? 100_000, longPollMs: options.longPollMs ?? 20_000, sseMaxMs: options.sseMaxMs ?? 60_000 }
-  const sessions = new Sessions(options.store, options.agent, { pollMs: options.pollMs ?? 250, onError: options.onError })
+  const sessions = new Sessions(options.store, options.agent, { pollMs: options.pollMs ?? 250, onError: options.onError }, options.idleAgents ?? 16)
   /** `onError`, guarded: a throwing log hook never changes a response. */
   const report = (err: unknown): void => {
     try { options.onError?.(err) } catch { /* the hook's own failure is not the client's */ }
@@ -171,7 +180,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     }
   }
 
-  async function route(req: Request): Promise<Response> {
+  async function route(req: Request, hold: (release: () => void) => void): Promise<Response> {
     const url = new URL(req.url)
     if (base !== '' && !url.pathname.startsWith(base + '/')) throw new HttpError(404, 'NOT_FOUND', 'no such route')
     const m = ROUTE.exec(url.pathname.slice(base.length))
@@ -187,7 +196,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       const id = sessionId(rawId)
       await authorize(req, id, 'read')
       if (!await sessions.exists(id)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
-      const tail = await sessions.tail(id)
+      const tail = await sessions.tail(id, hold)
       if (method === 'HEAD') return headResponse(tail)
       return readResponse(req, url, tail, readOpts)
     }
@@ -206,7 +215,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       if (prompt.kind === 'approvals') {
         if (!granted.has('decide')) await authorize(req, prompt.sessionId, 'decide')
         if (!await sessions.exists(prompt.sessionId)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
-        const tail = await sessions.tail(prompt.sessionId)
+        const tail = await sessions.tail(prompt.sessionId, hold)
         const plan = planApprovals(tail.events, prompt)
         const decided = new Set<string>()
         for (const r of plan.toDecide) {
@@ -217,7 +226,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       }
       if (!granted.has('write')) await authorize(req, prompt.sessionId, 'write')
       const exists = await sessions.exists(prompt.sessionId)
-      const tail = exists ? await sessions.tail(prompt.sessionId) : null
+      const tail = exists ? await sessions.tail(prompt.sessionId, hold) : null
       const scanner = new Scanner()
       for (const e of tail?.events ?? []) scanner.push(e)
       // a retried POST (same message id) streams the same turn without sending the prompt twice
@@ -228,7 +237,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
           if (!TurnlogError.is(err) || err.code !== 'DUPLICATE_PENDING_ID') throw asHttp(err)
         }
       }
-      return chatStreamResponse(req, await sessions.tail(prompt.sessionId), (s) => s.forMessage(prompt.messageId))
+      return chatStreamResponse(req, await sessions.tail(prompt.sessionId, hold), (s) => s.forMessage(prompt.messageId))
     }
     const id = sessionId(rawId)
     if (sub === 'stop') {
@@ -248,14 +257,14 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     if (method !== 'GET') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' })
     await authorize(req, id, 'read')
     if (sub === 'messages') {
-      const events = await sessions.exists(id) ? (await sessions.tail(id)).events : []
+      const events = await sessions.exists(id) ? (await sessions.tail(id, hold)).events : []
       return new Response(JSON.stringify(toUIMessages(events)), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
     }
     if (sub === 'stream') {
       const lastEventId = req.headers.get('last-event-id')
-      if (lastEventId !== null) return afterLastEvent(req, id, lastEventId)
+      if (lastEventId !== null) return afterLastEvent(req, id, lastEventId, hold)
       if (!await sessions.exists(id)) return new Response(null, { status: 204 })
-      const tail = await sessions.tail(id)
+      const tail = await sessions.tail(id, hold)
       const seen = tail.events.length
       // acknowledged input the log does not show yet (a prompt in the store's inbox before a
       // worker moved it; an agent's unflushed send): its turn starts after what was seen
@@ -284,12 +293,12 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
    * of the message that frame belongs to, from the next seq on (also when its turn has ended
    * meanwhile); 204 when that message had nothing after it. An id this log never gave is a 400.
    */
-  async function afterLastEvent(req: Request, id: string, raw: string): Promise<Response> {
+  async function afterLastEvent(req: Request, id: string, raw: string, hold: (release: () => void) => void): Promise<Response> {
     const bad = (): HttpError => new HttpError(400, 'BAD_LAST_EVENT_ID', 'Last-Event-ID must be the id of a frame this chat sent')
     if (!/^\d{1,15}$/.test(raw.trim())) throw bad()
     const seq = Number(raw.trim())
     if (!await sessions.exists(id)) throw bad()
-    const tail = await sessions.tail(id)
+    const tail = await sessions.tail(id, hold)
     if (seq >= tail.events.length) throw bad()
     const place = messageAt(tail.events, seq)
     if (place === null) throw bad()
@@ -310,17 +319,22 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     // every answer, errors included: never sniffed as another type; a GET's body is not for other
     // sites' no-cors embeds (CORS reads are governed by `cors` alone) (Durable Streams §10)
     const secure: Record<string, string> = { 'x-content-type-options': 'nosniff', ...(method === 'GET' || method === 'HEAD' ? { 'cross-origin-resource-policy': 'same-origin' } : {}) }
+    // the sessions this request reads are held until it is answered (a stream holds its own)
+    const holds: Array<() => void> = []
     try {
-      const res = await route(req)
+      const res = await route(req, (release) => holds.push(release))
       for (const [k, v] of Object.entries({ ...secure, ...cors })) res.headers.set(k, v)
       return res
     } catch (err) {
       const e = asHttp(err)
       if (e.status >= 500 && !(err instanceof HttpError && err.code === 'AUTHORIZE_FAILED')) report(err instanceof HttpError && err.cause !== undefined ? err.cause : err)
       return errorResponse(e, { ...secure, ...cors })
+    } finally {
+      for (const release of holds) release()
     }
   }) as SessionHandler
   handler.close = () => sessions.close()
+  handler.held = () => sessions.held()
   return handler
 }
 

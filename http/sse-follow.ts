@@ -103,7 +103,9 @@ export function directBody(res: Response): ((sink: SseSink) => SseFollowHandle) 
  */
 export function sseFollowResponse(req: Request, tail: SessionTail, from: number, cursor: string, opts: { maxBatch: number; maxMs: number }): Response {
   let handle: SseFollowHandle | null = null
-  const onAbort = (): void => handle?.end()
+  // the session stays held from now until the follow ends (or the client leaves before reading)
+  const release = tail.hold()
+  const onAbort = (): void => { if (handle) handle.end(); else release() }
   req.signal.addEventListener('abort', onAbort, { once: true })
   const start = (sink: SseSink): SseFollowHandle => {
     if (handle) throw new Error('the SSE body is already being read')
@@ -111,6 +113,7 @@ export function sseFollowResponse(req: Request, tail: SessionTail, from: number,
       write: sink.write,
       end: () => {
         req.signal.removeEventListener('abort', onAbort)
+        release()
         sink.end()
       },
     })
@@ -126,7 +129,7 @@ export function sseFollowResponse(req: Request, tail: SessionTail, from: number,
         end: () => { try { controller.close() } catch { /* cancelled */ } },
       })
     },
-    cancel() { handle?.end() },
+    cancel() { if (handle) handle.end(); else release() },
   }, { highWaterMark: 0 })
   const res = new Response(body, {
     status: 200,

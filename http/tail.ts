@@ -156,7 +156,32 @@ export class SessionTail {
 
   private lastNotify = -Infinity
 
-  private get idle(): boolean { return this.waiters.size === 0 && this.listeners.size === 0 }
+  /** No waiter, follower or hold: nobody reads this tail now. */
+  get idle(): boolean { return this.waiters.size === 0 && this.listeners.size === 0 && this.holds === 0 }
+
+  private holds = 0
+  /** Told when the tail becomes idle (its last reader left): the owner may release it. */
+  onIdle: (() => void) | null = null
+
+  private idled(): void {
+    // told after the current event-loop turn, if still idle (a reader woken now waits again first)
+    if (this.idle && this.onIdle !== null) setImmediate(() => { if (this.idle && !this.closed) this.onIdle?.() })
+  }
+
+  /**
+   * Marks the tail in use by a reader that is between waits (a request being answered, a stream
+   * not yet read); the returned function ends the hold (once).
+   */
+  hold(): () => void {
+    this.holds++
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      this.holds--
+      this.idled()
+    }
+  }
 
   /**
    * Calls `fn` after the tail grew (once per event-loop turn, however many appends it had) and
@@ -169,6 +194,7 @@ export class SessionTail {
     return () => {
       this.listeners.delete(fn)
       if (this.idle) this.stopPolling()
+      this.idled()
     }
   }
 
@@ -187,6 +213,7 @@ export class SessionTail {
         signal?.removeEventListener('abort', done)
         if (this.idle) this.stopPolling()
         resolve(this.events.length > length)
+        this.idled()
       }
       this.waiters.add(done)
       signal?.addEventListener('abort', done, { once: true })
