@@ -106,6 +106,17 @@ export function messageAt(events: readonly LogEvent[], seq: number): { start: nu
   return { start, endedAt }
 }
 
+/** The model in force at index `at`: the last `request/header` before it (scanned backwards). */
+export function modelBefore(events: readonly LogEvent[], at: number): string | undefined {
+  for (let i = Math.min(at, events.length) - 1; i >= 0; i--) {
+    const e = events[i]!
+    if (e.type !== 'request/header') continue
+    const model = (e.data as { config?: { model?: unknown } }).config?.model
+    if (typeof model === 'string' && model !== '') return model
+  }
+  return undefined
+}
+
 /** Folds whether the turn stands parked with open approvals, and which decisions were seen. */
 class ParkWatch {
   private parked = false
@@ -150,7 +161,7 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
           else if (!await tail.wait(scanner.length, stop.signal)) break
         }
         if (start !== null) {
-          const projector = new UIChunkProjector()
+          const projector = new UIChunkProjector({ model: modelBefore(tail.events, start) })
           const park = new ParkWatch()
           const from = cont?.from ?? 0
           const must = cont?.decided ?? new Set<string>()

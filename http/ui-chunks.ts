@@ -32,11 +32,15 @@
  */
 import type { LogEvent } from '../events/envelope.js'
 import { RetryChains } from './retry-chain.js'
-import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt } from './ui-types.js'
+import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt, type UIMessageMetadata } from './ui-types.js'
 
 interface Block { kind: 'text' | 'reasoning'; id: string }
 
+/** What a message's `finish` metadata sums over its turns (a retry chain is one message). */
+interface MessageTotals { createdAt: number; inputTokens: number; outputTokens: number; reasoningTokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+
 interface TurnState {
+  totals: MessageTotals
   turn: number
   /** The turn whose message this turn's chunks belong to: itself, or the first turn of its retry chain. */
   message: number
@@ -70,6 +74,15 @@ function toolOutput(message: Record<string, unknown>): unknown {
   return content
 }
 
+function addUsage(t: MessageTotals, u: Record<string, unknown>): void {
+  const n = (k: string): number => (typeof u[k] === 'number' && Number.isFinite(u[k]) ? u[k] as number : 0)
+  t.inputTokens += n('inputTokens')
+  t.outputTokens += n('outputTokens')
+  t.reasoningTokens += n('reasoningTokens')
+  t.cacheReadTokens += n('cacheReadTokens')
+  t.cacheWriteTokens += n('cacheWriteTokens')
+}
+
 function finishReason(kind: string): 'stop' | 'length' | 'error' | 'other' {
   if (kind === 'completed') return 'stop'
   if (kind === 'max-tokens') return 'length'
@@ -86,6 +99,14 @@ export class UIChunkProjector {
   private t: TurnState | null = null
   private readonly chains = new RetryChains()
   private length = 0
+  private model: string | undefined
+  private pendingTotals: MessageTotals | null = null
+
+  /** `context.model`: the model in force before the first event pushed (the last `request/header`
+   * before it), for a projector started at a message's first `turn/start`. */
+  constructor(context: { model?: string } = {}) {
+    this.model = context.model
+  }
 
   /** The turn that is open after the events pushed so far, or null. */
   get openTurn(): number | null { return this.t?.turn ?? null }
@@ -99,10 +120,15 @@ export class UIChunkProjector {
       const turn = num(d['turn'])
       // a retry turn goes on with the message of the chain's first turn (one answer, several attempts)
       const message = chain === 'continues' ? this.chains.headTurn! : turn
-      this.t = { turn, message, step: -1, open: new Map(), ending: [], streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
-      if (chain !== 'continues') emit({ type: 'start', messageId: turnMessageId(turn) })
+      const totals: MessageTotals = chain === 'continues' && this.pendingTotals !== null
+        ? this.pendingTotals
+        : { createdAt: e.time, inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+      this.pendingTotals = null
+      this.t = { totals, turn, message, step: -1, open: new Map(), ending: [], streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
+      if (chain !== 'continues') emit({ type: 'start', messageId: turnMessageId(turn), messageMetadata: { createdAt: e.time } })
       return out
     }
+    if (e.type === 'request/header') this.model = str(rec(d['config'])['model']) || this.model
     const t = this.t
     if (t === null) return out
     switch (e.type) {
@@ -119,6 +145,7 @@ export class UIChunkProjector {
         break
       case 'assistant/message': {
         const message = rec(d['message'])
+        if (e.surfaceOp === undefined || e.surfaceOp === 'append') addUsage(t.totals, rec(d['usage']))
         if (e.surfaceOp === undefined || e.surfaceOp === 'append') {
           for (const raw of Array.isArray(message['content']) ? message['content'] as unknown[] : []) {
             const b = rec(raw)
@@ -188,6 +215,7 @@ export class UIChunkProjector {
           // the retry turn follows at once and goes on with this message: no error, no finish
           this.failBlocks(rec(reason['failure']), emit)
           emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
+          this.pendingTotals = t.totals
           this.t = null
           break
         }
@@ -195,7 +223,7 @@ export class UIChunkProjector {
         emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
         if (kind === 'error') emit({ type: 'error', errorText: str(rec(reason['failure'])['message']) || 'the turn failed' })
         if (kind === 'aborted') emit({ type: 'abort', reason: str(rec(reason['cause'])['kind']) || 'aborted' })
-        emit({ type: 'finish', finishReason: finishReason(kind) })
+        emit({ type: 'finish', finishReason: finishReason(kind), messageMetadata: this.finishMetadata(t.totals, e.time) })
         this.t = null
         break
       }
@@ -203,6 +231,19 @@ export class UIChunkProjector {
         break
     }
     return out
+  }
+
+  /** The `finish` metadata: when the message began and ended, its model, and the usage of all its turns. */
+  private finishMetadata(t: MessageTotals, time: number): UIMessageMetadata {
+    const usage: UIMessageMetadata['usage'] = {
+      inputTokens: t.inputTokens,
+      outputTokens: t.outputTokens + t.reasoningTokens,
+      totalTokens: t.inputTokens + t.outputTokens + t.reasoningTokens,
+      ...(t.reasoningTokens > 0 ? { reasoningTokens: t.reasoningTokens } : {}),
+      ...(t.cacheReadTokens > 0 ? { cacheReadTokens: t.cacheReadTokens } : {}),
+      ...(t.cacheWriteTokens > 0 ? { cacheWriteTokens: t.cacheWriteTokens } : {}),
+    }
+    return { createdAt: t.createdAt, finishedAt: time, durationMs: time - t.createdAt, ...(this.model !== undefined ? { model: this.model } : {}), usage }
   }
 
   private chunk(c: Record<string, unknown>, emit: (c: UIMessageChunk) => void): void {
@@ -296,8 +337,8 @@ export class UIChunkProjector {
  * The UI message stream chunks of the events with `seq >= fromSeq` (default 0), each with its seq
  * and turn. Events before `fromSeq` are folded for context only. Pure.
  */
-export function toUIMessageChunks(events: readonly LogEvent[], fromSeq = 0): UIMessageChunkAt[] {
-  const p = new UIChunkProjector()
+export function toUIMessageChunks(events: readonly LogEvent[], fromSeq = 0, context: { model?: string } = {}): UIMessageChunkAt[] {
+  const p = new UIChunkProjector(context)
   const out: UIMessageChunkAt[] = []
   for (const e of events) {
     const chunks = p.push(e)

@@ -6,7 +6,7 @@
 
 /** One chunk of a UI message stream, as turnlog writes it. */
 export type UIMessageChunk =
-  | { type: 'start'; messageId: string }
+  | { type: 'start'; messageId: string; messageMetadata?: UIMessageMetadata }
   | { type: 'start-step' }
   | { type: 'finish-step' }
   | { type: 'text-start'; id: string }
@@ -24,7 +24,21 @@ export type UIMessageChunk =
   | { type: `data-turnlog-${string}`; id: string; data: unknown }
   | { type: 'error'; errorText: string }
   | { type: 'abort'; reason?: string }
-  | { type: 'finish'; finishReason: 'stop' | 'length' | 'error' | 'other' }
+  | { type: 'finish'; finishReason: 'stop' | 'length' | 'error' | 'other'; messageMetadata?: UIMessageMetadata }
+
+/**
+ * An assistant message's `metadata` (the AI SDK's `messageMetadata`): `createdAt` from its `start`
+ * (when its first turn began, ms since the epoch); the rest from its `finish`: when it ended, how
+ * long it took, the model in force (the last `request/header`), and the usage of all its turns
+ * (a retry chain's attempts included; `outputTokens` includes reasoning, as the AI SDK counts).
+ */
+export interface UIMessageMetadata {
+  createdAt: number
+  finishedAt?: number
+  durationMs?: number
+  model?: string
+  usage?: { inputTokens: number; outputTokens: number; totalTokens: number; reasoningTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+}
 
 /**
  * On a text or reasoning part of a failed attempt (a step that ended `failed`: the transcript has
@@ -67,6 +81,8 @@ export interface ToolApproval { id: string; approved?: boolean; reason?: string 
 export interface UIMessage {
   id: string
   role: 'user' | 'assistant'
+  /** An assistant message's metadata (`UIMessageMetadata`), as the stream's `start`/`finish` set it. */
+  metadata?: UIMessageMetadata
   parts: UIMessagePart[]
 }
 

@@ -23,6 +23,7 @@ import { toUIMessageChunks, toUIMessages, type UIMessage, type UIMessageChunkAt 
 import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
 import { uiChunkEvent, UI_STREAM_DONE } from '../../http/sse.js'
 import { RetryChains } from '../../http/retry-chain.js'
+import { modelBefore } from '../../http/chat.js'
 import { arbValidLog } from '../../testing/arbitraries/index.js'
 import { fuzzAgent } from '../../testing/index.js'
 import { defineTool } from '../../tools/index.js'
@@ -125,7 +126,7 @@ async function checkLog(events: readonly LogEvent[], cuts: readonly number[]): P
   const chains = new RetryChains()
   for (const [i, e] of events.entries()) {
     if (chains.push(e, i) !== 'begins') continue
-    expect(toUIMessageChunks(events.slice(i), e.seq)).toEqual(all.filter((c) => c.seq >= e.seq))
+    expect(toUIMessageChunks(events.slice(i), e.seq, { model: modelBefore(events, i) })).toEqual(all.filter((c) => c.seq >= e.seq))
   }
   // H2: the whole log and some prefixes, through the SDK's parser
   for (const k of [events.length, ...cuts.map((c) => c % (events.length + 1))]) {
