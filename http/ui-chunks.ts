@@ -67,9 +67,15 @@ function rec(v: unknown): Record<string, unknown> {
 function num(v: unknown): number { return typeof v === 'number' ? v : -1 }
 function str(v: unknown): string { return typeof v === 'string' ? v : '' }
 
-/** The text of a tool result's content: plain text when every block is text, else the blocks. */
-function toolOutput(message: Record<string, unknown>): unknown {
+/**
+ * What a tool result shows: the value the tool returned when it was a JSON value (`json`: the AI
+ * SDK sends a tool's output as the value), else plain text when every block is text, else the blocks.
+ */
+function toolOutput(message: Record<string, unknown>, json: boolean): unknown {
   const content = Array.isArray(message['content']) ? message['content'] as unknown[] : []
+  if (json && content.length === 1 && rec(content[0])['type'] === 'text') {
+    try { return JSON.parse(str(rec(content[0])['text'])) } catch { /* a hostile log: the text */ }
+  }
   if (content.every((b) => rec(b)['type'] === 'text')) return content.map((b) => str(rec(b)['text'])).join('')
   return content
 }
@@ -190,7 +196,7 @@ export class UIChunkProjector {
         if (t.approvals.get(callId) === 'denied') break // shown as denied at the decision
         const error = d['error']
         if (error !== undefined) emit({ type: 'tool-output-error', toolCallId: callId, errorText: str(rec(error)['message']) })
-        else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message'])) })
+        else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message']), d['json'] === true) })
         break
       }
       case 'step/end': {
