@@ -302,7 +302,7 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
         data: {
           turn, step, callId: call.id,
           message: { role: 'tool', callId: call.id, content: outcome.content, ...(outcome.error ? { isError: true as const } : {}) },
-          ...(outcome.error ? { error: outcome.error } : {}),
+          ...(outcome.error ? { error: outcome.error } : outcome.json ? { json: true as const } : {}),
         },
         surfaceOp: 'append',
         sourceEventSeqs: [callSeq],

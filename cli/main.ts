@@ -132,7 +132,8 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .argument('<STORE>', 'a JSONL directory, postgres://… or sqlite:FILE')
     .option('--port <N>', 'the port (default 7358; 0: any free port)')
     .option('--agent <MODULE>', 'JSONL: a module whose default export is (sessionId) => agent options (without it: read-only)')
-    .action(async (store: string, opts: { port?: string; agent?: string }) => done(await serveCommand(store, opts, io)))
+    .option('--base-path <PATH>', 'a path prefix for every route, e.g. /api (the README\'s Chat.tsx posts to /api/chat)')
+    .action(async (store: string, opts: { port?: string; agent?: string; basePath?: string }) => done(await serveCommand(store, opts, io)))
 
   p.command('sessions')
     .description('list the sessions of a PostgreSQL or SQLite store: status, events, pending input, last activity, lease owner')

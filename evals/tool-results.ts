@@ -193,5 +193,10 @@ function serve(s: Served, ctx: ToolContext): unknown {
     throw new Error(m ? m[1]! : d.error!.message)
   }
   if (s.concluded) ctx.concludeTurn()
+  // a JSON value is served as the value (the re-run logs it as the golden did, marked `json`)
+  const [block] = d.message.content
+  if (d.json === true && d.message.content.length === 1 && block?.type === 'text') {
+    try { return new RecordedOutput(JSON.parse(block.text)) } catch { /* not JSON after all: as blocks */ }
+  }
   return new RecordedOutput({ content: d.message.content })
 }

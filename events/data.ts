@@ -131,6 +131,12 @@ export const EVENT_DATA = {
     callId: z.string().min(1),
     message: ToolResultMessage,
     error: ToolErrorInfo.optional(),
+    /**
+     * The tool returned a value that is not text (an object, an array, a number…): the message's
+     * one text block is that value's JSON, and a UI shows the value itself (issue 38 item 6).
+     * Absent for text, rich `{content}` outputs and errors.
+     */
+    json: z.literal(true).optional(),
   }),
   'request/header': z.strictObject({
     reason: z.enum(['initial', 'resume', 'change']),

@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'LEASE_LOST',
   /** a sent message (postgres `send`) was already moved into the log: refused, never duplicated */
   'INPUT_MOVED',
+  'INPUT_TOO_LARGE',
   /** the agent stopped because its store failed (the cause is the store's coded error) */
   'PERSISTENCE_FAILED',
   // agent API

@@ -22,6 +22,7 @@ import {
   type ApprovalBy, type ApprovalDecision, type EventOf, type LogEvent,
 } from '../events/index.js'
 import { approvalsReducer } from '../reducers/approvals.js'
+import { checkInputSize } from '../events/input-size.js'
 import type { DecisionChannel, LogStore, LogWriter } from './types.js'
 
 export interface StoreDecideOptions {
@@ -228,14 +229,19 @@ export function checkDecision(input: unknown): ApprovalDecision {
   if (kind === 'deny') {
     const reason = (input as { reason?: unknown }).reason
     if (reason !== undefined && typeof reason !== 'string') throw new TurnlogError('INVALID_ARGUMENT', "a denial's reason must be a string", { field: 'decision.reason' })
+    if (reason !== undefined) checkInputSize(reason, 'decision.reason')
     return reason === undefined ? { kind: 'deny' } : { kind: 'deny', reason }
   }
   if (kind !== 'approve') throw new TurnlogError('INVALID_ARGUMENT', "a decision's kind is 'approve' or 'deny'", { field: 'decision.kind' })
   const args = (input as { arguments?: unknown }).arguments
   if (args === undefined) return { kind: 'approve' }
+  // a string's size is known before anything is walked; any other value is measured as its JSON
+  if (typeof args === 'string') checkInputSize(args, 'decision.arguments')
   const lossy = findLossy(args, 'arguments')
   if (lossy) throw new TurnlogError('INVALID_ARGS', `edited arguments must be JSON: ${lossy.why} at ${lossy.path}`, { field: 'decision.arguments' })
-  return { kind: 'approve', arguments: JSON.stringify(args) }
+  const text = JSON.stringify(args)
+  checkInputSize(text, 'decision.arguments')
+  return { kind: 'approve', arguments: text }
 }
 
 /** @internal */

@@ -188,7 +188,14 @@ function convertOutput(tool: AnyTool, value: unknown): ToolOutcome {
   if ('error' in c) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be a result: ${c.error}`)
   const lossy = findLossy(c.content, 'content')
   if (lossy) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be stored: ${lossy.why} at ${lossy.path}`)
-  return { content: c.content }
+  // a value that is neither text nor blocks is logged as its JSON, marked so a UI can show the value
+  return isJsonValue(out) ? { content: c.content, json: true } : { content: c.content }
+}
+
+/** True for the outputs `outputToContent` writes as JSON text (not a string, `undefined` or `{content}` blocks). */
+function isJsonValue(value: unknown): boolean {
+  if (typeof value === 'string' || value === undefined) return false
+  return !(typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { content?: unknown }).content))
 }
 
 /** The conversion rule of `outputToOutcome`, without validation. */

@@ -146,6 +146,8 @@ export type PostExecuteDecision =
 export interface ToolOutcome {
   content: Block[]
   error?: { code: string; message: string }
+  /** The output was a JSON value (not text, not `{content}` blocks): `content` is its JSON text. */
+  json?: true
 }
 
 /** `signal` in the tool hooks: the turn's cancel signal (for `tools/execute`, the call's own, which also aborts on its timeout). */

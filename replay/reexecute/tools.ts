@@ -67,8 +67,17 @@ export function settle(rx: Host, b: BodyServe): boolean {
     b.ctx.concludeTurn()
   }
   if (code === 'INVALID_TOOL_OUTPUT') b.resolve(new RecordedInvalid(r.data.error!.message))
-  else b.resolve(code === undefined ? { content: r.data.message.content } : { content: [] })
+  else b.resolve(code === undefined ? recordedValue(r.data) : { content: [] })
   return true
+}
+
+/** A recorded output as the body's value: a JSON value (`json`) as the value, else its blocks. */
+function recordedValue(d: { message: { content: readonly { type: string; text?: string }[] }; json?: true }): unknown {
+  const [block] = d.message.content
+  if (d.json === true && d.message.content.length === 1 && block?.type === 'text' && typeof block.text === 'string') {
+    try { return JSON.parse(block.text) } catch { /* not JSON after all: as blocks */ }
+  }
+  return { content: d.message.content }
 }
 
 /** A recorded invalid output, as a served body's value: the served output schema turns it back. */

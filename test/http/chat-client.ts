@@ -19,17 +19,23 @@ class MemoryState implements ChatState<UIMessage> {
 }
 
 export class NodeChat extends AbstractChat<UIMessage> {
+  /** `idInPath`: posts to `<api>/<chat id>` (`prepareSendMessagesRequest`), so the session is
+   * authorized before the body is read (as the README's Chat.tsx does). */
   constructor(opts: NodeChatOptions) {
     super({
       id: opts.id,
       ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen } : {}),
-      transport: new DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
+      transport: new DefaultChatTransport({
+        api: opts.api,
+        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        ...(opts.idInPath ? { prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({ api: `${opts.api}/${encodeURIComponent(id)}`, body: { ...body, id, messages, trigger, messageId } }) } : {}),
+      }),
       state: new MemoryState(opts.messages),
     })
   }
 }
 
-type NodeChatOptions = { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }
+type NodeChatOptions = { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; idInPath?: boolean; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }
 
 /** The same client on AI SDK 7 (`ai@7`'s `AbstractChat` and `DefaultChatTransport`). */
 export class NodeChat7 extends ai7.AbstractChat<ai7.UIMessage> {
