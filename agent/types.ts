@@ -371,7 +371,7 @@ export interface Agent extends WakeupHandle {
    * refuses, or edits of an `ask` call whose `tool/call` is logged), `INVALID_ARGUMENT` (not a decision).
    */
   decide(approvalId: string, decision: ApprovalDecisionInput, options?: { by?: { kind: 'user'; id?: string } }): Promise<void>
-  /** Resolves when every event committed so far is durable in the store (at once without one). */
+  /** Resolves when every event committed so far is durable in the store (at once without one), its running children's included. */
   flush(): Promise<void>
   cancel(cause?: CancelCause, options?: CancelOptions): void
   dispose(): Promise<void>
