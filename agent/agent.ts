@@ -372,6 +372,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.session.close()
     await this.#persistence?.close()
     this.#status.settle()
+    this.#throwIfPersistenceFailed()
   }
 
   /**
@@ -401,6 +402,16 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.session.close()
     await this.#persistence?.close()
     this.#status.settle()
+    this.#throwIfPersistenceFailed()
+  }
+
+  /**
+   * `dispose()` flushes, so it rejects as `flush()` does: a persistence that failed (the store
+   * refused the session, an fsync failed) is never silent (issue: SESSION_EXISTS seen only by flush).
+   */
+  #throwIfPersistenceFailed(): void {
+    const failed = this.#persistence?.failed
+    if (failed) throw failed
   }
 
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T> {

@@ -374,6 +374,12 @@ export interface Agent extends WakeupHandle {
   /** Resolves when every event committed so far is durable in the store (at once without one), its running children's included. */
   flush(): Promise<void>
   cancel(cause?: CancelCause, options?: CancelOptions): void
+  /**
+   * Cancels the running turn (`disposed`), waits for it, flushes and closes the store handle. A
+   * parked agent, or one parked by its children, is not cancelled: the sessions stay parked
+   * (lifecycle §9, §10). Rejects with the coded persistence failure (`SESSION_EXISTS`,
+   * `SESSION_OWNED`, `FSYNC_FAILED`…) as `flush()` does, after everything is released.
+   */
   dispose(): Promise<void>
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T>
   history(): readonly import('../events/index.js').ModelMessage[]
