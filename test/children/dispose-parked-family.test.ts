@@ -6,7 +6,7 @@
  * made while nothing runs is found on resume: `whenSettled()` is then not 'parked' (nothing is
  * owed to a person) and the approved body runs once.
  */
-import { mkdtemp, rm } from 'node:fs/promises'
+import { copyFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -54,7 +54,7 @@ async function readAll(store: LogStore, id: string): Promise<LogEvent[]> {
   return events
 }
 
-async function parkedAndDisposed(): Promise<{ store: LogStore; counter: { removed: number }; approvalId: string }> {
+async function parkedAndDisposed(): Promise<{ store: LogStore; counter: { removed: number }; approvalId: string; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'turnlog-family-'))
   dirs.push(dir)
   const store = jsonlStore(dir)
@@ -64,7 +64,7 @@ async function parkedAndDisposed(): Promise<{ store: LogStore; counter: { remove
   expect(await parent.whenSettled()).toBe('parked')
   const approvalId = parent.approvals()[0]!.approvalId
   await parent.dispose()
-  return { store, counter, approvalId }
+  return { store, counter, approvalId, dir }
 }
 
 describe('a parked family survives dispose() (lifecycle §9, §10)', () => {
@@ -105,4 +105,32 @@ describe('a parked family survives dispose() (lifecycle §9, §10)', () => {
     const after = await readAll(store, 'p')
     expect((after.filter((e) => e.type === 'turn/end').at(-1) as EventOf<'turn/end'>).data.reason.kind).toBe('completed')
   })
+
+  for (const [what, parent] of [
+    ['names another parent', { session: 'other', seq: 3, callId: 'c1' }],
+    ['names another call of this parent', { session: 'p', seq: 99, callId: 'c9' }],
+    ['names no parent (an unrelated session)', undefined],
+  ] as const) {
+    it(`L19: a log at the child's id that ${what} is not re-attached on resume: its answer never becomes the call's result`, async () => {
+      const { store, dir } = await parkedAndDisposed()
+      // a finished session under the child's id, written elsewhere and copied in
+      const otherDir = await mkdtemp(join(tmpdir(), 'turnlog-foreign-'))
+      dirs.push(otherDir)
+      const other = jsonlStore(otherDir)
+      await other.create(CHILD, parent !== undefined ? { parent } : {})
+      const foreign = createAgent({ model: scriptedModel([{ text: 'FOREIGN' }]), store: other, sessionId: CHILD })
+      foreign.followup('hi')
+      await foreign.whenIdle()
+      await foreign.dispose()
+      await copyFile(join(otherDir, `${CHILD}.jsonl`), join(dir, `${CHILD}.jsonl`))
+      const resumed = await resumeAgent(family(store, { removed: 0 }))
+      await resumed.whenSettled()
+      await resumed.dispose().catch(() => {})
+      const after = await readAll(store, 'p')
+      const res = after.find((e) => e.type === 'tool/result') as EventOf<'tool/result'>
+      expect(JSON.stringify(res.data.message.content)).not.toContain('FOREIGN')
+      expect(res.data.error?.message).toMatch(/L19/)
+      expect(verify(after).violations).toEqual([])
+    })
+  }
 })
