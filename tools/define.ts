@@ -29,6 +29,12 @@ export const TOOL_ERROR_CODES = [
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number]
 
 /**
+ * A tool name every provider accepts: OpenAI's function names and Anthropic's tool names are both
+ * ASCII letters, digits, `_` and `-`, at most 64 characters (the narrower of the two limits).
+ */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
  * Checks a tool definition and returns it unchanged, typed: `args` in `execute` and
  * `isConcurrencySafe` are inferred from the zod `parameters`. The JSON Schema is computed here
  * once, so a schema that JSON Schema cannot express (a `z.date()`, a `z.custom()`) fails at
@@ -38,6 +44,9 @@ export function defineTool<P extends z.ZodType, O = unknown>(def: Tool<P, O>): T
   const where = typeof def?.name === 'string' && def.name !== '' ? `tool '${def.name}'` : 'tool'
   if (typeof def !== 'object' || def === null) throw new TurnlogError('INVALID_ARGUMENT', 'a tool definition must be an object')
   if (typeof def.name !== 'string' || def.name === '') throw new TurnlogError('INVALID_ARGUMENT', 'a tool needs a non-empty name', { field: 'name' })
+  if (!TOOL_NAME.test(def.name)) {
+    throw new TurnlogError('INVALID_ARGUMENT', `tool name ${JSON.stringify(def.name)} is refused by the providers: use 1 to 64 ASCII letters, digits, '_' or '-'`, { field: 'name' })
+  }
   if (typeof def.description !== 'string') throw new TurnlogError('INVALID_ARGUMENT', `${where}: description must be a string`, { field: 'description' })
   if (!isZodSchema(def.parameters)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: parameters must be a zod schema`, { field: 'parameters' })
   if (def.output !== undefined && !isZodSchema(def.output)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: output must be a zod schema`, { field: 'output' })
