@@ -88,7 +88,9 @@ export class TurnlogAgent extends AgentCore implements Agent {
       quiet: () => this.#isQuiet(),
       disposed: () => this.#disposed,
       notify: (status) => this.emit('agent/status', { status }),
-      holding: () => this.claimed.deliverable(),
+      // 'parked' settles only while a person owes something (lifecycle §9): a step restored parked
+      // whose decisions are already in the log goes on in a moment, and so does its parent
+      holding: () => this.claimed.deliverable() || (this.#status.value === 'parked' && !this.#owed()),
     })
     this.#waking = new Waking(this, () => this.#turns)
     this.budget = budgetMeter(options, (err, where) => this.reportError(err, where), (n, p) => this.emit(n, p))
@@ -297,6 +299,22 @@ export class TurnlogAgent extends AgentCore implements Agent {
     if (parked) this.#status.settle()
   }
 
+  /**
+   * @internal Parked and settled: something is owed to a person (its own open requests, or a
+   * running child's). `whenSettled()` resolves 'parked' exactly then.
+   */
+  owesPerson(): boolean {
+    return this.#status.value === 'parked' && this.#status.settledParked
+  }
+
+  /**
+   * Something is owed to a person: an approval of this session the log holds open, or a running
+   * child that owes one (docs/spec/lifecycle.md §9, §10). Input requests join here when they park a step.
+   */
+  #owed(): boolean {
+    return this.approvalsState.open.length > 0 || this.children.owesPerson()
+  }
+
   /** @internal True when the agent is parked only because a running child is (docs/spec/lifecycle.md §10). */
   get parkedByChild(): boolean {
     return this.#status.value === 'parked' && !this.#ownParked
@@ -325,15 +343,20 @@ export class TurnlogAgent extends AgentCore implements Agent {
     }
   }
 
-  /** Resolves when every event committed so far is durable in `options.store` (at once without a store). */
-  flush(): Promise<void> {
-    return this.#persistence ? this.#persistence.flush() : Promise.resolve()
+  /**
+   * Resolves when every event committed so far is durable in `options.store` (at once without a
+   * store), its running children's included (lifecycle §10: a process that exits after a parent's
+   * flush leaves each child's log as complete as the parent's).
+   */
+  async flush(): Promise<void> {
+    await Promise.all([this.#persistence?.flush(), this.children.flush()])
   }
 
   async dispose(): Promise<void> {
     if (this.#disposed) return
     // docs/spec/lifecycle.md §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
     if (this.#status.value === 'parked' && this.#ownParked) return this.#disposeParked()
+    if (this.#status.value === 'parked' && this.children.allParked) return this.#disposeParkedFamily()
     this.#disposing = true
     this.wakeups.close()
     this.cancel({ kind: 'disposed' })
@@ -349,6 +372,25 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.session.close()
     await this.#persistence?.close()
     this.#status.settle()
+    this.#throwIfPersistenceFailed()
+  }
+
+  /**
+   * Parked because every running child is (lifecycle §10): each child is disposed parked (its log
+   * keeps its `step/parked` and open approvals), then this agent as a parked one: its subagent
+   * calls stay running in its log, and a resumed parent re-attaches the children. Nothing is
+   * cancelled, decided or closed. A child's failed dispose is rethrown after this agent's.
+   */
+  async #disposeParkedFamily(): Promise<void> {
+    this.#disposing = true
+    let failed: { error: unknown } | null = null
+    try {
+      await this.children.disposeAll()
+    } catch (error) {
+      failed = { error }
+    }
+    await this.#disposeParked()
+    if (failed !== null) throw failed.error
   }
 
   async #disposeParked(): Promise<void> {
@@ -360,6 +402,16 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.session.close()
     await this.#persistence?.close()
     this.#status.settle()
+    this.#throwIfPersistenceFailed()
+  }
+
+  /**
+   * `dispose()` flushes, so it rejects as `flush()` does: a persistence that failed (the store
+   * refused the session, an fsync failed) is never silent (issue: SESSION_EXISTS seen only by flush).
+   */
+  #throwIfPersistenceFailed(): void {
+    const failed = this.#persistence?.failed
+    if (failed) throw failed
   }
 
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T> {

@@ -56,6 +56,39 @@ export class LiveChildren {
     return false
   }
 
+  /** True when a running child owes a person a decision now (parked and settled, lifecycle §9, §10). */
+  owesPerson(): boolean {
+    for (const { child } of this.#children.values()) if (child.owesPerson?.() ?? child.status === 'parked') return true
+    return false
+  }
+
+  /** True when there are running children and every one is parked: the family owes only decisions. */
+  get allParked(): boolean {
+    if (this.#children.size === 0) return false
+    for (const { child } of this.#children.values()) if (child.status !== 'parked') return false
+    return true
+  }
+
+  /**
+   * Makes every running child's committed events durable (a parent's `flush()`, lifecycle §10): a
+   * process that exits after its parent's flush leaves the children's logs complete, so a parked
+   * child's open approval is in its log under the id a person was shown. Rejects with the first
+   * child's failure.
+   */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#children.values()].map(({ child }) => child.flush?.()))
+  }
+
+  /**
+   * Disposes every running child (each parked: it stays parked, lifecycle §9): the parked family's
+   * `dispose()`. Every child is disposed even when one rejects; the first rejection is rethrown.
+   */
+  async disposeAll(): Promise<void> {
+    const done = await Promise.allSettled([...this.#children.values()].map(({ child }) => child.dispose?.()))
+    const failed = done.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed !== undefined) throw failed.reason
+  }
+
   /** The open approvals of every running child (a child lists its own children's too). */
   approvals(): OpenApproval[] {
     const out: OpenApproval[] = []

@@ -20,6 +20,11 @@ type Fn = (...args: never[]) => unknown
 const fn = z.custom<Fn>((v) => typeof v === 'function', { error: 'must be a function' })
 const nonNegInt = z.number().int().min(0)
 const nonNegNumber = z.number().min(0)
+/** A zod schema (what `defineTool` takes as `parameters`; a JSON Schema object is not one). */
+const zodSchema = z.custom<z.ZodType>(
+  (v) => typeof v === 'object' && v !== null && '_zod' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function',
+  { error: 'must be a zod schema (define tools with defineTool)' },
+)
 const obj = <T extends z.core.$ZodLooseShape>(shape: T) => z.looseObject(shape)
 
 /** Every hook `agent.on` and `options.hooks` accept (the `Record` makes it match `HookMap`). */
@@ -73,7 +78,9 @@ function budgetSchema() {
 export const AGENT_OPTION_FIELDS = {
   // assertModel (options.ts) has already checked it with its own message
   model: obj({ stream: fn }),
-  tools: z.array(obj({ name: z.string().min(1), execute: fn })),
+  // a plain object passed as a tool is checked here, so its error names the field instead of
+  // failing inside the JSON Schema conversion (its parameters must be a zod schema, as defineTool's)
+  tools: z.array(obj({ name: z.string().min(1), description: z.string(), execute: fn, parameters: zodSchema })),
   system: z.string(),
   config: obj({ model: z.string().optional(), temperature: z.number().optional(), maxTokens: z.number().int().positive().optional() }),
   sessionId: z.string(),

@@ -400,11 +400,12 @@ export interface Agent extends WakeupHandle {
    */
   decide(approvalId: string, decision: ApprovalDecisionInput, options?: { by?: { kind: 'user'; id?: string } }): Promise<void>
   /**
-   * Resolves when every event committed so far is durable in the store (at once without one):
-   * the prompts `followup` returned ids for are then accepted, and a crash can no longer lose
-   * them. It waits for the appends already handed to the store, not for the turn (events
-   * committed later need another `flush`). Rejects with the store's coded error when persistence
-   * failed (`SESSION_EXISTS`, `SESSION_OWNED`, an I/O error, …); the agent then takes no new work.
+   * Resolves when every event committed so far is durable in the store (at once without one), its
+   * running children's included: the prompts `followup` returned ids for are then accepted, and a
+   * crash can no longer lose them. It waits for the appends already handed to the store, not for
+   * the turn (events committed later need another `flush`). Rejects with the store's coded error
+   * when persistence failed (`SESSION_EXISTS`, `SESSION_OWNED`, an I/O error, …); the agent then
+   * takes no new work.
    */
   flush(): Promise<void>
   /**
@@ -418,11 +419,12 @@ export interface Agent extends WakeupHandle {
   /**
    * Stops the agent and releases its store handle. A running turn is cancelled
    * (`aborted {kind: 'disposed'}`; tool bodies get the grace period, a `runMaintenance` task its
-   * aborted signal), awaited to its end, then the log is flushed and closed. A parked agent is
-   * not cancelled: its open approvals stay open in the log, and a later `resumeAgent`/`openAgent`
-   * picks the session up where it parked (lifecycle §9). Resolves when the log is closed; the
-   * pending lists are not carried anywhere (they are in the log, as any queued message is).
-   * Calling it again resolves at once; every other method then throws `AGENT_DISPOSED`.
+   * aborted signal), awaited to its end, then the log is flushed and closed. A parked agent, or
+   * one parked by its children, is not cancelled: its open approvals stay open in the log, and a
+   * later `resumeAgent`/`openAgent` picks the session up where it parked (docs/spec/lifecycle.md
+   * §9, §10). Resolves when the log is closed; rejects, after everything is released, with the
+   * coded persistence failure (`SESSION_EXISTS`, `SESSION_OWNED`, `FSYNC_FAILED`…) as `flush()`
+   * does. Calling it again resolves at once; every other method then throws `AGENT_DISPOSED`.
    */
   dispose(): Promise<void>
   /**

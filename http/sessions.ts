@@ -250,7 +250,7 @@ export class Sessions {
   async close(): Promise<void> {
     this.closed = true
     const agents = await Promise.allSettled([...this.agents.values()])
-    for (const a of agents) if (a.status === 'fulfilled') await a.value.dispose()
+    for (const a of agents) if (a.status === 'fulfilled') await a.value.dispose().catch(() => {}) // a halted agent rejects with its persistence failure, already reported as agent/error
     for (const t of this.tails.values()) await t.close()
     this.tails.clear()
     this.agents.clear()

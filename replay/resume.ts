@@ -32,7 +32,7 @@ import { RESUME_CHILD, type ChildResumer } from '../tools/types.js'
 import { openLogInStore } from './log-into-store.js'
 import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
-import { readChildOutcomes } from './child-outcome.js'
+import { assertChildOf, readChildOutcomes } from './child-outcome.js'
 import { repairSession } from './repair-session.js'
 import { applyResumePlan, planResume } from './resume-plan.js'
 
@@ -138,6 +138,7 @@ function withChildResumer(options: AgentOptions): AgentOptions {
     const store = o.store as LogStore
     // the parent died between its `child/spawned` and the child's creation: created now
     if (!(await store.has(o.sessionId))) await store.create(o.sessionId, { parent })
+    else await assertChildOf(store, o.sessionId, parent) // L19: whatever sits at the id is this call's child
     return resumeAgent({ ...(o as unknown as ResumeOptions), autoStart: false })
   }
   return Object.assign(options, { [RESUME_CHILD]: resume })

@@ -184,6 +184,12 @@ export function decisionEvent(
   if (r.decision !== null) {
     throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} was already decided (${r.decision.decision.kind} by ${r.decision.by.kind}, seq ${r.decision.seq})`, { ...where, seq: r.decision.seq })
   }
+  // lifecycle §9 "Expiry": once expiresAt has passed the approval is the clock's (denied by expired,
+  // logged by whoever opens the session next); a person's late decision is refused, even when no
+  // process ran the session to log the expiry
+  if (by.kind === 'user' && r.expiresAt !== undefined && time >= r.expiresAt) {
+    throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} expired at ${new Date(r.expiresAt).toISOString()}: it is denied (APPROVAL_EXPIRED), a late decision is refused`, { ...where, seq: r.seq })
+  }
   if (decision.kind === 'approve' && decision.arguments !== undefined) {
     const ask = events.some((e) => e.type === 'tool/call' && e.seq < r.seq && (e as EventOf<'tool/call'>).data.callId === r.callId)
     if (ask) throw new TurnlogError('INVALID_ARGS', `approval ${approvalId} was asked after its tool/call was logged: its arguments cannot be edited`, { ...where, field: 'decision.arguments', seq: r.seq })

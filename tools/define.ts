@@ -31,6 +31,12 @@ export const TOOL_ERROR_CODES = [
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number]
 
 /**
+ * A tool name every provider accepts: OpenAI's function names and Anthropic's tool names are both
+ * ASCII letters, digits, `_` and `-`, at most 64 characters (the narrower of the two limits).
+ */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
  * Checks a tool definition and returns it unchanged, typed: `args` in `execute` and
  * `isConcurrencySafe` are inferred from `parameters`, which may be any Standard Schema v1 — zod 4,
  * zod 3.25+ (classic or `zod/v4`), valibot, arktype — or a plain JSON Schema given through
@@ -43,6 +49,9 @@ export function defineTool<P extends ToolSchema, O = unknown>(def: Tool<P, O>): 
   const where = typeof def?.name === 'string' && def.name !== '' ? `tool '${def.name}'` : 'tool'
   if (typeof def !== 'object' || def === null) throw new TurnlogError('INVALID_ARGUMENT', 'a tool definition must be an object')
   if (typeof def.name !== 'string' || def.name === '') throw new TurnlogError('INVALID_ARGUMENT', 'a tool needs a non-empty name', { field: 'name' })
+  if (!TOOL_NAME.test(def.name)) {
+    throw new TurnlogError('INVALID_ARGUMENT', `tool name ${JSON.stringify(def.name)} is refused by the providers: use 1 to 64 ASCII letters, digits, '_' or '-'`, { field: 'name' })
+  }
   if (typeof def.description !== 'string') throw new TurnlogError('INVALID_ARGUMENT', `${where}: description must be a string`, { field: 'description' })
   if (!isToolSchema(def.parameters)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: parameters must be a schema (${SCHEMA_KINDS})${notSchemaHint(def.parameters)}`, { field: 'parameters' })
   if (def.output !== undefined && !isToolSchema(def.output)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: output must be a schema (${SCHEMA_KINDS})${notSchemaHint(def.output)}`, { field: 'output' })

@@ -75,6 +75,12 @@ export interface LiveChild {
   usage(): unknown
   /** Denies its open approvals (and its children's) `by: superseded`: its parent was steered. */
   supersedeApprovals?(): number
+  /** Parked with something owed to a person now (not a parked step about to take a held decision). */
+  owesPerson?(): boolean
+  /** Makes every event it committed durable (`agent.flush()`): a parent's `flush()` covers its running children. */
+  flush?(): Promise<void>
+  /** `agent.dispose()`: a parked family is disposed child first, each left parked (lifecycle §9, §10). */
+  dispose?(): Promise<void>
 }
 
 /** The arguments a tool's body gets: the output side of its `parameters` schema. */

@@ -111,7 +111,8 @@ async function streamTextRun(second: string, approved: boolean, reason?: string)
 }
 
 /** The user's tool of the provider call's name: it must never run for the provider's call. */
-const decoy = () => defineTool({ name: 'mcp.create_short_url', description: 'not the provider\'s', parameters: z.object({}).passthrough(), execute: () => { throw new Error('the user\'s tool ran for the provider\'s call') } })
+// a user tool named as the provider's call (a dotted name: defineTool refuses it, a plain object is still accepted)
+const decoy = () => ({ name: 'mcp.create_short_url', description: 'not the provider\'s', parameters: z.object({}).passthrough(), execute: () => { throw new Error('the user\'s tool ran for the provider\'s call') } })
 
 function newAgent(model: LanguageModelV3) {
   return createAgent({
