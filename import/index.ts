@@ -8,6 +8,7 @@ import { parseAiSdkUi } from './ai-sdk.js'
 import { buildLog, type ImportedLog } from './build.js'
 import type { ImportedConversation, ImportFormat } from './model.js'
 import { parseOpenAiChat } from './openai-chat.js'
+import { parseOpenAiResponses } from './openai-responses.js'
 
 export { buildLog, NO_RESULT_TEXT, type ImportedLog, type BuildOptions } from './build.js'
 export type { ImportFormat, ImportedConversation, ImportedItem, ImportedResult } from './model.js'
@@ -15,6 +16,7 @@ export type { ImportFormat, ImportedConversation, ImportedItem, ImportedResult }
 const PARSERS: Partial<Record<ImportFormat, (text: string, file?: string) => ImportedConversation>> = {
   'ai-sdk-ui': parseAiSdkUi,
   'openai-chat': parseOpenAiChat,
+  'openai-responses': parseOpenAiResponses,
 }
 
 /** The formats `importLog` reads. */

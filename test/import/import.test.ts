@@ -154,6 +154,47 @@ describe('turnlog import openai-chat', () => {
   })
 })
 
+describe('turnlog import openai-responses', () => {
+  // written here from the Responses API's input item shapes (no public sample with
+  // function_call_output was found with a known source; see SOURCES.md)
+  const input = [
+    { role: 'developer', content: 'Be brief.' },
+    { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'record this' }] },
+    { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Two calls.' }] },
+    { type: 'function_call', call_id: 'call_a', name: 'record', arguments: '{"n":1}' },
+    { type: 'function_call', call_id: 'call_b', name: 'record', arguments: '{}' },
+    { type: 'function_call_output', call_id: 'call_a', output: 'first result' },
+    { type: 'function_call_output', call_id: 'call_b', output: [{ type: 'input_text', text: 'second result' }] },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'recorded' }] },
+    { role: 'user', content: 'thanks' },
+    { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'welcome' }] },
+  ]
+
+  it('L1-L9: messages, reasoning, function_call and function_call_output become turns and steps in order; verify, report and export run', async () => {
+    const log = importLog('openai-responses', JSON.stringify(input))
+    expect(logTranscript(log)).toEqual({
+      said: [['system', 'Be brief.'], ['user', 'record this'], ['reasoning', 'Two calls.'], ['call', 'call_a', 'record', { n: 1 }], ['call', 'call_b', 'record', {}], ['text', 'recorded'], ['user', 'thanks'], ['text', 'welcome']],
+      results: [['result', 'call_a', 'first result', false], ['result', 'call_b', 'second result', false]],
+    })
+    const { dir, cleanup } = tempDir()
+    try {
+      const { writeFileSync } = await import('node:fs')
+      writeFileSync(join(dir, 'responses.json'), JSON.stringify({ model: 'gpt-5', input }))
+      expect((await cli(['import', 'openai-responses', join(dir, 'responses.json'), '-o', join(dir, 'o.jsonl')])).code).toBe(0)
+      expect((await cli(['verify', join(dir, 'o.jsonl')])).code).toBe(0)
+      expect((await cli(['report', join(dir, 'o.jsonl'), '-o', join(dir, 'r.html')])).code).toBe(0)
+      expect((await cli(['export', join(dir, 'o.jsonl'), '--format', 'otlp-json'])).code).toBe(0)
+    } finally {
+      cleanup()
+    }
+  })
+
+  it('an output for a call no earlier item made is IMPORT_BAD_SHAPE naming the field', () => {
+    const bad = [{ role: 'user', content: 'x' }, { type: 'function_call_output', call_id: 'zz', output: 'y' }]
+    expect(catchErr(() => importLog('openai-responses', JSON.stringify(bad), { file: 'r.json' }))).toMatchObject({ code: 'IMPORT_BAD_SHAPE', file: 'r.json', field: '[1].call_id' })
+  })
+})
+
 describe('bad input gets a coded error naming file, line and field', () => {
   it('not JSON: IMPORT_NOT_JSON with the file and the line', () => {
     const err = catchErr(() => importLog('openai-chat', '[\n{"role":"user","content":"hi"},\n{oops}\n]', { file: 'x.json' }))
