@@ -176,7 +176,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('-o, --output <DIR>', 'write every schema file into DIR (as docs/spec/schema/)')
     .action(async (opts: { output?: string }) => done(await schemaCommand(opts, io)))
 
-  // conversations recorded elsewhere as logs (docs/decisions/importers.md): cli/commands/import.ts
+  // conversations recorded elsewhere as logs (the header's imported member): cli/commands/import.ts
   p.command('import')
     .description('import a conversation (FORMAT: ai-sdk-ui, openai-chat) from FILE as a new log OUT that passes verify')
     .argument('<FORMAT>', 'ai-sdk-ui (AI SDK UIMessage[]) or openai-chat (Chat Completions messages)')

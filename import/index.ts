@@ -1,7 +1,7 @@
 /**
  * turnlog/import: conversations recorded elsewhere as turnlog logs that pass `verify`
- * (docs/decisions/importers.md). Each importer reads one file's text; the header's `imported`
- * field says the source format and what it could not say (docs/spec/events.md "JSONL").
+ * (docs/spec/invariants.md). Each importer reads one file's text; the header's `imported` member
+ * says the source format and what it could not say (docs/spec/events.md "The JSONL file").
  */
 import { TurnlogError } from '../events/errors.js'
 import { parseAiSdkUi } from './ai-sdk.js'

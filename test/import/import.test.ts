@@ -156,7 +156,7 @@ describe('turnlog import openai-chat', () => {
 
 describe('turnlog import openai-responses', () => {
   // written here from the Responses API's input item shapes (no public sample with
-  // function_call_output was found with a known source; see SOURCES.md)
+  // function_call_output was found with a known source; see test/fixtures/import/SOURCES.md)
   const input = [
     { role: 'developer', content: 'Be brief.' },
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'record this' }] },
