@@ -178,9 +178,9 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   // conversations recorded elsewhere as logs (the header's imported member): cli/commands/import.ts
   p.command('import')
-    .description('import a conversation (FORMAT: ai-sdk-ui, openai-chat) from FILE as a new log OUT that passes verify')
-    .argument('<FORMAT>', 'ai-sdk-ui (AI SDK UIMessage[]) or openai-chat (Chat Completions messages)')
-    .argument('<FILE>', 'the JSON file to import')
+    .description('import a conversation (FORMAT: ai-sdk-ui, openai-chat, openai-responses, claude-code) from FILE as a new log OUT that passes verify')
+    .argument('<FORMAT>', 'ai-sdk-ui (AI SDK UIMessage[]), openai-chat (Chat Completions messages), openai-responses (Responses input items) or claude-code (a Claude Code session JSONL)')
+    .argument('<FILE>', 'the JSON (or, for claude-code, JSONL) file to import')
     .option('-o, --output <OUT>', 'the new log (a JSONL file)')
     .option('--id <ID>', 'the session id (default: imported-<file name>)')
     .option('--force', 'overwrite OUT if it exists')

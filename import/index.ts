@@ -9,6 +9,7 @@ import { buildLog, type ImportedLog } from './build.js'
 import type { ImportedConversation, ImportFormat } from './model.js'
 import { parseOpenAiChat } from './openai-chat.js'
 import { parseOpenAiResponses } from './openai-responses.js'
+import { parseClaudeCode } from './claude-code.js'
 
 export { buildLog, NO_RESULT_TEXT, type ImportedLog, type BuildOptions } from './build.js'
 export type { ImportFormat, ImportedConversation, ImportedItem, ImportedResult } from './model.js'
@@ -17,6 +18,7 @@ const PARSERS: Partial<Record<ImportFormat, (text: string, file?: string) => Imp
   'ai-sdk-ui': parseAiSdkUi,
   'openai-chat': parseOpenAiChat,
   'openai-responses': parseOpenAiResponses,
+  'claude-code': parseClaudeCode,
 }
 
 /** The formats `importLog` reads. */

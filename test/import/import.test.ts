@@ -195,6 +195,48 @@ describe('turnlog import openai-responses', () => {
   })
 })
 
+describe('turnlog import claude-code', () => {
+  // written here from the session line shapes (user / assistant lines, message.content blocks);
+  // no public session file with a known source was vendored
+  const line = (o: unknown): string => JSON.stringify(o)
+  const base = { sessionId: 's-1', isSidechain: false, cwd: '/p', version: '1.0.3' }
+  const session = [
+    line({ type: 'summary', summary: 'Config file', leafUuid: 'x' }),
+    line({ ...base, type: 'user', uuid: 'u1', parentUuid: null, timestamp: '2025-05-26T07:27:40.079Z', message: { role: 'user', content: 'Add a config file' } }),
+    line({ ...base, type: 'assistant', uuid: 'a1', timestamp: '2025-05-26T07:27:41.000Z', message: { id: 'msg_1', role: 'assistant', content: [{ type: 'thinking', thinking: 'Look first.' }] } }),
+    line({ ...base, type: 'assistant', uuid: 'a2', timestamp: '2025-05-26T07:27:42.000Z', message: { id: 'msg_1', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'LS', input: { path: '/p' } }] } }),
+    line({ ...base, type: 'user', uuid: 'u2', timestamp: '2025-05-26T07:27:43.000Z', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'README.md' }] } }),
+    line({ ...base, type: 'assistant', uuid: 'a3', isSidechain: true, message: { id: 'msg_side', role: 'assistant', content: [{ type: 'text', text: 'sub-agent' }] } }),
+    line({ ...base, type: 'assistant', uuid: 'a4', timestamp: '2025-05-26T07:27:44.000Z', message: { id: 'msg_2', role: 'assistant', content: [{ type: 'text', text: 'Created config.json.' }] } }),
+  ].join('\n') + '\n'
+
+  it('L1-L9: user text, thinking, tool_use and tool_result lines become one turn of two steps; sidechain and summary lines are not the conversation', async () => {
+    const log = importLog('claude-code', session, { file: 's.jsonl' })
+    expect(logTranscript(log)).toEqual({
+      said: [['user', 'Add a config file'], ['reasoning', 'Look first.'], ['call', 'toolu_1', 'LS', { path: '/p' }], ['text', 'Created config.json.']],
+      results: [['result', 'toolu_1', 'README.md', false]],
+    })
+    expect(log.header).toMatchObject({ id: 's-1', createdAt: Date.parse('2025-05-26T07:27:40.079Z'), imported: { from: 'claude-code', times: 'order' } })
+    const { dir, cleanup } = tempDir()
+    try {
+      const { writeFileSync } = await import('node:fs')
+      writeFileSync(join(dir, 's.jsonl'), session)
+      expect((await cli(['import', 'claude-code', join(dir, 's.jsonl'), '-o', join(dir, 'o.jsonl')])).code).toBe(0)
+      expect((await cli(['verify', join(dir, 'o.jsonl')])).code).toBe(0)
+      expect((await cli(['report', join(dir, 'o.jsonl'), '-o', join(dir, 'r.html')])).code).toBe(0)
+      expect((await cli(['export', join(dir, 'o.jsonl'), '--format', 'chrome-trace'])).code).toBe(0)
+    } finally {
+      cleanup()
+    }
+  })
+
+  it('a line that is not JSON is IMPORT_NOT_JSON naming its line; a message without content is IMPORT_BAD_SHAPE naming the field', () => {
+    expect(catchErr(() => importLog('claude-code', session + '{torn', { file: 's.jsonl' }))).toMatchObject({ code: 'IMPORT_NOT_JSON', file: 's.jsonl', line: 8 })
+    const bad = line({ type: 'user', message: { role: 'user', content: 7 } })
+    expect(catchErr(() => importLog('claude-code', bad, { file: 's.jsonl' }))).toMatchObject({ code: 'IMPORT_BAD_SHAPE', line: 1, field: 'message.content' })
+  })
+})
+
 describe('bad input gets a coded error naming file, line and field', () => {
   it('not JSON: IMPORT_NOT_JSON with the file and the line', () => {
     const err = catchErr(() => importLog('openai-chat', '[\n{"role":"user","content":"hi"},\n{oops}\n]', { file: 'x.json' }))
