@@ -1,7 +1,8 @@
 /**
  * A parsed conversation to a log that passes `verify` (docs/spec/invariants.md): each run of user
- * messages opens a turn; each assistant step is `step/start`, one `finish` chunk (the stream
- * grammar needs it, invariants L7 and L9; no deltas are made up), the `assistant/message`, then a
+ * messages is spliced into the inbox and claimed by the turn it opens (L11); each assistant step
+ * is `step/start`, one whole-`block` chunk per block and a `finish` chunk (L7, L9; no deltas are
+ * made up), the `assistant/message`, then a
  * `tool/call` + `tool/result` per call in the model's order (L5, L6), then `step/end`. Times are
  * the source's start plus the seq (the header says `times: "order"`), and no usage is logged.
  */
@@ -83,13 +84,16 @@ export function buildLog(conv: ImportedConversation, opts: BuildOptions): Import
     }
     if (item.kind === 'user') {
       if (turnOpen && answered) closeTurn()
+      const message = { id: item.id ?? `imported-${++msgN}`, role: 'user', content: item.content, source: { kind: 'user' } }
       if (!turnOpen) {
+        // as an agent logs a followup (L11): inserted into the inbox, claimed by the turn it opens
+        push('agent/inbox/spliced', { target: 'next-turn', start: 0, inserted: [message] })
         openTurn()
         answered = false
+        push('agent/inbox/spliced', { target: 'next-turn', start: 0, removedCount: 1, inserted: [] })
       }
       if (!stepOpen) openStep()
-      const id = item.id ?? `imported-${++msgN}`
-      push('user/message', { message: { id, role: 'user', content: item.content, source: { kind: 'user' } } }, { surfaceOp: 'append' })
+      push('user/message', { message }, { surfaceOp: 'append' })
       continue
     }
     // an assistant step
@@ -101,9 +105,11 @@ export function buildLog(conv: ImportedConversation, opts: BuildOptions): Import
     answered = true
     const calls = item.content.filter(isRunnableCall)
     const finish = calls.length ? 'tool-calls' : 'stop'
-    const chunkSeq = push('assistant/chunk', { turn, step, chunk: { type: 'finish', reason: finish } })
+    // each block as one whole-block chunk (no deltas are made up), then the finish
+    const chunkSeqs = item.content.map((block, index) => push('assistant/chunk', { turn, step, chunk: { type: 'block', index, block } }))
+    chunkSeqs.push(push('assistant/chunk', { turn, step, chunk: { type: 'finish', reason: finish } }))
     push('assistant/message', { turn, step, message: { role: 'assistant', content: item.content }, finish }, {
-      surfaceOp: 'append', sourceEventSeqs: [chunkSeq],
+      surfaceOp: 'append', sourceEventSeqs: chunkSeqs,
     })
     for (const call of calls) {
       const callSeq = push('tool/call', { turn, step, callId: call.id, name: call.name, arguments: call.arguments })
@@ -130,7 +136,7 @@ export function buildLog(conv: ImportedConversation, opts: BuildOptions): Import
       from: opts.format,
       ...(opts.file !== undefined ? { file: opts.file } : {}),
       times: 'order',
-      chunks: 'finish-only',
+      chunks: 'whole-blocks',
       usage: 'absent',
     },
   }

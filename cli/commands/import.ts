@@ -42,7 +42,7 @@ export async function importCommand(format: string, fileArg: string, opts: Impor
   const turns = log.events.filter((e) => e.type === 'turn/start').length
   writeHuman(io, [
     `${c.green('imported')} ${inline(fileArg)} (${format}) → ${inline(opts.output)} (session ${inline(log.header.id)})`,
-    `  ${log.events.length} events, ${turns} turn${turns === 1 ? '' : 's'}; times from order, no usage, finish-only chunks (header "imported")`,
+    `  ${log.events.length} events, ${turns} turn${turns === 1 ? '' : 's'}; times from order, no usage, whole-block chunks (header "imported")`,
   ])
   return EXIT_OK
 }

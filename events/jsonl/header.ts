@@ -19,14 +19,14 @@ export const LogHeader = z.strictObject({
   /**
    * An imported log (docs/spec/events.md "JSONL", `turnlog import`): the format it came from and
    * what that source could not say. `times: "order"`: event times are derived from the order of
-   * the source, not measured; `chunks: "finish-only"`: each step has one `finish` chunk and no
-   * streamed deltas; `usage: "absent"`: no token counts are logged (none are made up).
+   * the source, not measured; `chunks: "whole-blocks"`: each block streamed as one whole-`block`
+   * chunk, then `finish`, with no deltas; `usage: "absent"`: no token counts are logged (none are made up).
    */
   imported: z.strictObject({
     from: z.enum(['ai-sdk-ui', 'openai-chat', 'openai-responses', 'claude-code']),
     file: z.string().optional(),
     times: z.enum(['order', 'source']),
-    chunks: z.literal('finish-only'),
+    chunks: z.literal('whole-blocks'),
     usage: z.enum(['absent', 'source']),
   }).optional(),
 })

@@ -40,7 +40,7 @@ function logTranscript(log: ImportedLog): { said: Entry[]; results: Entry[] } {
   return { said, results }
 }
 
-/** Imports a sample through the CLI, then verify, replay, report and export run on it. */
+/** Imports a sample through the CLI, then verify, replay, report, export and eval run on it. */
 async function importAndUse(format: string, file: string): Promise<ImportedLog> {
   const { dir, cleanup } = tempDir()
   try {
@@ -61,6 +61,10 @@ async function importAndUse(format: string, file: string): Promise<ImportedLog> 
       expect(x.code).toBe(0)
       expect(() => JSON.parse(x.stdout)).not.toThrow()
     }
+    // the imported log is a golden: the recorded model re-streams its whole-block chunks
+    const ev = await cli(['eval', dir, '--model', 'recorded'])
+    expect(ev.stdout).toContain('1/1 goldens passed')
+    expect(ev.code).toBe(0)
     const log = await readLog(out)
     return { header: log.header, events: [...log.events] } as ImportedLog
   } finally {
@@ -69,7 +73,7 @@ async function importAndUse(format: string, file: string): Promise<ImportedLog> 
 }
 
 describe('turnlog import ai-sdk-ui', () => {
-  it('L1-L9: the vercel/ai UIMessage sample becomes a log whose transcript is the source conversation; verify, replay, report and export run', async () => {
+  it('L1-L9: the vercel/ai UIMessage sample becomes a log whose transcript is the source conversation; verify, replay, report, export and eval run', async () => {
     const log = await importAndUse('ai-sdk-ui', 'ai-sdk-ui.json')
     // the expected conversation, read from the source's parts
     const src = JSON.parse(read('ai-sdk-ui.json')) as Array<{ role: string; parts: Array<Record<string, unknown>> }>
@@ -94,9 +98,9 @@ describe('turnlog import ai-sdk-ui', () => {
 
   it('the header says where the log came from and what the source could not say; no usage or deltas are made up', () => {
     const log = importLog('ai-sdk-ui', read('ai-sdk-ui.json'), { file: 'ai-sdk-ui.json' })
-    expect(log.header.imported).toEqual({ from: 'ai-sdk-ui', file: 'ai-sdk-ui.json', times: 'order', chunks: 'finish-only', usage: 'absent' })
+    expect(log.header.imported).toEqual({ from: 'ai-sdk-ui', file: 'ai-sdk-ui.json', times: 'order', chunks: 'whole-blocks', usage: 'absent' })
     const chunks = log.events.filter((e) => e.type === 'assistant/chunk').map((e) => (e.data as { chunk: { type: string } }).chunk.type)
-    expect(new Set(chunks)).toEqual(new Set(['finish']))
+    expect(new Set(chunks)).toEqual(new Set(['block', 'finish']))
     expect(log.events.some((e) => (e.data as { usage?: unknown }).usage !== undefined)).toBe(false)
     // times are the order: createdAt + seq
     expect(log.events.every((e) => e.time === log.header.createdAt + e.seq)).toBe(true)
