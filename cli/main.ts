@@ -19,6 +19,7 @@ import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { schedulesCommand, type SchedulesCommandOptions } from './commands/schedules.js'
 import { schemaCommand } from './commands/schema.js'
+import { importCommand, type ImportCommandOptions } from './commands/import.js'
 import { inspectCommand } from './commands/inspect.js'
 import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
@@ -181,6 +182,16 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .description('print the log format as JSON Schema (draft 2020-12): event.schema.json; -o DIR writes every file (header, envelope, event, one per event type)')
     .option('-o, --output <DIR>', 'write every schema file into DIR (as docs/spec/schema/)')
     .action(async (opts: { output?: string }) => done(await schemaCommand(opts, io)))
+
+  // conversations recorded elsewhere as logs (the header's imported member): cli/commands/import.ts
+  p.command('import')
+    .description('import a conversation (FORMAT: ai-sdk-ui, openai-chat, openai-responses, claude-code) from FILE as a new log OUT that passes verify')
+    .argument('<FORMAT>', 'ai-sdk-ui (AI SDK UIMessage[]), openai-chat (Chat Completions messages), openai-responses (Responses input items) or claude-code (a Claude Code session JSONL)')
+    .argument('<FILE>', 'the JSON (or, for claude-code, JSONL) file to import')
+    .option('-o, --output <OUT>', 'the new log (a JSONL file)')
+    .option('--id <ID>', 'the session id (default: imported-<file name>)')
+    .option('--force', 'overwrite OUT if it exists')
+    .action(async (format: string, file: string, opts: ImportCommandOptions) => done(await importCommand(format, file, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

@@ -67,6 +67,10 @@ export const ERROR_CODES = [
   'INVALID_ARGS',
   /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (docs/spec/lifecycle.md §10) */
   'BUDGET_PRICE',
+  /** `turnlog import`: the input is not JSON / JSONL (names file and line) */
+  'IMPORT_NOT_JSON',
+  /** `turnlog import`: the input parses but is not the format's shape (names file, line and field) */
+  'IMPORT_BAD_SHAPE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]
