@@ -11,9 +11,10 @@
  * and read-only views (live-state.ts), approvals (approvals.ts). This file keeps the private
  * lifecycle flags (disposing, disposed, halted) that every public method checks.
  *
- * Over ~400 lines (422), knowingly for now: what is left here reads and writes those private flags
- * and the status cell together (dispose, parking, cancel); moving disposal or parking out first
- * needs the flags in a small class of their own that both sides share.
+ * Over ~400 lines (445), knowingly for now: what is left here reads and writes those private flags
+ * and the status cell together (dispose, parking, cancel), and so do the parts' views (one small
+ * object per part whose methods reach those flags, instead of closures per agent: B6); moving
+ * disposal or parking out first needs the flags in a small class of their own that both sides share.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import { TurnlogError, type CancelCause, type EventDraft, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
