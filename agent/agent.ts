@@ -11,22 +11,23 @@
  * and read-only views (live-state.ts), approvals (approvals.ts). This file keeps the private
  * lifecycle flags (disposing, disposed, halted) that every public method checks.
  *
- * Over ~400 lines (422), knowingly for now: what is left here reads and writes those private flags
- * and the status cell together (dispose, parking, cancel); moving disposal or parking out first
- * needs the flags in a small class of their own that both sides share.
+ * Over ~400 lines (445), knowingly for now: what is left here reads and writes those private flags
+ * and the status cell together (dispose, parking, cancel), and so do the parts' views (one small
+ * object per part whose methods reach those flags, instead of closures per agent: B6); moving
+ * disposal or parking out first needs the flags in a small class of their own that both sides share.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
-import { TurnlogError, type CancelCause, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
+import { TurnlogError, type CancelCause, type EventDraft, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import { ownUsage, rollUpUsage, type UsageRollUp } from '../reducers/usage-tree.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
 import type { BudgetMeter, BudgetStatus } from './budget.js'
 import { AgentCore } from './core.js'
-import { InboxDriver } from './inbox-driver.js'
+import { InboxDriver, type InboxHost } from './inbox-driver.js'
 import { installHooks } from './install.js'
 import { agentSnapshot, foldTranscript } from './live-state.js'
-import { Maintenance } from './maintenance.js'
+import { Maintenance, type MaintenanceControl } from './maintenance.js'
 import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
@@ -34,14 +35,14 @@ import { resumesChildren, restoredStep, runningChildren, standsParked } from './
 import { isSubagent } from './subagent-mark.js'
 import { LiveChildren } from './children.js'
 import { budgetMeter, installFold, wakeups } from './setup.js'
-import { StatusCell } from './status.js'
-import { TurnLoop } from './turn-driver.js'
+import { StatusCell, type StatusHost } from './status.js'
+import { TurnLoop, type LoopControl } from './turn-driver.js'
 import { Waking } from './waking.js'
-import type { Wakeups } from './wakeups.js'
+import type { WakeupHost, Wakeups } from './wakeups.js'
 import type { ScheduleInfo, ScheduleSpec } from './wakeup-types.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, ApprovalDecisionInput, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  OpenApproval,
+  OpenApproval, Timers,
 } from './types.js'
 
 export { DEFAULT_CANCEL_GRACE_MS } from './options.js'
@@ -61,7 +62,6 @@ export class TurnlogAgent extends AgentCore implements Agent {
   readonly wakeups: Wakeups
   /** @internal the inbox machine, its logged splices and the public handle (agent/inbox-driver.ts). */
   readonly inboxDriver: InboxDriver
-  readonly inbox: InboxHandle
   /** The status and its waiters (agent/status.ts). */
   readonly #status: StatusCell
   /** Runs the turn machine (agent/turn-driver.ts). */
@@ -84,25 +84,10 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   constructor(options: AgentOptions) {
     super(options)
-    this.#status = new StatusCell({
-      quiet: () => this.#isQuiet(),
-      disposed: () => this.#disposed,
-      notify: (status) => this.emit('agent/status', { status }),
-      // 'parked' settles only while a person owes something (lifecycle §9): a step restored parked
-      // whose decisions are already in the log goes on in a moment, and so does its parent
-      holding: () => this.claimed.deliverable() || (this.#status.value === 'parked' && !this.#owed()),
-    })
+    this.#status = new StatusCell(new TurnlogAgent.#StatusView(this))
     this.#waking = new Waking(this, () => this.#turns)
     this.budget = budgetMeter(options, (err, where) => this.reportError(err, where), (n, p) => this.emit(n, p))
-    this.wakeups = wakeups(options, {
-      sessionId: this.sessionId, timers: this.timers, newId: this.newId,
-      now: options.clock ?? Date.now,
-      busy: () => this.lifecycle.openTurn !== null,
-      canFire: () => !this.#disposing && !this.#disposed && this.#halted === null && !this.#waking.armed,
-      append: (draft) => this.append(draft),
-      send: (m, target, wake) => this.send(m, target, wake),
-      reportError: (error, where) => this.reportError(error, where),
-    }, this.session.length > 0)
+    this.wakeups = wakeups(options, new TurnlogAgent.#WakeupView(this), this.session.length > 0)
     const pending = installFold(this)
     const kids = this.lifecycle.openTurn !== null && resumesChildren(options)
       ? runningChildren(this.session.events, this.lifecycle, (name) => (options.tools ?? []).some((t) => isSubagent(t) && t.name === name))
@@ -118,27 +103,9 @@ export class TurnlogAgent extends AgentCore implements Agent {
       })
     }
     this.turnActor = runMachine(turnMachine, { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.maxStepsPerTurn }, options.inspect)
-    this.inboxDriver = new InboxDriver({
-      sessionId: this.sessionId,
-      newId: this.newId,
-      append: (draft) => this.append(draft),
-      emit: (name, payload) => this.emit(name, payload),
-      assertUsable: () => this.#assertUsable(),
-    }, pending, options.inspect)
-    this.inbox = this.inboxDriver.handle
-    this.#turns = new TurnLoop(this, {
-      setStatus: (s) => this.#status.set(s),
-      settleIdle: () => this.#status.settle(),
-      opening: () => this.#persistence?.opening,
-      winding: () => this.#disposing || this.#halted !== null,
-    })
-    this.#maintenance = new Maintenance(this, {
-      assertUsable: () => this.#assertUsable(),
-      idle: () => this.#status.value === 'idle',
-      winding: () => this.#disposing || this.#disposed || this.#halted !== null,
-      wake: () => this.#waking.now(),
-      settle: () => this.#status.settle(),
-    })
+    this.inboxDriver = new InboxDriver(new TurnlogAgent.#InboxView(this), pending, options.inspect)
+    this.#turns = new TurnLoop(this, new TurnlogAgent.#LoopView(this))
+    this.#maintenance = new Maintenance(this, new TurnlogAgent.#MaintenanceView(this))
     // after every check that can throw, so a refused agent never takes the store's lock
     if (options.store || options.storeWriter) {
       this.#persistence = new Persistence(this, { store: options.store, writer: options.storeWriter })
@@ -147,7 +114,64 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#unsubscribePlugins = installHooks(this, options, this.retry)
   }
 
+  // ---- What the parts see of the agent: one small object each, whose methods reach the private
+  // state, instead of an object of closures per part (an idle agent's memory, benchmark B6)
+
+  static readonly #StatusView = class implements StatusHost {
+    constructor(readonly a: TurnlogAgent) {}
+    quiet(): boolean { return this.a.#isQuiet() }
+    disposed(): boolean { return this.a.#disposed }
+    notify(status: AgentStatus): void { this.a.emit('agent/status', { status }) }
+    // 'parked' settles only while a person owes something (docs/spec/lifecycle.md §9): a step
+    // restored parked whose decisions are already in the log goes on in a moment, and so does its parent
+    holding(): boolean { return this.a.claimed.deliverable() || (this.a.#status.value === 'parked' && !this.a.#owed()) }
+  }
+
+  static readonly #WakeupView = class implements WakeupHost {
+    constructor(readonly a: TurnlogAgent) {}
+    get sessionId(): string { return this.a.sessionId }
+    get timers(): Timers { return this.a.timers }
+    get newId(): () => string { return this.a.newId }
+    now(): number { return this.a.now() }
+    busy(): boolean { return this.a.lifecycle.openTurn !== null }
+    canFire(): boolean { const a = this.a; return !a.#disposing && !a.#disposed && a.#halted === null && !a.#waking.armed }
+    append(draft: EventDraft): LogEvent { return this.a.append(draft) }
+    send(m: UserMessage, target: 'next-turn' | 'next-step', wake: boolean): string { return this.a.send(m, target, wake) }
+    reportError(error: unknown, where: string): void { this.a.reportError(error, where) }
+  }
+
+  static readonly #InboxView = class implements InboxHost {
+    constructor(readonly a: TurnlogAgent) {}
+    get sessionId(): string { return this.a.sessionId }
+    get newId(): () => string { return this.a.newId }
+    append(draft: EventDraft): LogEvent { return this.a.append(draft) }
+    emit(name: HookName, payload: unknown): void { this.a.emit(name, payload) }
+    assertUsable(): void { this.a.#assertUsable() }
+  }
+
+  static readonly #LoopView = class implements LoopControl {
+    constructor(readonly a: TurnlogAgent) {}
+    setStatus(s: AgentStatus): void { this.a.#status.set(s) }
+    settleIdle(): void { this.a.#status.settle() }
+    opening(): Promise<void> | null | undefined { return this.a.#persistence?.opening }
+    winding(): boolean { return this.a.#disposing || this.a.#halted !== null }
+  }
+
+  static readonly #MaintenanceView = class implements MaintenanceControl {
+    constructor(readonly a: TurnlogAgent) {}
+    assertUsable(): void { this.a.#assertUsable() }
+    idle(): boolean { return this.a.#status.value === 'idle' }
+    winding(): boolean { const a = this.a; return a.#disposing || a.#disposed || a.#halted !== null }
+    wake(): void { this.a.#waking.now() }
+    settle(): void { this.a.#status.settle() }
+  }
+
   // ---- Public handle
+
+  /** The inbox's public handle (built on first use: agent/inbox-driver.ts). */
+  get inbox(): InboxHandle {
+    return this.inboxDriver.handle
+  }
 
   get status(): AgentStatus {
     return this.#status.value

@@ -11,10 +11,18 @@ import type { UsageRollUp } from '../reducers/usage-tree.js'
 import type { LiveChild } from '../tools/types.js'
 import type { OpenApproval } from './types.js'
 
+const NONE: readonly never[] = []
+
 export class LiveChildren {
-  readonly #children = new Map<string, { child: LiveChild; off: () => void }>()
-  /** The roll-ups of the children this agent ran (read live, and kept when each call ended). */
-  readonly #usage = new Map<string, UsageRollUp>()
+  /** Created by the first `attach`: an agent that runs no child holds no map (benchmark B6). */
+  #children: Map<string, { child: LiveChild; off: () => void }> | null = null
+  /** The roll-ups of the children this agent ran (read live, and kept when each call ended); created with the first. */
+  #usage: Map<string, UsageRollUp> | null = null
+
+  /** The running children, or none. */
+  #running(): Iterable<{ child: LiveChild; off: () => void }> {
+    return this.#children === null ? NONE : this.#children.values()
+  }
 
   /** `changed` runs whenever a registered child's parked state may have changed. */
   constructor(private readonly changed: () => void) {}
@@ -23,7 +31,7 @@ export class LiveChildren {
   attach(child: LiveChild): () => void {
     const id = child.sessionId
     const off = child.on('agent/status', () => this.changed())
-    this.#children.set(id, { child, off })
+    ;(this.#children ??= new Map()).set(id, { child, off })
     this.changed()
     let done = false
     return () => {
@@ -31,20 +39,21 @@ export class LiveChildren {
       done = true
       off()
       this.#keepUsage(child)
-      if (this.#children.get(id)?.child === child) this.#children.delete(id)
+      if (this.#children?.get(id)?.child === child) this.#children.delete(id)
       this.changed()
     }
   }
 
   /** Per child session id, its usage roll-up (running children read now). */
   usage(): Record<string, UsageRollUp> {
-    for (const { child } of this.#children.values()) this.#keepUsage(child)
-    return Object.fromEntries(this.#usage)
+    for (const { child } of this.#running()) this.#keepUsage(child)
+    return this.#usage === null ? {} : Object.fromEntries(this.#usage)
   }
 
   #keepUsage(child: LiveChild): void {
     try {
-      this.#usage.set(child.sessionId, child.usage() as UsageRollUp)
+      const rollUp = child.usage() as UsageRollUp
+      ;(this.#usage ??= new Map()).set(child.sessionId, rollUp)
     } catch {
       // a disposed or broken child handle: its last roll-up stays
     }
@@ -52,19 +61,19 @@ export class LiveChildren {
 
   /** True when a registered child is parked (its step waits for people). */
   get anyParked(): boolean {
-    for (const { child } of this.#children.values()) if (child.status === 'parked') return true
+    for (const { child } of this.#running()) if (child.status === 'parked') return true
     return false
   }
 
   /** True when a running child owes a person a decision now (parked and settled, lifecycle §9, §10). */
   owesPerson(): boolean {
-    for (const { child } of this.#children.values()) if (child.owesPerson?.() ?? child.status === 'parked') return true
+    for (const { child } of this.#running()) if (child.owesPerson?.() ?? child.status === 'parked') return true
     return false
   }
 
   /** True when there are running children and every one is parked: the family owes only decisions. */
   get allParked(): boolean {
-    if (this.#children.size === 0) return false
+    if (this.#children === null || this.#children.size === 0) return false
     for (const { child } of this.#children.values()) if (child.status !== 'parked') return false
     return true
   }
@@ -76,7 +85,7 @@ export class LiveChildren {
    * child's failure.
    */
   async flush(): Promise<void> {
-    await Promise.all([...this.#children.values()].map(({ child }) => child.flush?.()))
+    await Promise.all([...this.#running()].map(({ child }) => child.flush?.()))
   }
 
   /**
@@ -84,7 +93,7 @@ export class LiveChildren {
    * `dispose()`. Every child is disposed even when one rejects; the first rejection is rethrown.
    */
   async disposeAll(): Promise<void> {
-    const done = await Promise.allSettled([...this.#children.values()].map(({ child }) => child.dispose?.()))
+    const done = await Promise.allSettled([...this.#running()].map(({ child }) => child.dispose?.()))
     const failed = done.find((r): r is PromiseRejectedResult => r.status === 'rejected')
     if (failed !== undefined) throw failed.reason
   }
@@ -92,7 +101,7 @@ export class LiveChildren {
   /** The open approvals of every running child (a child lists its own children's too). */
   approvals(): OpenApproval[] {
     const out: OpenApproval[] = []
-    for (const { child } of this.#children.values()) out.push(...(child.approvals() as readonly OpenApproval[]))
+    for (const { child } of this.#running()) out.push(...(child.approvals() as readonly OpenApproval[]))
     return out
   }
 
@@ -103,7 +112,7 @@ export class LiveChildren {
    */
   supersede(): number {
     let n = 0
-    for (const { child } of this.#children.values()) {
+    for (const { child } of this.#running()) {
       try {
         n += child.supersedeApprovals?.() ?? 0
       } catch {
@@ -115,7 +124,7 @@ export class LiveChildren {
 
   /** The running child that lists `approvalId` as open, if any. */
   owner(approvalId: string): LiveChild | undefined {
-    for (const { child } of this.#children.values()) if (child.approvals().some((a) => a.approvalId === approvalId)) return child
+    for (const { child } of this.#running()) if (child.approvals().some((a) => a.approvalId === approvalId)) return child
     return undefined
   }
 }

@@ -16,6 +16,7 @@ import type { AnyTool, ApprovalRun } from '../tools/types.js'
 import { ClaimedDecisions } from './claimed-decisions.js'
 import type { GracePeriod } from './grace.js'
 import { HookRegistry } from './hooks.js'
+import { randomId } from './ids.js'
 import { assertModel, checkLimits } from './options.js'
 import { AGENT_OPTION_FIELDS, checkOptionFields } from './options-schema.js'
 import type { RestoredStep } from './restore.js'
@@ -82,7 +83,7 @@ export abstract class AgentCore {
     checkOptionFields(options, AGENT_OPTION_FIELDS, 'createAgent')
     this.options = options
     this.timers = { ...realTimers, ...options.timers }
-    this.newId = options.ids ?? (() => globalThis.crypto.randomUUID())
+    this.newId = options.ids ?? randomId
     const limits = checkLimits(options)
     this.maxStepsPerTurn = limits.maxStepsPerTurn
     this.maxParallelToolCalls = limits.maxParallelToolCalls
@@ -95,7 +96,7 @@ export abstract class AgentCore {
     this.toolSpecs = [...tools.values()].map(toolSpec)
     this.baseConfig = { model: options.model.info?.name ?? 'model', ...options.config } as RequestConfig
     this.retry = options.retry === false ? null : resolveRetry(options.retry)
-    this.sessionId = options.sessionId ?? globalThis.crypto.randomUUID()
+    this.sessionId = options.sessionId ?? randomId()
     this.session = new Session({
       id: this.sessionId,
       clock: options.clock,

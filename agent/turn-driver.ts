@@ -254,7 +254,9 @@ export async function propose(agent: TurnHost): Promise<void> {
       resume: first && c.resumeOf !== null,
       signal: agent.abort!.signal, agent,
     }, (p) => ({ kind: 'enter' as const, messages: p.messages })), 'agent/pre-step')
-    decision = checkDecision(decision)
+    // without a listener the decision is the default, the claimed messages as the inbox checked
+    // them: parsing them again is per-step work for a hook nobody added (B5)
+    if (agent.hooks.count('agent/pre-step') > 0) decision = checkDecision(decision)
   } catch (err) {
     // Abandoned after the cancel's grace period: the machine already closes the turn (aborted).
     if (isAbandoned(err)) return

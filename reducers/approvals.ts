@@ -40,13 +40,21 @@ export interface ApprovalsState {
   calls: Record<string, { name: string; arguments: string }>
 }
 
+/**
+ * The step's call table, keyed by call ids that are new every step: a dictionary from the start, so
+ * each new id is not a new hidden class (a per-step cost for sessions that ask no approval, B5).
+ */
+function callTable(): Record<string, { name: string; arguments: string }> {
+  return Object.create(null) as Record<string, { name: string; arguments: string }>
+}
+
 export const approvalsReducer: Reducer<ApprovalsState> = {
   name: 'approvals',
-  initial: () => ({ byId: {}, open: [], parked: null, waiting: null, calls: {} }),
+  initial: () => ({ byId: {}, open: [], parked: null, waiting: null, calls: callTable() }),
   apply(draft, event: LogEvent) {
     switch (event.type) {
       case 'step/start':
-        draft.calls = {}
+        draft.calls = callTable()
         break
       case 'assistant/message': {
         const d = (event as EventOf<'assistant/message'>).data

@@ -82,6 +82,9 @@ export class ApprovalGate implements ApprovalRun {
     const env = this.#calls.env
     for (const rec of this.#host.recs) {
       if (env.signal.aborted) return
+      // a tool that never asks costs no parse here (the call stage parses its arguments once, B5)
+      const named = isProviderApproval(rec.call) ? undefined : env.tools.get(rec.call.name)
+      if (named !== undefined && (named.needsApproval === undefined || named.needsApproval === false)) continue
       const prepared = prepareCall(rec.call, env.tools)
       if (prepared.problem !== undefined || prepared.tool === undefined) continue // fails anyway, asks nobody
       const tool = prepared.tool
