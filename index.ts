@@ -26,11 +26,11 @@ export type {
 export type { HookMap, HookName, AgentPlugin, PluginHost } from './agent/types.js'
 export type { Next } from './agent/hooks.js'
 
-// ── Approvals (lifecycle §9) ────────────────────────────────────────────────────────────────
+// ── Approvals (docs/spec/lifecycle.md §9) ────────────────────────────────────────────────────────────────
 export type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './agent/approval-types.js'
 export { decideInStore, type StoreDecisionInput, type StoreDecided, type StoreDecideOptions } from './stores/decide.js'
 
-// ── Sub-agents, budgets, wakeups (lifecycle §10) ────────────────────────────────────────────
+// ── Sub-agents, budgets, wakeups (docs/spec/lifecycle.md §10) ────────────────────────────────────────────
 export { defineSubagent, type SubagentConfig, type SubagentOptions } from './agent/subagent.js'
 export type { BudgetOptions, BudgetStatus, BudgetWarning } from './agent/budget.js'
 export type { ScheduleSpec, ScheduleInfo, WakeupOptions, ScheduleToolOptions } from './agent/wakeup-types.js'

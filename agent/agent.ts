@@ -369,7 +369,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   /**
    * Resolves when every event committed so far is durable in `options.store` (at once without a
-   * store), its running children's included (lifecycle §10: a process that exits after a parent's
+   * store), its running children's included (docs/spec/lifecycle.md §10: a process that exits after a parent's
    * flush leaves each child's log as complete as the parent's).
    */
   async flush(): Promise<void> {
@@ -400,7 +400,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   /**
-   * Parked because every running child is (lifecycle §10): each child is disposed parked (its log
+   * Parked because every running child is (docs/spec/lifecycle.md §10): each child is disposed parked (its log
    * keeps its `step/parked` and open approvals), then this agent as a parked one: its subagent
    * calls stay running in its log, and a resumed parent re-attaches the children. Nothing is
    * cancelled, decided or closed. A child's failed dispose is rethrown after this agent's.

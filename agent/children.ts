@@ -65,7 +65,7 @@ export class LiveChildren {
     return false
   }
 
-  /** True when a running child owes a person a decision now (parked and settled, lifecycle §9, §10). */
+  /** True when a running child owes a person a decision now (parked and settled, docs/spec/lifecycle.md §9, §10). */
   owesPerson(): boolean {
     for (const { child } of this.#running()) if (child.owesPerson?.() ?? child.status === 'parked') return true
     return false
@@ -79,7 +79,7 @@ export class LiveChildren {
   }
 
   /**
-   * Makes every running child's committed events durable (a parent's `flush()`, lifecycle §10): a
+   * Makes every running child's committed events durable (a parent's `flush()`, docs/spec/lifecycle.md §10): a
    * process that exits after its parent's flush leaves the children's logs complete, so a parked
    * child's open approval is in its log under the id a person was shown. Rejects with the first
    * child's failure.
@@ -89,7 +89,7 @@ export class LiveChildren {
   }
 
   /**
-   * Disposes every running child (each parked: it stays parked, lifecycle §9): the parked family's
+   * Disposes every running child (each parked: it stays parked, docs/spec/lifecycle.md §9): the parked family's
    * `dispose()`. Every child is disposed even when one rejects; the first rejection is rethrown.
    */
   async disposeAll(): Promise<void> {

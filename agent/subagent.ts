@@ -93,7 +93,7 @@ async function runChild<P extends ToolSchema>(config: SubagentConfig<P>, args: T
     else if (send) child.followup(prompt)
     else child.wake()
     await child.whenIdle()
-    // still parked once idle: the family was disposed parked (lifecycle §9, §10). The call stays
+    // still parked once idle: the family was disposed parked (docs/spec/lifecycle.md §9, §10). The call stays
     // running in the parent's log (its resume re-attaches the child); nothing is logged for it here.
     if (child.status === 'parked') await new Promise<never>(() => {})
     await child.flush()

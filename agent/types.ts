@@ -320,7 +320,7 @@ export interface CancelOptions {
 export interface Agent extends WakeupHandle {
   /** The session's id (the log's name in the store; generated when `options.sessionId` is absent). */
   readonly sessionId: string
-  /** `idle`, `running`, or `parked` (only decisions of people are owed; lifecycle §9). */
+  /** `idle`, `running`, or `parked` (only decisions of people are owed; docs/spec/lifecycle.md §9). */
   readonly status: AgentStatus
   /** The two pending lists (next turn, next step) and their edits. */
   readonly inbox: InboxHandle
@@ -409,7 +409,7 @@ export interface Agent extends WakeupHandle {
    */
   flush(): Promise<void>
   /**
-   * Cancels the running turn (lifecycle §7): the model request is aborted, running tool bodies
+   * Cancels the running turn (docs/spec/lifecycle.md §7): the model request is aborted, running tool bodies
    * get the abort signal and the cancel grace period, open approvals are denied `by: canceled`,
    * and the turn ends `aborted` with `cause` (default `{ kind: 'user' }`). Both pending lists are
    * cleared unless `options.keepInbox`. Idle or disposed: does nothing. Returns at once; await
@@ -428,7 +428,7 @@ export interface Agent extends WakeupHandle {
    */
   dispose(): Promise<void>
   /**
-   * Runs `task` while idle with the turn loop held (lifecycle §3, `maintaining`: e.g. a
+   * Runs `task` while idle with the turn loop held (docs/spec/lifecycle.md §3, `maintaining`: e.g. a
    * compaction an app starts itself); prompts queued meanwhile start their turn after it.
    * Resolves with the task's result (rejects with its error). `AGENT_BUSY` unless idle.
    * `dispose` aborts `signal` and waits the cancel grace period for the task.

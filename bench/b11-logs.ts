@@ -1,6 +1,6 @@
 /**
- * B11's session logs (bench/b11-sqlite.ts): one parked on an open approval (lifecycle §9) and one
- * with a wakeup due (lifecycle §10), each made once by a real agent on the memory store.
+ * B11's session logs (bench/b11-sqlite.ts): one parked on an open approval (docs/spec/lifecycle.md §9) and one
+ * with a wakeup due (docs/spec/lifecycle.md §10), each made once by a real agent on the memory store.
  */
 import { z } from 'zod'
 import { createAgent } from '../agent/index.js'

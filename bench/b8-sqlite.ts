@@ -1,5 +1,5 @@
 /**
- * B8 on SQLite (quality.md B8 "and on one SQLite file"): sessions completed per second by 1, 2, 4
+ * B8 on SQLite (bench/README.md B8 "and on one SQLite file"): sessions completed per second by 1, 2, 4
  * and 8 worker processes on ONE SQLite file (bench/b8-sqlite-worker.ts), a scripted model with
  * 200 ms latency per request (`TURNLOG_B8_LATENCY_MS`), 4 steps per session, `TURNLOG_B8S_PER_SLOT`
  * (default 5) sessions per worker slot, 8 slots per process. The sessions are sent once every

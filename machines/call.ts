@@ -58,7 +58,7 @@ export type CallEvent =
   | { type: 'NOT_DISPATCHED' }
   /** The scheduler failed while this started call was unsettled. */
   | { type: 'LOST' }
-  /** A call denied before it started (lifecycle §9): its `tool/call` + `tool/result` pair with this error. */
+  /** A call denied before it started (docs/spec/lifecycle.md §9): its `tool/call` + `tool/result` pair with this error. */
   | { type: 'REFUSED'; error: ToolErrorInfo }
 
 export interface CallInput {

@@ -107,7 +107,7 @@ export async function readChildOutcomes(from: ChildLogSource, log: { header: Log
 
 /**
  * Throws unless the stored log at a running call's child id is that call's child (L19; the
- * re-attachment of a resumed parent, lifecycle §10): a log naming another parent, another call, or
+ * re-attachment of a resumed parent, docs/spec/lifecycle.md §10): a log naming another parent, another call, or
  * none (an unrelated session's log) is never resumed as the child, so its answer never becomes
  * the call's result. The call's result is then its `TOOL_ERROR` naming the mismatch.
  */

@@ -184,7 +184,7 @@ export function decisionEvent(
   if (r.decision !== null) {
     throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} was already decided (${r.decision.decision.kind} by ${r.decision.by.kind}, seq ${r.decision.seq})`, { ...where, seq: r.decision.seq })
   }
-  // lifecycle §9 "Expiry": once expiresAt has passed the approval is the clock's (denied by expired,
+  // docs/spec/lifecycle.md §9 "Expiry": once expiresAt has passed the approval is the clock's (denied by expired,
   // logged by whoever opens the session next); a person's late decision is refused, even when no
   // process ran the session to log the expiry
   if (by.kind === 'user' && r.expiresAt !== undefined && time >= r.expiresAt) {

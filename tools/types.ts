@@ -79,7 +79,7 @@ export interface LiveChild {
   owesPerson?(): boolean
   /** Makes every event it committed durable (`agent.flush()`): a parent's `flush()` covers its running children. */
   flush?(): Promise<void>
-  /** `agent.dispose()`: a parked family is disposed child first, each left parked (lifecycle §9, §10). */
+  /** `agent.dispose()`: a parked family is disposed child first, each left parked (docs/spec/lifecycle.md §9, §10). */
   dispose?(): Promise<void>
 }
 

@@ -49,7 +49,7 @@ export class PgBackend implements WorkerBackend {
              WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
                  OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
                AND NOT (id = ANY($4))
-               -- a child session (lifecycle §10) is served by its parent's call, never on its own
+               -- a child session (docs/spec/lifecycle.md §10) is served by its parent's call, never on its own
                AND header->'parent'->>'callId' IS NULL
              ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
        WHERE s.id = pick.id

@@ -261,7 +261,7 @@ class WorkerPool implements Workers, RunHost {
     if (this.stopping) return
     const run = this.runs.get(id)
     if (run) void run.pull()
-    else if (this.#pokeChild(id)) return // a decision for a child served here (lifecycle §10)
+    else if (this.#pokeChild(id)) return // a decision for a child served here (docs/spec/lifecycle.md §10)
     else {
       if (this.#claiming) this.#notedInput.add(id)
       this.claimSoon()

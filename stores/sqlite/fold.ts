@@ -1,8 +1,8 @@
 /**
  * What a SQLite writer derives from its log for the session row, in the transaction that appends
  * the batch (so the row never disagrees with a committed log): the decisions the batch logs (they
- * settle `turnlog_decisions` rows, lifecycle §9), the session's one next due time (the earlier of
- * the next due wakeup, lifecycle §10, and the earliest open approval expiry), whether the log
+ * settle `turnlog_decisions` rows, docs/spec/lifecycle.md §9), the session's one next due time (the earlier of
+ * the next due wakeup, docs/spec/lifecycle.md §10, and the earliest open approval expiry), whether the log
  * stands parked (open requests, nothing owed but decisions), and the title (the first user
  * message's text).
  *

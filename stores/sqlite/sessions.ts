@@ -17,7 +17,7 @@ export interface SqliteSessionRow {
   /**
    * `running`: a live lease; `expired`: a lease ran out (its holder died or stalled); `waiting`:
    * sent input or a recorded decision and no holder; `due`: a wakeup or approval expiry has passed
-   * and no holder; `parked`: open approval requests and nothing else owed (lifecycle §9); `idle`.
+   * and no holder; `parked`: open approval requests and nothing else owed (docs/spec/lifecycle.md §9); `idle`.
    */
   status: 'running' | 'expired' | 'waiting' | 'due' | 'parked' | 'idle'
   pending: number
@@ -31,7 +31,7 @@ export interface SqliteSessionRow {
   parked: boolean
   /** The first user message's text (shortened), or null. */
   title: string | null
-  /** Resume's give-ups (lifecycle §8, `resume/given-up`). */
+  /** Resume's give-ups (docs/spec/lifecycle.md §8, `resume/given-up`). */
   givenUp: Array<{ seq: number; turn: number; runs: number; messages: string[] }>
 }
 

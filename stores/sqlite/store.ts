@@ -1,7 +1,7 @@
 /**
  * `sqliteStore(file, options?)`: the store contract in ONE SQLite file for any number of sessions,
  * indexed (list, parked, due wakeups, leases), shared by several processes on one machine with
- * the same single-writer fencing as PostgreSQL (api.md "Stores"; schema.ts for the tables;
+ * the same single-writer fencing as PostgreSQL (docs/spec/api.md "Stores"; schema.ts for the tables;
  * docs/decisions/sqlite-durability.md for `journal_mode = WAL`, `synchronous = FULL`).
  *
  * - `open(id, 'write')` takes the session's lease (nobody holds it, or the holder's lease expired)
@@ -302,10 +302,10 @@ export class SqliteStore implements LogStore {
 
   /**
    * Decides an open approval from any process, with or without a worker running the session
-   * (lifecycle §9): checked against the log, recorded in `turnlog_decisions` (first decision wins),
+   * (docs/spec/lifecycle.md §9): checked against the log, recorded in `turnlog_decisions` (first decision wins),
    * durable when this resolves; the owner (or the worker that claims the session) logs it once.
    * `seq` is where it was logged within `waitMs` (default 0), else null. A running child's
-   * approval is decided in that child (lifecycle §10).
+   * approval is decided in that child (docs/spec/lifecycle.md §10).
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
     return decideThroughChildren(this, id, approvalId, (sid) => decideSqlite(this, sid, approvalId, decision, opts))

@@ -246,7 +246,7 @@ export class SqliteWriter implements LogWriter {
   }
 
   /**
-   * The decisions a batch logs against `turnlog_decisions` (lifecycle §9, as PostgreSQL's
+   * The decisions a batch logs against `turnlog_decisions` (docs/spec/lifecycle.md §9, as PostgreSQL's
    * `turnlog_append_decided`): a new row is inserted logged; a row another decider recorded first
    * is marked logged when the batch logs that same decision (or closes the step: `by: canceled`);
    * any other decision for it is refused (`APPROVAL_DECIDED`: the writer stops, the next owner

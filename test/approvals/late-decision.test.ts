@@ -1,6 +1,6 @@
 /**
  * A person's decision after the approval's `expiresAt` is refused (`APPROVAL_DECIDED`) when no
- * process runs the session (lifecycle §9 "Expiry"): the approved body never runs, and the log
+ * process runs the session (docs/spec/lifecycle.md §9 "Expiry"): the approved body never runs, and the log
  * gets no person's decision for it.
  */
 import { mkdtemp, rm } from 'node:fs/promises'

@@ -1,5 +1,5 @@
 /**
- * A parked family survives `dispose()` (lifecycle §9, §10): a parent parked because its child's
+ * A parked family survives `dispose()` (docs/spec/lifecycle.md §9, §10): a parent parked because its child's
  * step waits for a person is not cancelled by `dispose()` (neither is the child): both logs stay
  * as they were — the child's `step/parked` with its open approval, the parent's call running — and
  * a resumed parent re-attaches the child, still parked, under the same approval id. A decision

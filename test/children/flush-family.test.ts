@@ -1,5 +1,5 @@
 /**
- * A parent's `flush()` covers its running children (lifecycle §10), real process: a parent parked
+ * A parent's `flush()` covers its running children (docs/spec/lifecycle.md §10), real process: a parent parked
  * by its child's approval awaits `flush()` and exits at once (`process.exit(0)`); the child's log
  * then holds its open approval under the id the app was shown, and `step/parked`, so a later
  * process lists and decides that same approval.

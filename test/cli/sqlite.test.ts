@@ -1,5 +1,5 @@
 /**
- * The CLI on SQLite (api.md "CLI": LOG may be `sqlite:FILE#session-id`): `copy` between JSONL,
+ * The CLI on SQLite (docs/spec/api.md "CLI": LOG may be `sqlite:FILE#session-id`): `copy` between JSONL,
  * SQLite and PostgreSQL in every direction, lossless (P3: the JSONL that comes back has the same
  * event lines, byte for byte); replay, verify, fork, repair read the file; `sessions sqlite:FILE`
  * lists and filters (parked, due, running).

@@ -1,5 +1,5 @@
 /**
- * The workers' SIGKILL loop on one SQLite file (quality.md "Reliability": the PostgreSQL fault
+ * The workers' SIGKILL loop on one SQLite file (bench/README.md: the PostgreSQL fault
  * loop's accounting repeated on SQLite; test/stores/kill-loop.ts): 3 worker processes on one file
  * serve 40 sessions while this process sends messages; a serving worker is SIGKILLed
  * `TURNLOG_SQLITE_WORKER_KILLS` times (default 40) mid-stream, mid-tool, mid-claim or at a random

@@ -1,5 +1,5 @@
 /**
- * Issue 38 items 5 and 7: a transient model failure is retried as a new turn (lifecycle §4: the
+ * Issue 38 items 5 and 7: a transient model failure is retried as a new turn (docs/spec/lifecycle.md §4: the
  * retry turn carries `cause: {kind: 'retry', of}`); the chat stream follows the retry chain to its
  * end, so the stock AI SDK 6 client (`AbstractChat` + `DefaultChatTransport`) ends `ready` with the
  * answer, not `error`; `GET /chat/:id/stream` serves the retry; the failed attempt's partial text

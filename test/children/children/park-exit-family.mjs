@@ -1,4 +1,4 @@
-// A child process for the flush test (lifecycle §10): a parent on jsonlStore whose subagent's
+// A child process for the flush test (docs/spec/lifecycle.md §10): a parent on jsonlStore whose subagent's
 // child asks for approval. The process parks, awaits the parent's flush() and exits at once
 // (process.exit(0)): whatever is durable then is all a later process can see.
 // argv: LIB DIR SESSION

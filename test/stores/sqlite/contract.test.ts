@@ -1,4 +1,4 @@
-/** The store contract (api.md "Stores": one suite for every store) against sqliteStore, on each driver. */
+/** The store contract (docs/spec/api.md "Stores": one suite for every store) against sqliteStore, on each driver. */
 import { join } from 'node:path'
 import { sqliteStore } from '../../../stores/sqlite/index.js'
 import { storeContract } from '../contract.js'

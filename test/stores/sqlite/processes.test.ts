@@ -1,5 +1,5 @@
 /**
- * Real processes on one SQLite file (quality.md "Reliability": two processes on one SQLite file;
+ * Real processes on one SQLite file (bench/README.md: two processes on one SQLite file;
  * docs/decisions/sqlite-durability.md):
  *
  * - SIGKILL loop: a writer process appends batches (several in flight: group commit) and is

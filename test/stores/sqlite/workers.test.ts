@@ -1,9 +1,9 @@
 /**
- * runWorkers on one SQLite file, in this process (api.md "Stores": the same fencing and workers
+ * runWorkers on one SQLite file, in this process (docs/spec/api.md "Stores": the same fencing and workers
  * as PostgreSQL): durable `send` without the lease, each sent message moved into the log exactly
  * once and answered, idle sessions handed back; two worker pools racing (each session served by
  * one); LEASE_LOST fencing; approvals parked with no lease held, decided from elsewhere, logged
- * once (R9, R10); an expiry claimed when due; a due wakeup fired once (lifecycle §10, W2);
+ * once (R9, R10); an expiry claimed when due; a due wakeup fired once (docs/spec/lifecycle.md §10, W2);
  * sessions() with its parked / due / running filters. On both drivers.
  * Invariants: L1 (seq), R9, R10, W2.
  */

@@ -2,7 +2,7 @@
 // delays (so SIGKILL lands mid-stream, mid-tool, mid-commit, mid-resume). Prints phase markers:
 //   READY | claim <sid> | stream <sid> | tool <sid> | error <sid> <code>
 // A message whose text starts with "slow" makes its tool take `slowMs`; one that starts with
-// "approve" calls `rm`, which needs an approval (lifecycle §9) and prints "rm <sid>" when its body
+// "approve" calls `rm`, which needs an approval (docs/spec/lifecycle.md §9) and prints "rm <sid>" when its body
 // runs. SIGTERM: stop() and exit 0.
 // argv: LIB URL SEED WORKER-ID LEASE-MS [SLOW-MS]; URL is postgres://… or sqlite:FILE
 import { pathToFileURL } from 'node:url'
