@@ -1,5 +1,5 @@
 /**
- * `npm run test:lib`: the library's own tests, .ci/run's Node 24 lane (docs/decisions/node-lines.md).
+ * `npm run test:lib`: the library's own tests, .ci/run's Node 24 lane (decision record "node-lines" (docs/decisions/ in the repository)).
  * "The library's own tests" are every test file that needs nothing outside its Node process: no
  * child process, no PostgreSQL server, no browser (test/support/test-kinds.ts reads that from the
  * file and the test helpers it imports, so a new file is placed by what it does). Same projects,

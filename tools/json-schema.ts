@@ -1,7 +1,7 @@
 /**
  * `jsonSchema()`: a plain JSON Schema as a tool's `parameters` or `output` (an MCP server's
  * `inputSchema`/`outputSchema`, an OpenAPI operation's body), validated by `@cfworker/json-schema`
- * (why that validator: docs/decisions/json-schema-validator.md). The result is a Standard Schema v1
+ * (why that validator: decision record "json-schema-validator" (docs/decisions/ in the repository)). The result is a Standard Schema v1
  * (`~standard.validate`) that also implements Standard JSON Schema (`~standard.jsonSchema`), so it
  * goes wherever a zod or valibot schema goes.
  */

@@ -8,9 +8,8 @@
  *   turnlog, loaded when such a schema shows up; the user who writes valibot has valibot).
  * Never with a `$schema` member (the shape of the log's `request/header` tools). Objects a library
  * leaves without `additionalProperties` are closed (`false`) as zod 4's are: the model is told to
- * send only the declared keys (docs/decisions/tool-schemas.md).
+ * send only the declared keys (decision record "tool-schemas" (docs/decisions/ in the repository)).
  */
-import { createRequire } from 'node:module'
 import { z } from 'zod'
 import { TurnlogError } from '../events/index.js'
 import { isJsonSchema } from './json-schema.js'
@@ -19,13 +18,27 @@ import { walkSchema } from './schema-walk.js'
 
 type Json = Record<string, unknown>
 
-const requireHere = createRequire(import.meta.url)
+/**
+ * `require` of this module, made on first use through `process.getBuiltinModule` (Node ≥ 22.3)
+ * rather than a static `node:module` import, so that the root export bundles for a browser
+ * (test/browser/bundle.test.ts), where an optional peer is simply not there.
+ */
+let requireHere: ((name: string) => unknown) | undefined
+function requirePeer(name: string): unknown {
+  if (requireHere === undefined) {
+    const mod = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:module') as
+      | { createRequire(url: string): (name: string) => unknown } | undefined
+    if (mod === undefined) throw new Error(`cannot load ${name} here (no node:module)`)
+    requireHere = mod.createRequire(import.meta.url)
+  }
+  return requireHere(name)
+}
 
 /**
  * @internal How an optional peer is loaded (synchronously: `defineTool` is). Tests replace `load`
  * to see a peer missing.
  */
-export const peers = { load: (name: string): unknown => requireHere(name) }
+export const peers = { load: (name: string): unknown => requirePeer(name) }
 
 /**
  * The JSON Schema of `schema` (input side, no `$schema`). `where` names it in errors:

@@ -15,7 +15,7 @@
  */
 import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
 import { parseRecord, unloggedDecisions } from './rows.js'
-import type { SqliteHost } from './writer.js'
+import type { SqliteHost } from './host.js'
 
 export class SqliteDecisionChannel implements DecisionChannel {
   readonly #known = new Map<string, DecisionRecord>()

@@ -3,7 +3,7 @@
  * else `better-sqlite3` (an optional peer dependency). Both are synchronous and share the small
  * surface used here (`exec`, `prepare` → `run`/`get`/`all`), so the store is written once against
  * `SqlDb`. The choice is automatic and overridable (`driver` option); see
- * docs/decisions/sqlite-durability.md for the pragmas every connection gets.
+ * decision record "sqlite-durability" (docs/decisions/ in the repository) for the pragmas every connection gets.
  */
 import { createRequire } from 'node:module'
 import { TurnlogError } from '../../events/errors.js'

@@ -5,7 +5,14 @@
  * each one statement on a partial index (B11: the question over 10,000 sessions).
  */
 import { sqlError } from './driver.js'
-import type { SqliteStore } from './store.js'
+import type { SqlDb } from './driver.js'
+
+/** What the listing needs of its store (`SqliteStore` provides it). */
+export interface SessionsHost {
+  readonly db: SqlDb
+  readonly file: string
+  now(): number
+}
 
 /** Which sessions `sessions(filter)` lists. */
 export type SqliteSessionFilter = 'parked' | 'due' | 'running'
@@ -43,7 +50,7 @@ const WHERE: Record<SqliteSessionFilter, string> = {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString())
 
-export async function sessionRows(store: SqliteStore, filter?: SqliteSessionFilter): Promise<SqliteSessionRow[]> {
+export async function sessionRows(store: SessionsHost, filter?: SqliteSessionFilter): Promise<SqliteSessionRow[]> {
   if (filter !== undefined && !Object.hasOwn(WHERE, filter)) {
     const { TurnlogError } = await import('../../events/errors.js')
     throw new TurnlogError('INVALID_ARGUMENT', `filter must be 'parked', 'due' or 'running', got ${String(filter)}`, { field: 'filter' })

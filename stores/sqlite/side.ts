@@ -15,7 +15,17 @@ import { makeHeader } from '../memory.js'
 import type { CancelRequest, CancelRequestCause } from '../postgres/cancels.js'
 import { toMessage, type MessageLike, type SendOptions } from '../postgres/sends.js'
 import { sqlError } from './driver.js'
-import type { SqliteStore } from './store.js'
+import type { SqlDb } from './driver.js'
+import type { LogStore } from '../types.js'
+
+/** What the side inputs need of their store (`SqliteStore` provides it; structural, so the store imports this file and not the other way round). */
+interface SqliteStore extends LogStore {
+  readonly db: SqlDb
+  readonly file: string
+  readonly clock: () => number
+  now(): number
+  tx<T>(fn: () => T): Promise<T>
+}
 
 export type { CancelRequest, CancelRequestCause } from '../postgres/cancels.js'
 export type { MessageLike, SendOptions } from '../postgres/sends.js'

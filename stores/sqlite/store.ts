@@ -2,7 +2,7 @@
  * `sqliteStore(file, options?)`: the store contract in ONE SQLite file for any number of sessions,
  * indexed (list, parked, due wakeups, leases), shared by several processes on one machine with
  * the same single-writer fencing as PostgreSQL (docs/spec/api.md "Stores"; schema.ts for the tables;
- * docs/decisions/sqlite-durability.md for `journal_mode = WAL`, `synchronous = FULL`).
+ * decision record "sqlite-durability" (docs/decisions/ in the repository) for `journal_mode = WAL`, `synchronous = FULL`).
  *
  * - `open(id, 'write')` takes the session's lease (nobody holds it, or the holder's lease expired)
  *   and bumps the fencing `token`; the writer extends it with every append and a heartbeat every
@@ -53,7 +53,7 @@ export interface SqliteStoreOptions {
   /**
    * `PRAGMA synchronous`: `'full'` (default) syncs the WAL at every commit, so an append is durable
    * when it resolves, across a power loss too (as the JSONL store's fsync); `'normal'` survives a
-   * process crash but may lose the last commits on a power loss (docs/decisions/sqlite-durability.md).
+   * process crash but may lose the last commits on a power loss (decision record "sqlite-durability" (docs/decisions/ in the repository)).
    */
   synchronous?: 'full' | 'normal'
   /** How often a parked app owner reads decisions recorded by other processes. Default 250 ms. */

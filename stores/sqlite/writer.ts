@@ -5,7 +5,7 @@
  * decisions it logs, and updates the session row (length, lease, due time, parked, title): a
  * writer that lost its lease can never append (`LEASE_LOST`), and the primary key makes a
  * duplicate seq impossible. The transaction commits with the file's `synchronous` setting
- * (docs/decisions/sqlite-durability.md): when `append` resolves, the batch is durable.
+ * (decision record "sqlite-durability" (docs/decisions/ in the repository)): when `append` resolves, the batch is durable.
  */
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
@@ -19,25 +19,11 @@ import type { SqlDb, SqlStatement } from './driver.js'
 import { sqlError } from './driver.js'
 import { SessionFold, titleOf } from './fold.js'
 import { unloggedDecisions } from './rows.js'
+import type { SqliteHost } from './host.js'
+
+export type { SqliteHost } from './host.js'
 
 const PAGE = 2000
-
-/** What the handles need of their store (`SqliteStore` provides it). */
-export interface SqliteHost {
-  readonly db: SqlDb
-  readonly registry: EventRegistry
-  readonly leaseMs: number
-  /** Polling period of a parked app owner's decision watch. */
-  readonly decisionPollMs: number
-  readonly timers: { set: (fn: () => void, ms: number) => unknown; clear: (t: unknown) => void }
-  /** The lease clock (epoch ms; one machine: every process on the file shares it). */
-  now(): number
-  /** A cached prepared statement. */
-  prep(sql: string): SqlStatement
-  /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (rolled back when it throws). */
-  tx<T>(fn: () => T): Promise<T>
-  decodeEvent(id: string, text: string, seq: number): LogEvent
-}
 
 function checkFrom(fromSeq: unknown, sessionId: string): number {
   if (fromSeq === undefined) return 0

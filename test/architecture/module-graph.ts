@@ -10,7 +10,7 @@ import ts from 'typescript'
 
 /** The folders holding the library's sources (design README "The shape of the code"), and index.ts. */
 export const SOURCE_FOLDERS = [
-  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools', 'workers',
+  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'import', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools', 'workers',
 ] as const
 
 export interface Edge {
@@ -167,7 +167,8 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['machines', 'reducers'],
   ['agent', 'tools', 'models', 'compaction'],
-  ['stores', 'replay', 'otel'],
+  // import/ turns other formats into logs: it reads only the vocabulary, and cli uses it
+  ['stores', 'replay', 'otel', 'import'],
   ['workers'],
   ['testing', 'evals', 'cli', 'http'],
   ['index.ts'],

@@ -129,7 +129,7 @@ describe.each(LIBS)('a tool whose schemas are $name', (lib) => {
 
   it('checks the output against its output schema (INVALID_TOOL_OUTPUT naming the field)', () => {
     const tool = weather(lib)
-    expect(outputToOutcome(tool, { tempC: 21 })).toEqual({ content: [{ type: 'text', text: '{"tempC":21}' }] })
+    expect(outputToOutcome(tool, { tempC: 21 })).toEqual({ content: [{ type: 'text', text: '{"tempC":21}' }], json: true })
     const bad = outputToOutcome(tool, { tempC: 'warm' })
     expect(bad.error?.code).toBe('INVALID_TOOL_OUTPUT')
     expect(bad.error?.message).toMatch(/^Tool 'weather' returned an invalid output:\n✖ .+\n {2}→ at tempC$/)
