@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import ts from 'typescript'
+import { transformSync } from 'esbuild'
 
 const root = process.argv[2] ?? 'dist'
 let before = 0
@@ -22,9 +23,17 @@ const walk = (dir) => {
         compilerOptions: { removeComments: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, sourceMap: false, verbatimModuleSyntax: true },
       })
       if (out.diagnostics?.length) continue
+      // then the white space (tsx's esbuild, a devDependency's): names, strings and line breaks
+      // inside template literals are kept, so messages and stack frames still name the code
+      let code = out.outputText
+      try {
+        code = transformSync(code, { loader: 'js', format: 'esm', target: 'es2022', minifyWhitespace: true }).code
+      } catch {
+        // a file esbuild cannot parse keeps its comment-free form
+      }
       before += src.length
-      after += out.outputText.length
-      writeFileSync(p, out.outputText)
+      after += code.length
+      writeFileSync(p, code)
     }
   }
 }

@@ -6,7 +6,7 @@
  * is not durable: the pool polls anyway). A lost LISTEN connection is retried with backoff; it
  * never throws.
  */
-import pg from 'pg'
+import type pg from 'pg'
 import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
 import { DUE } from '../stores/postgres/decisions.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
@@ -143,7 +143,10 @@ export class PgBackend implements WorkerBackend {
     }
     try {
       if (this.pgStore.connectionString) {
-        const client = new pg.Client({ connectionString: this.pgStore.connectionString })
+        // loaded here, not at the top: the workers' module is shared with the SQLite store's
+        // subpath, which must load without the optional `pg` installed
+        const { default: pgLib } = await import('pg')
+        const client = new pgLib.Client({ connectionString: this.pgStore.connectionString })
         client.on('error', lost)
         client.on('end', () => lost())
         c = client

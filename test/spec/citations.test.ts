@@ -89,7 +89,7 @@ describe('citations point into the repository', () => {
   // A source file is the repository's (a maintainer reads it there): its comments may cite
   // docs/decisions/. What ships of it is the .d.ts (the next test) and JS whose comments the build
   // strips (scripts/strip-comments.mjs). The spec ships as written, so it cites only what ships.
-  it('every file cited by the shipped spec is in the package', () => {
+  it('every file cited by the spec is in the repository (the spec ships in the repository only)', () => {
     const patterns = packageFiles()
     const notShipped: string[] = []
     const shippedCiting = files.filter((f) => /^docs\/spec\/[^/]+\.md$/.test(f))
@@ -98,13 +98,16 @@ describe('citations point into the repository', () => {
       const text = readFileSync(join(ROOT, f), 'utf8')
       for (const m of text.matchAll(MD)) {
         const where = resolves(f, m[1]!, set)
-        if (where !== null && !ships(where, patterns)) notShipped.push(`${f}: ${where}`)
+        if (where === null) notShipped.push(`${f}: ${m[1]!}`)
       }
     }
     expect([...new Set(notShipped)]).toEqual([])
   })
 
-  it('every .md file the built .d.ts cite ships in the package (dist as `npm run build` leaves it)', () => {
+  // The spec (docs/spec/) is the repository's public reference: the .d.ts may point into it (issue
+  // 37.1: every reference points into the repository) although the package leaves it out for its
+  // size budget; anything else a .d.ts cites must ship.
+  it('every .md file the built .d.ts cite ships in the package or is a page of the spec (dist as `npm run build` leaves it)', () => {
     if (!existsSync(join(ROOT, 'dist', 'index.d.ts'))) throw new Error('dist/ is not built: npm run build (npm ci builds it)')
     const patterns = packageFiles()
     const dts = readdirSync(join(ROOT, 'dist'), { recursive: true, withFileTypes: true })
@@ -118,7 +121,7 @@ describe('citations point into the repository', () => {
         const cited = m[1]!
         if (EXTERNAL.has(cited)) continue
         const where = resolves(f, cited, set)
-        if (where === null || !ships(where, patterns)) bad.push(`${f}: ${cited}`)
+        if (where === null || !(ships(where, patterns) || /^docs\/spec\/[^/]+\.md$/.test(where))) bad.push(`${f}: ${cited}`)
       }
     }
     expect([...new Set(bad)]).toEqual([])
