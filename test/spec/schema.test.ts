@@ -201,7 +201,10 @@ describe('a line whose field changed its JSON type is refused (property)', () =>
     fc.assert(
       fc.property(fc.nat(pool.length - 1), fc.nat(), fc.nat(5), (i, j, pick) => {
         const e = pool[i]!
-        const all = paths(e)
+        // an ignorable event of a type the reader does not know carries opaque data (as above)
+        const opaqueData = (e as { ignorable?: unknown }).ignorable === true
+        const all = paths(e).filter((p) => !(opaqueData && p[0] === 'data'))
+        fc.pre(all.length > 0)
         const p = all[j % all.length]!
         const mutated = set(e, p, otherType(get(e, p), pick))
         expect(event(mutated), JSON.stringify(p)).toBe(defaultRegistry.isValid(mutated))
