@@ -142,6 +142,9 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
   return report.ok ? EXIT_OK : EXIT_VIOLATIONS
 }
 
+/** How many differing fields of the first divergence the terminal shows. */
+const MAX_DIFF_LINES = 8
+
 function humanLines(report: EvalReport, c: ReturnType<typeof colorsFor>): string[] {
   const lines: string[] = []
   for (const g of report.goldens) {
@@ -153,7 +156,13 @@ function humanLines(report: EvalReport, c: ReturnType<typeof colorsFor>): string
     if (!g.pass && t) {
       if (t.error) lines.push(`  trial ${t.trial + 1}: ${inline(t.error)}`)
       for (const r of t.graders.filter((x) => !x.pass)) lines.push(`  trial ${t.trial + 1}: ${inline(r.name)}${r.reason ? `: ${inline(r.reason)}` : ''}`)
-      if (t.divergence) lines.push(c.dim(`  first divergence: ${inline(t.divergence.diff.split('\n')[0]!)}`))
+      if (t.divergence) {
+        // the header and the fields that differ (issue 38.15: the header alone named no field)
+        const [head, ...fields] = t.divergence.diff.split('\n')
+        lines.push(c.dim(`  first divergence: ${inline(head!)}`))
+        for (const f of fields.slice(0, MAX_DIFF_LINES)) lines.push(`    ${inline(f.trim())}`)
+        if (fields.length > MAX_DIFF_LINES) lines.push(c.dim(`    … ${fields.length - MAX_DIFF_LINES} more (--report FILE shows the whole re-run)`))
+      }
     }
   }
   const s = report.summary
