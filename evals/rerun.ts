@@ -22,7 +22,7 @@ import { DEFAULT_MAX_PARALLEL_TOOL_CALLS } from '../tools/pool-size.js'
 import type { PreExecutePayload } from '../tools/types.js'
 import { verify } from '../replay/verify.js'
 import { firstDivergence, toolSequenceDiff, usageDelta } from './compare.js'
-import { before, headerBefore, loadGolden, planLive } from './golden.js'
+import { before, goldenGaps, headerBefore, loadGolden, planLive } from './golden.js'
 import { isAgentSplice, planInputs, recordedApprovalIds } from './inputs.js'
 import { recordedStream } from './model.js'
 import { Reissuer } from './reissue.js'
@@ -50,6 +50,12 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     throw new TurnlogError('INVALID_OPTION', 'model must be a ModelAdapter ({ stream }) or a StepModel ({ streamStep }, e.g. recordedModel(golden))', { field: 'model' })
   }
   const plan = planLive(events, opts.from)
+  // a golden that ends inside a turn has no end for the re-run to reach: refused at once (issue
+  // 38.28: it used to wait timeoutMs for a step that the recording never ends)
+  const open = goldenGaps(events, plan.cut).open
+  if (open !== undefined) {
+    throw new TurnlogError('INVALID_ARGUMENT', `the golden ends inside turn ${open.turn} (turn/start at seq ${open.seq}, no turn/end): a golden must end at a turn boundary; turnlog repair closes the turn, turnlog fork --at ${open.seq} keeps what came before it`, { field: 'golden', seq: open.seq })
+  }
   // The sends that opened the first live turn are re-issued (they wake it), not inherited.
   let cut = plan.cut
   while (cut > 0 && events[cut - 1]!.type === 'agent/inbox/spliced' &&

@@ -27,7 +27,6 @@ export async function repairCommand(logArg: string, opts: RepairCommandOptions, 
   const pgLog = isStoreUrl(logArg)
   const path = pgLog ? logArg : resolveLogPath(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  if (out === path) throw new UsageError('OUT must differ from LOG: repair never rewrites a log in place')
   if (!pgLog) assertNotInputs([path], [out, `${out}.quarantine`])
   let result
   if (pgLog) {

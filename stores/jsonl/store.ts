@@ -153,12 +153,12 @@ export class JsonlStore implements LogStore {
         await this.fs.link(tmp, file)
       } catch (err) {
         const code = errno(err)
-        if (code === 'EEXIST') throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id, file })
+        if (code === 'EEXIST') throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id, file })
         if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV') {
           throw ioError('IO_ERROR', err, file, 'cannot move the session file into place', id)
         }
         // file systems without hard links: check, then rename (a small race, documented)
-        if (await fileExists(this.fs, file)) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id, file })
+        if (await fileExists(this.fs, file)) throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id, file })
         try {
           await this.fs.rename(tmp, file)
         } catch (err2) {
@@ -190,7 +190,7 @@ export class JsonlStore implements LogStore {
     if (mode !== 'write') {
       throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
     }
-    if (!(await fileExists(this.fs, file))) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id, file })
+    if (!(await fileExists(this.fs, file))) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id, file })
     const { owner, lockFile } = await this.acquireLock(id)
     let fh: StoreFile | undefined
     try {

@@ -160,7 +160,7 @@ export class PostgresStore implements LogStore {
       'INSERT INTO turnlog_sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id',
       [id, JSON.stringify(header)], id, 'create failed',
     )
-    if (r.rowCount === 0) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id })
+    if (r.rowCount === 0) throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id })
     return header
   }
 
@@ -172,7 +172,7 @@ export class PostgresStore implements LogStore {
     if (mode === 'read') {
       const r = await this.query('SELECT header::text AS header, length FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
       const row = r.rows[0] as { header: string; length: number } | undefined
-      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id })
       return new PgReader(this, id, this.parseHeader(id, row.header), row.length)
     }
     if (mode !== 'write') {
@@ -189,7 +189,7 @@ export class PostgresStore implements LogStore {
     if (!row) {
       const seen = await this.query('SELECT lease_owner, lease_until, token FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
       const s = seen.rows[0] as { lease_owner: string | null; lease_until: Date | null; token: string } | undefined
-      if (!s) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      if (!s) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id })
       throw new TurnlogError('SESSION_OWNED', `the session is leased by ${s.lease_owner ?? '?'} (token ${s.token})`, {
         sessionId: id, info: { owner: s.lease_owner, token: Number(s.token), leaseUntil: s.lease_until?.toISOString() ?? null },
       })

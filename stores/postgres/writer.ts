@@ -239,7 +239,7 @@ export class PgWriter implements LogWriter {
         if (isConnectionError(err)) continue
         throw pgError(err, this.sessionId, 'append failed')
       }
-      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', 'the session is gone', { sessionId: this.sessionId })
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', `session ${JSON.stringify(this.sessionId)} is gone`, { sessionId: this.sessionId })
       this.retries++
       if (Number(row.token) !== this.token) {
         throw new TurnlogError('LEASE_LOST', `the lease was taken over (token ${row.token}) while this writer's connection was down`, {

@@ -84,6 +84,12 @@ describe.each(FORMS)('issue 27.2 / 38.24: PostgreSQL credentials ($name) are mas
     await masked(() => ['sessions', url])
     await masked(() => ['sessions', url, '--json'])
   })
+  it('copy into a session the database holds: SESSION_EXISTS names it (issue 38.18)', async () => {
+    const r = await cli(['copy', join(tmp.dir, readdirSync(tmp.dir).find((f) => f.startsWith('demo-'))!), log])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('SESSION_EXISTS: session "demo" exists already')
+    expect(r.stderr).not.toContain(SECRET)
+  })
   it('approvals (human and --json) and decide of an unknown id', async () => {
     expect(await masked((l) => ['approvals', l])).toMatch(shown)
     await masked((l) => ['approvals', l, '--json'])
