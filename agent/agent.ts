@@ -30,6 +30,7 @@ import { Maintenance } from './maintenance.js'
 import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
+import { applyAnswer, openInputList, type InputAnswerInput, type OpenInput } from './inputs.js'
 import { resumesChildren, restoredStep, runningChildren, standsParked } from './restore.js'
 import { isSubagent } from './subagent-mark.js'
 import { LiveChildren } from './children.js'
@@ -165,6 +166,8 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
     // lifecycle §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
     if (wake && t === 'next-step' && this.options.approvals?.onSteer !== 'queue') this.supersedeApprovals()
+    // lifecycle §11: and its open input rounds (answered `cancel` `by: superseded`) unless told to queue
+    if (wake && t === 'next-step') this.approvalRun?.supersedeInputs?.()
     if (wake) this.#waking.now(m.id)
     return m.id
   }
@@ -273,6 +276,16 @@ export class TurnlogAgent extends AgentCore implements Agent {
     const inChild = typeof approvalId === 'string' && !Object.hasOwn(this.approvalsState.byId, approvalId) ? this.children.owner(approvalId) : undefined
     if (inChild !== undefined) return inChild.decide(approvalId, decision, options)
     applyDecision(this, approvalId, toDecision(decision), toBy(options?.by))
+    await this.flush()
+  }
+
+  inputs(): OpenInput[] {
+    return openInputList(this)
+  }
+
+  async answer(requestId: string, answer: InputAnswerInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
+    this.#assertUsable()
+    await applyAnswer(this, requestId, answer, options?.by)
     await this.flush()
   }
 
