@@ -33,8 +33,9 @@ export interface GateHost {
   /** Wakes every wait of the run. */
   notify(): void
   /** The first waiting call when the step may park now (nothing runs, everything before it
-   * committed, nothing commits), else null. */
-  parkable(): CallRec | null
+   * committed, nothing commits), else null; undefined while the run cannot tell yet (its start loop
+   * has not reached a wait): the parked position stays as it is. */
+  parkable(): CallRec | null | undefined
 }
 
 export class ApprovalGate implements ApprovalRun {
@@ -349,6 +350,7 @@ export class ApprovalGate implements ApprovalRun {
   refresh(): void {
     if (this.#closed) return
     const w = this.#host.parkable()
+    if (w === undefined) return
     if (w === null) {
       if (this.#parked) {
         this.#parked = false

@@ -226,10 +226,12 @@ class ToolRun {
    * the start loop cannot start its next call, every running call waits for a decision or an
    * answer, and the next call in model order cannot commit.
    */
-  #parkable(): CallRec | null {
+  #parkable(): CallRec | null | undefined {
     if (this.#commits.committing || this.#failure !== null || this.#dead || this.#env.signal.aborted) return null
     const blocked = this.#startBlocked
-    if (blocked === null || !blocked()) return null
+    // the start loop is starting a call or waiting on its verdict: no change of the parked position
+    if (blocked === null) return undefined
+    if (!blocked()) return null
     let first: CallRec | null = null
     let waiting = 0
     for (const r of this.#recs) {
@@ -244,14 +246,14 @@ class ToolRun {
     return first
   }
 
-  /** A wait of the start loop while `blocked` holds (the step may park then). */
+  /**
+   * A wait of the start loop while `blocked` holds (the step may park then). The condition stays
+   * in place after the wait (it reads the current state, so it stays true exactly while the loop
+   * would wait again) until the loop starts a call (`#start`).
+   */
   async #startWait(blocked: () => boolean): Promise<void> {
     this.#startBlocked = blocked
-    try {
-      await this.#wait()
-    } finally {
-      this.#startBlocked = null
-    }
+    await this.#wait()
   }
 
   // ---------------------------------------------------------------- the start loop
@@ -334,6 +336,7 @@ class ToolRun {
   }
 
   #start(rec: CallRec, prepared: PreparedCall): void {
+    this.#startBlocked = null
     const ev = this.#env.appendCall(rec.call) // a throw: not started, the scheduler fails
     rec.callSeq = ev.seq
     rec.prepared = prepared
