@@ -84,3 +84,23 @@ describe('rounds across processes (docs/spec/lifecycle.md §11)', () => {
     await b.dispose()
   })
 })
+
+describe('repair of a crash with an open round (docs/spec/lifecycle.md §11)', () => {
+  it('L21: a step interrupted (not parked) with an open round is closed: the round answered cancel by canceled, the call ABORTED; the repaired log verifies', async () => {
+    const { repairEvents } = await import('../../replay/index.js')
+    const asking = roundsTool()
+    const store = memoryStore()
+    const a = createAgent({ model: scriptedModel(first), tools: [asking.tool], store, sessionId: 's3', clock: fakeClock(), ids: counterIds('a'), timers: instantTimers() })
+    a.followup('ship it')
+    await a.whenSettled()
+    // the crash came before the step parked: drop the step/parked (a process killed right after the round was logged)
+    const events = a.events.filter((e) => e.type !== 'step/parked').map((e, i) => ({ ...e, seq: i }))
+    await a.dispose()
+    const r = repairEvents({ header: { type: 'session', format: 1, id: 's3', createdAt: 0 }, events: events as never })
+    const closers = r.closers.map((e) => e.type)
+    expect(closers.slice(0, 2)).toEqual(['tool/input-provided', 'tool/result'])
+    expect((r.closers[0]!.data as Record<string, any>).by).toEqual({ kind: 'canceled' })
+    expect((r.closers[1]!.data as Record<string, any>).error.code).toBe('ABORTED')
+    valid([...events, ...r.closers] as never)
+  })
+})
