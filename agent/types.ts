@@ -397,8 +397,8 @@ export interface Agent extends WakeupHandle {
   budgets(): BudgetStatus[]
 }
 
-export type { InputOptions, OpenInput, InputAnswerInput } from './inputs.js'
-import type { InputOptions, OpenInput, InputAnswerInput } from './inputs.js'
+export type { InputOptions, OpenInput, InputAnswerInput } from './input-types.js'
+import type { InputOptions, OpenInput, InputAnswerInput } from './input-types.js'
 export type { AgentSnapshot, AgentStatus, TurnPhase, TurnStateValue } from './snapshot-types.js'
 import type { AgentSnapshot, AgentStatus } from './snapshot-types.js'
 
