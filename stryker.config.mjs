@@ -5,9 +5,10 @@
  *
  *   TURNLOG_MUTATE_TESTS='test/machines/**,test/agent/**' npm run mutate -- --mutate machines/turn.ts
  *
- * Incremental: results are kept in mutation/stryker-incremental.json (committed), so a rerun only
- * tests mutants whose code or covering tests changed. The per-file scores measured are in
- * mutation.json. TURNLOG_FC_RUNS caps fast-check's default runs per property (30 here).
+ * Incremental: results are kept in mutation/stryker-incremental.json (generated, not committed), so
+ * a rerun on the same checkout only tests mutants whose code or covering tests changed. The per-file
+ * scores come from `npm run mutate:summary`, which writes mutation.json (also generated) from the
+ * reports that mutation/run.sh keeps in mutation/reports/. TURNLOG_FC_RUNS caps fast-check's default runs per property (30 here).
  *
  * Mutants judged equivalent (they survive, and no test can kill them; each was checked by hand).
  * Also in mutation.json under "equivalent".
@@ -87,8 +88,7 @@
  * - :25 isSurfaceEvent (`surfaceOp !== undefined` → `true`, the `&&` → `||`, `t === 'user/message'`
  *   → `true`): L8 — exactly the three surface types carry a surfaceOp, and they always do.
  *
- * tools/ (round 10; each with its full reason in mutation/equivalent.json and
- * docs/notes/round-10/mtools.md)
+ * tools/ (each with its full reason in mutation/equivalent.json)
  * - call-machine.ts :97–:100, :103, :105, :107, :108: the guards' and actions' `event.type === …` →
  *   `true`: each is attached to one event type only (a type narrowing).
  * - classify.ts :23 `typeof isConcurrencySafe !== 'function'` → false: calling a non-function throws
@@ -104,7 +104,7 @@
  *   failure path already stops every later effect. (Making `send` refuse unaccepted events would
  *   make these killable; left, see the note.)
  *
- * machines/lean-actor.ts (round 11; docs/notes/round-11/mlean.md)
+ * machines/lean-actor.ts
  * - :115 `typeof g === 'object'` → true: only objects and primitives without a string `type` reach it.
  * - `always: []` (always overwritten by `link` before use), `ancestors`' extra array element (only
  *   searched for nodes). (Two more, on the never-read `depth`/`children` fields, went with the
@@ -112,7 +112,7 @@
  * - :197 `type === '*'` → false and `'*'` → `''`: `includes('*')` refuses the same with the same
  *   message; XState itself rejects an empty event key.
  *
- * agent/ (round 11; each with its reason in mutation/equivalent.json and docs/notes/round-11/)
+ * agent/ (each with its reason in mutation/equivalent.json)
  * - initial values always overwritten before they are read: step-driver.ts `system`/`tools`,
  *   turn-driver.ts and agent.ts `entered`.
  * - step-driver.ts :100 the failure built for an abandoned assemble hook (the step is already

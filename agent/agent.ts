@@ -11,22 +11,23 @@
  * and read-only views (live-state.ts), approvals (approvals.ts). This file keeps the private
  * lifecycle flags (disposing, disposed, halted) that every public method checks.
  *
- * Over ~400 lines (422), knowingly for now: what is left here reads and writes those private flags
- * and the status cell together (dispose, parking, cancel); moving disposal or parking out first
- * needs the flags in a small class of their own that both sides share.
+ * Over ~400 lines (498), knowingly for now: what is left here reads and writes those private flags
+ * and the status cell together (dispose, parking, cancel), and so do the parts' views (one small
+ * object per part whose methods reach those flags, instead of closures per agent: B6); moving
+ * disposal or parking out first needs the flags in a small class of their own that both sides share.
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
-import { TurnlogError, type CancelCause, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
+import { TurnlogError, type CancelCause, type EventDraft, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import { ownUsage, rollUpUsage, type UsageRollUp } from '../reducers/usage-tree.js'
 import { applyDecision, openApprovalList, toBy, toDecision } from './approvals.js'
 import type { BudgetMeter, BudgetStatus } from './budget.js'
 import { AgentCore } from './core.js'
-import { InboxDriver } from './inbox-driver.js'
+import { InboxDriver, type InboxHost } from './inbox-driver.js'
 import { installHooks } from './install.js'
 import { agentSnapshot, foldTranscript } from './live-state.js'
-import { Maintenance } from './maintenance.js'
+import { Maintenance, type MaintenanceControl } from './maintenance.js'
 import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
@@ -35,14 +36,14 @@ import { resumesChildren, restoredStep, runningChildren, standsParked } from './
 import { isSubagent } from './subagent-mark.js'
 import { LiveChildren } from './children.js'
 import { budgetMeter, installFold, wakeups } from './setup.js'
-import { StatusCell } from './status.js'
-import { TurnLoop } from './turn-driver.js'
+import { StatusCell, type StatusHost } from './status.js'
+import { TurnLoop, type LoopControl } from './turn-driver.js'
 import { Waking } from './waking.js'
-import type { Wakeups } from './wakeups.js'
+import type { WakeupHost, Wakeups } from './wakeups.js'
 import type { ScheduleInfo, ScheduleSpec } from './wakeup-types.js'
 import type {
   Agent, AgentOptions, AgentSnapshot, AgentStatus, ApprovalDecisionInput, CancelOptions, HookMap, HookName, InboxHandle, MessageInput,
-  OpenApproval,
+  OpenApproval, Timers,
 } from './types.js'
 
 export { DEFAULT_CANCEL_GRACE_MS } from './options.js'
@@ -62,7 +63,6 @@ export class TurnlogAgent extends AgentCore implements Agent {
   readonly wakeups: Wakeups
   /** @internal the inbox machine, its logged splices and the public handle (agent/inbox-driver.ts). */
   readonly inboxDriver: InboxDriver
-  readonly inbox: InboxHandle
   /** The status and its waiters (agent/status.ts). */
   readonly #status: StatusCell
   /** Runs the turn machine (agent/turn-driver.ts). */
@@ -73,7 +73,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   #disposing = false
   /** The running step is parked by its own approvals (not only by a parked child). */
   #ownParked = false
-  /** @internal running children (lifecycle §10; agent/children.ts): their approvals, their parking. */
+  /** @internal running children (docs/spec/lifecycle.md §10; agent/children.ts): their approvals, their parking. */
   readonly children = new LiveChildren(() => this.#childrenChanged())
   readonly #unsubscribePlugins: Array<() => void>
   /** Forwards committed events to `options.store` (agent/persistence.ts). */
@@ -85,23 +85,10 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   constructor(options: AgentOptions) {
     super(options)
-    this.#status = new StatusCell({
-      quiet: () => this.#isQuiet(),
-      disposed: () => this.#disposed,
-      notify: (status) => this.emit('agent/status', { status }),
-      holding: () => this.claimed.deliverable(),
-    })
+    this.#status = new StatusCell(new TurnlogAgent.#StatusView(this))
     this.#waking = new Waking(this, () => this.#turns)
     this.budget = budgetMeter(options, (err, where) => this.reportError(err, where), (n, p) => this.emit(n, p))
-    this.wakeups = wakeups(options, {
-      sessionId: this.sessionId, timers: this.timers, newId: this.newId,
-      now: options.clock ?? Date.now,
-      busy: () => this.lifecycle.openTurn !== null,
-      canFire: () => !this.#disposing && !this.#disposed && this.#halted === null && !this.#waking.armed,
-      append: (draft) => this.append(draft),
-      send: (m, target, wake) => this.send(m, target, wake),
-      reportError: (error, where) => this.reportError(error, where),
-    }, this.session.length > 0)
+    this.wakeups = wakeups(options, new TurnlogAgent.#WakeupView(this), this.session.length > 0)
     const pending = installFold(this)
     const kids = this.lifecycle.openTurn !== null && resumesChildren(options)
       ? runningChildren(this.session.events, this.lifecycle, (name) => (options.tools ?? []).some((t) => isSubagent(t) && t.name === name))
@@ -109,7 +96,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)
     } else if (kids !== null) {
-      // a crash while subagent calls ran (lifecycle §10): resumeAgent left the step open, its calls re-attach their children
+      // a crash while subagent calls ran (docs/spec/lifecycle.md §10): resumeAgent left the step open, its calls re-attach their children
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState, kids)
     } else if (this.lifecycle.openTurn !== null) {
       throw new TurnlogError('INVALID_OPTION', 'the prefix ends inside an open turn: repair it first', {
@@ -117,27 +104,9 @@ export class TurnlogAgent extends AgentCore implements Agent {
       })
     }
     this.turnActor = runMachine(turnMachine, { lastTurn: this.lifecycle.lastTurn, maxStepsPerTurn: this.maxStepsPerTurn }, options.inspect)
-    this.inboxDriver = new InboxDriver({
-      sessionId: this.sessionId,
-      newId: this.newId,
-      append: (draft) => this.append(draft),
-      emit: (name, payload) => this.emit(name, payload),
-      assertUsable: () => this.#assertUsable(),
-    }, pending, options.inspect)
-    this.inbox = this.inboxDriver.handle
-    this.#turns = new TurnLoop(this, {
-      setStatus: (s) => this.#status.set(s),
-      settleIdle: () => this.#status.settle(),
-      opening: () => this.#persistence?.opening,
-      winding: () => this.#disposing || this.#halted !== null,
-    })
-    this.#maintenance = new Maintenance(this, {
-      assertUsable: () => this.#assertUsable(),
-      idle: () => this.#status.value === 'idle',
-      winding: () => this.#disposing || this.#disposed || this.#halted !== null,
-      wake: () => this.#waking.now(),
-      settle: () => this.#status.settle(),
-    })
+    this.inboxDriver = new InboxDriver(new TurnlogAgent.#InboxView(this), pending, options.inspect)
+    this.#turns = new TurnLoop(this, new TurnlogAgent.#LoopView(this))
+    this.#maintenance = new Maintenance(this, new TurnlogAgent.#MaintenanceView(this))
     // after every check that can throw, so a refused agent never takes the store's lock
     if (options.store || options.storeWriter) {
       this.#persistence = new Persistence(this, { store: options.store, writer: options.storeWriter })
@@ -146,7 +115,64 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#unsubscribePlugins = installHooks(this, options, this.retry)
   }
 
+  // ---- What the parts see of the agent: one small object each, whose methods reach the private
+  // state, instead of an object of closures per part (an idle agent's memory, benchmark B6)
+
+  static readonly #StatusView = class implements StatusHost {
+    constructor(readonly a: TurnlogAgent) {}
+    quiet(): boolean { return this.a.#isQuiet() }
+    disposed(): boolean { return this.a.#disposed }
+    notify(status: AgentStatus): void { this.a.emit('agent/status', { status }) }
+    // 'parked' settles only while a person owes something (docs/spec/lifecycle.md §9): a step
+    // restored parked whose decisions are already in the log goes on in a moment, and so does its parent
+    holding(): boolean { return this.a.claimed.deliverable() || (this.a.#status.value === 'parked' && !this.a.#owed()) }
+  }
+
+  static readonly #WakeupView = class implements WakeupHost {
+    constructor(readonly a: TurnlogAgent) {}
+    get sessionId(): string { return this.a.sessionId }
+    get timers(): Timers { return this.a.timers }
+    get newId(): () => string { return this.a.newId }
+    now(): number { return this.a.now() }
+    busy(): boolean { return this.a.lifecycle.openTurn !== null }
+    canFire(): boolean { const a = this.a; return !a.#disposing && !a.#disposed && a.#halted === null && !a.#waking.armed }
+    append(draft: EventDraft): LogEvent { return this.a.append(draft) }
+    send(m: UserMessage, target: 'next-turn' | 'next-step', wake: boolean): string { return this.a.send(m, target, wake) }
+    reportError(error: unknown, where: string): void { this.a.reportError(error, where) }
+  }
+
+  static readonly #InboxView = class implements InboxHost {
+    constructor(readonly a: TurnlogAgent) {}
+    get sessionId(): string { return this.a.sessionId }
+    get newId(): () => string { return this.a.newId }
+    append(draft: EventDraft): LogEvent { return this.a.append(draft) }
+    emit(name: HookName, payload: unknown): void { this.a.emit(name, payload) }
+    assertUsable(): void { this.a.#assertUsable() }
+  }
+
+  static readonly #LoopView = class implements LoopControl {
+    constructor(readonly a: TurnlogAgent) {}
+    setStatus(s: AgentStatus): void { this.a.#status.set(s) }
+    settleIdle(): void { this.a.#status.settle() }
+    opening(): Promise<void> | null | undefined { return this.a.#persistence?.opening }
+    winding(): boolean { return this.a.#disposing || this.a.#halted !== null }
+  }
+
+  static readonly #MaintenanceView = class implements MaintenanceControl {
+    constructor(readonly a: TurnlogAgent) {}
+    assertUsable(): void { this.a.#assertUsable() }
+    idle(): boolean { return this.a.#status.value === 'idle' }
+    winding(): boolean { const a = this.a; return a.#disposing || a.#disposed || a.#halted !== null }
+    wake(): void { this.a.#waking.now() }
+    settle(): void { this.a.#status.settle() }
+  }
+
   // ---- Public handle
+
+  /** The inbox's public handle (built on first use: agent/inbox-driver.ts). */
+  get inbox(): InboxHandle {
+    return this.inboxDriver.handle
+  }
 
   get status(): AgentStatus {
     return this.#status.value
@@ -164,10 +190,10 @@ export class TurnlogAgent extends AgentCore implements Agent {
     const aborting = this.#status.value === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
-    // lifecycle §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
+    // docs/spec/lifecycle.md §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
     if (wake && t === 'next-step' && this.options.approvals?.onSteer !== 'queue') this.supersedeApprovals()
-    // lifecycle §11: and its open input rounds (answered `cancel` `by: superseded`) unless told to queue
-    if (wake && t === 'next-step') this.approvalRun?.supersedeInputs?.()
+    // docs/spec/lifecycle.md §11: and its open input rounds, its running children's too (answered `cancel` `by: superseded`) unless told to queue
+    if (wake && t === 'next-step') this.supersedeInputs()
     if (wake) this.#waking.now(m.id)
     return m.id
   }
@@ -175,6 +201,12 @@ export class TurnlogAgent extends AgentCore implements Agent {
   /** @internal Denies every open approval `by: superseded`, this agent's and its running children's (a steer). */
   supersedeApprovals(): number {
     return (this.approvalRun?.supersede() ?? 0) + this.children.supersede()
+  }
+
+  /** @internal Answers every open round `cancel` `by: superseded`, this agent's and its running children's (a steer). */
+  supersedeInputs(): number {
+    if (this.options.inputs?.onSteer === 'queue') return 0
+    return (this.approvalRun?.supersedeInputs?.() ?? 0) + this.children.supersedeInputs()
   }
 
   followup(message: MessageInput): string {
@@ -200,7 +232,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#waking.reportDeferred()
     const wasIdle = this.#status.value === 'idle'
     const woke = this.#waking.queued()
-    // then the wakeups that came due while no process ran (lifecycle §10), after the resume turn
+    // then the wakeups that came due while no process ran (docs/spec/lifecycle.md §10), after the resume turn
     // opened (L13), so with a turn open they follow `whenBusy`
     this.wakeups.release()
     this.wakeups.fireDue()
@@ -222,7 +254,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   /**
-   * @internal Resume (replay/resume.ts, lifecycle §8): the next turn this agent opens from idle,
+   * @internal Resume (replay/resume.ts, docs/spec/lifecycle.md §8): the next turn this agent opens from idle,
    * whatever wakes it, is `turn/start {cause: {kind: 'resume', of}}`, and its first proposal owes a
    * request; `wake()` opens it even with nothing queued. Call before the first turn only.
    */
@@ -230,7 +262,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#waking.arm(of, maxResumeRuns)
   }
 
-  /** @internal The limit the resume turn records on its cause (lifecycle §8; `armResume`). */
+  /** @internal The limit the resume turn records on its cause (docs/spec/lifecycle.md §8; `armResume`). */
   get resumeLimit(): number | null {
     return this.#waking.limit
   }
@@ -272,7 +304,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   async decide(approvalId: string, decision: ApprovalDecisionInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
     this.#assertUsable()
-    // a running child's approval is decided in the child (logged there; lifecycle §10)
+    // a running child's approval is decided in the child (logged there; docs/spec/lifecycle.md §10)
     const inChild = typeof approvalId === 'string' && !Object.hasOwn(this.approvalsState.byId, approvalId) ? this.children.owner(approvalId) : undefined
     if (inChild !== undefined) return inChild.decide(approvalId, decision, options)
     applyDecision(this, approvalId, toDecision(decision), toBy(options?.by))
@@ -280,11 +312,14 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   inputs(): OpenInput[] {
-    return openInputList(this)
+    return [...openInputList(this), ...(this.children.inputs() as OpenInput[])]
   }
 
   async answer(requestId: string, answer: InputAnswerInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
     this.#assertUsable()
+    // a running child's round is answered in the child (logged there; docs/spec/lifecycle.md §10, §11)
+    const inChild = typeof requestId === 'string' && !Object.hasOwn(this.inputsState.byId, requestId) ? this.children.inputOwner(requestId) : undefined
+    if (inChild?.answer !== undefined) return inChild.answer(requestId, answer, options)
     await applyAnswer(this, requestId, answer, options?.by)
     await this.flush()
   }
@@ -299,7 +334,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.#status.settle()
   }
 
-  /** @internal The running step parks (only decisions are owed) or goes on (lifecycle §9). */
+  /** @internal The running step parks (only decisions are owed) or goes on (docs/spec/lifecycle.md §9). */
   setParked(parked: boolean): void {
     const e = { type: parked ? 'PARK' : 'UNPARK' } as const
     this.turnActor.send(e)
@@ -310,7 +345,23 @@ export class TurnlogAgent extends AgentCore implements Agent {
     if (parked) this.#status.settle()
   }
 
-  /** @internal True when the agent is parked only because a running child is (lifecycle §10). */
+  /**
+   * @internal Parked and settled: something is owed to a person (its own open requests, or a
+   * running child's). `whenSettled()` resolves 'parked' exactly then.
+   */
+  owesPerson(): boolean {
+    return this.#status.value === 'parked' && this.#status.settledParked
+  }
+
+  /**
+   * Something is owed to a person: an approval of this session the log holds open, or a running
+   * child that owes one, or an input round the log holds open (docs/spec/lifecycle.md §9–§11).
+   */
+  #owed(): boolean {
+    return this.approvalsState.open.length > 0 || this.inputsState.open.length > 0 || this.children.owesPerson()
+  }
+
+  /** @internal True when the agent is parked only because a running child is (docs/spec/lifecycle.md §10). */
   get parkedByChild(): boolean {
     return this.#status.value === 'parked' && !this.#ownParked
   }
@@ -324,7 +375,7 @@ export class TurnlogAgent extends AgentCore implements Agent {
   }
 
   cancel(cause: CancelCause = { kind: 'user' }, options: CancelOptions = {}): void {
-    // disposed: nothing runs any more, and a parked one's session stays parked (lifecycle §9): a
+    // disposed: nothing runs any more, and a parked one's session stays parked (docs/spec/lifecycle.md §9): a
     // late cancel decides nothing and logs nothing (its log is closed)
     if (this.#status.value === 'idle' || this.#disposed) return
     // Abort first: if clearing the inbox is refused (an observer calling in mid-append), the
@@ -338,15 +389,20 @@ export class TurnlogAgent extends AgentCore implements Agent {
     }
   }
 
-  /** Resolves when every event committed so far is durable in `options.store` (at once without a store). */
-  flush(): Promise<void> {
-    return this.#persistence ? this.#persistence.flush() : Promise.resolve()
+  /**
+   * Resolves when every event committed so far is durable in `options.store` (at once without a
+   * store), its running children's included (docs/spec/lifecycle.md §10: a process that exits after a parent's
+   * flush leaves each child's log as complete as the parent's).
+   */
+  async flush(): Promise<void> {
+    await Promise.all([this.#persistence?.flush(), this.children.flush()])
   }
 
   async dispose(): Promise<void> {
     if (this.#disposed) return
-    // lifecycle §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
+    // docs/spec/lifecycle.md §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)
     if (this.#status.value === 'parked' && this.#ownParked) return this.#disposeParked()
+    if (this.#status.value === 'parked' && this.children.allParked) return this.#disposeParkedFamily()
     this.#disposing = true
     this.wakeups.close()
     this.cancel({ kind: 'disposed' })
@@ -362,6 +418,25 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.session.close()
     await this.#persistence?.close()
     this.#status.settle()
+    this.#throwIfPersistenceFailed()
+  }
+
+  /**
+   * Parked because every running child is (docs/spec/lifecycle.md §10): each child is disposed parked (its log
+   * keeps its `step/parked` and open approvals), then this agent as a parked one: its subagent
+   * calls stay running in its log, and a resumed parent re-attaches the children. Nothing is
+   * cancelled, decided or closed. A child's failed dispose is rethrown after this agent's.
+   */
+  async #disposeParkedFamily(): Promise<void> {
+    this.#disposing = true
+    let failed: { error: unknown } | null = null
+    try {
+      await this.children.disposeAll()
+    } catch (error) {
+      failed = { error }
+    }
+    await this.#disposeParked()
+    if (failed !== null) throw failed.error
   }
 
   async #disposeParked(): Promise<void> {
@@ -373,6 +448,16 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.session.close()
     await this.#persistence?.close()
     this.#status.settle()
+    this.#throwIfPersistenceFailed()
+  }
+
+  /**
+   * `dispose()` flushes, so it rejects as `flush()` does: a persistence that failed (the store
+   * refused the session, an fsync failed) is never silent (issue: SESSION_EXISTS seen only by flush).
+   */
+  #throwIfPersistenceFailed(): void {
+    const failed = this.#persistence?.failed
+    if (failed) throw failed
   }
 
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T> {

@@ -1,5 +1,5 @@
 /**
- * The approval types of the agent's handle (lifecycle §9): what `agent.approvals()` lists, what
+ * The approval types of the agent's handle (docs/spec/lifecycle.md §9): what `agent.approvals()` lists, what
  * `agent.decide` takes, the `approvals` option. Split from types.ts.
  */
 
@@ -21,12 +21,12 @@ export interface OpenApproval {
 }
 
 /**
- * A decision (lifecycle §9): approve, optionally with edited arguments (any JSON value: the
+ * A decision (docs/spec/lifecycle.md §9): approve, optionally with edited arguments (any JSON value: the
  * arguments object the tool's schema validates), or deny with a reason the model reads.
  */
 export type ApprovalDecisionInput = { kind: 'approve'; arguments?: unknown } | { kind: 'deny'; reason?: string }
 
-/** `approvals` options (lifecycle §9). */
+/** `approvals` options (docs/spec/lifecycle.md §9). */
 export interface ApprovalOptions {
   /** A steer while approvals are open: `'supersede'` (default) denies them `by: superseded`;
    * `'queue'` keeps them open and the steer waits for the next step. */

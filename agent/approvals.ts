@@ -1,8 +1,9 @@
 /**
- * The agent's side of approvals (lifecycle §9): the `ApprovalEnv` a step hands the tool scheduler
+ * The agent's side of approvals (docs/spec/lifecycle.md §9): the `ApprovalEnv` a step hands the tool scheduler
  * (appends of requests, decisions and `step/parked`; the `parked` status), and the checks of a
  * decision before it reaches the step (`agent.decide`). A refused decision logs nothing.
  */
+import { checkInputSize } from '../events/input-size.js'
 import {
   TurnlogError, findLossy,
   type ApprovalBy, type ApprovalDecision, type EventDraft, type LogEvent, type ToolCallBlock,
@@ -117,13 +118,18 @@ export function toDecision(input: unknown): ApprovalDecision {
   }
   if (kind === 'deny') {
     if (reason !== undefined && typeof reason !== 'string') throw new TurnlogError('INVALID_ARGUMENT', 'a denial\'s reason must be a string', { field: 'decision.reason' })
+    if (reason !== undefined) checkInputSize(reason, 'decision.reason')
     return reason === undefined ? { kind: 'deny' } : { kind: 'deny', reason }
   }
   if (kind !== 'approve') throw new TurnlogError('INVALID_ARGUMENT', `a decision's kind is 'approve' or 'deny', not ${JSON.stringify(kind) ?? String(kind)}`, { field: 'decision.kind' })
   if (args === undefined) return { kind: 'approve' }
+  if (typeof args === 'string') checkInputSize(args, 'decision.arguments')
   const lossy = findLossy(args, 'arguments')
   if (lossy) throw new TurnlogError('INVALID_ARGS', `edited arguments must be JSON: ${lossy.why} at ${lossy.path}`, { field: 'decision.arguments' })
-  return { kind: 'approve', arguments: JSON.stringify(args) }
+  const text = JSON.stringify(args)
+  // the same limit as every store's (events/input-size.ts)
+  checkInputSize(text, 'decision.arguments')
+  return { kind: 'approve', arguments: text }
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Budgets (lifecycle.md §10): the agent's live meter. It folds every committed event with the
+ * Budgets (docs/spec/lifecycle.md §10): the agent's live meter. It folds every committed event with the
  * budget fold of events/budget.ts (the one `verify` checks L20 with and `replay` shows), prices the
  * counted model calls with the user's `price` (inside a guard, only here, never on the append
  * path), and answers the turn driver's question before each request: is a limit reached? If so the

@@ -1,5 +1,5 @@
 /**
- * Decisions through the store's side channel (lifecycle §9; stores/types.ts `DecisionChannel`):
+ * Decisions through the store's side channel (docs/spec/lifecycle.md §9; stores/types.ts `DecisionChannel`):
  * when the agent's store has one (JSONL), every decision the agent makes is claimed there first
  * (the claim decides which decision wins, across processes), and the decisions other processes
  * claimed while this agent owns the session are picked up and logged once.
@@ -35,7 +35,8 @@ export class ClaimedDecisions {
   #channel: DecisionChannel | null = null
   #watch: DecisionWatch | null = null
   #keepAlive = false
-  readonly #pending = new Map<string, DecisionRecord>()
+  /** Created by the first watched decision: an agent without a decision channel holds no map (benchmark B6). */
+  #pending: Map<string, DecisionRecord> | null = null
   /** A held decision was logged into the parked step, which has not gone on (or parked again) yet. */
   #applied = false
 
@@ -48,7 +49,7 @@ export class ClaimedDecisions {
     this.#channel = channel
     this.#watch = channel.watch(
       (rec) => {
-        this.#pending.set(rec.approvalId, rec)
+        ;(this.#pending ??= new Map()).set(rec.approvalId, rec)
         this.deliver()
       },
       (err) => this.#host.reportError(err, 'decisions'),
@@ -84,24 +85,27 @@ export class ClaimedDecisions {
    */
   deliverable(): boolean {
     if (this.#applied) return true
-    if (this.#pending.size === 0) return false
+    const pending = this.#pending
+    if (pending === null || pending.size === 0) return false
     const s = this.#host.approvalsState
-    return s.open.some((id) => this.#pending.has(id))
+    return s.open.some((id) => pending.has(id))
   }
 
   /** Applies the held decisions whose step waits for them now; drops the ones the log decided. */
   deliver(): void {
     let tried = false
-    for (const [id, rec] of [...this.#pending]) {
+    const pending = this.#pending
+    if (pending === null) return
+    for (const [id, rec] of [...pending]) {
       const s = this.#host.approvalsState
       const r = Object.hasOwn(s.byId, id) ? s.byId[id]! : undefined
       if (r === undefined || r.decision !== null) {
-        this.#pending.delete(id)
+        pending.delete(id)
         continue
       }
       const run = this.#host.approvalRun
       if (run === null || !run.open().some((o) => o.approvalId === id)) continue // held until a step waits for it
-      this.#pending.delete(id)
+      pending.delete(id)
       tried = true
       try {
         const r = run.decide(id, rec.decision, rec.by) // claims again: finds this record, logs it
@@ -117,7 +121,7 @@ export class ClaimedDecisions {
 
   /** Held decisions are delivered after the current tick (a step that just attached or parked). */
   deliverSoon(): void {
-    if (this.#pending.size > 0) queueMicrotask(() => this.deliver())
+    if (this.#pending !== null && this.#pending.size > 0) queueMicrotask(() => this.deliver())
   }
 
   close(): void {

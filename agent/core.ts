@@ -17,6 +17,7 @@ import type { AnyTool, ApprovalRun } from '../tools/types.js'
 import { ClaimedDecisions } from './claimed-decisions.js'
 import type { GracePeriod } from './grace.js'
 import { HookRegistry } from './hooks.js'
+import { randomId } from './ids.js'
 import { assertModel, checkLimits } from './options.js'
 import { AGENT_OPTION_FIELDS, checkOptionFields } from './options-schema.js'
 import type { RestoredStep } from './restore.js'
@@ -46,7 +47,7 @@ export abstract class AgentCore {
   /** @internal the live projections the driver reads (O(1) per event). */
   readonly historyState = historyReducer.initial()
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
-  /** @internal the approvals of the log (lifecycle §9), folded live. */
+  /** @internal the approvals of the log (docs/spec/lifecycle.md §9), folded live. */
   readonly approvalsState = approvalsReducer.initial()
   /** @internal the input rounds of the log (docs/spec/lifecycle.md §11), folded live. */
   readonly inputsState = inputsReducer.initial()
@@ -64,7 +65,7 @@ export abstract class AgentCore {
   approvalIdFor: ((turn: number, step: number, callId: string) => string | undefined) | null = null
   /** @internal decisions through the store's side channel (agent/claimed-decisions.ts). */
   readonly claimed = new ClaimedDecisions(this)
-  /** @internal a parked step of the prefix, restored at the first wake (lifecycle §9; agent/restore.ts). */
+  /** @internal a parked step of the prefix, restored at the first wake (docs/spec/lifecycle.md §9; agent/restore.ts). */
   restoreStep: RestoredStep | null = null
   /** @internal the wakeups: pending schedules folded from the log, the one timer (agent/wakeups.ts). */
   abstract readonly wakeups: Wakeups
@@ -89,20 +90,20 @@ export abstract class AgentCore {
     checkOptionFields(options, AGENT_OPTION_FIELDS, 'createAgent')
     this.options = options
     this.timers = { ...realTimers, ...options.timers }
-    this.newId = options.ids ?? (() => globalThis.crypto.randomUUID())
+    this.newId = options.ids ?? randomId
     const limits = checkLimits(options)
     this.maxStepsPerTurn = limits.maxStepsPerTurn
     this.maxParallelToolCalls = limits.maxParallelToolCalls
     this.cancelGraceMs = limits.cancelGraceMs
     const tools = limits.tools
-    // the built-in scheduleWakeup tool (lifecycle §10), when asked for (agent/wakeup-tool.ts)
+    // the built-in scheduleWakeup tool (docs/spec/lifecycle.md §10), when asked for (agent/wakeup-tool.ts)
     const wt = options.wakeups?.tool
     if (wt) scheduleWakeupTool(this, wt === true ? {} : wt, tools as Map<string, AnyTool>)
     this.tools = tools
     this.toolSpecs = [...tools.values()].map(toolSpec)
     this.baseConfig = { model: options.model.info?.name ?? 'model', ...options.config } as RequestConfig
     this.retry = options.retry === false ? null : resolveRetry(options.retry)
-    this.sessionId = options.sessionId ?? globalThis.crypto.randomUUID()
+    this.sessionId = options.sessionId ?? randomId()
     this.session = new Session({
       id: this.sessionId,
       clock: options.clock,

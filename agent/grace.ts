@@ -1,5 +1,5 @@
 /**
- * The cancel grace period (lifecycle §6, issue 9 item 2): cancel and dispose are always bounded.
+ * The cancel grace period (docs/spec/lifecycle.md §6, issue 9 item 2): cancel and dispose are always bounded.
  *
  * Every hook and tool gets the turn's `AbortSignal`. When it aborts, a timer of `cancelGraceMs`
  * starts (the agent's injectable timers). Whatever user code the driver is still waiting for when

@@ -15,7 +15,7 @@ export type EmitListener<P> = (payload: P) => void
  * Marks a listener that only passes its payload through (`next(p)`, its result unchanged): the
  * re-execution engine's gates (replay/reexecute/hooks.ts). Such a listener never decides, so it
  * does not count for {@link HookRegistry.decidingCount}: a `tools/pre-execute` gate must not make
- * a re-execution wait for verdicts the recorded process never waited for (lifecycle §9, P4).
+ * a re-execution wait for verdicts the recorded process never waited for (docs/spec/lifecycle.md §9, P4).
  */
 export const PASS_THROUGH: unique symbol = Symbol.for('turnlog.passThroughListener')
 
@@ -25,16 +25,17 @@ export class HookRegistry {
    * Per hook, listeners that always run after (inside) every listener added with `on`, whenever
    * that was: the built-in retry policy sits here, so each user listener decides first.
    */
-  readonly #innermost = new Map<string, Array<(...args: never[]) => unknown>>()
+  #innermost: Map<string, Array<(...args: never[]) => unknown>> | null = null
 
   /** Adds a listener inside every `on` listener, now and later (the built-in policies). */
   onInnermost(name: string, fn: (...args: never[]) => unknown): void {
-    this.#innermost.set(name, [...(this.#innermost.get(name) ?? []), fn])
+    const inner = (this.#innermost ??= new Map())
+    inner.set(name, [...(inner.get(name) ?? []), fn])
   }
 
   /** The dispatch order: `on` listeners in registration order, then the innermost ones. */
   #list(name: string): Array<(...args: never[]) => unknown> | undefined {
-    const inner = this.#innermost.get(name)
+    const inner = this.#innermost?.get(name)
     const outer = this.#listeners.get(name)
     if (!inner) return outer
     return outer ? [...outer, ...inner] : inner

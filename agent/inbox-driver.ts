@@ -28,9 +28,11 @@ export class InboxDriver {
    * The waking messages that set the latch (a replacement inherits its original's place); null
    * when a wake without a message set it. Maintenance replays its latch only while one of them is
    * pending: a steer removed during maintenance leaves no claim on a turn, and what else is
-   * pending (injected context) alone never opens one (lifecycle §3.8, choice 7).
+   * pending (injected context) alone never opens one (docs/spec/lifecycle.md §3.8, choice 7).
+   * `undefined` stands for the empty set until a message latches (an idle agent holds no set, B6).
    */
-  #latchedBy: Set<string> | null = new Set()
+  #latchedBy: Set<string> | null | undefined = undefined
+  #handle: InboxHandle | null = null
 
   constructor(host: InboxHost, pending: InboxContext, inspect: AgentOptions['inspect']) {
     this.#host = host
@@ -44,19 +46,23 @@ export class InboxDriver {
 
   /** Sends a non-splice event (LATCH, UNLATCH) to the inbox machine. */
   send(ev: { type: 'LATCH' } | { type: 'UNLATCH' }): void {
-    if (ev.type === 'UNLATCH') this.#latchedBy = new Set()
+    if (ev.type === 'UNLATCH') this.#latchedBy = undefined
     else this.#latchedBy = null
     this.#machine.send(ev)
   }
 
   /** Latches a wake for the waking message `id` (it counts while that message is pending). */
   latch(id: string): void {
-    this.#latchedBy?.add(id)
+    if (this.#latchedBy !== null) (this.#latchedBy ??= new Set()).add(id)
     this.#machine.send({ type: 'LATCH' })
   }
 
-  /** The public handle: every edit checks that the agent is usable first. */
-  readonly handle: InboxHandle = (() => {
+  /** The public handle: every edit checks that the agent is usable first. Built on first use (B6). */
+  get handle(): InboxHandle {
+    return (this.#handle ??= this.#makeHandle())
+  }
+
+  #makeHandle(): InboxHandle {
     const inbox = this
     return {
       get nextTurn() {
@@ -89,7 +95,7 @@ export class InboxDriver {
       }),
       clear: () => this.#edit(() => this.clear()),
     }
-  })()
+  }
 
   /**
    * One inbox splice: checked by the machine's guard, appended to the log, then applied.
@@ -189,6 +195,7 @@ export class InboxDriver {
     if (!this.#machine.getSnapshot().matches('latched')) return false
     const by = this.#latchedBy
     if (by === null) return this.latchedWork()
+    if (by === undefined) return false
     return [...this.list('next-turn'), ...this.list('next-step')].some((m) => by.has(m.id))
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `runMaintenance` (lifecycle §3: the turn machine's `maintaining` state): a task the app runs from
+ * `runMaintenance` (docs/spec/lifecycle.md §3: the turn machine's `maintaining` state): a task the app runs from
  * idle with the turn loop held, and dispose's share of it (the task is told at once through its
  * signal, then awaited within the cancel grace period). Split from agent.ts, which owns the status.
  */
@@ -55,7 +55,7 @@ export class Maintenance {
       this.#current = null
       host.turnActor.send({ type: 'MAINTAINED' })
       // A wake latched during maintenance is replayed now (once), if a message that latched it is
-      // still pending (not merely injected context: lifecycle §3.8, choice 7); never after
+      // still pending (not merely injected context: docs/spec/lifecycle.md §3.8, choice 7); never after
       // dispose() (which starts no queued work).
       const replay = !control.winding() && host.inboxDriver.latchedOwnWork()
       host.inboxDriver.send({ type: 'UNLATCH' })

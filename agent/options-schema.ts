@@ -13,6 +13,7 @@
  */
 import { z } from 'zod'
 import { TurnlogError } from '../events/errors.js'
+import { isToolSchema, type ToolSchema } from '../tools/schema.js'
 import { nearest } from './near-names.js'
 import type { AgentOptions, HookName } from './types.js'
 
@@ -20,6 +21,11 @@ type Fn = (...args: never[]) => unknown
 const fn = z.custom<Fn>((v) => typeof v === 'function', { error: 'must be a function' })
 const nonNegInt = z.number().int().min(0)
 const nonNegNumber = z.number().min(0)
+/** A tool schema (what `defineTool` takes as `parameters`: any Standard Schema, or `jsonSchema(…)`; a bare JSON Schema object is not one). */
+const zodSchema = z.custom<ToolSchema>(
+  (v) => isToolSchema(v),
+  { error: 'must be a schema (zod, valibot, arktype or any Standard Schema, or jsonSchema({...}); define tools with defineTool)' },
+)
 const obj = <T extends z.core.$ZodLooseShape>(shape: T) => z.looseObject(shape)
 
 /** Every hook `agent.on` and `options.hooks` accept (the `Record` makes it match `HookMap`). */
@@ -74,7 +80,9 @@ function budgetSchema() {
 export const AGENT_OPTION_FIELDS = {
   // assertModel (options.ts) has already checked it with its own message
   model: obj({ stream: fn }),
-  tools: z.array(obj({ name: z.string().min(1), execute: fn })),
+  // a plain object passed as a tool is checked here, so its error names the field instead of
+  // failing inside the JSON Schema conversion (its parameters must be a schema, as defineTool's)
+  tools: z.array(obj({ name: z.string().min(1), description: z.string(), execute: fn, parameters: zodSchema })),
   system: z.string(),
   config: obj({ model: z.string().optional(), temperature: z.number().optional(), maxTokens: z.number().int().positive().optional() }),
   sessionId: z.string(),

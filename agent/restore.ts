@@ -1,8 +1,8 @@
 /**
- * Restoring a parked step (lifecycle §9): an agent created over a log that stands parked (its open
+ * Restoring a parked step (docs/spec/lifecycle.md §9): an agent created over a log that stands parked (its open
  * step waits for people only: the last `step/parked`, then only splices and decisions) continues
  * that step as it is — no closers, no re-run — when it is woken (`resumeAgent` does at once).
- * The same for a step whose running calls each ran a child when the process died (lifecycle §10):
+ * The same for a step whose running calls each ran a child when the process died (docs/spec/lifecycle.md §10):
  * those calls re-attach their children (`runningChildren`).
  * This file reads where each call of the step stands from the log; the scheduler continues there.
  */
@@ -18,20 +18,20 @@ export interface RestoredStep {
   /** A decision was logged after the last `step/parked` (a store decided while no agent ran). */
   decidedSinceParked: boolean
   /**
-   * The step stands parked (lifecycle §9). False: it is restored because its running calls each
-   * ran a child at a crash, and those calls re-attach their children (lifecycle §10).
+   * The step stands parked (docs/spec/lifecycle.md §9). False: it is restored because its running calls each
+   * ran a child at a crash, and those calls re-attach their children (docs/spec/lifecycle.md §10).
    */
   parked: boolean
 }
 
-/** A running call's child (lifecycle §10): its id and the seq of its `child/spawned`. */
+/** A running call's child (docs/spec/lifecycle.md §10): its id and the seq of its `child/spawned`. */
 export interface RunningChild {
   id: string
   seq: number
 }
 
 /**
- * The log's open step re-attaches its children (lifecycle §10): at least one started call without a
+ * The log's open step re-attaches its children (docs/spec/lifecycle.md §10): at least one started call without a
  * result logged `child/spawned` and is a subagent call the resumed agent can re-attach (`reattach`:
  * its tool is a `defineSubagent` tool of the agent). Returns those calls' children by call id, else
  * null. The rest of the step continues as it stood (restoredStep): an open request stays open,
@@ -134,7 +134,7 @@ export function restoredStep(
       committed: answered.has(block.id),
       approval,
       ...(child !== undefined ? { child } : {}),
-      // a step restored for its children (lifecycle §10): another call that was running at the
+      // a step restored for its children (docs/spec/lifecycle.md §10): another call that was running at the
       // crash (no request of its own waits) may have run: its §8 repair result, as the closers give it
       ...(children !== null && running && child === undefined && approval?.decided?.decision.kind !== 'deny' && !(approval !== null && approval.decided === null)
         ? { unknown: { code: 'TOOL_OUTCOME_UNKNOWN', message: `The outcome of tool '${block.name}' is unknown: ${UNKNOWN_WHY}.` } }
@@ -152,7 +152,7 @@ export function resumesChildren(options: object): boolean {
   return typeof childResumer(options) === 'function'
 }
 
-/** The child resumer of an agent's options (lifecycle §10), if any. */
+/** The child resumer of an agent's options (docs/spec/lifecycle.md §10), if any. */
 export function childResumer(options: object): ChildResumer | undefined {
   return (options as { [RESUME_CHILD]?: ChildResumer })[RESUME_CHILD]
 }

@@ -1,5 +1,5 @@
 /**
- * The built-in transient retry policy (lifecycle.md §4): an `agent/request-error` listener. For a
+ * The built-in transient retry policy (docs/spec/lifecycle.md §4): an `agent/request-error` listener. For a
  * retryable failure within the budget it appends `llm/retry {attempt, delayMs}`, waits (the wait
  * ends early on cancel, and then the failure stands: cancellation beats retry) and returns
  * `retry`. Anything else goes to the next listener.

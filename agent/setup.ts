@@ -21,7 +21,7 @@ export function budgetMeter(
   return new BudgetMeter(normaliseBudgets(options.budget), reportError, (w) => emit('agent/budget', w))
 }
 
-/** The wakeups (lifecycle §10): one timer unless `wakeups.timer: false`; held while a prefix waits for its first wake. */
+/** The wakeups (docs/spec/lifecycle.md §10): one timer unless `wakeups.timer: false`; held while a prefix waits for its first wake. */
 export function wakeups(options: AgentOptions, host: WakeupHost, hasPrefix: boolean): Wakeups {
   return new Wakeups(host, options.wakeups?.timer !== false, hasPrefix)
 }

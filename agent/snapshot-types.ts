@@ -1,10 +1,10 @@
 /** What `agent.snapshot()` returns (split from types.ts): the machines' positions, the inbox, the log's open turn. */
 import type { UserMessage } from '../events/index.js'
 
-/** `parked`: the running turn's step waits for people's decisions and nothing else (lifecycle §9). */
+/** `parked`: the running turn's step waits for people's decisions and nothing else (docs/spec/lifecycle.md §9). */
 export type AgentStatus = 'idle' | 'running' | 'parked'
 
-/** A phase of a running turn (the turn machine's `running` substates, lifecycle.md pictures). */
+/** A phase of a running turn (the turn machine's `running` substates, docs/spec/lifecycle.md pictures). */
 export type TurnPhase = 'opening' | 'proposing' | 'stepping' | 'parked' | 'stopping' | 'recovering' | 'closing'
 /** The turn machine's state value: `'idle'`, `'maintaining'` (in `runMaintenance`) or `{ running: phase }`. */
 export type TurnStateValue = 'idle' | 'maintaining' | { running: TurnPhase }

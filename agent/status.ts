@@ -59,6 +59,11 @@ export class StatusCell {
     for (const w of waiters) w()
   }
 
+  /** Parked with nothing held back: what `whenSettled` resolves 'parked' for (a person owes a decision). */
+  get settledParked(): boolean {
+    return this.#parkedForGood()
+  }
+
   #parkedForGood(): boolean {
     return this.#value === 'parked' && this.host.holding?.() !== true
   }

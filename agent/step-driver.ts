@@ -1,5 +1,5 @@
 /**
- * Runs one step (lifecycle.md §4): drives the step machine and performs the effect of each of its
+ * Runs one step (docs/spec/lifecycle.md §4): drives the step machine and performs the effect of each of its
  * states. The machine decides the route and the outcome; this file only does what it is told and
  * reports what happened.
  */
@@ -53,7 +53,7 @@ export interface StepHost extends InputHost {
   emit(name: HookName, payload: unknown): void
   reportError(error: unknown, where: string): void
   splice(target: 'next-step', start: number, deleteCount: number, inserted: UserMessage[]): UserMessage[]
-  /** Running children (lifecycle §10): a subagent call registers its child here. */
+  /** Running children (docs/spec/lifecycle.md §10): a subagent call registers its child here. */
   readonly children?: { attach(child: LiveChild): () => void }
 }
 
@@ -239,7 +239,7 @@ function freezeRequest(agent: StepHost, system: string, tools: readonly ToolSpec
   const live = agent.historyState.messages
   const length = live.length
   let snapshot: readonly ModelMessage[] | undefined
-  // Tools and config are the logged header's (lifecycle §4.3): the session validated them into its
+  // Tools and config are the logged header's (docs/spec/lifecycle.md §4.3): the session validated them into its
   // own copies and deep-froze them, and they equal what the hooks decided (a new header is logged
   // whenever they differ). So the request is deeply frozen every time, whether or not a header was
   // just logged, at no cost per request: an adapter that pushes to `request.tools` or sets
@@ -303,7 +303,7 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
         data: {
           turn, step, callId: call.id,
           message: { role: 'tool', callId: call.id, content: outcome.content, ...(outcome.error ? { isError: true as const } : {}) },
-          ...(outcome.error ? { error: outcome.error } : {}),
+          ...(outcome.error ? { error: outcome.error } : outcome.json ? { json: true as const } : {}),
         },
         surfaceOp: 'append',
         sourceEventSeqs: [callSeq],
@@ -314,7 +314,7 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
     children: {
       session: agent.sessionId,
       store: agent.options.store,
-      // a call restored with its child (lifecycle §10) logged its `child/spawned` before the crash
+      // a call restored with its child (docs/spec/lifecycle.md §10) logged its `child/spawned` before the crash
       spawned: (callId, child) => restoredChild(callId)?.seq ?? agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
       attach: (child) => agent.children?.attach(child) ?? (() => {}),
       reattach: (callId) => {

@@ -1,5 +1,5 @@
 /**
- * The mark of a `defineSubagent` tool (lifecycle §10): a non-enumerable symbol member, so that
+ * The mark of a `defineSubagent` tool (docs/spec/lifecycle.md §10): a non-enumerable symbol member, so that
  * `resumeAgent` (replay/resume.ts) and the agent's restore of a crashed step (agent.ts) know which
  * running calls re-attach their child. Its own file: agent.ts reads it, and subagent.ts (which
  * creates child agents) imports agent.ts.
@@ -13,7 +13,7 @@ export function markSubagent(tool: object): void {
   Object.defineProperty(tool, SUBAGENT, { value: true })
 }
 
-/** @internal The tool was made by `defineSubagent` (lifecycle §10: its running call can re-attach its child). */
+/** @internal The tool was made by `defineSubagent` (docs/spec/lifecycle.md §10: its running call can re-attach its child). */
 export function isSubagent(tool: unknown): boolean {
   try {
     return typeof tool === 'object' && tool !== null && (tool as { [SUBAGENT]?: unknown })[SUBAGENT] === true

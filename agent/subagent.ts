@@ -1,11 +1,12 @@
 /**
- * Sub-agents (lifecycle.md §10): `defineSubagent` is a tool whose call runs a child session. The
+ * Sub-agents (docs/spec/lifecycle.md §10): `defineSubagent` is a tool whose call runs a child session. The
  * call logs `child/spawned` in the parent, creates the child in the parent's store with a header
  * naming the parent's session, that event's seq and the call (L19), sends the call as the child's
  * first message and returns the child's last answer as the call's result. A cancel of the parent's
  * turn (or the call's timeout) cancels the child with cause `parent`.
  */
-import type { z } from 'zod'
+import type { ToolSchema } from '../tools/schema.js'
+import type { ToolArgs } from '../tools/types.js'
 import type { EventOf, LogEvent } from '../events/index.js'
 import { defineTool } from '../tools/define.js'
 import { CHILD_HOST, type AnyTool, type LiveChild, type ToolContext } from '../tools/types.js'
@@ -18,52 +19,52 @@ import type { Agent, AgentOptions } from './types.js'
 /** A child's options: the agent's, without what the parent decides (store, session, prefix). */
 export type SubagentOptions = Omit<AgentOptions, 'store' | 'storeWriter' | 'prefix' | 'sessionId'>
 
-export interface SubagentConfig<P extends z.ZodType> {
+export interface SubagentConfig<P extends ToolSchema> {
   name: string
   description: string
-  /** The call's arguments (the model sees their JSON Schema). */
+  /** The call's arguments, any schema `defineTool` takes (the model sees their JSON Schema). */
   parameters: P
   /**
    * The child's options for one call (model, tools, system, budget…). May be async. A throw (or a
    * rejection) is the call's `TOOL_ERROR` result; no child is created then.
    */
-  agent: (args: z.infer<P>, ctx: ToolContext) => SubagentOptions | Promise<SubagentOptions>
+  agent: (args: ToolArgs<P>, ctx: ToolContext) => SubagentOptions | Promise<SubagentOptions>
   /**
    * The child's first message, from the call's arguments. Default: the only string member of the
    * arguments (or the arguments themselves when a string), else the arguments as JSON. A throw is
    * the call's `TOOL_ERROR`.
    */
-  prompt?: (args: z.infer<P>) => string
+  prompt?: (args: ToolArgs<P>) => string
   /** The call's timeout (the child is cancelled with cause `parent` when it passes). */
   timeoutMs?: number
   /**
    * Exactly `true` lets this call run in parallel with the step's other parallel-safe calls (several
-   * children at once, or a child beside ordinary tools; lifecycle §5). Default: exclusive (the call
+   * children at once, or a child beside ordinary tools; docs/spec/lifecycle.md §5). Default: exclusive (the call
    * runs alone). A throw, or anything but `true`, is exclusive.
    */
-  isConcurrencySafe?: (args: z.infer<P>) => boolean
+  isConcurrencySafe?: (args: ToolArgs<P>) => boolean
 }
 
 /**
- * A tool whose every call runs a child session (lifecycle §10). The child's id is derived from
+ * A tool whose every call runs a child session (docs/spec/lifecycle.md §10). The child's id is derived from
  * the parent's session and the call (`<parent>.c<turn>-<step>-<callId>`), so a call spawns at most
  * one child. Its result is the text of the child's last answer; a child turn that ends other than
  * `completed` is the call's `TOOL_ERROR`, naming how it ended.
  */
-export function defineSubagent<P extends z.ZodType>(config: SubagentConfig<P>): AnyTool {
+export function defineSubagent<P extends ToolSchema>(config: SubagentConfig<P>): AnyTool {
   const tool = defineTool({
     name: config.name,
     description: config.description,
     parameters: config.parameters,
     ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
     ...(config.isConcurrencySafe !== undefined ? { isConcurrencySafe: config.isConcurrencySafe } : {}),
-    execute: (args: z.infer<P>, ctx: ToolContext) => runChild(config, args, ctx),
+    execute: (args: ToolArgs<P>, ctx: ToolContext) => runChild(config, args, ctx),
   }) as AnyTool
   markSubagent(tool)
   return tool
 }
 
-async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.infer<P>, ctx: ToolContext): Promise<string> {
+async function runChild<P extends ToolSchema>(config: SubagentConfig<P>, args: ToolArgs<P>, ctx: ToolContext): Promise<string> {
   const host = ctx[CHILD_HOST]
   if (host === undefined) throw new Error(`subagent '${config.name}' runs only as a call of an agent`)
   const options = await config.agent(args, ctx)
@@ -74,7 +75,7 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
   let child: Agent
   let send = true
   if (host.reattach !== undefined) {
-    // the parent crashed while this call's child ran (lifecycle §10): the child is resumed (its
+    // the parent crashed while this call's child ran (docs/spec/lifecycle.md §10): the child is resumed (its
     // own repair, its interrupted turn re-run, its parked step restored), not created again
     child = (await host.reattach(id, options)) as Agent
     send = !hasInput(child.events) // it died before its prompt was logged
@@ -92,6 +93,9 @@ async function runChild<P extends z.ZodType>(config: SubagentConfig<P>, args: z.
     else if (send) child.followup(prompt)
     else child.wake()
     await child.whenIdle()
+    // still parked once idle: the family was disposed parked (docs/spec/lifecycle.md §9, §10). The call stays
+    // running in the parent's log (its resume re-attaches the child); nothing is logged for it here.
+    if (child.status === 'parked') await new Promise<never>(() => {})
     await child.flush()
     ctx.signal.throwIfAborted()
     return lastAnswer(child.events, id)

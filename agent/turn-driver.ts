@@ -1,5 +1,5 @@
 /**
- * Runs the turn machine (lifecycle.md §2–§3): the loop that performs the effect of each phase —
+ * Runs the turn machine (docs/spec/lifecycle.md §2–§3): the loop that performs the effect of each phase —
  * open the turn, propose a step (claim input, ask `agent/pre-step`), run the step (step-driver.ts),
  * ask `agent/turn-stopping` and `agent/request-error`, close the turn — and reports what happened
  * back to the machine, which decides. After a driver defect it closes what is open so the log
@@ -33,9 +33,9 @@ export interface TurnHost extends Agent, Omit<StepHost, 'inbox'>, GraceHost {
   entered: readonly UserMessage[]
   /** `llm/retry` events in the current failure chain. */
   readonly retriesInChain: number
-  /** The limit a resume turn records on its cause (lifecycle §8), or null to record none. */
+  /** The limit a resume turn records on its cause (docs/spec/lifecycle.md §8), or null to record none. */
   readonly resumeLimit: number | null
-  /** A parked step of the prefix to restore (taken by the next step; lifecycle §9). */
+  /** A parked step of the prefix to restore (taken by the next step; docs/spec/lifecycle.md §9). */
   restoreStep: RestoredStep | null
   claim(turn: number, takePrompt: boolean): UserMessage[]
   /** `options.budget`'s meter (agent/budget.ts), or null. */
@@ -89,7 +89,7 @@ export class TurnLoop {
 
   /** Wakes the idle turn machine and starts the loop (synchronously up to the first hook). */
   start(resumeOf: number | null): void {
-    // The machine hears WAKE before the status is emitted (lifecycle §6): a cancel() from the
+    // The machine hears WAKE before the status is emitted (docs/spec/lifecycle.md §6): a cancel() from the
     // agent/status listener is then remembered by the opening turn (which ends aborted), not
     // reset by it; a dispose() from there waits for the loop started right after.
     this.#agent.turnActor.send(resumeOf !== null ? { type: 'WAKE', resumeOf } : { type: 'WAKE' })
@@ -113,7 +113,7 @@ export class TurnLoop {
   }
 
   /**
-   * Restores the log's parked step (lifecycle §9): the turn machine goes straight to that step,
+   * Restores the log's parked step (docs/spec/lifecycle.md §9): the turn machine goes straight to that step,
    * the step to its tool phase, where the scheduler continues from the log (no `turn/start`, no
    * request, nothing re-run).
    */
@@ -126,7 +126,7 @@ export class TurnLoop {
     this.#goRunning()
   }
 
-  /** Runs turns until the machine is idle. Synchronous up to the first hook (lifecycle §2). */
+  /** Runs turns until the machine is idle. Synchronous up to the first hook (docs/spec/lifecycle.md §2). */
   async #runLoop(): Promise<void> {
     const agent = this.#agent
     try {
@@ -194,7 +194,7 @@ export class TurnLoop {
     // A wake latches only while a turn aborts (maintenance runs from idle and replays its own
     // latch), and every waking send during an abort is re-targeted to next-turn: the latch's work
     // is next-turn work. With next-turn empty its prompt was withdrawn, and what next-step holds
-    // is injected or parked input, which alone never opens a turn (lifecycle §3.8, choice 7).
+    // is injected or parked input, which alone never opens a turn (docs/spec/lifecycle.md §3.8, choice 7).
     const latched = nextTurnPending && agent.inboxDriver.latchedWork()
     agent.inboxDriver.send({ type: 'UNLATCH' })
     agent.turnActor.send({ type: 'CLOSED', nextTurnPending, latched })
@@ -234,7 +234,7 @@ export async function propose(agent: TurnHost): Promise<void> {
   const first = c.proposal === 'first'
   // a retry or resume turn re-requests: its first proposal claims next-step input only
   const owed = first && (c.retryOf !== null || c.resumeOf !== null)
-  // Budgets (lifecycle §10) are checked before the claim: a spent budget makes no request. The
+  // Budgets (docs/spec/lifecycle.md §10) are checked before the claim: a spent budget makes no request. The
   // first proposal of an ordinary turn still takes its prompt (the turn answers it with the budget
   // end, as `blocked` does; left queued, it would open the next turn at once, forever); later
   // proposals leave next-step input queued for the next turn.
@@ -254,7 +254,9 @@ export async function propose(agent: TurnHost): Promise<void> {
       resume: first && c.resumeOf !== null,
       signal: agent.abort!.signal, agent,
     }, (p) => ({ kind: 'enter' as const, messages: p.messages })), 'agent/pre-step')
-    decision = checkDecision(decision)
+    // without a listener the decision is the default, the claimed messages as the inbox checked
+    // them: parsing them again is per-step work for a hook nobody added (B5)
+    if (agent.hooks.count('agent/pre-step') > 0) decision = checkDecision(decision)
   } catch (err) {
     // Abandoned after the cancel's grace period: the machine already closes the turn (aborted).
     if (isAbandoned(err)) return

@@ -4,6 +4,8 @@
  * `AgentOptions`, `HookMap` and `Agent` document every option, hook and method in one place (the
  * options schema is typed against them); the hook payloads (hook-payloads.ts), the approval types
  * (approval-types.ts) and the feature types (budget.ts, wakeup-types.ts) live in their own files.
+ * Over ~400 lines (450), knowingly: most of it is the doc comment of every public method and option,
+ * which a user reads in one place; `Agent` and `AgentOptions` are the next seam to split.
  */
 import type { UsageRollUp } from '../reducers/usage-tree.js'
 import type {
@@ -49,7 +51,9 @@ export interface Timers {
   sleep(ms: number, signal: AbortSignal): Promise<void>
   /** In [0, 1): jitter. */
   random(): number
+  /** Calls `fn` once after `ms` (wakeups, grace periods); returns a handle for `clearTimeout`. */
   setTimeout(fn: () => void, ms: number): unknown
+  /** Cancels a `setTimeout` that has not fired (a handle already fired or cleared is ignored). */
   clearTimeout(handle: unknown): void
 }
 
@@ -141,7 +145,7 @@ export interface AgentOptions {
   maxParallelToolCalls?: number
   maxStepsPerTurn?: number
   /**
-   * The longest chain of resume turns (lifecycle §8) the log may hold (L13, checked on append).
+   * The longest chain of resume turns (docs/spec/lifecycle.md §8) the log may hold (L13, checked on append).
    * `resumeAgent` re-runs an interrupted turn only while the chain is shorter. Default 3.
    */
   maxResumeRuns?: number
@@ -176,16 +180,16 @@ export interface AgentOptions {
    * and compares message by message (O(log) per request: for tests and fuzzers).
    */
   checkRequests?: 'log' | 'full'
-  /** Wakeups (lifecycle §10): the timer, the built-in `scheduleWakeup` tool. */
+  /** Wakeups (docs/spec/lifecycle.md §10): the timer, the built-in `scheduleWakeup` tool. */
   wakeups?: WakeupOptions
   /** XState inspection of the turn, step and inbox actors (visualisers, coverage tests). */
   inspect?: (event: InspectionEvent) => void
-  /** Approvals while parked (lifecycle §9): what a steer does to open requests. */
+  /** Approvals while parked (docs/spec/lifecycle.md §9): what a steer does to open requests. */
   approvals?: ApprovalOptions
   /** Input rounds (docs/spec/lifecycle.md §11): what a steer does to open rounds, the cap of a round's state. */
   inputs?: InputOptions
   /**
-   * Budgets (lifecycle §10): one or a list of `{ inputTokens?, outputTokens?, totalTokens?,
+   * Budgets (docs/spec/lifecycle.md §10): one or a list of `{ inputTokens?, outputTokens?, totalTokens?,
    * costUsd?, toolCalls?, scope: 'turn' | 'session', price?, warnAt? }`. Checked from the usage
    * derived from the log before each request: a request that would start with a limit reached is
    * not made, and the turn ends `{kind: 'budget', which, scope, limit, used}` (its claimed input
@@ -279,7 +283,7 @@ export interface HookMap {
   'tools/post-execute': (p: PostExecutePayload, next: Next<PostExecutePayload, PostExecuteDecision>) => PostExecuteDecision | Promise<PostExecuteDecision>
   // Live events (emit mode): observers only; a throw is reported as `agent/error`, never breaks the agent.
   'agent/status': (e: { status: AgentStatus }) => void
-  /** A new approval request (lifecycle §9); the status becomes `parked` when only decisions are owed. */
+  /** A new approval request (docs/spec/lifecycle.md §9); the status becomes `parked` when only decisions are owed. */
   'agent/approval': (e: { approval: OpenApproval }) => void
   /** A new input round (docs/spec/lifecycle.md §11); the status becomes `parked` when only people are owed. */
   'agent/input': (e: { input: OpenInput }) => void
@@ -299,7 +303,9 @@ export type HookName = keyof HookMap
 export interface InboxHandle {
   readonly nextTurn: readonly UserMessage[]
   readonly nextStep: readonly UserMessage[]
+  /** Adds a message at the end of `target`'s list; returns its id. */
   append(target: InboxTarget, m: MessageInput): string
+  /** Adds a message at the front of `target`'s list (claimed first); returns its id. */
   prepend(target: InboxTarget, m: MessageInput): string
   /** Swaps in place in whichever list holds `id`; false if not pending. */
   replace(id: string, m: MessageInput): boolean
@@ -318,15 +324,23 @@ export interface CancelOptions {
 
 /** The handle an app embeds. */
 export interface Agent extends WakeupHandle {
+  /** The session's id (the log's name in the store; generated when `options.sessionId` is absent). */
   readonly sessionId: string
+  /** `idle`, `running`, or `parked` (only decisions of people are owed; docs/spec/lifecycle.md §9). */
   readonly status: AgentStatus
+  /** The two pending lists (next turn, next step) and their edits. */
   readonly inbox: InboxHandle
   /**
-   * The log, typed by event type: `e.type === 'tool/result'` narrows `e.data` (api.md). Events of
+   * The log, typed by event type: `e.type === 'tool/result'` narrows `e.data` (docs/spec/api.md). Events of
    * plugin-registered extension types (none unless a plugin registers one) are in it too; read
    * them as `LogEvent` (`agent.events as readonly LogEvent[]`).
    */
   readonly events: readonly SessionEvent[]
+  /**
+   * The general form of `followup`/`steer`/`inject`: queues `message` on `target`
+   * (`'next-turn'` or `'next-step'`), waking the agent when `wake` and it is idle; returns the
+   * message's id. Throws `AGENT_DISPOSED` after `dispose`, `PERSISTENCE_FAILED` after the store failed.
+   */
   send(message: MessageInput, target: InboxTarget, wake: boolean): string
   /**
    * Queues a prompt for the next turn (waking the agent when idle) and returns the id the logged
@@ -335,7 +349,16 @@ export interface Agent extends WakeupHandle {
    * `await agent.flush()` resolves. The same holds for `steer`, `inject`, `send` and inbox edits.
    */
   followup(message: MessageInput): string
+  /**
+   * Queues a message for the next step of the running turn (the model reads it at its next
+   * request; a steer while approvals are open follows `options.approvals.onSteer`). Idle: it opens
+   * a turn. Returns the message's id; durable once `flush()` resolves.
+   */
   steer(message: MessageInput): string
+  /**
+   * Like `steer` (next step of the running turn) but never wakes an idle agent: the message waits
+   * for the next turn that runs. Returns the message's id; durable once `flush()` resolves.
+   */
   inject(message: MessageInput): string
   /** Opens a turn for prompts already queued (resume, parked work); false when idle work is not there. */
   wake(): boolean
@@ -353,20 +376,27 @@ export interface Agent extends WakeupHandle {
    * (where `'subscribe'`); it never breaks the agent. It must not append (`REENTRANT_APPEND`).
    */
   subscribe(listener: (event: SessionEvent) => void): () => void
+  /**
+   * Resolves when the agent is idle: no turn runs and nothing queued would start one (a pending
+   * wakeup is not waited for). While parked it does not resolve (a decision is owed): use
+   * `whenSettled`. It does not wait for durability: `flush()` does. After `dispose` it resolves at once.
+   */
   whenIdle(): Promise<void>
   /**
-   * Resolves with the status when the agent is idle (as `whenIdle`) or parked: waiting for people
-   * and nothing else, so a process may exit (lifecycle §9).
+   * Resolves with the status when the agent is idle (as `whenIdle`) or parked: waiting for
+   * people and nothing else (an open approval, its own or a running child's), so a process may
+   * `flush()` and exit, and a later process resumes the session when the decision comes
+   * (docs/spec/lifecycle.md §9). It does not wait for durability (`flush()` does) and never rejects.
    */
   whenSettled(): Promise<'idle' | 'parked'>
   /**
-   * Token usage rolled up (lifecycle §10; reducers/usage-tree.ts): own totals at the top level,
+   * Token usage rolled up (docs/spec/lifecycle.md §10; reducers/usage-tree.ts): own totals at the top level,
    * `children` (every child this agent ran, each rolled up over its own children), `total` (both),
    * `byChild`. Children run by an earlier process are not known to the handle: `usageTree(store,
    * id)` (turnlog/replay) reads them from the store.
    */
   usage(): UsageRollUp
-  /** The open approval requests of the session and of its running children (with their session ids), in request order (lifecycle §9, §10). */
+  /** The open approval requests of the session and of its running children (with their session ids), in request order (docs/spec/lifecycle.md §9, §10). */
   approvals(): OpenApproval[]
   /**
    * Decides an open approval. Resolves when the decision is durable (in the store). Refused, with
@@ -384,14 +414,46 @@ export interface Agent extends WakeupHandle {
    * answer wins), `INVALID_INPUT` (naming the field), `INVALID_ARGUMENT` (not an answer).
    */
   answer(requestId: string, answer: InputAnswerInput, options?: { by?: { kind: 'user'; id?: string } }): Promise<void>
-  /** Resolves when every event committed so far is durable in the store (at once without one). */
+  /**
+   * Resolves when every event committed so far is durable in the store (at once without one), its
+   * running children's included: the prompts `followup` returned ids for are then accepted, and a
+   * crash can no longer lose them. It waits for the appends already handed to the store, not for
+   * the turn (events committed later need another `flush`). Rejects with the store's coded error
+   * when persistence failed (`SESSION_EXISTS`, `SESSION_OWNED`, an I/O error, …); the agent then
+   * takes no new work.
+   */
   flush(): Promise<void>
+  /**
+   * Cancels the running turn (docs/spec/lifecycle.md §7): the model request is aborted, running tool bodies
+   * get the abort signal and the cancel grace period, open approvals are denied `by: canceled`,
+   * and the turn ends `aborted` with `cause` (default `{ kind: 'user' }`). Both pending lists are
+   * cleared unless `options.keepInbox`. Idle or disposed: does nothing. Returns at once; await
+   * `whenIdle()` for the turn's end.
+   */
   cancel(cause?: CancelCause, options?: CancelOptions): void
+  /**
+   * Stops the agent and releases its store handle. A running turn is cancelled
+   * (`aborted {kind: 'disposed'}`; tool bodies get the grace period, a `runMaintenance` task its
+   * aborted signal), awaited to its end, then the log is flushed and closed. A parked agent, or
+   * one parked by its children, is not cancelled: its open approvals stay open in the log, and a
+   * later `resumeAgent`/`openAgent` picks the session up where it parked (docs/spec/lifecycle.md
+   * §9, §10). Resolves when the log is closed; rejects, after everything is released, with the
+   * coded persistence failure (`SESSION_EXISTS`, `SESSION_OWNED`, `FSYNC_FAILED`…) as `flush()`
+   * does. Calling it again resolves at once; every other method then throws `AGENT_DISPOSED`.
+   */
   dispose(): Promise<void>
+  /**
+   * Runs `task` while idle with the turn loop held (docs/spec/lifecycle.md §3, `maintaining`: e.g. a
+   * compaction an app starts itself); prompts queued meanwhile start their turn after it.
+   * Resolves with the task's result (rejects with its error). `AGENT_BUSY` unless idle.
+   * `dispose` aborts `signal` and waits the cancel grace period for the task.
+   */
   runMaintenance<T>(task: (signal: AbortSignal) => Promise<T> | T): Promise<T>
+  /** The model-visible history (what the next request would send), a fresh array per call. */
   history(): readonly import('../events/index.js').ModelMessage[]
   /** The human transcript, folded from the log (a fresh object per call). */
   transcript(): TranscriptState
+  /** The three machines' positions, the pending lists and the open calls, for inspection (a fresh, plain object). */
   snapshot(): AgentSnapshot
   /** Each limit of `options.budget`: what its scope used, derived from the log ([] without a budget). */
   budgets(): BudgetStatus[]

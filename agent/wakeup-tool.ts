@@ -1,5 +1,5 @@
 /**
- * The optional built-in `scheduleWakeup` tool (lifecycle.md §10, `createAgent({ wakeups: { tool } })`):
+ * The optional built-in `scheduleWakeup` tool (docs/spec/lifecycle.md §10, `createAgent({ wakeups: { tool } })`):
  * lets the model schedule a wakeup for itself. The schedule it makes is an ordinary
  * `schedule/created` that names the call (`callId`); its firing is the same as any other.
  */

@@ -1,5 +1,5 @@
 /**
- * The public shapes of wakeups (lifecycle.md §10, api.md "Approvals, children, budgets, wakeups"):
+ * The public shapes of wakeups (docs/spec/lifecycle.md §10, docs/spec/api.md "Approvals, children, budgets, wakeups"):
  * what `agent.schedule` takes, what `agent.schedules()` lists, the `wakeups` option, and the
  * runtime check of a schedule spec (a zod schema: plain JavaScript callers get coded errors too).
  */
@@ -34,7 +34,7 @@ export interface ScheduleSpec {
 /** A pending wakeup, as `agent.schedules()` lists it (a copy: changing it changes nothing). */
 export type ScheduleInfo = PendingSchedule
 
-/** The wakeup handle of an `Agent` (api.md): schedule, list, cancel. */
+/** The wakeup handle of an `Agent` (docs/spec/api.md): schedule, list, cancel. */
 export interface WakeupHandle {
   /**
    * Schedules a wakeup: appends `schedule/created` and returns its id. The firing is

@@ -1,5 +1,5 @@
 /**
- * The agent's wakeups (lifecycle.md §10): schedules the agent made for itself, fired from the log.
+ * The agent's wakeups (docs/spec/lifecycle.md §10): schedules the agent made for itself, fired from the log.
  *
  * - The pending schedules and their due times are the `schedules` reducer's fold of the log (the
  *   prefix of a resumed agent included), so nothing lives only in memory.

@@ -21,9 +21,9 @@ export interface WakingHost {
 }
 
 export class Waking {
-  /** The interrupted turn the next turn opened from idle re-runs (lifecycle §8; `arm`). */
+  /** The interrupted turn the next turn opened from idle re-runs (docs/spec/lifecycle.md §8; `arm`). */
   #resumeOf: number | null = null
-  /** The limit the resume turn records on its cause (lifecycle §8; `arm`). */
+  /** The limit the resume turn records on its cause (docs/spec/lifecycle.md §8; `arm`). */
   limit: number | null = null
   /** Errors held until the owed work starts (`defer`): resume's `RESUME_LIMIT`. */
   #deferred: Array<{ error: unknown; where: string }> = []

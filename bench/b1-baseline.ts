@@ -1,4 +1,4 @@
-/** B1's baseline (quality.md "Performance"): read + split lines + `JSON.parse`, nothing else. */
+/** B1's baseline (bench/README.md): read + split lines + `JSON.parse`, nothing else. */
 import { open } from 'node:fs/promises'
 
 /** The baseline: read + split lines + JSON.parse, keeping the parsed objects. Returns the line count. */

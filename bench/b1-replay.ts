@@ -1,5 +1,5 @@
 /**
- * B1 replay (quality.md "Performance"): read a 1M-event JSONL log, check, decode, validate, and
+ * B1 replay (bench/README.md): read a 1M-event JSONL log, check, decode, validate, and
  * fold surface + transcript + inbox + lifecycle, against a baseline measured in the same run:
  * read + split lines + `JSON.parse` only. Target: turnlog ≤ 1.3× the baseline time.
  *
@@ -34,7 +34,7 @@ import { generateLogFile } from './gen-log.js'
 
 export { baselineRead } from './b1-baseline.js'
 
-/** quality.md B1: ≤ 1.3× the baseline time. */
+/** bench/README.md B1: ≤ 1.3× the baseline time. */
 export const B1_TARGET = '<= 1.3'
 const RUNS = 3
 
@@ -120,7 +120,7 @@ export async function benchReplay(log: (line: string) => void = () => {}): Promi
     }
     const baselineMs = median(base)
     const turnlogMs = median(tl)
-    // peak RSS, each mode alone in a child process (quality.md B1/B6: bounded by the folded state)
+    // peak RSS, each mode alone in a child process (bench/README.md B1/B6: bounded by the folded state)
     const rss: Record<string, PeakRss> = {}
     for (const mode of ['baseline', 'replay', 'at10', 'verify'] as const) {
       rss[mode] = await peakRss(mode, file)

@@ -1,5 +1,5 @@
 /**
- * B10 (quality.md): 10,000 parked sessions in one PostgreSQL, nothing decided. Two figures:
+ * B10 (bench/README.md): 10,000 parked sessions in one PostgreSQL, nothing decided. Two figures:
  *
  * - **workers**: a worker process (this one) over `B10_SESSIONS` parked sessions (default 10,000,
  *   copies of one parked by a worker) for `B10_WINDOW_MS` at the default poll (1 s): leases held,

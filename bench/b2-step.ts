@@ -1,6 +1,6 @@
 /**
  * B2 (driver overhead per step) and B3 (growth: per-step cost with 100k events already in the log
- * vs 100), quality.md "Performance". An instant scripted model, one tool call per step, the
+ * vs 100), bench/README.md. An instant scripted model, one tool call per step, the
  * in-memory log. B2's baseline in the same run is a bare hand-written loop over the same model
  * and tool (consume the stream, assemble, run the tool, append plain objects to an array): what an
  * agent loop costs with no validation, no invariant checks, no machines and no reducers.

@@ -1,5 +1,5 @@
 /**
- * B4 postgres (quality.md "Performance"): append throughput of `postgresStore` (each batch one
+ * B4 postgres (bench/README.md): append throughput of `postgresStore` (each batch one
  * `turnlog_append`: lease token, expiry and seq checked under the session row's lock, one
  * multi-row INSERT, commit with the server's fsync) against raw multi-row INSERTs of the same rows
  * in the same batches, one transaction (autocommit statement) each, into a table with the same key,

@@ -1,5 +1,5 @@
 /**
- * B4 stores (quality.md "Performance"): append throughput with durability (an fsync per batch),
+ * B4 stores (bench/README.md): append throughput with durability (an fsync per batch),
  * 8 sessions in parallel, against a baseline measured in the same run: raw `FileHandle.appendFile`
  * + `sync()` of the same bytes in the same batches. Target: jsonl ≥ 0.5× raw.
  *
@@ -26,7 +26,7 @@ import { jsonlStore } from '../stores/jsonl/index.js'
 import { collectGarbage, envInt, median, round, type BenchResult } from './common.js'
 import { generateEvents } from './gen-log.js'
 
-// quality.md: JSONL >= 0.8x raw appendFile+fsync (PostgreSQL's B4PG keeps >= 0.5x)
+// bench/README.md: JSONL >= 0.8x raw appendFile+fsync (PostgreSQL's B4PG keeps >= 0.5x)
 export const B4_TARGET = '>= 0.8'
 const RUNS = 5
 

@@ -1,7 +1,8 @@
 /**
- * B5 (quality.md "Performance"): the per-step overhead of the same scripted tool loop in turnlog
- * and in its peers, measured back to back in one process: Vercel AI SDK v5 (`generateText` with
- * `MockLanguageModelV2`), OpenAI Agents JS (`Runner.run` with a fake `Model`), and LangGraph.js
+ * B5 (bench/README.md): the per-step overhead of the same scripted tool loop in turnlog
+ * and in its peers, measured back to back in one process: Vercel AI SDK v5, v6 and v7 (`generateText`
+ * with `MockLanguageModelV2`, `V3`, `V4`; v7 needs Node 22 or later and is skipped, with the
+ * reason, on an older Node), OpenAI Agents JS (`Runner.run` with a fake `Model`), and LangGraph.js
  * (`createReactAgent` with a fake tool-calling chat model).
  *
  * The loop is B2's (bench/b2-step.ts): an instant scripted model that asks for one tool call
@@ -21,7 +22,8 @@
  *
  * `value` = turnlog's µs/step ÷ the fastest peer's; a peer that cannot be loaded is left out and
  * named in `detail.skipped`. Knobs: B5_TURNS, B5_WARMUP_TURNS, B5_SYSTEMS (a comma list of the
- * peers to run: aiSdk, aiSdk6, openaiAgents, langgraph; for diagnosis).
+ * peers to run: aiSdk, aiSdk6, aiSdk7, openaiAgents, langgraph; for diagnosis). Every figure is
+ * recorded with the Node version it was measured on (`detail.nodeOf`).
  */
 import { z } from 'zod'
 import type { Model as OpenAIModel, ModelResponse as OpenAIModelResponse, StreamEvent as OpenAIStreamEvent } from '@openai/agents-core'
@@ -41,7 +43,7 @@ interface Counts { model: number; tool: number }
 
 /** One system: `setup` builds what a round needs, then `turn` runs one whole turn (10 steps). */
 interface System {
-  name: 'turnlog' | 'aiSdk' | 'aiSdk6' | 'openaiAgents' | 'langgraph'
+  name: 'turnlog' | 'aiSdk' | 'aiSdk6' | 'aiSdk7' | 'openaiAgents' | 'langgraph'
   label: string
   counts: Counts
   /** Called once per round, before its turns. */
@@ -169,6 +171,50 @@ async function aiSdk6System(): Promise<System> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Vercel AI SDK 7 (alias ai7): generateText with MockLanguageModelV4 (specification v4).
+
+async function aiSdk7System(): Promise<System> {
+  const major = Number(process.versions.node.split('.')[0])
+  if (major < 22) throw new Error(`ai@7 needs Node >= 22 (this is ${process.version})`)
+  const { generateText, stepCountIs, tool } = await import('ai7')
+  const { MockLanguageModelV4 } = await import('ai7/test')
+  type GenerateResult = Awaited<ReturnType<InstanceType<typeof MockLanguageModelV4>['doGenerate']>>
+  const counts: Counts = { model: 0, tool: 0 }
+  let call = 0
+  const usage = {
+    inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+    outputTokens: { total: 5, text: 5, reasoning: undefined },
+  }
+  const doGenerate = async (): Promise<GenerateResult> => {
+    if (++counts.model % STEPS_PER_TURN === 0) {
+      return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] }
+    }
+    return {
+      content: [{ type: 'tool-call', toolCallId: `c${++call}`, toolName: 'add', input: ARGS_JSON }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' }, usage, warnings: [],
+    }
+  }
+  const tools = {
+    add: tool({
+      description: 'adds', inputSchema: addSchema(),
+      execute: async ({ a, b }: { a: number; b: number }) => (counts.tool++, a + b),
+    }),
+  }
+  let model: InstanceType<typeof MockLanguageModelV4> | undefined
+  return {
+    name: 'aiSdk7', label: 'Vercel AI SDK 7 generateText', counts,
+    setup() {
+      model = new MockLanguageModelV4({ doGenerate })
+    },
+    async turn() {
+      model!.doGenerateCalls.length = 0
+      const r = await generateText({ model: model!, prompt: 'go', tools, stopWhen: stepCountIs(STEPS_PER_TURN) })
+      if (r.text !== 'done') throw new Error(`AI SDK 7: final text '${r.text}'`)
+    },
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // OpenAI Agents JS (agents-core): Runner.run with a fake Model.
 
 async function openaiAgentsSystem(): Promise<System> {
@@ -280,14 +326,14 @@ async function versions(): Promise<Record<string, string>> {
   const { dirname, join } = await import('node:path')
   const require = createRequire(import.meta.url)
   const out: Record<string, string> = {}
-  for (const name of ['ai', 'ai6', '@openai/agents-core', '@langchain/langgraph', '@langchain/core', 'zod']) {
+  for (const name of ['ai', 'ai6', 'ai7', '@openai/agents-core', '@langchain/langgraph', '@langchain/core', 'zod']) {
     try {
       // the package's main entry, then up to the folder that holds its package.json
       let dir = dirname(require.resolve(name))
       for (let i = 0; i < 6; i++, dir = dirname(dir)) {
         try {
           const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-          if (pkg.name === (name === 'ai6' ? 'ai' : name) && pkg.version) {
+          if (pkg.name === (name === 'ai6' || name === 'ai7' ? 'ai' : name) && pkg.version) {
             out[name] = pkg.version
             break
           }
@@ -306,7 +352,7 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
   const systems: System[] = [turnlogSystem()]
   const skipped: Record<string, string> = {}
   const peers: Array<[System['name'], () => Promise<System>]> = [
-    ['aiSdk', aiSdkSystem], ['aiSdk6', aiSdk6System], ['openaiAgents', openaiAgentsSystem], ['langgraph', langgraphSystem],
+    ['aiSdk', aiSdkSystem], ['aiSdk6', aiSdk6System], ['aiSdk7', aiSdk7System], ['openaiAgents', openaiAgentsSystem], ['langgraph', langgraphSystem],
   ]
   // B5_SYSTEMS=aiSdk,langgraph (say) runs only those peers, for diagnosis; turnlog always runs
   const only = process.env.B5_SYSTEMS?.split(',').map((x) => x.trim()).filter(Boolean)
@@ -337,7 +383,7 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
     log(`  B5 round ${r + 1}: ${order.map((s) => `${s.name} ${runs[s.name]!.at(-1)!.toFixed(1)}`).join(', ')} µs/step`)
   }
 
-  const usPerStep: Record<string, number | null> = { turnlog: null, aiSdk: null, aiSdk6: null, openaiAgents: null, langgraph: null }
+  const usPerStep: Record<string, number | null> = { turnlog: null, aiSdk: null, aiSdk6: null, aiSdk7: null, openaiAgents: null, langgraph: null }
   for (const sys of systems) usPerStep[sys.name] = round(median(runs[sys.name]!), 2)
   const peerFigures = systems.filter((s) => s.name !== 'turnlog').map((s) => [s.name, usPerStep[s.name]!] as const)
   const fastest = peerFigures.reduce<readonly [string, number] | null>((best, p) => (best === null || p[1] < best[1] ? p : best), null)
@@ -359,12 +405,15 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
         skipped,
         versions: await versions(),
         node: process.version,
+        // the Node version each figure was measured on (one process: the same for all; a merged
+        // results file from several Node lines keeps them apart)
+        nodeOf: Object.fromEntries(systems.map((s) => [s.name, process.version])),
         turnsPerRun: turns,
         warmupTurns: warmTurns,
         stepsPerTurn: STEPS_PER_TURN,
         toolCallsPerTurn: STEPS_PER_TURN - 1,
         notes: [
-          'ai@5 (MockLanguageModelV2) and ai@6.0.326 (alias ai6, MockLanguageModelV3), the last v6 that runs on Node 20; ai@7 declares node >= 22',
+          'ai@5 (MockLanguageModelV2), ai@6.0.326 (alias ai6, MockLanguageModelV3) and ai@7 (alias ai7, MockLanguageModelV4; node >= 22, skipped on an older Node)',
           '@openai/agents-core@0.14.3: 0.15 and later depend on openai@7, which declares node >= 22; 0.14.x is the newest on openai@6 (node >= 20 compatible)',
           'the machine is shared and noisy: compare the ratio, not the absolute µs',
         ],
@@ -372,6 +421,7 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
           turnlog: 'createAgent + memory log; one agent per round, followup("go") + whenIdle() per turn; streaming model adapter (5 chunks per step)',
           aiSdk: 'generateText({ model: MockLanguageModelV2 (doGenerate), tools: { add }, stopWhen: stepCountIs(10) }) per turn',
           aiSdk6: 'the same with ai@6 and MockLanguageModelV3 (V3 usage buckets and finish reasons)',
+          aiSdk7: 'the same with ai@7 and MockLanguageModelV4 (specification v4)',
           openaiAgents: 'new Runner({ tracingDisabled: true }).run(agent, "go", { maxTurns: 20 }) per turn; fake Model.getResponse',
           langgraph: 'createReactAgent({ llm: BaseChatModel subclass returning AIMessage.tool_calls, tools: [add] }).invoke per turn',
         },

@@ -1,5 +1,5 @@
 /**
- * B6 (quality.md "Performance"): memory of idle agents. A server holds many sessions between
+ * B6 (bench/README.md): memory of idle agents. A server holds many sessions between
  * messages, so what an agent costs while nobody talks to it decides how many fit in one process.
  *
  * 10,000 agents are created on the default in-memory log and kept alive; none is woken. The figure

@@ -1,5 +1,5 @@
 /**
- * B7 (quality.md "Performance"): fuzzAgent scenarios per second. A CI job of users gates on the
+ * B7 (bench/README.md): fuzzAgent scenarios per second. A CI job of users gates on the
  * fuzzer, so its throughput decides how many scenarios a minute of CI buys. Each scenario is the
  * fuzzer's default mix (5–20 operations: followups, steers, injects, inbox edits, cancels, with
  * the fuzzer's tools and generated model responses), every invariant checked after it.

@@ -1,10 +1,10 @@
 /**
- * B8's rounds from its knobs (bench/b8-workers.ts runs them; quality.md B8). Pure: the env is an
+ * B8's rounds from its knobs (bench/b8-workers.ts runs them; bench/README.md B8). Pure: the env is an
  * argument, so the plan is unit-tested (test/bench/b8-plan.test.ts) without a server.
  *
  * Knobs: TURNLOG_B8_SESSIONS (400), TURNLOG_B8_PER_SLOT (50: a round runs min(SESSIONS, 50 × its
  * slots) sessions, so every round measures ~40 s of steady state and the 1-worker round does not
- * take 6 minutes; 0: SESSIONS in every round, as quality.md words it), TURNLOG_B8_LATENCY_MS (200),
+ * take 6 minutes; 0: SESSIONS in every round, as bench/README.md words it), TURNLOG_B8_LATENCY_MS (200),
  * TURNLOG_B8_CONCURRENCY (1), TURNLOG_B8_SCALE=1 (also 16, 32, 64 and 8x8), TURNLOG_B8_ROUNDS=1,8,…
  * (only these; 64-pool2 and 64-poll100 run only when named), TURNLOG_B8_BUILDS=LABEL=DIR,… (each
  * round also on other builds, as NAME@LABEL, just before this build's), TURNLOG_B8_PROFILE=DIR,
@@ -18,7 +18,7 @@ export interface B8Plan {
   sessions: number
   latencyMs: number
   conc: number
-  /** 0: every round runs `sessions` (quality.md's size). */
+  /** 0: every round runs `sessions` (bench/README.md's size). */
   perSlot: number
   /** The rounds in run order, without the server's data dir (the runner adds it). */
   rounds: Array<[string, RoundSpec]>

@@ -58,7 +58,7 @@ export interface RoundResult {
    * answer / with either twice. */
   lost: number
   runTwice: number
-  /** Sessions whose turn was closed and run again (a lease lost or a worker killed; lifecycle §8). */
+  /** Sessions whose turn was closed and run again (a lease lost or a worker killed; docs/spec/lifecycle.md §8). */
   resumed: number
   claims: number
   workerErrors: number

@@ -1,6 +1,6 @@
 /**
  * One B8 worker process: `runWorkers` (through its public import) on a scripted model that answers
- * each request after `LATENCY_MS` (agents wait on models, not CPU; quality.md B8), 4 steps per
+ * each request after `LATENCY_MS` (agents wait on models, not CPU; bench/README.md B8), 4 steps per
  * session (three tool calls, then the answer), until SIGTERM. Its own `pg.Pool` of `POOL_MAX`
  * connections (plus the LISTEN connection), so the connection count per process is a parameter.
  * Prints READY, then on SIGTERM one line `stats {json}`: claims, errors (first message), CPU time

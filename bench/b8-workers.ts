@@ -1,5 +1,5 @@
 /**
- * B8 workers (quality.md "Performance"): sessions completed per second by 1, 2, 4 and 8 worker
+ * B8 workers (bench/README.md): sessions completed per second by 1, 2, 4 and 8 worker
  * processes on one PostgreSQL, a scripted model with 200 ms latency per request, 4 steps per
  * session, 400 sessions; ratio to 1 worker measured in the same run (target: 8 workers ≥ 6×).
  * Then, to find where it stops scaling (issue 24 item 6):
@@ -12,10 +12,10 @@
  * on every send, and a worker claims again as soon as a session is handed back).
  * Every round reports the most connections open on its database, the workers' and the
  * PostgreSQL server's CPU per session, and the load average (the machine is shared).
- * Knobs: bench/b8-plan.ts (TURNLOG_B8_PER_SLOT=0 for quality.md's 400 sessions in every round;
+ * Knobs: bench/b8-plan.ts (TURNLOG_B8_PER_SLOT=0 for bench/README.md's 400 sessions in every round;
  * the default trims the 1-, 2- and 4-worker rounds to 50 sessions per slot). Each round's line
  * prints its ratio to the 1-worker round of the same run and build; so does a closing line.
- * Full size, as quality.md words it (~12 min quiet, the 1-worker round alone ~5.5 min):
+ * Full size, as bench/README.md words it (~12 min quiet, the 1-worker round alone ~5.5 min):
  *   npm run build && TURNLOG_B8_PER_SLOT=0 node dist/bench/run.js B8
  * Rows of rounds not run this time are kept from the previous bench/results.json (each row says
  * when it was measured and the load average then).
@@ -60,7 +60,7 @@ export async function benchWorkers(log: (l: string) => void): Promise<BenchResul
   }
   const rounds = plan.rounds.map(([n, s]): [string, RoundSpec] => [n, dir ? { ...s, pgDir: dir } : s])
   log(`  B8 plan: ${rounds.map(([n, s]) => `${n} (${s.procs}×${s.conc}, ${s.sessions} sessions)`).join(', ')}` +
-    (plan.perSlot > 0 ? ` — trimmed to ${plan.perSlot} sessions per slot (TURNLOG_B8_PER_SLOT=0 for quality.md's ${sessions} in every round)` : ''))
+    (plan.perSlot > 0 ? ` — trimmed to ${plan.perSlot} sessions per slot (TURNLOG_B8_PER_SLOT=0 for bench/README.md's ${sessions} in every round)` : ''))
   const results: Record<string, RoundResult> = {}
   const failures: Record<string, string> = {}
   // a round's ratio to the 1-worker round of the same run and build ("N@LABEL" against "1@LABEL")

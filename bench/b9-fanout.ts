@@ -1,5 +1,5 @@
 /**
- * B9 (quality.md): one session followed live by 1,000 SSE clients of turnlog/http in one process,
+ * B9 (bench/README.md): one session followed live by 1,000 SSE clients of turnlog/http in one process,
  * against one client in the same run. The server (sessionHandler + toNodeListener on node:http, an
  * agent of this process on a memory store) runs here; the clients run in a child process
  * (b9-clients.ts: raw sockets, lean enough not to measure themselves) so the memory measured is

@@ -2,7 +2,7 @@
 import { runInNewContext } from 'node:vm'
 import { setFlagsFromString } from 'node:v8'
 
-/** One entry of bench/results.json (quality.md "Performance"). */
+/** One entry of bench/results.json (bench/README.md). */
 export interface BenchResult {
   /** For a ratio: the ratio. */
   value: number

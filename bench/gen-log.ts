@@ -2,7 +2,7 @@
  * A deterministic generator of large, valid, agent-shaped JSONL logs for the benchmarks (B1).
  *
  * Each turn is what the agent writes for "prompt → one tool call → answer", in the canonical order
- * of docs/ARCHITECTURE.md: the send, `turn/start`, the claim, step 1 (user message, a request
+ * of docs/decisions/event-vocabulary.md: the send, `turn/start`, the claim, step 1 (user message, a request
  * header in the first turn only, a streamed text + tool-call answer, the call and its result),
  * step 2 (streamed reasoning + text answer), `turn/end`. Texts vary from turn to turn (a small
  * LCG), so lines are not all the same length. Every line is encoded by the codec of

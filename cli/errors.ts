@@ -10,6 +10,7 @@
 import { TurnlogError } from '../events/errors.js'
 import { scrubLine } from './escape.js'
 import type { CliIo, Colors } from './io.js'
+import { maskCredentials } from './mask.js'
 
 export const EXIT_OK = 0
 export const EXIT_VIOLATIONS = 1
@@ -37,18 +38,18 @@ export function reportError(err: unknown, io: CliIo, c: Colors, command?: string
     // the next step for a beginner: a torn tail is what `repair` is for (it never touches LOG)
     if (err.repairable === true && err.file !== undefined) lines.push(c.dim(`  next: turnlog repair ${quoteArg(err.file)} -o FIXED.jsonl (LOG is left as it is)`))
     // the message may quote log content (an id, a type, a path): control characters escaped
-    io.stderr(lines.map((l) => scrubLine(l, io.color === true)).join('\n') + '\n')
+    io.stderr(lines.map((l) => scrubLine(maskCredentials(l), io.color === true)).join('\n') + '\n')
     return EXIT_BAD_INPUT
   }
   if (err instanceof UsageError) {
     // coded like every other bad input (INVALID_ARGUMENT), with where to read the usage
     const help = command !== undefined && /^[a-z]+$/.test(command) ? `turnlog ${command} --help` : 'turnlog --help'
     const lines = [`${c.red(c.bold('error'))} INVALID_ARGUMENT: ${err.message}`, c.dim(`  code INVALID_ARGUMENT · usage: ${help}`)]
-    io.stderr(lines.map((l) => scrubLine(l, io.color === true)).join('\n') + '\n')
+    io.stderr(lines.map((l) => scrubLine(maskCredentials(l), io.color === true)).join('\n') + '\n')
     return EXIT_BAD_INPUT
   }
   const e = err as Error
-  io.stderr(scrubLine(`${c.red(c.bold('internal error'))} ${e?.stack ?? String(err)}`, io.color === true) + '\n')
+  io.stderr(scrubLine(maskCredentials(`${c.red(c.bold('internal error'))} ${e?.stack ?? String(err)}`), io.color === true) + '\n')
   return EXIT_INTERNAL
 }
 

@@ -1,5 +1,5 @@
 /**
- * Control characters from a log never reach the operator's terminal raw (api.md "CLI": human output
+ * Control characters from a log never reach the operator's terminal raw (docs/spec/api.md "CLI": human output
  * escapes control characters from log text). A model, a tool or a user can put `ESC]0;…BEL` (set
  * the window title), `ESC[2J` (clear the screen) or a bare `\r` (overwrite the line) into a log;
  * printed raw, they would rewrite what the operator sees. JSON output (`--json`, exports to

@@ -1,5 +1,5 @@
 /**
- * A session's relatives, as the CLI finds them (lifecycle §10): a child session lives in the same
+ * A session's relatives, as the CLI finds them (docs/spec/lifecycle.md §10): a child session lives in the same
  * store as its parent, so a JSONL child is `<dir>/<child-id>.jsonl` beside the parent's file and a
  * PostgreSQL child is `postgres://…#<child-id>` in the same database. `turnlog replay` and the report
  * link to them; `turnlog export --children` reads them.
@@ -10,7 +10,7 @@ import type { LogEvent } from '../events/index.js'
 import { isValidSessionId } from '../stores/ids.js'
 import type { CliIo } from './io.js'
 import { loadLog, resolveLogPath } from './load.js'
-import { displayLog, isPgUrl, parsePgLog } from './pg.js'
+import { displayLog, isStoreUrl, parsePgLog } from './pg.js'
 
 /**
  * The LOG argument naming session `id` in the same store as `logArg`, or undefined: a JSONL log
@@ -18,7 +18,7 @@ import { displayLog, isPgUrl, parsePgLog } from './pg.js'
  */
 export function relativeLog(logArg: string, id: string, io: CliIo): string | undefined {
   if (!isValidSessionId(id)) return undefined
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     const { url } = parsePgLog(logArg)
     return `${url}#${encodeURIComponent(id)}`
   }

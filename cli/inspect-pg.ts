@@ -9,12 +9,11 @@
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { InspectorOptions, TailSource } from './inspect-server.js'
-import { importPgStore, parsePgLog, redact } from './pg.js'
+import { openUrlStore, parsePgLog, redact } from './pg.js'
 
 export async function pgTail(arg: string): Promise<TailSource & { label: string }> {
   const { url, sessionId } = parsePgLog(arg)
-  const { postgresStore } = await importPgStore()
-  const store = postgresStore({ connectionString: url })
+  const store = await openUrlStore(url)
   let header: unknown = null
   return {
     label: `${redact(url)}#${sessionId}`,

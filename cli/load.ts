@@ -13,13 +13,14 @@
 import { existsSync } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import cliProgress from 'cli-progress'
+import type cliProgress from 'cli-progress'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import { readLog, scanLog, type ReadLogResult, type ReadLogSummary, type ScanLogOptions } from '../replay/read-log.js'
 import type { CliIo } from './io.js'
-import { isPgUrl, loadPgLog } from './pg.js'
+import { loadProgress } from './optional.js'
+import { isStoreUrl, loadPgLog } from './pg.js'
 
 /** Logs at least this large get a progress bar (on a TTY). */
 export const PROGRESS_FROM_BYTES = 16 * 1024 * 1024
@@ -33,7 +34,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
   if (hash >= 0 && !existsSync(path)) {
     throw new TurnlogError(
       'INVALID_ARGUMENT',
-      `'${arg}' looks like a store-url#session-id, but no such file exists; only postgres://…#session-id is a store URL (other stores are not supported yet)`,
+      `'${arg}' looks like a store-url#session-id, but no such file exists; the store URLs are postgres://…#session-id and sqlite:FILE#session-id`,
       { field: 'LOG', info: { form: 'store-url#session-id', store: arg.slice(0, hash), sessionId: arg.slice(hash + 1), supported: false } },
     )
   }
@@ -42,7 +43,7 @@ export function resolveLogPath(arg: string, io: CliIo): string {
 
 /** `readLog` with a progress bar for large files when `io.progress`. `untilSeq` stops the read after that seq. */
 export async function loadLog(arg: string, io: CliIo, opts: { untilSeq?: number } = {}): Promise<ReadLogResult & { file: string }> {
-  if (isPgUrl(arg)) {
+  if (isStoreUrl(arg)) {
     const log = await loadPgLog(arg)
     return opts.untilSeq === undefined ? log : { ...log, events: log.events.slice(0, opts.untilSeq + 1) }
   }
@@ -68,7 +69,7 @@ export async function streamLog(
   arg: string, io: CliIo, opts: Omit<ScanLogOptions, 'onProgress'>,
   onBatch: (events: LogEvent[], header: LogHeader) => void | Promise<void>,
 ): Promise<ReadLogSummary & { file: string }> {
-  if (isPgUrl(arg)) {
+  if (isStoreUrl(arg)) {
     // a database session is read whole (the store pages it); one batch, cut at untilSeq
     const log = await loadPgLog(arg)
     const events = opts.untilSeq === undefined ? log.events : log.events.slice(0, opts.untilSeq + 1)
@@ -97,13 +98,15 @@ export async function progressBar(path: string, io: CliIo): Promise<cliProgress.
     return null // the reader reports the real error
   }
   if (size < PROGRESS_FROM_BYTES) return null
-  const bar = new cliProgress.SingleBar({
+  const lib = await loadProgress() // an optional peer: no bar without it (cli/optional.ts)
+  if (lib === null) return null
+  const bar = new lib.SingleBar({
     format: 'reading {bar} {percentage}% | {value_mb}/{total_mb} MB | ETA {eta_formatted}',
     stream: io.progressStream ?? process.stderr,
     clearOnComplete: true,
     hideCursor: true,
     formatValue: (v, _o, type) => (type === 'value' || type === 'total' ? (v / 1048576).toFixed(0) : String(v)),
-  }, cliProgress.Presets.shades_classic)
+  }, lib.Presets.shades_classic)
   bar.start(size, 0, { value_mb: '0', total_mb: (size / 1048576).toFixed(0) })
   const update = bar.update.bind(bar)
   // keep the MB payload in step with the value

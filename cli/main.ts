@@ -18,6 +18,8 @@ import { repairCommand } from './commands/repair.js'
 import { replayCommand } from './commands/replay.js'
 import { reportCommand } from './commands/report.js'
 import { schedulesCommand, type SchedulesCommandOptions } from './commands/schedules.js'
+import { schemaCommand } from './commands/schema.js'
+import { importCommand, type ImportCommandOptions } from './commands/import.js'
 import { inspectCommand } from './commands/inspect.js'
 import { serveCommand } from './commands/serve.js'
 import { verifyCommand } from './commands/verify.js'
@@ -25,6 +27,7 @@ import { copyCommand, sessionsCommand } from './pg.js'
 import { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, reportError } from './errors.js'
 import { scrubLine } from './escape.js'
 import { colorsFor, processIo, type CliIo } from './io.js'
+import { SEMCONV_SWITCH } from '../otel/attributes.js'
 
 export type { CliIo } from './io.js'
 export { EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_VIOLATIONS } from './errors.js'
@@ -44,19 +47,19 @@ function program(io: CliIo, done: (code: number) => void): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText('after', `
 Exit codes: 0 ok · 1 verify found violations · 2 bad input (unreadable or invalid log, usage) · 3 internal error.
-LOG is a JSONL path or postgres://…#session-id.
+LOG is a JSONL path, postgres://…#session-id or sqlite:FILE#session-id.
 Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and turnlog inspect demo.jsonl.`)
 
   p.command('replay')
     .description('print the transcript and a summary, or the state as of a seq')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--at <SEQ>', 'the state as of and including this seq')
     .option('--json', 'print the state as JSON')
     .action(async (log: string, opts: { at?: string; json?: boolean }) => done(await replayCommand(log, opts, io)))
 
   p.command('verify')
     .description('check every event against its schema and every L invariant')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12)", undefined)
     .option('--max-retries <N>', "the retry policy's maxRetries (L16)", undefined)
     .option('--price <MODULE>', "the session's price: a module exporting price(model, usage) or a prices table (L20 re-prices cost budgets; prints the cost)")
@@ -67,14 +70,14 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('repair')
     .description('repair a torn or unclosed log into OUT (closers appended); torn bytes go to OUT.quarantine')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('-o, --output <OUT>', 'the repaired log (a new file; LOG is never rewritten)')
     .option('--force', 'overwrite OUT and OUT.quarantine if they exist')
     .action(async (log: string, opts: { output?: string; force?: boolean }) => done(await repairCommand(log, opts, io)))
 
   p.command('fork')
     .description('fork a session at SEQ into OUT: the prefix, forked closers, an empty inbox')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--at <SEQ>', 'the last inherited seq')
     .option('-o, --output <OUT>', 'the fork (a new file)')
     .option('--id <ID>', 'the fork\'s session id (default: a new UUID)')
@@ -85,17 +88,19 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('export')
     .description('the session in a trace format: chrome-trace (Perfetto, chrome://tracing) or otlp-json (OpenTelemetry GenAI spans)')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .addOption(new Option('--format <FORMAT>', 'the output format').choices(Object.keys(FORMATS)))
     .option('-o, --output <OUT>', 'write to OUT (a new file) instead of stdout')
     .option('--force', 'overwrite OUT if it exists')
     .option('--agent-name <NAME>', 'the agent\'s name: gen_ai.agent.name and `invoke_agent NAME` on the spans, the trace\'s process name')
     .option('--children', 'also the child sessions (their logs beside LOG, or in the same database): otlp-json under the spawning calls, chrome-trace as processes of their own')
-    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string; children?: boolean }) => done(await exportCommand(log, opts, io, VERSION)))
+    .addOption(new Option('--semconv <MODE>', 'otlp-json: the GenAI attribute names (see below)').choices(['latest', 'dup', 'v1.36']))
+    .addHelpText('after', `\n${SEMCONV_SWITCH}\n`)
+    .action(async (log: string, opts: { format?: string; output?: string; force?: boolean; agentName?: string; children?: boolean; semconv?: string }) => done(await exportCommand(log, opts, io, VERSION)))
 
   p.command('reexec')
     .description('re-execute LOG against today\'s code with its recorded model and tool outputs; exit 1 on a divergence')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--tools <MODULE>', 'a module exporting tools (and optionally hooks, system, config, …)')
     .option('--ignore-time', 'do not compare event times')
     .option('--report <OUT>', 'also write the inspector page (HTML) with the first divergence side by side')
@@ -104,7 +109,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('report')
     .description('write one self-contained HTML file: timeline, state at any seq, transcript, tokens, verify marks')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('-o, --output <OUT>', 'the HTML file to write')
     .option('--at <SEQ>', 'the seq selected when the page opens (default: the last)')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
@@ -117,7 +122,7 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('inspect')
     .description('serve the report page on 127.0.0.1 and follow LOG as it is written (live tail over SSE)')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--port <N>', 'the port (default 7357; 0: any free port)')
     .option('--max-steps <N>', "the agent's maxStepsPerTurn (L12), for verify")
     .option('--max-retries <N>', "the retry policy's maxRetries (L16), for verify")
@@ -125,28 +130,32 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
 
   p.command('serve')
     .description('serve the sessions of STORE over HTTP on 127.0.0.1 (turnlog/http: Durable Streams reads, the AI SDK chat protocol)')
-    .argument('<STORE>', 'a JSONL directory or postgres://…')
+    .argument('<STORE>', 'a JSONL directory, postgres://… or sqlite:FILE')
     .option('--port <N>', 'the port (default 7358; 0: any free port)')
     .option('--agent <MODULE>', 'JSONL: a module whose default export is (sessionId) => agent options (without it: read-only)')
-    .action(async (store: string, opts: { port?: string; agent?: string }) => done(await serveCommand(store, opts, io)))
+    .option('--base-path <PATH>', 'a path prefix for every route, e.g. /api (the README\'s Chat.tsx posts to /api/chat)')
+    .action(async (store: string, opts: { port?: string; agent?: string; basePath?: string }) => done(await serveCommand(store, opts, io)))
 
   p.command('sessions')
-    .description('list the sessions of a PostgreSQL store: status, events, pending input, last activity, lease owner')
-    .argument('<URL>', 'postgres://…')
+    .description('list the sessions of a PostgreSQL or SQLite store: status, events, pending input, last activity, lease owner')
+    .argument('<URL>', 'postgres://… or sqlite:FILE')
     .option('--json', 'print the rows as JSON')
-    .action(async (url: string, opts: { json?: boolean }) => done(await sessionsCommand(url, opts, io)))
+    .option('--parked', 'only sessions parked on open approvals (lifecycle §9)')
+    .option('--due', 'only sessions whose wakeup or approval expiry is due (sqlite:)')
+    .option('--running', 'only sessions a live lease holder is running')
+    .action(async (url: string, opts: { json?: boolean; parked?: boolean; due?: boolean; running?: boolean }) => done(await sessionsCommand(url, opts, io)))
 
   p.command('copy')
-    .description('copy a session between a JSONL file and PostgreSQL (postgres://…#session-id)')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
-    .argument('<TARGET>', 'a new JSONL file or postgres://…#session-id (a new session)')
+    .description('copy a session between JSONL, SQLite (sqlite:FILE#session-id) and PostgreSQL (postgres://…#session-id), lossless')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
+    .argument('<TARGET>', 'a new JSONL file, postgres://…#session-id or sqlite:FILE#session-id (a new session)')
     .option('--force', 'overwrite a JSONL TARGET if it exists')
     .action(async (log: string, target: string, opts: { force?: boolean }) => done(await copyCommand(log, target, opts, io)))
 
-  // approvals (lifecycle §9): cli/commands/approvals.ts
+  // approvals (docs/spec/lifecycle.md §9): cli/commands/approvals.ts
   p.command('approvals')
     .description('list the open approval requests of a session')
-    .argument('<LOG>', 'a JSONL log or postgres://…#session-id')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     .option('--json', 'print them as JSON')
     .action(async (log: string, opts: { json?: boolean }) => done(await approvalsCommand(log, opts, io)))
   p.command('decide')
@@ -160,13 +169,29 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--by <NAME>', 'who decides (logged)')
     .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
 
-  // wakeups (lifecycle §10): cli/commands/schedules.ts
+  // wakeups (docs/spec/lifecycle.md §10): cli/commands/schedules.ts
   p.command('schedules')
     .description('list the wakeups of a session (pending with their due time, fired, canceled); --cancel ID cancels a pending one while no agent owns the session')
     .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl or postgres://…#session-id")
     .option('--json', 'print them as JSON')
     .option('--cancel <ID>', 'cancel a pending wakeup (refused while the session\'s owner runs: use agent.unschedule there)')
     .action(async (log: string, opts: SchedulesCommandOptions) => done(await schedulesCommand(log, opts, io)))
+
+  // the log format as JSON Schema (docs/spec/README.md): cli/commands/schema.ts
+  p.command('schema')
+    .description('print the log format as JSON Schema (draft 2020-12): event.schema.json; -o DIR writes every file (header, envelope, event, one per event type)')
+    .option('-o, --output <DIR>', 'write every schema file into DIR (as docs/spec/schema/)')
+    .action(async (opts: { output?: string }) => done(await schemaCommand(opts, io)))
+
+  // conversations recorded elsewhere as logs (the header's imported member): cli/commands/import.ts
+  p.command('import')
+    .description('import a conversation (FORMAT: ai-sdk-ui, openai-chat, openai-responses, claude-code) from FILE as a new log OUT that passes verify')
+    .argument('<FORMAT>', 'ai-sdk-ui (AI SDK UIMessage[]), openai-chat (Chat Completions messages), openai-responses (Responses input items) or claude-code (a Claude Code session JSONL)')
+    .argument('<FILE>', 'the JSON (or, for claude-code, JSONL) file to import')
+    .option('-o, --output <OUT>', 'the new log (a JSONL file)')
+    .option('--id <ID>', 'the session id (default: imported-<file name>)')
+    .option('--force', 'overwrite OUT if it exists')
+    .action(async (format: string, file: string, opts: ImportCommandOptions) => done(await importCommand(format, file, opts, io)))
 
   p.command('demo')
     .description('run a scripted session (tools, steering, a rejected prompt, a retry) and print its replay')

@@ -1,5 +1,5 @@
 /**
- * `-o OUT` never changes an input's bytes (issue "Logs from anywhere" 4; DEVELOPERS.md: never
+ * `-o OUT` never changes an input's bytes (issue "Logs from anywhere" 4; docs/spec/events.md "The JSONL file": never
  * rewrite a user's log in place). Paths are compared as files, not strings: OUT and OUT.quarantine
  * (the files a command writes) must not be LOG, nor LOG's own quarantine file, whether they name
  * them directly, through a symlink (of the file or of a directory on the way), a hard link, `..`,

@@ -8,7 +8,7 @@
  * (`data-encoding="gzip-base64"`; base64 has no `<`): ~7× smaller, but slower to open — the page
  * inflates with the browser's DecompressionStream, measured at 1.5–2.3 s for a 100k-event log on
  * the loaded 2-core machine against ~1.1 s for the HTML parser to read the 17 MB of plain JSON
- * (docs/ARCHITECTURE.md "the inspector on big logs"). Plain JSON is the default.
+ * (decision record "inspector" (docs/decisions/ in the repository)). Plain JSON is the default.
  */
 import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
@@ -35,7 +35,7 @@ export interface PageData {
   reexec?: { ok: boolean; eventCount: number }
   /** `turnlog eval --report`: the re-run, shown side by side with `events` (the golden). */
   compare?: { label: string; file: string; header: unknown; events: readonly LogEvent[]; goldenLabel?: string; goldenFile?: string } | null
-  /** Sub-agents (lifecycle §10): relatives' report files (`href`) or logs (inspector/src/data.ts `Family`). */
+  /** Sub-agents (docs/spec/lifecycle.md §10): relatives' report files (`href`) or logs (inspector/src/data.ts `Family`). */
   family?: { parent?: { session: string; seq: number; callId?: string; href?: string; log?: string }; children?: Record<string, { href?: string; log?: string }> } | null
   /** Events between two state checkpoints in the page (default 2,000; tests set it small). */
   checkpointEvery?: number

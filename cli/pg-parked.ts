@@ -1,5 +1,5 @@
 /**
- * `turnlog sessions URL`: which sessions stand parked (lifecycle §9: their last `step/parked` is
+ * `turnlog sessions URL`: which sessions stand parked (docs/spec/lifecycle.md §9: their last `step/parked` is
  * followed by nothing but inbox splices, wakeups and decisions) and their oldest open approval
  * request, for the listing. Two queries for the whole store (not one per session): the parked
  * positions, then the events of each parked step (from its `step/start`), folded with the

@@ -1,8 +1,9 @@
 /**
- * The CLI's PostgreSQL side (api.md "CLI"): a LOG of the form `postgres://…#session-id` for
- * `replay`, `verify`, `fork`, `repair`, `reexec`; `turnlog sessions URL`; `turnlog copy LOG TARGET`
- * between a JSONL file and PostgreSQL. `turnlog/stores/postgres` (and so `pg`) is imported only
- * when a postgres URL is given: the rest of the CLI never loads it.
+ * The CLI's database side (docs/spec/api.md "CLI"): a LOG of the form `postgres://…#session-id` or
+ * `sqlite:FILE#session-id` for every command that takes LOG; `turnlog sessions URL` (a
+ * `postgres://…` URL or `sqlite:FILE`); `turnlog copy LOG TARGET` between JSONL, SQLite and
+ * PostgreSQL in every direction. `turnlog/stores/postgres` (and so `pg`) and the SQLite store
+ * are imported only when such a URL is given: the rest of the CLI never loads them.
  */
 import { resolve } from 'node:path'
 import type { LogEvent, SessionEvent } from '../events/envelope.js'
@@ -14,6 +15,9 @@ import { readLog, type ReadLogResult } from '../replay/read-log.js'
 import { writeLog } from '../replay/write-log.js'
 import { assertSessionId } from '../stores/ids.js'
 import type { PostgresStore, SessionRow } from '../stores/postgres/store.js'
+import type { SqliteStore } from '../stores/sqlite/store.js'
+import type { SqliteSessionFilter, SqliteSessionRow } from '../stores/sqlite/sessions.js'
+import { existsSync } from 'node:fs'
 import { EXIT_OK, UsageError } from './errors.js'
 import { inline } from './escape.js'
 import { colorsFor, writeLines, type CliIo } from './io.js'
@@ -21,21 +25,47 @@ import { checkOutput, outputExists } from './outputs.js'
 import { json } from './escape.js'
 import { parkedSessions, type ParkedInfo } from './pg-parked.js'
 import { durationText } from '../replay/labels.js'
+import { maskUrl } from './mask.js'
 
 /** True for `postgres://…` and `postgresql://…`. */
 export function isPgUrl(arg: string): boolean {
   return /^postgres(ql)?:\/\//i.test(arg)
 }
 
-/** The URL without its password (for messages). */
-export function redact(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    return u.toString()
-  } catch {
-    return url.replace(/:[^:@/]*@/, ':***@')
+/** True for `sqlite:FILE` (with or without `#session-id`). */
+export function isSqliteUrl(arg: string): boolean {
+  return /^sqlite:/i.test(arg)
+}
+
+/** True for a LOG or STORE that names a database (PostgreSQL or SQLite), not a JSONL path. */
+export function isStoreUrl(arg: string): boolean {
+  return isPgUrl(arg) || isSqliteUrl(arg)
+}
+
+/** A store opened from a URL: PostgreSQL or one SQLite file. */
+export type UrlStore = PostgresStore | SqliteStore
+
+/**
+ * The store a URL names (without `#session-id`). A `sqlite:FILE` must exist unless `create` (a
+ * copy's TARGET): a mistyped path is an error, not a new empty database.
+ */
+export async function openUrlStore(url: string, opts: { create?: boolean } = {}): Promise<UrlStore> {
+  if (isSqliteUrl(url)) {
+    const file = resolve(url.slice('sqlite:'.length))
+    if (file === resolve('') || (!opts.create && !existsSync(file))) {
+      throw new TurnlogError('INVALID_ARGUMENT', `${url}: no such SQLite file`, { field: 'LOG', file })
+    }
+    const { sqliteStore } = await import('../stores/sqlite/store.js')
+    return sqliteStore(file)
   }
+  const { postgresStore } = await importPgStore()
+  // one connection is enough for a command; a wrong URL fails at the first query
+  return postgresStore({ connectionString: url })
+}
+
+/** The URL without its credentials (for messages): userinfo password and secret query parameters (cli/mask.ts). */
+export function redact(url: string): string {
+  return maskUrl(url)
 }
 
 /**
@@ -47,11 +77,12 @@ export function displayLog(arg: string): string {
   return isPgUrl(arg) ? redact(arg) : arg
 }
 
-/** Splits `postgres://…#session-id`; `INVALID_ARGUMENT` without a session id. */
+/** Splits `postgres://…#session-id` or `sqlite:FILE#session-id`; `INVALID_ARGUMENT` without a session id. */
 export function parsePgLog(arg: string): { url: string; sessionId: string } {
   const hash = arg.lastIndexOf('#')
   if (hash < 0 || hash === arg.length - 1) {
-    throw new TurnlogError('INVALID_ARGUMENT', `'${redact(arg)}' names no session: use postgres://…#session-id`, { field: 'LOG' })
+    const form = isSqliteUrl(arg) ? 'sqlite:FILE#session-id' : 'postgres://…#session-id'
+    throw new TurnlogError('INVALID_ARGUMENT', `'${redact(arg)}' names no session: use ${form}`, { field: 'LOG' })
   }
   const sessionId = decodeURIComponent(arg.slice(hash + 1))
   assertSessionId(sessionId)
@@ -80,14 +111,8 @@ export async function importPgStore(): Promise<typeof import('../stores/postgres
   }
 }
 
-async function openStore(url: string): Promise<PostgresStore> {
-  const { postgresStore } = await importPgStore()
-  // one connection is enough for a command; a wrong URL fails at the first query
-  return postgresStore({ connectionString: url })
-}
-
-async function withStore<T>(url: string, fn: (s: PostgresStore) => Promise<T>): Promise<T> {
-  const store = await openStore(url)
+async function withStore<T>(url: string, fn: (s: UrlStore) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
+  const store = await openUrlStore(url, opts)
   try {
     return await fn(store)
   } catch (err) {
@@ -100,8 +125,8 @@ async function withStore<T>(url: string, fn: (s: PostgresStore) => Promise<T>): 
   }
 }
 
-/** Runs `fn` with the store of a `postgres://…#id` LOG (its connection closed after). */
-export async function withPgStore<T>(arg: string, fn: (store: PostgresStore, sessionId: string) => Promise<T>): Promise<T> {
+/** Runs `fn` with the store of a `postgres://…#id` or `sqlite:FILE#id` LOG (closed after). */
+export async function withPgStore<T>(arg: string, fn: (store: UrlStore, sessionId: string) => Promise<T>): Promise<T> {
   const { url, sessionId } = parsePgLog(arg)
   return withStore(url, (store) => fn(store, sessionId))
 }
@@ -114,7 +139,7 @@ export async function loadPgLog(arg: string): Promise<ReadLogResult & { file: st
 
 /**
  * `turnlog repair postgres://…#id`: the session, and the outcomes of the finished children of its
- * running subagent calls, read from the same database (lifecycle §10, replay/child-outcome.ts).
+ * running subagent calls, read from the same database (docs/spec/lifecycle.md §10, replay/child-outcome.ts).
  */
 export async function loadPgLogForRepair(arg: string): Promise<{ log: ReadLogResult & { file: string }; children: Map<string, ChildOutcome> }> {
   const { url, sessionId } = parsePgLog(arg)
@@ -124,7 +149,7 @@ export async function loadPgLogForRepair(arg: string): Promise<{ log: ReadLogRes
   })
 }
 
-async function readPgSession(store: PostgresStore, url: string, sessionId: string): Promise<ReadLogResult & { file: string }> {
+async function readPgSession(store: UrlStore, url: string, sessionId: string): Promise<ReadLogResult & { file: string }> {
   const r = await store.open(sessionId, 'read')
   const events: SessionEvent[] = []
   for await (const e of r.events()) events.push(e as SessionEvent) // typed as readLog's (extension events included)
@@ -145,33 +170,58 @@ export async function pgDecisionsNotLogged(arg: string): Promise<Map<string, Dec
   return withStore(url, (store) => store.decisionsNotLogged(sessionId))
 }
 
-/** `turnlog sessions URL [--json]`: one row per session. */
-export async function sessionsCommand(url: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
-  if (!isPgUrl(url)) throw new UsageError('sessions takes a postgres:// URL')
+/** `turnlog sessions URL [--json] [--parked|--due|--running]`: one row per session. */
+export async function sessionsCommand(url: string, opts: { json?: boolean; parked?: boolean; due?: boolean; running?: boolean }, io: CliIo): Promise<number> {
+  if (!isStoreUrl(url)) throw new UsageError('sessions takes a postgres:// URL or sqlite:FILE')
+  const filters = (['parked', 'due', 'running'] as const).filter((f) => opts[f] === true)
+  if (filters.length > 1) throw new UsageError('sessions takes one of --parked, --due, --running')
+  const filter: SqliteSessionFilter | undefined = filters[0]
+  if (isSqliteUrl(url)) return sqliteSessions(url.split('#')[0]!, filter, opts.json === true, io)
+  if (filter === 'due') throw new UsageError('--due lists an SQLite store\'s due sessions; a PostgreSQL store\'s workers claim them (use --json and due_at)')
   const now = Date.now()
-  const { rows, parked } = await withStore(url.split('#')[0]!, async (s) => ({ rows: await s.sessions(), parked: await parkedSessions(s, now) }))
-  // lifecycle §9: a parked session with nothing else owed is `parked` (not `idle`), with its oldest open request
+  const { rows, parked } = await withStore(url.split('#')[0]!, async (s) => ({ rows: await (s as PostgresStore).sessions(), parked: await parkedSessions(s as PostgresStore, now) }))
+  // docs/spec/lifecycle.md §9: a parked session with nothing else owed is `parked` (not `idle`), with its oldest open request
   const listed = rows.map((r) => {
     const p = parked.get(r.id) ?? null
     return { ...r, status: p !== null && r.status === 'idle' ? 'parked' as const : r.status, parked: p }
-  })
+  }).filter((r) => filter === undefined || r.status === filter)
   if (opts.json) {
     io.stdout(json(listed, 2) + '\n')
     return EXIT_OK
   }
-  const c = colorsFor(io)
   const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'LEASE OWNER', 'OLDEST OPEN APPROVAL', 'GIVEN UP']]
   for (const r of listed) {
     table.push([inline(r.id), r.status, String(r.events), String(r.pending), r.lastActivity, inline(r.leaseOwner ?? '-'), parkedCell(r.parked), givenUpCell(r.givenUp)])
   }
+  printTable(table, listed.length, io)
+  return EXIT_OK
+}
+
+/** `turnlog sessions sqlite:FILE`: the rows and filters come from the session table (indexed). */
+async function sqliteSessions(url: string, filter: SqliteSessionFilter | undefined, asJson: boolean, io: CliIo): Promise<number> {
+  const rows: SqliteSessionRow[] = await withStore(url, (s) => (s as SqliteStore).sessions(filter))
+  if (asJson) {
+    io.stdout(json(rows, 2) + '\n')
+    return EXIT_OK
+  }
+  const table = [['SESSION', 'STATUS', 'EVENTS', 'PENDING', 'LAST ACTIVITY', 'DUE', 'LEASE OWNER', 'TITLE', 'GIVEN UP']]
+  for (const r of rows) {
+    table.push([inline(r.id), r.status, String(r.events), String(r.pending), r.lastActivity, r.dueAt ?? '-', inline(r.leaseOwner ?? '-'),
+      inline(r.title ?? '-'), givenUpCell(r.givenUp)])
+  }
+  printTable(table, rows.length, io)
+  return EXIT_OK
+}
+
+function printTable(table: string[][], n: number, io: CliIo): void {
+  const c = colorsFor(io)
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)))
   const lines = table.map((row, k) => {
     const line = row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()
     return k === 0 ? c.bold(line) : line
   })
-  lines.push(c.dim(`${rows.length} session${rows.length === 1 ? '' : 's'}`))
+  lines.push(c.dim(`${n} session${n === 1 ? '' : 's'}`))
   writeLines(io.stdout, lines)
-  return EXIT_OK
 }
 
 /** "m6 rm, 3 h 2 min ago (2 open)": the oldest open request of a parked session, or '-'. */
@@ -182,7 +232,7 @@ function parkedCell(p: ParkedInfo | null): string {
   return `${inline(p.oldest.approvalId)} ${inline(p.oldest.name || '?')}, ${durationText(p.oldest.ageMs)} ago${p.open > 1 ? ` (${p.open} open)` : ''}${later}`
 }
 
-/** "2 messages after 3 runs (turn 4)": resume's give-ups (lifecycle §8), or '-'. */
+/** "2 messages after 3 runs (turn 4)": resume's give-ups (docs/spec/lifecycle.md §8), or '-'. */
 function givenUpCell(g: SessionRow['givenUp']): string {
   if (g.length === 0) return '-'
   const n = g.reduce((k, x) => k + x.messages.length, 0)
@@ -191,21 +241,22 @@ function givenUpCell(g: SessionRow['givenUp']): string {
 }
 
 /**
- * `turnlog copy LOG TARGET`: a JSONL file → `postgres://…#id` (a new session: `SESSION_EXISTS` if it
- * is there), or a postgres session → a new JSONL file (`FILE_EXISTS` unless `--force`), or between
- * two postgres sessions. The events are validated on the way; the header keeps `createdAt`,
+ * `turnlog copy LOG TARGET`: between a JSONL file, `sqlite:FILE#id` and `postgres://…#id`, in every
+ * direction: a database TARGET is a new session (`SESSION_EXISTS` if it is there; a new SQLite file
+ * is made), a JSONL TARGET a new file (`FILE_EXISTS` unless `--force`). Lossless: the events are
+ * validated on the way and read back equal. The events are validated on the way; the header keeps `createdAt`,
  * `parent` and `inheritedEventCount`.
  */
 export async function copyCommand(from: string, to: string, opts: { force?: boolean }, io: CliIo): Promise<number> {
   // a JSONL TARGET follows the one output rule (cli/outputs.ts): never FROM, FILE_EXISTS without --force
-  const outFile = isPgUrl(to) ? undefined : resolve(io.cwd ?? process.cwd(), to)
-  const rule = { inputs: isPgUrl(from) ? [] : [resolve(io.cwd ?? process.cwd(), from)], force: opts.force === true, field: 'TARGET' }
+  const outFile = isStoreUrl(to) ? undefined : resolve(io.cwd ?? process.cwd(), to)
+  const rule = { inputs: isStoreUrl(from) ? [] : [resolve(io.cwd ?? process.cwd(), from)], force: opts.force === true, field: 'TARGET' }
   if (outFile !== undefined) await checkOutput(outFile, rule)
   let log: { header: LogHeader; events: readonly LogEvent[] }
-  if (isPgUrl(from)) log = await loadPgLog(from)
+  if (isStoreUrl(from)) log = await loadPgLog(from)
   else log = await readLog(resolve(io.cwd ?? process.cwd(), from))
   let where: string
-  if (isPgUrl(to)) {
+  if (isStoreUrl(to)) {
     const { url, sessionId } = parsePgLog(to)
     await withStore(url, async (store) => {
       const h = log.header
@@ -223,11 +274,11 @@ export async function copyCommand(from: string, to: string, opts: { force?: bool
       } finally {
         await w.close()
       }
-    })
+    }, { create: true })
     where = `${redact(url)}#${sessionId}`
   } else {
     const out = outFile!
-    const target = isPgUrl(from) ? { ...log.header, id: parsePgLog(from).sessionId } : log.header
+    const target = isStoreUrl(from) ? { ...log.header, id: parsePgLog(from).sessionId } : log.header
     await checkOutput(out, rule)
     try {
       // writeLog: validated, temp file, fsync, link (or rename with --force)

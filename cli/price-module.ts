@@ -1,5 +1,5 @@
 /**
- * `--price MODULE` (`turnlog verify`): the price a session's cost budget was given (lifecycle §10,
+ * `--price MODULE` (`turnlog verify`): the price a session's cost budget was given (docs/spec/lifecycle.md §10,
  * `budget.price`), from a user's ES module. The module exports one of
  * - `price(model, usage)` (or a default export function): USD for one model call, the very function
  *   given to `createAgent({ budget: { price } })`;

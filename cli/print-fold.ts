@@ -2,7 +2,7 @@
  * What `turnlog replay` folds while a log streams past: the replay state (the reducers, applied one
  * event at a time) plus the few facts the printer needs that the state does not hold (tool names by
  * call id, the prompts each turn claimed, event counts). The events themselves are not kept, so
- * memory follows the folded state, not the file (quality.md B1, B6).
+ * memory follows the folded state, not the file (benchmarks B1, B6).
  */
 import type { LogEvent, UserMessage } from '../events/index.js'
 import { spliceAll } from '../events/splice.js'
@@ -22,7 +22,7 @@ export interface LogCounts {
   replaced: number
   /** Child sessions spawned (`child/spawned`), in log order. */
   children: string[]
-  /** Wakeups (lifecycle §10): `schedule/created`, `schedule/fired` (dropped included), `schedule/canceled`. */
+  /** Wakeups (docs/spec/lifecycle.md §10): `schedule/created`, `schedule/fired` (dropped included), `schedule/canceled`. */
   schedules: { created: number; fired: number; canceled: number }
 }
 
@@ -37,7 +37,7 @@ export class PrintFold {
     events: 0, turns: 0, turnsByEnd: Object.create(null) as Record<string, number>, steps: 0, toolCalls: 0, toolErrors: 0,
     failures: 0, retries: 0, compactions: 0, replaced: 0, children: [], schedules: { created: 0, fired: 0, canceled: 0 },
   }
-  /** Resume's give-up records (lifecycle §8): the data of each `resume/given-up`, with its seq. */
+  /** Resume's give-up records (docs/spec/lifecycle.md §8): the data of each `resume/given-up`, with its seq. */
   readonly givenUp: Array<{ seq: number; data: Record<string, unknown> }> = []
   /** The last event folded. */
   last: LogEvent | null = null

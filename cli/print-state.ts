@@ -43,7 +43,7 @@ export function stateAtLines(fold: PrintFold, seq: number, c: Colors): string[] 
     out.push(`  inbox ${name.padEnd(9)} ${list.length} pending`)
     for (const m of list) out.push(`    ${c.dim(one(m.id, 120))} ${preview(m)}`)
   }
-  // lifecycle §9, §10: what the session owes people and what it will wake up for
+  // docs/spec/lifecycle.md §9, §10: what the session owes people and what it will wake up for
   const open = openApprovals(state.approvals)
   if (open.length > 0) {
     const w = state.approvals.waiting

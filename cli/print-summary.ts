@@ -58,7 +58,7 @@ function waitSummaryLines(fold: PrintFold, c: Colors): string[] {
   return out
 }
 
-/** Resume's give-ups (lifecycle §8): each names the acknowledged messages left unanswered. */
+/** Resume's give-ups (docs/spec/lifecycle.md §8): each names the acknowledged messages left unanswered. */
 function givenUpLines(fold: PrintFold, c: Colors): string[] {
   return fold.givenUp.map(({ seq, data }) => {
     const msgs = Array.isArray(data.messages) ? data.messages.map((m) => inline(str(m))) : []

@@ -1,5 +1,5 @@
 /**
- * `turnlog replay`'s lines for what a step waited for (lifecycle §9, §10), from the transcript's
+ * `turnlog replay`'s lines for what a step waited for (docs/spec/lifecycle.md §9, §10), from the transcript's
  * `approvals`, `parked` and `children` (reducers/transcript-waits.ts): each request, each decision
  * (who, when, edited arguments, reason, how long it waited), each parked time, each child session
  * with where to read it. Every line keeps its seq so print.ts merges them with the step's messages

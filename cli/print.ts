@@ -105,7 +105,9 @@ function blockLines(b: Block, c: Colors, indent: string): string[] {
     case 'source':
       return [c.dim(`[source ${one(b.title ?? b.filename ?? '', 120)} ${one(b.url ?? b.mediaType ?? '', 200)}]`)]
     case 'file':
-      return [c.dim(`[file ${one(b.mediaType, 80)}, ${b.data.length} base64 chars]`)]
+      return [c.dim(`[${b.reasoning === true ? 'reasoning ' : ''}file ${one(b.mediaType, 80)}, ${b.data !== undefined ? `${b.data.length} base64 chars` : one(b.url ?? '', 200)}]`)]
+    case 'custom': // provider content for the provider: say it is there, never print it
+      return [c.dim(`[${one(b.kind, 80)}, kept for the provider]`)]
     case 'tool-result':
       return [c.dim(`⇠ (provider) ${one(b.name, 120)}${b.isError === true ? ' error' : ''}: ${one(JSON.stringify(b.result) ?? '')}`)]
   }
@@ -163,9 +165,12 @@ export function messageLines(m: TranscriptMessage, ctx: PrintContext, indent: st
   if (m.type === 'assistant/message') {
     const head = `${indent}${label('assistant', c.blue)} `
     const body = bodyLines(msg.content, c, pad)
-    const facts = m.finish === 'refusal' && m.explanation !== undefined ? `refusal: ${one(m.explanation, 400)}` : m.finish ?? ''
-    out.push(`${head}${body[0] ?? c.dim('(no content)')}${body.length <= 1 ? marks(m, c) : ''}${body.length <= 1 ? ` ${c.dim(facts)} ${seq}` : ''}`)
-    for (let i = 1; i < body.length; i++) out.push(pad + body[i] + (i === body.length - 1 ? `${marks(m, c)} ${c.dim(facts)} ${seq}` : ''))
+    // an interrupted message has no finish of the provider's (the log's `finish` is a placeholder
+    // there): its [interrupted] mark says how it ended (issue 38.17)
+    const facts = m.interrupted ? '' : m.finish === 'refusal' && m.explanation !== undefined ? `refusal: ${one(m.explanation, 400)}` : m.finish ?? ''
+    const tail = `${facts !== '' ? ` ${c.dim(facts)}` : ''} ${seq}`
+    out.push(`${head}${body[0] ?? c.dim('(no content)')}${body.length <= 1 ? marks(m, c) + tail : ''}`)
+    for (let i = 1; i < body.length; i++) out.push(pad + body[i] + (i === body.length - 1 ? marks(m, c) + tail : ''))
     return out
   }
   // tool/result
@@ -335,7 +340,7 @@ export function titleLine(fold: PrintFold, c: Colors, source: { header?: LogHead
   ].filter(Boolean).join(' · '))
 }
 
-/** A header's parent: a child session names its parent's call (lifecycle §10), a fork its seq. */
+/** A header's parent: a child session names its parent's call (docs/spec/lifecycle.md §10), a fork its seq. */
 function parentText(p: { session: string; seq: number; callId?: string }): string {
   return p.callId !== undefined
     ? `child of session ${inline(p.session)} (call ${inline(p.callId)}, seq ${p.seq})`

@@ -1,6 +1,6 @@
 /**
  * turnlog/compaction: the token meter, the tool-result pruner, the summariser and the two
- * triggers, as one agent plugin (lifecycle §7). Nothing in the spine imports this.
+ * triggers, as one agent plugin (docs/spec/lifecycle.md §7). Nothing in the spine imports this.
  *
  * ```ts
  * import { basicCompaction } from 'turnlog/compaction'

@@ -1,5 +1,5 @@
 /**
- * The token meter (lifecycle §7): how many tokens the request that the surface would produce now
+ * The token meter (docs/spec/lifecycle.md §7): how many tokens the request that the surface would produce now
  * costs, kept as a reducer-backed projection over the committed events, O(1) per event (a
  * replacement costs O(hidden nodes) plus one splice of the surface order).
  *
@@ -59,6 +59,9 @@ export function estimateMessage(m: ModelMessage, tokenizer: Tokenizer = charToke
         n += tokenizer(JSON.stringify(b.result) ?? '')
         break
       case 'source': // never sent
+        break
+      case 'custom': // re-sent as provider options (AI SDK v4 `custom` content)
+        n += tokenizer(JSON.stringify(b.providerData ?? {}))
         break
     }
   }

@@ -1,5 +1,5 @@
 /**
- * `basicCompaction(options)`: the compaction plugin (lifecycle §7). Nothing in the spine depends on
+ * `basicCompaction(options)`: the compaction plugin (docs/spec/lifecycle.md §7). Nothing in the spine depends on
  * it; it installs through `createAgent({ plugins: [basicCompaction(…)] })`:
  *
  * - a meter projection, fed by `agent.subscribe` (each committed event once; the prefix at install);

@@ -1,5 +1,5 @@
 /**
- * The tool-result pruner (lifecycle §7): every current `tool/result` on the surface whose text has
+ * The tool-result pruner (docs/spec/lifecycle.md §7): every current `tool/result` on the surface whose text has
  * more than `thresholdChars` characters is replaced by head + a marker naming what was cut + tail.
  * Each prune is two events, back to back (L15): `compaction/prune {callId, shadowedSeq,
  * originalChars}` and the replacing `tool/result` (same turn, step and callId; `surfaceOp:

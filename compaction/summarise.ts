@@ -1,5 +1,5 @@
 /**
- * The summariser (lifecycle §7): replaces the oldest surface range by one summary message.
+ * The summariser (docs/spec/lifecycle.md §7): replaces the oldest surface range by one summary message.
  *
  * **The range** starts at the head of the surface and ends at a cut. The cut first keeps the
  * longest recent tail whose estimate fits `retainTokens` (`retainRatio` × window; 0 on overflow),

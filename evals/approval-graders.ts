@@ -1,5 +1,5 @@
 /**
- * "Asked for approval before tool T" (api.md "Golden sessions", lifecycle §9): a grader over the
+ * "Asked for approval before tool T" (docs/spec/api.md "Golden sessions", docs/spec/lifecycle.md §9): a grader over the
  * re-run's approvals (the approvals reducer in `log.state.approvals`) and its tool calls.
  */
 import type { EventOf } from '../events/index.js'

@@ -102,7 +102,7 @@ function isNotDispatchedPair(e: LogEvent, after: LogEvent | undefined): boolean 
 
 /**
  * `events[j]`, `events[j + 1]` (after the turn's start) are the refused pair of a call a decision
- * denied (lifecycle §9): its `tool/call` and at once its `DENIED` / `APPROVAL_EXPIRED` result, the
+ * denied (docs/spec/lifecycle.md §9): its `tool/call` and at once its `DENIED` / `APPROVAL_EXPIRED` result, the
  * call's request decided `deny` earlier in the turn.
  */
 function isRefusedPair(events: readonly LogEvent[], j: number, turnStart: number): boolean {

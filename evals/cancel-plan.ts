@@ -114,7 +114,7 @@ function isNextTurnSend(e: LogEvent): boolean {
   return d.target === 'next-turn' && d.outcome === undefined && (d.removedCount ?? 0) === 0 && d.inserted.length === 1 && !isAgentSplice(d)
 }
 
-/** Approval requests of the open turn still undecided before `i` (lifecycle §9). */
+/** Approval requests of the open turn still undecided before `i` (docs/spec/lifecycle.md §9). */
 export function openApprovalsAt(events: readonly LogEvent[], cut: number, i: number): boolean {
   const open = new Set<string>()
   for (let j = cut; j < i; j++) {

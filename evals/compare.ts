@@ -13,7 +13,7 @@ import type { RerunDivergence, ToolSequenceEntry, UsageDelta } from './types.js'
 
 /**
  * The event with its clock readings aside: `time`, and a request's `expiresAt` (the log says
- * `expiresAt = time + timeoutMs`, lifecycle §9) compared as the time after the request, so a re-run
+ * `expiresAt = time + timeoutMs`, docs/spec/lifecycle.md §9) compared as the time after the request, so a re-run
  * on another clock matches while a changed approval timeout still differs.
  */
 function untimed(e: LogEvent): unknown {

@@ -1,4 +1,4 @@
-/** The public types of `evaluate` (api.md "Golden sessions"): options, graders, the report. */
+/** The public types of `evaluate` (docs/spec/api.md "Golden sessions"): options, graders, the report. */
 import type { LogEvent } from '../events/index.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { ModelAdapter } from '../models/types.js'

@@ -12,7 +12,7 @@ import { costUsd, liveUsage, tokenCost } from './cost.js'
 import type {
   EvalReport, EvaluateOptions, GoldenReport, GoldenSet, GradedLog, Grader, GraderResult, GraderScore, TrialResult,
 } from './evaluate-types.js'
-import { loadGolden } from './golden.js'
+import { goldenGaps, interruptedText, loadGolden } from './golden.js'
 import { defaultGraders } from './graders.js'
 import { rerun } from './rerun.js'
 import { passRates } from './stats.js'
@@ -142,12 +142,15 @@ async function runTrial(
       results.push({ name: g.name, pass: false, reason: `the grader threw: ${(err as Error)?.message ?? String(err)}` })
     }
   }
-  const error = priceError ?? (run.timedOut ? 'the re-run made no progress and was stopped (timeoutMs)' : undefined)
+  const pass = results.every((r) => r.pass)
+  // a failed trial of a golden recorded through crashes says why it cannot match (issue 38.15)
+  const gaps = pass && !run.timedOut ? undefined : interruptedText(goldenGaps(golden.events, run.liveFrom))
+  const error = priceError ?? (run.timedOut ? ['the re-run made no progress and was stopped (timeoutMs)', gaps].filter(Boolean).join('; ') : gaps)
   const { expected: _e, actual: _a, ...divergence } = run.divergence ?? { expected: null, actual: null }
   return {
     run,
     result: {
-      trial, pass: error === undefined && results.every((r) => r.pass), graders: results,
+      trial, pass: priceError === null && !run.timedOut && pass, graders: results,
       divergence: run.divergence ? divergence as TrialResult['divergence'] : null,
       usage, ...(usd !== null ? { costUsd: usd } : {}), durationMs: Date.now() - started, ...(error !== undefined ? { error } : {}),
     },

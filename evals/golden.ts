@@ -121,3 +121,36 @@ export function headerBefore(events: readonly LogEvent[], seq: number): EventOf<
   for (let i = Math.min(seq, events.length) - 1; i >= 0; i--) if (events[i]!.type === 'request/header') return events[i] as EventOf<'request/header'>
   return events.find((e) => e.type === 'request/header') as EventOf<'request/header'> | undefined
 }
+
+/** What of a golden's live part a re-run cannot reproduce: a turn left open at its end, turns a crash cut (repair closed them `interrupted`). */
+export interface GoldenGaps {
+  /** The golden ends inside this turn (its `turn/start` seq). */
+  open?: { turn: number; seq: number }
+  /** Turns of the live part that ended `interrupted` (their `turn/end` seq). */
+  interrupted: Array<{ turn: number; seq: number }>
+}
+
+/** The gaps of `events` from `cut` on (pure). */
+export function goldenGaps(events: readonly LogEvent[], cut: number): GoldenGaps {
+  const out: GoldenGaps = { interrupted: [] }
+  let open: { turn: number; seq: number } | undefined
+  for (let i = Math.max(0, cut); i < events.length; i++) {
+    const e = events[i]!
+    if (e.type === 'turn/start') open = { turn: (e as EventOf<'turn/start'>).data.turn, seq: e.seq }
+    else if (e.type === 'turn/end') {
+      const d = (e as EventOf<'turn/end'>).data
+      if (d.reason.kind === 'interrupted') out.interrupted.push({ turn: d.turn, seq: e.seq })
+      open = undefined
+    }
+  }
+  if (open !== undefined) out.open = open
+  return out
+}
+
+/** The sentence naming the interrupted turns (for a failed trial's error). */
+export function interruptedText(gaps: GoldenGaps): string | undefined {
+  const n = gaps.interrupted
+  if (n.length === 0) return undefined
+  const which = n.map((t) => `turn ${t.turn} (turn/end at seq ${t.seq})`).join(', ')
+  return `the golden's ${which} ${n.length === 1 ? 'was' : 'were'} cut by a crash and closed by repair: a re-run cannot reproduce a crash, so it differs there; re-run from a later turn (from) or fork the golden before ${n.length === 1 ? 'it' : 'them'}`
+}

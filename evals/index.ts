@@ -1,4 +1,4 @@
-/** turnlog/evals: golden sessions — recorded sessions re-run as regression tests and evals (api.md "Golden sessions"). */
+/** turnlog/evals: golden sessions — recorded sessions re-run as regression tests and evals (docs/spec/api.md "Golden sessions"). */
 export { rerun } from './rerun.js'
 export { recordedModel, type RecordedModelOptions } from './model.js'
 export { loadGolden } from './golden.js'

@@ -2,7 +2,7 @@
  * The recorded inputs of a golden after the cut, each with its lifecycle position (positions.ts):
  * sends and inbox edits (splices the agent does not make itself), cancels (from a turn's
  * `turn/end {aborted}`: issued just before the first event only a cancel makes) and wakes (a turn
- * opening with no send right before it) and approval decisions (lifecycle §9: a person's, and an
+ * opening with no send right before it) and approval decisions (docs/spec/lifecycle.md §9: a person's, and an
  * expiry, re-issued as the decision it recorded; a `superseded` or `canceled` decision follows from
  * the re-issued steer or cancel and is not an input). Pure: `planInputs` reads the golden only.
  */
@@ -19,7 +19,7 @@ export type PlannedInput =
     afterClaim?: boolean
     /**
      * A next-step send that did not wake (an inject): with approvals open, a waking one supersedes
-     * them at once (lifecycle §9) and the golden shows no such decision right after it.
+     * them at once (docs/spec/lifecycle.md §9) and the golden shows no such decision right after it.
      */
     noWake?: boolean
   }
@@ -43,7 +43,7 @@ export type PlannedInput =
   }
   | { kind: 'wake'; seq: number; at: string }
   /**
-   * A wakeup (lifecycle §10): the app's `schedule` / `unschedule` (a `schedule/created` without a
+   * A wakeup (docs/spec/lifecycle.md §10): the app's `schedule` / `unschedule` (a `schedule/created` without a
    * call id, a `schedule/canceled`) or a recorded firing (`schedule/fired`, with its splice's
    * message id), issued through the agent's wakeups as recorded (replay/reexecute/schedules.ts).
    */
@@ -80,7 +80,7 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       // next turn opened at once from the wake they latched (a waking send is re-targeted to
       // next-turn and latched while the turn aborts: a steer the turn-stopping listeners made after
       // the cancel, or a user's followup). Otherwise they came before it: a waking send to a turn
-      // not yet aborted latches nothing, and the aborted turn parks them (lifecycle §3.8; seed
+      // not yet aborted latches nothing, and the aborted turn parks them (docs/spec/lifecycle.md §3.8; seed
       // 569338541: followups, then a cancel, right after a stopping step — not reordered).
       // A cancel right after a step that stops the turn came while the turn-stopping listeners
       // ran, or before they started: the log cannot tell. Hooks first: the listeners under test

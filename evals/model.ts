@@ -4,6 +4,7 @@
  * wait for the cancel); `replace` swaps in other responses at chosen steps (the change under test).
  */
 import type { LogEvent, StreamChunk } from '../events/index.js'
+import { logEventsArg } from '../events/log-arg.js'
 import { ModelError } from '../models/errors.js'
 import { scriptedModel, type ScriptedResponse } from '../models/scripted.js'
 import type { ModelRequest } from '../models/types.js'
@@ -22,8 +23,8 @@ export interface RecordedModelOptions {
 
 /** A `StepModel` serving the golden's recorded responses by (turn, step). A step the golden does not have fails `UNRECORDED_STEP`. */
 export function recordedModel(golden: { events: readonly LogEvent[] } | readonly LogEvent[], opts: RecordedModelOptions = {}): StepModel {
-  const events = Array.isArray(golden) ? golden as readonly LogEvent[] : (golden as { events: readonly LogEvent[] }).events
-  const rec = new Recording(events)
+  // a path or a bare object is a coded error naming the parameter (issue 38.18), not a TypeError
+  const rec = new Recording([...logEventsArg(golden, 'recordedModel', 'golden')])
   return {
     info: { name: 'recorded' },
     streamStep(at, request, signal) {

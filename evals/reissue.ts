@@ -294,7 +294,7 @@ export class Reissuer {
           return
         }
         case 'cancel': {
-          // a parked turn is open too (lifecycle §9: a cancel ends the parking, open requests decided `canceled`)
+          // a parked turn is open too (docs/spec/lifecycle.md §9: a cancel ends the parking, open requests decided `canceled`)
           if ((a.status !== 'running' && a.status !== 'parked') || a.lifecycle.openTurn !== input.turn) return record('dropped')
           record(late ? 'late' : 'issued')
           a.cancel(input.cause, { keepInbox: input.keepInbox })

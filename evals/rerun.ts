@@ -1,12 +1,12 @@
 /**
- * `rerun(golden, options)`: a recorded session re-run with a change under test (api.md "Golden
+ * `rerun(golden, options)`: a recorded session re-run with a change under test (docs/spec/api.md "Golden
  * sessions"). The golden's events before `from` are the new log's prefix, verbatim; an agent
  * resumes on it (as `resumeAgent` would) with the model, tools, hooks and system under test.
  * Steps of the first live turn before `from.step` are served as recorded (model and tools); the
  * recorded inputs after the prefix are re-issued at their lifecycle positions (reissue.ts); tool
  * results come from the golden, the tools or mocks (tool-results.ts). The result compares the new
- * log with the golden (compare.ts) and verifies it. See docs/ARCHITECTURE.md "Decisions: golden
- * sessions".
+ * log with the golden (compare.ts) and verifies it. See
+ * decision record "golden-sessions" (docs/decisions/ in the repository).
  */
 import { randomUUID } from 'node:crypto'
 import { createAgent, type TurnlogAgent } from '../agent/agent.js'
@@ -22,7 +22,7 @@ import { DEFAULT_MAX_PARALLEL_TOOL_CALLS } from '../tools/pool-size.js'
 import type { PreExecutePayload } from '../tools/types.js'
 import { verify } from '../replay/verify.js'
 import { firstDivergence, toolSequenceDiff, usageDelta } from './compare.js'
-import { before, headerBefore, loadGolden, planLive } from './golden.js'
+import { before, goldenGaps, headerBefore, loadGolden, planLive } from './golden.js'
 import { isAgentSplice, planInputs, recordedApprovalIds } from './inputs.js'
 import { recordedStream } from './model.js'
 import { Reissuer } from './reissue.js'
@@ -50,6 +50,12 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
     throw new TurnlogError('INVALID_OPTION', 'model must be a ModelAdapter ({ stream }) or a StepModel ({ streamStep }, e.g. recordedModel(golden))', { field: 'model' })
   }
   const plan = planLive(events, opts.from)
+  // a golden that ends inside a turn has no end for the re-run to reach: refused at once (issue
+  // 38.28: it used to wait timeoutMs for a step that the recording never ends)
+  const open = goldenGaps(events, plan.cut).open
+  if (open !== undefined) {
+    throw new TurnlogError('INVALID_ARGUMENT', `the golden ends inside turn ${open.turn} (turn/start at seq ${open.seq}, no turn/end): a golden must end at a turn boundary; turnlog repair closes the turn, turnlog fork --at ${open.seq} keeps what came before it`, { field: 'golden', seq: open.seq })
+  }
   // The sends that opened the first live turn are re-issued (they wake it), not inherited.
   let cut = plan.cut
   while (cut > 0 && events[cut - 1]!.type === 'agent/inbox/spliced' &&
@@ -159,7 +165,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   // tools or config under test differ from the last logged one).
   agent.resumed = false
   reissuer = new Reissuer(agent, planInputs(events, cut), (m) => errors.push(m))
-  agent.approvalIdFor = recordedApprovalIds(events, cut) // lifecycle §9: the golden's approval ids
+  agent.approvalIdFor = recordedApprovalIds(events, cut) // docs/spec/lifecycle.md §9: the golden's approval ids
   agent.subscribe((e) => reissuer.onAppend(e))
   agent.subscribe((e) => order.onAppend(e))
   // A send by the re-run's own code (a hook's steer): the recorded inputs the log shows before the

@@ -1,5 +1,5 @@
 /**
- * When a served tool body settles (lifecycle §5, seen from a re-run). The scheduler logs a step's
+ * When a served tool body settles (docs/spec/lifecycle.md §5, seen from a re-run). The scheduler logs a step's
  * `tool/call`s and `tool/result`s in an order that depends on the order its bodies settle in: a
  * settlement frees a pool slot (the next parallel call's `tool/call`) and may complete the
  * model-order prefix (the next `tool/result`s). The golden's bodies settled in their own order;
@@ -9,7 +9,7 @@
  *
  * So a served body is held, and so is each call's `tools/pre-execute` (an outermost pass-through
  * listener: with a deciding listener the start loop waits for each verdict before the next call
- * starts, lifecycle §9, and the golden's listeners took their time). A pump releases them when the
+ * starts, docs/spec/lifecycle.md §9, and the golden's listeners took their time). A pump releases them when the
  * re-run is quiet (one macrotask turn: every microtask drained), reading the golden's next event,
  * as the replay engine's pump does (replay/reexecute/serve.ts):
  * - the `tool/result` of a call: its pre-execute, then its body, then its commit (the outermost
@@ -76,7 +76,7 @@ export class SettleOrder {
   /**
    * The outermost `tools/pre-execute` listener: passes the payload through once the golden's order
    * lets the call's verdict be known. A pass-through: it does not make the start loop wait for
-   * verdicts (lifecycle §9) where the listeners under test would not.
+   * verdicts (docs/spec/lifecycle.md §9) where the listeners under test would not.
    */
   readonly preExecute = Object.assign(async (p: PreExecutePayload, next: (p?: PreExecutePayload) => Promise<unknown>): Promise<unknown> => {
     if (!this.#off) {

@@ -10,6 +10,7 @@
  */
 import type { EventOf, LogEvent } from '../events/index.js'
 import { isAbortedBeforeBody } from '../replay/reexecute/facts.js'
+import { checkSchema } from '../tools/schema.js'
 import type { AnyTool, ToolContext } from '../tools/types.js'
 import { callKey } from './canonical.js'
 import { before, type LivePlan } from './golden.js'
@@ -83,9 +84,18 @@ export class ToolResults {
     return {
       ...tool,
       ...(out !== undefined ? {
+        // a recorded output passes as it was; any other goes through the tool's own schema
         output: {
-          safeParse: (v: unknown) => (v instanceof RecordedOutput ? { success: true, data: v.value } : out.safeParse(v)),
-        } as unknown as AnyTool['output'],
+          '~standard': {
+            version: 1,
+            vendor: 'turnlog',
+            validate: (v: unknown) => {
+              if (v instanceof RecordedOutput) return { value: v.value }
+              const r = checkSchema(out, v)
+              return r.ok ? { value: r.value } : { issues: r.issues }
+            },
+          },
+        } as AnyTool['output'],
       } : {}),
       execute: async (args: unknown, ctx: ToolContext) => {
         this.onBodyStart(ctx)
@@ -183,5 +193,10 @@ function serve(s: Served, ctx: ToolContext): unknown {
     throw new Error(m ? m[1]! : d.error!.message)
   }
   if (s.concluded) ctx.concludeTurn()
+  // a JSON value is served as the value (the re-run logs it as the golden did, marked `json`)
+  const [block] = d.message.content
+  if (d.json === true && d.message.content.length === 1 && block?.type === 'text') {
+    try { return new RecordedOutput(JSON.parse(block.text)) } catch { /* not JSON after all: as blocks */ }
+  }
   return new RecordedOutput({ content: d.message.content })
 }

@@ -1,5 +1,5 @@
 /**
- * The public types of `turnlog/evals`: what `rerun` takes and returns (api.md "Golden sessions").
+ * The public types of `turnlog/evals`: what `rerun` takes and returns (docs/spec/api.md "Golden sessions").
  * `evaluate`'s types are in evaluate-types.ts.
  */
 import type { AgentOptions } from '../agent/types.js'

@@ -1,5 +1,5 @@
 /**
- * The approval vocabulary (lifecycle.md §9, events.md): `tool/approval-requested`,
+ * The approval vocabulary (docs/spec/lifecycle.md §9, docs/spec/events.md): `tool/approval-requested`,
  * `tool/approval-decided`, `step/parked`, the decision and who made it. Kept in its own file so
  * that the core table (data.ts) only spreads it in.
  */
@@ -35,7 +35,7 @@ export const ApprovalBy = z.discriminatedUnion('kind', [
 ])
 export type ApprovalBy = z.infer<typeof ApprovalBy>
 
-/** The result code a denial leads to, by who denied (invariants.md L17). */
+/** The result code a denial leads to, by who denied (docs/spec/invariants.md L17). */
 export function denialCode(by: ApprovalBy): 'DENIED' | 'APPROVAL_EXPIRED' | 'ABORTED_BEFORE_DISPATCH' {
   return by.kind === 'expired' ? 'APPROVAL_EXPIRED' : by.kind === 'canceled' ? 'ABORTED_BEFORE_DISPATCH' : 'DENIED'
 }

@@ -1,10 +1,10 @@
 /**
- * Budget usage (lifecycle.md §10, L20): what a budget counts, folded from the log. One fold serves
+ * Budget usage (docs/spec/lifecycle.md §10, L20): what a budget counts, folded from the log. One fold serves
  * the reducer (`reducers/budget.ts`, `replay(...).budget`), the invariant checker (L20,
  * `events/invariants/budget.ts`) and the live agent (`agent/budget.ts`), so a live agent, a
  * resumed one and `verify` derive the same numbers from the same events.
  *
- * What counts (docs/ARCHITECTURE.md "Decisions: budgets"):
+ * What counts (decision record "budgets" (docs/decisions/ in the repository)):
  * - tokens: every model call the usage reducer counts (a successful request's `assistant/message`
  *   usage or its usage chunk; a failed request's usage chunk, at its `step/end`; a summary's
  *   `compaction/summary.usage`). `inputTokens` = input + cache read + cache write (every prompt

@@ -1,5 +1,5 @@
 /**
- * The child-session vocabulary (lifecycle.md §10, events.md): `child/spawned`, logged in the
+ * The child-session vocabulary (docs/spec/lifecycle.md §10, docs/spec/events.md): `child/spawned`, logged in the
  * parent while a subagent call runs (between its `tool/call` and its `tool/result`, L19). Kept in
  * its own file so that the core table (data.ts) only spreads it in.
  */

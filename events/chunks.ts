@@ -1,4 +1,4 @@
-/** Stream chunks: the model seam's vocabulary (events.md "Stream chunks"). */
+/** Stream chunks: the model seam's vocabulary (docs/spec/events.md "Stream chunks"). */
 import { z } from 'zod'
 import { Block, Failure, ProviderData, Usage } from './messages.js'
 
@@ -18,8 +18,16 @@ export const ToolCallDeltaChunk = z.strictObject({
   name: z.string().optional(),
   argumentsDelta: z.string(),
 })
-/** `providerData` (issue 23): the block's opaque provider data, known once the block is complete. */
-export const BlockEndChunk = z.strictObject({ type: z.literal('block-end'), index, providerData: ProviderData.optional() })
+/**
+ * `providerData` (issue 23): the block's opaque provider data, known once the block is complete.
+ * `citations`: a text block's references (AI SDK specification v4 `text-end`), as `TextBlock` has them.
+ */
+export const BlockEndChunk = z.strictObject({
+  type: z.literal('block-end'),
+  index,
+  providerData: ProviderData.optional(),
+  citations: z.array(z.record(z.string(), z.unknown())).optional(),
+})
 export const UsageChunk = z.strictObject({ type: z.literal('usage'), usage: Usage })
 // --- issue 23 (bridge): parts the AI SDK streams besides deltas ----------------------------------
 /** A whole block in one chunk (a source, a file, a provider-executed call or its result). */

@@ -1,4 +1,4 @@
-/** The `data` schema of every core event type (events.md "Types" and "Exact shapes"). */
+/** The `data` schema of every core event type (docs/spec/events.md "Types" and "Exact shapes"). */
 import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
 import { APPROVAL_EVENT_DATA } from './approvals.js'
@@ -12,7 +12,7 @@ const stepNo = z.number().int().positive()
 const seqNo = z.number().int().nonnegative()
 
 export const RetryCause = z.strictObject({ kind: z.literal('retry'), of: turnNo })
-/** A turn that re-runs the `interrupted` turn `of` after a resume (lifecycle.md §8). */
+/** A turn that re-runs the `interrupted` turn `of` after a resume (docs/spec/lifecycle.md §8). */
 export const ResumeCause = z.strictObject({
   kind: z.literal('resume'),
   of: turnNo,
@@ -32,14 +32,14 @@ export const CancelCause = z.discriminatedUnion('kind', [
 ])
 export type CancelCause = z.infer<typeof CancelCause>
 
-/** The limits a budget can set (lifecycle.md §10; events/budget.ts says what each counts). */
+/** The limits a budget can set (docs/spec/lifecycle.md §10; events/budget.ts says what each counts). */
 export const BUDGET_LIMITS = ['inputTokens', 'outputTokens', 'totalTokens', 'costUsd', 'toolCalls'] as const
 export type BudgetLimitName = (typeof BUDGET_LIMITS)[number]
 export const BUDGET_SCOPES = ['turn', 'session'] as const
 export type BudgetScope = (typeof BUDGET_SCOPES)[number]
 
 /**
- * A turn ended by a budget (lifecycle.md §10, L20): the limit `which` of the budget of `scope` was
+ * A turn ended by a budget (docs/spec/lifecycle.md §10, L20): the limit `which` of the budget of `scope` was
  * reached before a request: `used` (derived from the log) >= `limit`. `unpriced`: calls whose
  * price was unknown (the price function threw), which make a cost limit count as reached.
  */
@@ -97,7 +97,7 @@ export type RequestConfig = z.infer<typeof RequestConfig>
 export const EVENT_DATA = {
   'turn/start': z.strictObject({ turn: turnNo, cause: TurnCause.optional() }),
   'turn/end': z.strictObject({ turn: turnNo, reason: TurnEndReason }),
-  // -- resume give-up (issue 24, lifecycle.md §8): begin
+  // -- resume give-up (issue 24, docs/spec/lifecycle.md §8): begin
   /** Resume stopped re-running an interrupted turn (or re-inserting its messages): the durable
    * record of the give-up. `messages`: the acknowledged ids (the originals, not resume copies) it
    * leaves unanswered. `runs` / `unreachedRuns`: the chain's resume runs that reached / did not reach
@@ -132,6 +132,12 @@ export const EVENT_DATA = {
     callId: z.string().min(1),
     message: ToolResultMessage,
     error: ToolErrorInfo.optional(),
+    /**
+     * The tool returned a value that is not text (an object, an array, a number…): the message's
+     * one text block is that value's JSON, and a UI shows the value itself (issue 38 item 6).
+     * Absent for text, rich `{content}` outputs and errors.
+     */
+    json: z.literal(true).optional(),
   }),
   'request/header': z.strictObject({
     reason: z.enum(['initial', 'resume', 'change']),
@@ -165,11 +171,11 @@ export const EVENT_DATA = {
   'compaction/prune': z.strictObject({ callId: z.string().min(1), shadowedSeq: seqNo, originalChars: z.number().int().nonnegative() }),
   'compaction/end': z.strictObject({ compactionId: z.string().min(1), error: ToolErrorInfo.optional() }),
   'session/end-seed': z.strictObject({}),
-  // approvals (lifecycle.md §9): events/approvals.ts
+  // approvals (docs/spec/lifecycle.md §9): events/approvals.ts
   ...APPROVAL_EVENT_DATA,
-  // wakeups (lifecycle.md §10): events/schedules.ts
+  // wakeups (docs/spec/lifecycle.md §10): events/schedules.ts
   ...SCHEDULE_EVENT_DATA,
-  // child sessions (lifecycle.md §10): events/children.ts
+  // child sessions (docs/spec/lifecycle.md §10): events/children.ts
   ...CHILD_EVENT_DATA,
   // input requests (docs/spec/lifecycle.md §11): events/inputs.ts
   ...INPUT_EVENT_DATA,
@@ -178,5 +184,5 @@ export const EVENT_DATA = {
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }
 export type CoreEventType = keyof EventDataMap
 
-/** The three types whose events carry `surfaceOp` and `sourceEventSeqs` (events.md "The surface"). */
+/** The three types whose events carry `surfaceOp` and `sourceEventSeqs` (docs/spec/events.md "The surface"). */
 export const SURFACE_TYPES: ReadonlySet<string> = new Set(['user/message', 'assistant/message', 'tool/result'])

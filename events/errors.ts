@@ -42,6 +42,7 @@ export const ERROR_CODES = [
   'LEASE_LOST',
   /** a sent message (postgres `send`) was already moved into the log: refused, never duplicated */
   'INPUT_MOVED',
+  'INPUT_TOO_LARGE',
   /** the agent stopped because its store failed (the cause is the store's coded error) */
   'PERSISTENCE_FAILED',
   // agent API
@@ -55,9 +56,9 @@ export const ERROR_CODES = [
   'ABANDONED',
   /** an abandoned hook or tool settled after all: its answer is ignored */
   'LATE_SETTLEMENT',
-  /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (lifecycle §8) */
+  /** resume did not re-run an interrupted turn: its chain of resume runs reached `maxResumeRuns` (docs/spec/lifecycle.md §8) */
   'RESUME_LIMIT',
-  // approvals (lifecycle.md §9): refusals of a decision, which log nothing
+  // approvals (docs/spec/lifecycle.md §9): refusals of a decision, which log nothing
   /** the approval was already decided (the first decision wins; an expired one too) */
   'APPROVAL_DECIDED',
   /** no approval with that id was requested in the session */
@@ -71,8 +72,12 @@ export const ERROR_CODES = [
   'UNKNOWN_INPUT',
   /** an answer that does not fit its request (a form's schema, a choice's options, the requested keys) */
   'INVALID_INPUT',
-  /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (lifecycle §10) */
+  /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (docs/spec/lifecycle.md §10) */
   'BUDGET_PRICE',
+  /** `turnlog import`: the input is not JSON / JSONL (names file and line) */
+  'IMPORT_NOT_JSON',
+  /** `turnlog import`: the input parses but is not the format's shape (names file, line and field) */
+  'IMPORT_BAD_SHAPE',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

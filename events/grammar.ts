@@ -1,5 +1,5 @@
 /**
- * The stream-chunk grammar (events.md "Stream chunks"), as an incremental checker with O(1) state
+ * The stream-chunk grammar (docs/spec/events.md "Stream chunks"), as an incremental checker with O(1) state
  * per open block. Used by the model seam (a violation fails the step with STREAM_GRAMMAR) and by
  * the log checker (L9).
  */

@@ -2,7 +2,7 @@ export { TurnlogError, ERROR_CODES, type ErrorCode, type ErrorDetails } from './
 export {
   Block, TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, MessageId, MessageSource, UserMessage, AssistantMessage,
   ToolResultMessage, Usage, Failure, FAILURE_CODES, ToolErrorInfo, ProviderData,
-  SourceBlock, FileBlock, ToolResultBlock, isRunnableCall, isProviderApproval,
+  SourceBlock, FileBlock, ToolResultBlock, CustomBlock, isRunnableCall, isProviderApproval,
   type ModelMessage, type FailureCode,
 } from './messages.js'
 export { StreamChunk, FinishChunk, type SuccessFinishReason } from './chunks.js'

@@ -1,5 +1,5 @@
 /**
- * The JSONL codec (events.md "JSONL, the interchange format"): the header, the line encoders,
+ * The JSONL codec (docs/spec/events.md "JSONL, the interchange format"): the header, the line encoders,
  * `decodeLine` for one line, and `JsonlDecoder`, a push decoder that turns byte chunks into
  * validated events with every defect reported as a coded error naming file, line, seq and field.
  * No I/O here: `replay/read-log.ts` feeds the decoder from files; stores feed it too.

@@ -1,18 +1,27 @@
-/** Message blocks, messages, usage and failures: the shapes of events.md "Exact shapes". */
+/** Message blocks, messages, usage and failures: the shapes of docs/spec/events.md "Exact shapes". */
 import { z } from 'zod'
 
 // --- issue 23 (bridge): provider data on blocks -------------------------------------------------
 /**
  * A block's opaque provider data, keyed by provider (e.g. `{anthropic: {signature}}` on a Claude
  * thinking block, `{anthropic: {redactedData}}` on a redacted one): logged, replayed and sent back
- * to the provider with the block, never shown (events.md `Block`).
+ * to the provider with the block, never shown (docs/spec/events.md `Block`).
  */
 export const ProviderData = z.record(z.string(), z.record(z.string(), z.unknown()))
 export type ProviderData = z.infer<typeof ProviderData>
 const providerData = ProviderData.optional()
 // --- end issue 23 -------------------------------------------------------------------------------
 
-export const TextBlock = z.strictObject({ type: z.literal('text'), text: z.string(), providerData })
+export const TextBlock = z.strictObject({
+  type: z.literal('text'),
+  text: z.string(),
+  providerData,
+  /**
+   * The references the provider attached to this text (AI SDK specification v4 `text-end`
+   * `citations`: `{source, startIndex?, endIndex?, citedText?}` each), as JSON. Shown, never re-sent.
+   */
+  citations: z.array(z.record(z.string(), z.unknown())).optional(),
+})
 export const ReasoningBlock = z.strictObject({ type: z.literal('reasoning'), text: z.string(), providerData })
 export const ImageBlock = z.strictObject({ type: z.literal('image'), mediaType: z.string(), data: z.string(), providerData })
 export const ToolCallBlock = z.strictObject({
@@ -27,7 +36,7 @@ export const ToolCallBlock = z.strictObject({
   /**
    * issue 23 (provider approvals): the provider's id of its request that a person approve this
    * provider-executed call before the provider runs it (the AI SDK's `tool-approval-request`).
-   * Such a call goes through turnlog's approvals (lifecycle.md §9) and the decision goes back to
+   * Such a call goes through turnlog's approvals (docs/spec/lifecycle.md §9) and the decision goes back to
    * the provider with the next request.
    */
   approvalId: z.string().min(1).optional(),
@@ -44,8 +53,27 @@ export const SourceBlock = z.strictObject({
   filename: z.string().optional(),
   providerData,
 })
-/** A file the model generated (an image…), base64 `data`. */
-export const FileBlock = z.strictObject({ type: z.literal('file'), mediaType: z.string(), data: z.string(), providerData })
+/**
+ * A file the model generated (an image…): base64 `data`, or a `url` where the provider keeps it
+ * (AI SDK specification v4 `{type: 'url'}` file data), exactly one of the two. `reasoning`: the
+ * model made it while reasoning (a v4 `reasoning-file` part), re-sent as such.
+ */
+export const FileBlock = z
+  .strictObject({
+    type: z.literal('file'),
+    mediaType: z.string(),
+    data: z.string().optional(),
+    url: z.string().optional(),
+    reasoning: z.literal(true).optional(),
+    providerData,
+  })
+  .refine((b) => (b.data === undefined) !== (b.url === undefined), { message: 'a file block has exactly one of data and url' })
+/**
+ * Provider-specific content without a standard shape (an AI SDK specification v4 `custom` part,
+ * e.g. `anthropic.fallback`, `openai.compaction`): its `kind` and provider data, logged and re-sent
+ * to the provider with the message (as `streamText` does), never shown.
+ */
+export const CustomBlock = z.strictObject({ type: z.literal('custom'), kind: z.string().min(1), providerData })
 /** The result of a provider-executed call (`id` and `name` of that call); `result` is its JSON. */
 export const ToolResultBlock = z.strictObject({
   type: z.literal('tool-result'),
@@ -56,7 +84,7 @@ export const ToolResultBlock = z.strictObject({
   providerData,
 })
 // --- end issue 23 -------------------------------------------------------------------------------
-export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, SourceBlock, FileBlock, ToolResultBlock])
+export const Block = z.discriminatedUnion('type', [TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, SourceBlock, FileBlock, ToolResultBlock, CustomBlock])
 export type Block = z.infer<typeof Block>
 export type TextBlock = z.infer<typeof TextBlock>
 export type ToolCallBlock = z.infer<typeof ToolCallBlock>
@@ -84,9 +112,9 @@ export const MessageSource = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('hook'), name: z.string() }),
   z.strictObject({ kind: z.literal('tool'), callId: z.string() }),
   z.strictObject({ kind: z.literal('compaction') }),
-  /** A message a crashed turn had claimed, re-inserted by resume under a new id (lifecycle.md §8). */
+  /** A message a crashed turn had claimed, re-inserted by resume under a new id (docs/spec/lifecycle.md §8). */
   z.strictObject({ kind: z.literal('resume'), of: z.string().min(1) }),
-  /** The message of a wakeup's firing (lifecycle.md §10): the splice right after its `schedule/fired`. */
+  /** The message of a wakeup's firing (docs/spec/lifecycle.md §10): the splice right after its `schedule/fired`. */
   z.strictObject({ kind: z.literal('schedule'), scheduleId: z.string().min(1) }),
 ])
 export type MessageSource = z.infer<typeof MessageSource>

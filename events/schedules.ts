@@ -1,5 +1,5 @@
 /**
- * The wakeup vocabulary (lifecycle.md §10, events.md `schedule/*`): a schedule an agent made for
+ * The wakeup vocabulary (docs/spec/lifecycle.md §10, docs/spec/events.md `schedule/*`): a schedule an agent made for
  * itself, each firing, and a cancel. Kept out of data.ts (which spreads these in) so the other
  * §10 work (children, budgets) and approvals add their types without touching the same lines.
  *
@@ -10,7 +10,7 @@ import { Block } from './messages.js'
 
 const epochMs = z.number().int().nonnegative()
 
-/** How a firing is delivered when no turn is open: the verb it is sent with (lifecycle.md §1). */
+/** How a firing is delivered when no turn is open: the verb it is sent with (docs/spec/lifecycle.md §1). */
 export const ScheduleDeliver = z.enum(['followup', 'steer', 'inject'])
 export type ScheduleDeliver = z.infer<typeof ScheduleDeliver>
 

@@ -38,7 +38,8 @@ export class Session {
   #checkerState: LogChecker | null | undefined
   readonly #checkOptions: CheckerOptions | false
   readonly #folds: EventObserver[] = []
-  readonly #observers = new Set<EventObserver>()
+  /** Created by the first `subscribe` (benchmark B6). */
+  #observers: Set<EventObserver> | null = null
   readonly #onObserverError: (error: unknown, event: LogEvent) => void
   #publishing = false
   #closed = false
@@ -134,8 +135,9 @@ export class Session {
 
   /** Calls `observer` with each event committed from now on. Returns an unsubscribe function. */
   subscribe(observer: EventObserver): () => void {
-    this.#observers.add(observer)
-    return () => this.#observers.delete(observer)
+    const observers = (this.#observers ??= new Set())
+    observers.add(observer)
+    return () => observers.delete(observer)
   }
 
   /** Refuses further appends (dispose). */
@@ -147,7 +149,7 @@ export class Session {
     this.#publishing = true
     try {
       for (const f of this.#folds) f(event)
-      for (const o of this.#observers) {
+      if (this.#observers !== null) for (const o of this.#observers) {
         try {
           o(event)
         } catch (err) {

@@ -1,5 +1,5 @@
 /**
- * Approval responses in the AI SDK's chat protocol (lifecycle §9, ai@6): a client answers an
+ * Approval responses in the AI SDK's chat protocol (docs/spec/lifecycle.md §9, ai@6): a client answers an
  * approval part with `addToolApprovalResponse` (the part becomes `approval-responded` with
  * `approval: { id, approved, reason }`) and then sends its messages back (`sendMessage()` or
  * `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`): a POST whose
@@ -12,6 +12,7 @@
 import type { ApprovalBy, ApprovalDecision, LogEvent } from '../events/index.js'
 import { approvalsReducer, type ApprovalsState } from '../reducers/approvals.js'
 import { HttpError } from './protocol.js'
+import { RetryChains } from './retry-chain.js'
 
 /** One answered approval part of the posted message. */
 export interface ApprovalResponse { approvalId: string; callId: string; approved: boolean; reason?: string }
@@ -87,12 +88,13 @@ function describe(d: { decision: ApprovalDecision; by: ApprovalBy; seq: number }
  */
 export function planApprovals(events: readonly LogEvent[], body: ChatApprovals): ApprovalPlan {
   const st: ApprovalsState = approvalsReducer.initial()
-  const turnStarts = new Map<number, number>()
+  // the message a turn belongs to starts at its retry chain's first turn
+  const chains = new RetryChains()
   const parks: Array<{ turn: number; seq: number }> = []
-  for (const e of events) {
+  for (const [i, e] of events.entries()) {
     approvalsReducer.apply(st, e)
-    if (e.type === 'turn/start') turnStarts.set((e.data as { turn: number }).turn, e.seq)
-    else if (e.type === 'step/parked') parks.push({ turn: (e.data as { turn: number }).turn, seq: e.seq })
+    chains.push(e, i)
+    if (e.type === 'step/parked') parks.push({ turn: (e.data as { turn: number }).turn, seq: e.seq })
   }
   const toDecide: ApprovalResponse[] = []
   let turn: number | null = null
@@ -107,7 +109,7 @@ export function planApprovals(events: readonly LogEvent[], body: ChatApprovals):
       throw new HttpError(409, 'APPROVAL_DECIDED', `approval ${r.approvalId} was already decided (${describe(rec.decision)}): the first decision wins`)
     }
   }
-  const turnIndex = turnStarts.get(turn!) ?? 0
+  const turnIndex = chains.headOf.get(turn!) ?? 0
   // where the client's view ends: before the first decision it has not seen
   let unseen = Infinity
   let lastRequest = turnIndex

@@ -11,6 +11,7 @@
  */
 import type { LogEvent, UserMessage } from '../events/index.js'
 import { inboxReducer, type InboxState } from '../reducers/inbox.js'
+import { RetryChains } from './retry-chain.js'
 
 export type ChatPlace = { kind: 'turn'; index: number } | { kind: 'wait' } | { kind: 'none' }
 
@@ -24,11 +25,15 @@ export class ChatScanner {
   /** Ids a cancel took out of the inbox (a claim's removal is followed by the message's `user/message`). */
   private readonly canceled = new Set<string>()
   private lastTurnStart: number | null = null
+  /** Turn indexes are those of each message's first turn: a retry chain is one message, open
+   * until its last turn ends (a stream of it follows the retries). */
+  private readonly chains = new RetryChains()
 
   push(e: LogEvent): void {
     const i = this.length++
-    if (e.type === 'turn/start') { this.openTurn = i; this.lastTurnStart = i }
-    else if (e.type === 'turn/end') this.openTurn = null
+    this.chains.push(e, i)
+    if (e.type === 'turn/start') { this.openTurn = this.chains.head; this.lastTurnStart = this.chains.head }
+    else if (e.type === 'turn/end') this.openTurn = this.chains.open ? this.chains.head : null
     else if (e.type === 'user/message') {
       const id = (e.data as { message?: { id?: unknown } }).message?.id
       if (typeof id === 'string' && this.openTurn !== null && !this.claimedAt.has(id)) this.claimedAt.set(id, this.openTurn)

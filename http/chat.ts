@@ -6,7 +6,7 @@
  *   turn); the response streams the turn that answers it. When the answered message (the body's
  *   `messageId`, else the last one) is the assistant's, the POST carries approval responses
  *   (http/chat-approvals.ts): each becomes a `decide`, and the response continues that message.
- * - A stream ends with its turn, or where the turn stands parked (lifecycle §9: only decisions
+ * - A stream ends with its turn, or where the turn stands parked (docs/spec/lifecycle.md §9: only decisions
  *   are owed), so the client is `ready` and can answer the approval parts it shows.
  * - `GET /chat/:id/stream`: the open turn from its `turn/start` (the client's `resumeStream()`
  *   replaces its partial message with it); 204 when nothing is open or pending.
@@ -18,6 +18,7 @@ import { assertSessionId } from '../stores/ids.js'
 import type { LogEvent } from '../events/envelope.js'
 import { endsParking } from '../reducers/approvals.js'
 import { readApprovalResponses, type ChatApprovals } from './chat-approvals.js'
+import { RetryChains } from './retry-chain.js'
 import { ChatScanner, type ChatPlace } from './chat-place.js'
 import { HttpError } from './protocol.js'
 import { UI_STREAM_DONE, UI_STREAM_HEADERS, uiChunkEvent } from './sse.js'
@@ -72,7 +73,49 @@ export function parseChatBody(body: unknown): ({ kind: 'prompt' } & ChatPrompt) 
 
 /** Where a chat stream continues (an answer to approvals): the first seq to send, and the approvals
  * it made, which the stream must see logged before it may end at a park. */
-export interface StreamFrom { from: number; decided: ReadonlySet<string> }
+export interface StreamFrom {
+  from: number
+  decided: ReadonlySet<string>
+  /** The stream first names the message it continues (a `start`), as an AI SDK server does. Default true;
+   * false for a reconnect after `Last-Event-ID` (its client has the `start` already). */
+  announce?: boolean
+}
+
+/**
+ * The message that the frame of seq `seq` belongs to: the index of the `turn/start` of its first
+ * turn (a retry chain is one message) and of its last `turn/end` (null while it goes on); null
+ * when `seq` is outside every message.
+ */
+export function messageAt(events: readonly LogEvent[], seq: number): { start: number; endedAt: number | null } | null {
+  const chains = new RetryChains()
+  let start: number | null = null
+  let endedAt: number | null = null
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    const began = chains.push(e, i) === 'begins'
+    if (began) {
+      if (i > seq) break
+      start = i
+      endedAt = null
+    } else if (e.type === 'turn/end' && start !== null && !chains.open) {
+      endedAt = i
+      if (i >= seq) break
+    }
+  }
+  if (start === null || (endedAt !== null && endedAt < seq)) return null
+  return { start, endedAt }
+}
+
+/** The model in force at index `at`: the last `request/header` before it (scanned backwards). */
+export function modelBefore(events: readonly LogEvent[], at: number): string | undefined {
+  for (let i = Math.min(at, events.length) - 1; i >= 0; i--) {
+    const e = events[i]!
+    if (e.type !== 'request/header') continue
+    const model = (e.data as { config?: { model?: unknown } }).config?.model
+    if (typeof model === 'string' && model !== '') return model
+  }
+  return undefined
+}
 
 /** Folds whether the turn stands parked with open approvals, and which decisions were seen. */
 class ParkWatch {
@@ -100,6 +143,8 @@ class ParkWatch {
  */
 export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: ChatScanner) => ChatPlace, cont?: StreamFrom): Response {
   const encoder = new TextEncoder()
+  // the session stays held while this stream lives (it waits on the tail between its writes)
+  const release = tail.hold()
   const stop = new AbortController()
   const onAbort = (): void => stop.abort()
   req.signal.addEventListener('abort', onAbort, { once: true })
@@ -116,13 +161,13 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
           else if (!await tail.wait(scanner.length, stop.signal)) break
         }
         if (start !== null) {
-          const projector = new UIChunkProjector()
+          const projector = new UIChunkProjector({ model: modelBefore(tail.events, start) })
           const park = new ParkWatch()
           const from = cont?.from ?? 0
           const must = cont?.decided ?? new Set<string>()
           let i = start
           let finished = false
-          let opened = cont === undefined
+          let opened = cont === undefined || cont.announce === false
           while (!finished && !stop.signal.aborted) {
             let out = ''
             for (; i < tail.events.length && !finished; i++) {
@@ -131,6 +176,8 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
               const chunks = projector.push(e)
               if (e.seq < from) continue
               for (const c of chunks) {
+                // a retry chain whose retry never came (a new message begins): this stream's message ends here
+                if (c.chunk.type === 'start' && i > start) { out += uiChunkEvent({ seq: c.seq, turn: c.turn, chunk: { type: 'finish', finishReason: 'error' } }); finished = true; break }
                 // a continuation names the message it continues first (as an AI SDK server does)
                 if (!opened) { opened = true; if (c.chunk.type !== 'start') out += uiChunkEvent({ seq: c.seq, turn: c.turn, chunk: { type: 'start', messageId: turnMessageId(c.turn) } }) }
                 out += uiChunkEvent(c)
@@ -148,6 +195,7 @@ export function chatStreamResponse(req: Request, tail: SessionTail, place: (s: C
         // the client went away mid-write: its stream ends, the turn runs on
       } finally {
         req.signal.removeEventListener('abort', onAbort)
+        release()
         try { controller.close() } catch { /* cancelled */ }
       }
     },

@@ -5,7 +5,7 @@
  * Nothing here writes: the log is written by the agent only (POST/PUT/DELETE answer 405).
  */
 import type { LogEvent } from '../events/envelope.js'
-import { formatOffset, HttpError, nextCursor, parseOffset } from './protocol.js'
+import { formatOffset, HttpError, nextCursor, parseOffset, unreadable } from './protocol.js'
 import { sseFollowResponse } from './sse-follow.js'
 import type { SessionTail } from './tail.js'
 
@@ -39,14 +39,19 @@ export function headResponse(tail: SessionTail): Response {
 }
 
 export async function readResponse(req: Request, url: URL, tail: SessionTail, opts: ReadOptions): Promise<Response> {
+  // one value each: with two, the answer would depend on which one a server reads first
+  if (url.searchParams.getAll('live').length > 1) throw new HttpError(400, 'BAD_REQUEST', 'live is given more than once')
+  if (url.searchParams.getAll('offset').length > 1) throw new HttpError(400, 'BAD_OFFSET', 'offset is given more than once')
   const live = url.searchParams.get('live')
   if (live !== null && live !== 'long-poll' && live !== 'sse') throw new HttpError(400, 'BAD_REQUEST', `live must be long-poll or sse, got ${JSON.stringify(live.slice(0, 40))}`)
   const rawOffset = url.searchParams.get('offset')
+  // a live read starts where the client is: it must say where (-1 for the start, now for the tail)
+  if (live !== null && rawOffset === null) throw new HttpError(400, 'BAD_OFFSET', `live=${live} needs an offset (-1 for the start, now for the tail)`)
   const from = parseOffset(rawOffset, tail.events.length)
   if (live === 'sse') return sseResponse(req, url, tail, from, opts)
   if (live === 'long-poll') {
     if (tail.events.length <= from) await tail.wait(from, req.signal, opts.longPollMs)
-    if (tail.failed) throw new HttpError(500, 'LOG_UNREADABLE', String((tail.failed as Error)?.message ?? tail.failed))
+    if (tail.failed) throw unreadable(tail.failed)
     const cursor = nextCursor(url.searchParams.get('cursor'))
     if (tail.events.length <= from) {
       return new Response(null, {

@@ -1,12 +1,13 @@
 /**
  * `sessionHandler(options)`: a Fetch API handler `(Request) => Promise<Response>` serving sessions
- * (api.md "Serving sessions over HTTP"):
+ * (docs/spec/api.md "Serving sessions over HTTP"):
  *
  * | route | action asked of `authorize` |
  * | --- | --- |
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
  * | `POST /chat` with a user message | `write` |
  * | `POST /chat` with approval responses (`addToolApprovalResponse`) | `decide` |
+ * | `POST /chat/:id` (the same, the session in the path) | `write`, else `decide`, before the body is read; then as above |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
  * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
  *
@@ -19,7 +20,7 @@ import { isValidSessionId } from '../stores/ids.js'
 import type { LogStore } from '../stores/types.js'
 import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
 import { planApprovals, responseDecision, sameDecision, type ApprovalResponse } from './chat-approvals.js'
-import { chatStreamResponse, parseChatBody } from './chat.js'
+import { chatStreamResponse, messageAt, parseChatBody } from './chat.js'
 import type { ChatScanner, ChatPlace } from './chat-place.js'
 import { ChatScanner as Scanner } from './chat-place.js'
 import { headResponse, readResponse, type ReadOptions } from './durable-streams.js'
@@ -54,6 +55,12 @@ export interface SessionHandlerOptions {
   cors?: { origins: readonly string[] }
   /** Largest request body in bytes. Default 1 MiB. */
   maxBodyBytes?: number
+  /**
+   * Agents with nothing to do (idle, or parked for people) kept for their next message, least
+   * recently used released first (disposed: the log is durable; a later message resumes the
+   * session from it). Default 16; 0 releases every agent as soon as it settles and nobody reads.
+   */
+  idleAgents?: number
   /** How often a session that no agent of this process writes is polled while followed. Default 250 ms. */
   pollMs?: number
   longPollMs?: number
@@ -71,6 +78,9 @@ export interface SessionHandler {
   (req: Request): Promise<Response>
   /** Disposes the agents this handler runs (their logs stay durable) and ends every follow. */
   close(): Promise<void>
+  /** What the handler holds now (diagnostics): followed logs, and agents running or kept idle. A
+   * session is released when its last reader leaves; idle agents beyond `idleAgents` are disposed. */
+  held(): { tails: number; agents: number }
 }
 
 const ROUTE = /^\/(sessions|chat)(?:\/([^/]+))?(?:\/(stream|stop|messages))?\/?$/
@@ -90,7 +100,11 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   const origins = new Set(options.cors?.origins ?? [])
   const maxBody = options.maxBodyBytes ?? 1 << 20
   const readOpts: ReadOptions = { maxBatch: options.maxBatch ?? 1000, maxCatchUp: options.maxCatchUp ?? 100_000, longPollMs: options.longPollMs ?? 20_000, sseMaxMs: options.sseMaxMs ?? 60_000 }
-  const sessions = new Sessions(options.store, options.agent, { pollMs: options.pollMs ?? 250, onError: options.onError })
+  const sessions = new Sessions(options.store, options.agent, { pollMs: options.pollMs ?? 250, onError: options.onError }, options.idleAgents ?? 16)
+  /** `onError`, guarded: a throwing log hook never changes a response. */
+  const report = (err: unknown): void => {
+    try { options.onError?.(err) } catch { /* the hook's own failure is not the client's */ }
+  }
 
   const corsHeaders = (req: Request): Record<string, string> => {
     const origin = req.headers.get('origin')
@@ -105,12 +119,28 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     try {
       answer = await Promise.race([Promise.resolve().then(() => options.authorize(req, sessionId, action)), timeout])
     } catch (err) {
-      throw new HttpError(500, 'AUTHORIZE_FAILED', `authorize threw: ${(err as Error)?.message ?? String(err)}`)
+      // the detail (a database error, a path) is the server's: the client learns only that it failed
+      report(err)
+      throw new HttpError(500, 'AUTHORIZE_FAILED', 'authorization failed')
     } finally {
       clearTimeout(timer)
     }
     if (answer === 'timeout') throw new HttpError(503, 'AUTHORIZE_TIMEOUT', 'authorize did not answer in time')
     if (answer !== true) throw new HttpError(403, 'FORBIDDEN', `not allowed to ${action} this session`)
+  }
+
+  /** Before the body of `POST /chat/:id`: may the caller write (send a message) or, failing that,
+   * decide (answer approvals)? The one allowed; a 403 when neither is. */
+  async function authorizeChatPost(req: Request, id: string): Promise<Set<SessionAction>> {
+    for (const action of ['write', 'decide'] as const) {
+      try {
+        await authorize(req, id, action)
+        return new Set([action])
+      } catch (err) {
+        if (action === 'decide' || !(err instanceof HttpError) || err.status !== 403) throw err
+      }
+    }
+    return new Set()
   }
 
   function sessionId(raw: string | undefined): string {
@@ -150,7 +180,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     }
   }
 
-  async function route(req: Request): Promise<Response> {
+  async function route(req: Request, hold: (release: () => void) => void): Promise<Response> {
     const url = new URL(req.url)
     if (base !== '' && !url.pathname.startsWith(base + '/')) throw new HttpError(404, 'NOT_FOUND', 'no such route')
     const m = ROUTE.exec(url.pathname.slice(base.length))
@@ -166,21 +196,26 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       const id = sessionId(rawId)
       await authorize(req, id, 'read')
       if (!await sessions.exists(id)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
-      const tail = await sessions.tail(id)
+      const tail = await sessions.tail(id, hold)
       if (method === 'HEAD') return headResponse(tail)
       return readResponse(req, url, tail, readOpts)
     }
 
     // chat
     if (options.readOnly && method === 'POST') throw new HttpError(405, 'READ_ONLY', 'this server only reads sessions (no agent runs here)', { allow: 'GET, HEAD' })
-    if (rawId === undefined) {
+    if (rawId === undefined || (sub === undefined && method === 'POST')) {
       if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST a chat request', { allow: 'POST' })
+      // POST /chat/:id names the session before its body: the body is neither read nor parsed
+      // until authorize allows writing to it or deciding in it (what a chat POST does)
+      const pathId = rawId === undefined ? null : sessionId(rawId)
+      const granted = pathId === null ? new Set<SessionAction>() : await authorizeChatPost(req, pathId)
       const body = await readBody(req)
       const prompt = parseChatBody(body)
+      if (pathId !== null && prompt.sessionId !== pathId) throw new HttpError(400, 'CHAT_ID_MISMATCH', 'the body\'s id is not the chat id in the path')
       if (prompt.kind === 'approvals') {
-        await authorize(req, prompt.sessionId, 'decide')
+        if (!granted.has('decide')) await authorize(req, prompt.sessionId, 'decide')
         if (!await sessions.exists(prompt.sessionId)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
-        const tail = await sessions.tail(prompt.sessionId)
+        const tail = await sessions.tail(prompt.sessionId, hold)
         const plan = planApprovals(tail.events, prompt)
         const decided = new Set<string>()
         for (const r of plan.toDecide) {
@@ -189,9 +224,9 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
         }
         return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: plan.turnIndex }), { from: plan.from, decided })
       }
-      await authorize(req, prompt.sessionId, 'write')
+      if (!granted.has('write')) await authorize(req, prompt.sessionId, 'write')
       const exists = await sessions.exists(prompt.sessionId)
-      const tail = exists ? await sessions.tail(prompt.sessionId) : null
+      const tail = exists ? await sessions.tail(prompt.sessionId, hold) : null
       const scanner = new Scanner()
       for (const e of tail?.events ?? []) scanner.push(e)
       // a retried POST (same message id) streams the same turn without sending the prompt twice
@@ -202,7 +237,7 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
           if (!TurnlogError.is(err) || err.code !== 'DUPLICATE_PENDING_ID') throw asHttp(err)
         }
       }
-      return chatStreamResponse(req, await sessions.tail(prompt.sessionId), (s) => s.forMessage(prompt.messageId))
+      return chatStreamResponse(req, await sessions.tail(prompt.sessionId, hold), (s) => s.forMessage(prompt.messageId))
     }
     const id = sessionId(rawId)
     if (sub === 'stop') {
@@ -222,12 +257,14 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     if (method !== 'GET') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'use GET', { allow: 'GET' })
     await authorize(req, id, 'read')
     if (sub === 'messages') {
-      const events = await sessions.exists(id) ? (await sessions.tail(id)).events : []
+      const events = await sessions.exists(id) ? (await sessions.tail(id, hold)).events : []
       return new Response(JSON.stringify(toUIMessages(events)), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
     }
     if (sub === 'stream') {
+      const lastEventId = req.headers.get('last-event-id')
+      if (lastEventId !== null) return afterLastEvent(req, id, lastEventId, hold)
       if (!await sessions.exists(id)) return new Response(null, { status: 204 })
-      const tail = await sessions.tail(id)
+      const tail = await sessions.tail(id, hold)
       const seen = tail.events.length
       // acknowledged input the log does not show yet (a prompt in the store's inbox before a
       // worker moved it; an agent's unflushed send): its turn starts after what was seen
@@ -251,6 +288,24 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
     throw new HttpError(404, 'NOT_FOUND', 'no such route')
   }
 
+  /**
+   * A reconnect that names the last frame it got (`Last-Event-ID`: frame ids are seqs): the rest
+   * of the message that frame belongs to, from the next seq on (also when its turn has ended
+   * meanwhile); 204 when that message had nothing after it. An id this log never gave is a 400.
+   */
+  async function afterLastEvent(req: Request, id: string, raw: string, hold: (release: () => void) => void): Promise<Response> {
+    const bad = (): HttpError => new HttpError(400, 'BAD_LAST_EVENT_ID', 'Last-Event-ID must be the id of a frame this chat sent')
+    if (!/^\d{1,15}$/.test(raw.trim())) throw bad()
+    const seq = Number(raw.trim())
+    if (!await sessions.exists(id)) throw bad()
+    const tail = await sessions.tail(id, hold)
+    if (seq >= tail.events.length) throw bad()
+    const place = messageAt(tail.events, seq)
+    if (place === null) throw bad()
+    if (place.endedAt !== null && place.endedAt <= seq) return new Response(null, { status: 204 })
+    return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: place.start }), { from: seq + 1, decided: new Set(), announce: false })
+  }
+
   const handler = (async (req: Request): Promise<Response> => {
     const cors = corsHeaders(req)
     if (req.method.toUpperCase() === 'OPTIONS') {
@@ -260,17 +315,26 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
         headers: { ...cors, 'access-control-allow-methods': 'GET, HEAD, POST', 'access-control-allow-headers': req.headers.get('access-control-request-headers') ?? 'content-type', 'access-control-max-age': '600' },
       })
     }
+    const method = req.method.toUpperCase()
+    // every answer, errors included: never sniffed as another type; a GET's body is not for other
+    // sites' no-cors embeds (CORS reads are governed by `cors` alone) (Durable Streams §10)
+    const secure: Record<string, string> = { 'x-content-type-options': 'nosniff', ...(method === 'GET' || method === 'HEAD' ? { 'cross-origin-resource-policy': 'same-origin' } : {}) }
+    // the sessions this request reads are held until it is answered (a stream holds its own)
+    const holds: Array<() => void> = []
     try {
-      const res = await route(req)
-      for (const [k, v] of Object.entries(cors)) res.headers.set(k, v)
+      const res = await route(req, (release) => holds.push(release))
+      for (const [k, v] of Object.entries({ ...secure, ...cors })) res.headers.set(k, v)
       return res
     } catch (err) {
       const e = asHttp(err)
-      if (e.status >= 500) options.onError?.(err)
-      return errorResponse(e, cors)
+      if (e.status >= 500 && !(err instanceof HttpError && err.code === 'AUTHORIZE_FAILED')) report(err instanceof HttpError && err.cause !== undefined ? err.cause : err)
+      return errorResponse(e, { ...secure, ...cors })
+    } finally {
+      for (const release of holds) release()
     }
   }) as SessionHandler
   handler.close = () => sessions.close()
+  handler.held = () => sessions.held()
   return handler
 }
 
@@ -305,11 +369,27 @@ async function decideResponse(sessions: Sessions, tail: SessionTail, sessionId: 
   }
 }
 
+/**
+ * An error as the client sees it. The handler's own `HttpError`s say what was wrong with the
+ * request; anything else (a store's or an agent's error) is answered by its code with a fixed
+ * text: its own message may name server paths or carry a database's words, which stay on the
+ * server (`onError` gets them for a 5xx).
+ */
 function asHttp(err: unknown): HttpError {
   if (err instanceof HttpError) return err
   if (TurnlogError.is(err)) {
-    const status = err.code === 'SESSION_NOT_FOUND' ? 404 : err.code === 'INVALID_SESSION_ID' ? 400 : err.code === 'SESSION_OWNED' ? 409 : 500
-    return new HttpError(status, err.code, err.message)
+    const known = CLIENT_ERRORS[err.code]
+    if (known) return new HttpError(known[0], err.code, known[1])
+    return new HttpError(500, err.code, 'the request failed on the server')
   }
-  return new HttpError(500, 'INTERNAL', (err as Error)?.message ?? String(err))
+  return new HttpError(500, 'INTERNAL', 'the request failed on the server')
+}
+
+/** Store and agent error codes a client can act on: status and the text it gets. */
+const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
+  SESSION_NOT_FOUND: [404, 'no such session'],
+  INVALID_SESSION_ID: [400, 'invalid session id: use 1–128 of [A-Za-z0-9._-], starting with a letter or digit, without ..'],
+  SESSION_OWNED: [409, 'the session is being written by another process'],
+  SESSION_EXISTS: [409, 'the session exists already'],
+  AGENT_DISPOSED: [503, 'the server is shutting down'],
 }

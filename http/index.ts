@@ -1,5 +1,5 @@
 /**
- * `turnlog/http`: sessions over HTTP (api.md "Serving sessions over HTTP"). The projection of a
+ * `turnlog/http`: sessions over HTTP (docs/spec/api.md "Serving sessions over HTTP"). The projection of a
  * log onto the AI SDK's UI message stream and UI messages.
  */
 export { toUIMessageChunks, UIChunkProjector } from './ui-chunks.js'

@@ -13,61 +13,114 @@ export type FetchHandler = (req: Request) => Promise<Response>
 
 export function toNodeListener(handler: FetchHandler): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const abort = new AbortController()
+    // Nothing a client sends may end the process (issue 38 item 21): a request that cannot be made
+    // into a Fetch `Request` (a Host `new URL()` refuses, a method the Fetch API refuses) is a
+    // coded 400, and whatever else throws here is answered, never left uncaught.
+    let request: Request
+    let abort: AbortController
+    try {
+      abort = new AbortController()
+      request = toRequest(req, abort.signal)
+    } catch (err) {
+      reject(res, err)
+      return
+    }
     res.on('close', () => abort.abort())
-    const host = req.headers.host ?? 'localhost'
-    const url = new URL(req.url ?? '/', `http://${host}`)
-    const headers = new Headers()
+    void respond(handler, request, req, res, abort).catch(() => {
+      // the socket failed mid-write: nothing more can be sent on it
+      if (!res.destroyed) res.destroy()
+    })
+  }
+}
+
+/** The Fetch `Request` of a node request; throws `BadRequest` for what the Fetch API cannot hold. */
+function toRequest(req: IncomingMessage, signal: AbortSignal): Request {
+  const host = req.headers.host ?? 'localhost'
+  let url: URL
+  try {
+    url = new URL(req.url ?? '/', `http://${host}`)
+  } catch {
+    throw new BadRequest(400, 'BAD_REQUEST', 'the request target or its Host header is not a valid URL')
+  }
+  // a request target must be a path (origin-form) or this server's own absolute URL
+  if (!(req.url ?? '/').startsWith('/') && url.host !== host) throw new BadRequest(400, 'BAD_REQUEST', 'the request target is not a path on this server')
+  const headers = new Headers()
+  try {
     for (const [k, v] of Object.entries(req.headers)) {
       if (v === undefined) continue
       if (Array.isArray(v)) for (const x of v) headers.append(k, x)
       else headers.set(k, v)
     }
-    const method = req.method ?? 'GET'
-    const hasBody = method !== 'GET' && method !== 'HEAD'
-    const request = new Request(url, {
+  } catch {
+    throw new BadRequest(400, 'BAD_REQUEST', 'a request header cannot be read')
+  }
+  const method = req.method ?? 'GET'
+  const hasBody = method !== 'GET' && method !== 'HEAD'
+  try {
+    return new Request(url, {
       method,
       headers,
-      signal: abort.signal,
+      signal,
       ...(hasBody ? { body: Readable.toWeb(req) as unknown as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
     } as RequestInit)
-    void (async () => {
-      let response: Response
-      try {
-        response = await handler(request)
-      } catch (err) {
-        response = new Response(JSON.stringify({ error: { code: 'INTERNAL', message: (err as Error)?.message ?? String(err) } }), { status: 500, headers: { 'content-type': 'application/json' } })
-      }
-      const out: Record<string, string | string[]> = {}
-      response.headers.forEach((v, k) => { out[k] = v })
-      res.writeHead(response.status, out)
-      if (!response.body || method === 'HEAD') {
-        res.end()
-        await response.body?.cancel().catch(() => {})
-        return
-      }
-      res.flushHeaders()
-      const direct = directBody(response)
-      if (direct) {
-        // a live SSE follow: its shared bytes go straight to this socket (no web stream per client)
-        followOnSocket(res, direct)
-        return
-      }
-      const reader = response.body.getReader()
-      abort.signal.addEventListener('abort', () => { void reader.cancel().catch(() => {}) }, { once: true })
-      try {
-        for (;;) {
-          const { done, value } = await reader.read()
-          if (done) break
-          if (!res.write(value)) await drainOrClose(res)
-          if (abort.signal.aborted) break
-        }
-      } catch {
-        // the body failed or was cancelled: end what was sent
-      } finally {
-        res.end()
-      }
-    })()
+  } catch {
+    throw new BadRequest(405, 'METHOD_NOT_ALLOWED', 'this method is not served', { allow: 'GET, HEAD, POST, OPTIONS' })
+  }
+}
+
+class BadRequest extends Error {
+  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}) { super(message) }
+}
+
+/** Answers a request that never reached the handler (the connection closes after it). */
+function reject(res: ServerResponse, err: unknown): void {
+  try {
+    const e = err instanceof BadRequest ? err : new BadRequest(400, 'BAD_REQUEST', 'the request cannot be read')
+    res.shouldKeepAlive = false
+    res.writeHead(e.status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', connection: 'close', ...e.headers })
+    res.end(JSON.stringify({ error: { code: e.code, message: e.message } }))
+  } catch {
+    if (!res.destroyed) res.destroy()
+  }
+}
+
+async function respond(handler: FetchHandler, request: Request, req: IncomingMessage, res: ServerResponse, abort: AbortController): Promise<void> {
+  const method = req.method ?? 'GET'
+  let response: Response
+  try {
+    response = await handler(request)
+  } catch {
+    // the handler answers its own errors; a throw here is a defect, and its text stays on the server
+    response = new Response(JSON.stringify({ error: { code: 'INTERNAL', message: 'internal error' } }), { status: 500, headers: { 'content-type': 'application/json' } })
+  }
+  const out: Record<string, string | string[]> = {}
+  response.headers.forEach((v, k) => { out[k] = v })
+  res.writeHead(response.status, out)
+  if (!response.body || method === 'HEAD') {
+    res.end()
+    await response.body?.cancel().catch(() => {})
+    return
+  }
+  res.flushHeaders()
+  const direct = directBody(response)
+  if (direct) {
+    // a live SSE follow: its shared bytes go straight to this socket (no web stream per client)
+    followOnSocket(res, direct)
+    return
+  }
+  const reader = response.body.getReader()
+  abort.signal.addEventListener('abort', () => { void reader.cancel().catch(() => {}) }, { once: true })
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (done) break
+      if (!res.write(value)) await drainOrClose(res)
+      if (abort.signal.aborted) break
+    }
+  } catch {
+    // the body failed or was cancelled: end what was sent
+  } finally {
+    res.end()
   }
 }
 

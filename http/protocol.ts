@@ -9,10 +9,16 @@
 
 /** Why a request failed, with a stable code (the JSON body `{ error: { code, message } }`). */
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}) {
-    super(message)
+  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}, options?: { cause?: unknown }) {
+    super(message, options)
     this.name = 'HttpError'
   }
+}
+
+/** A log that cannot be read (a corrupt line, a bad seq): a 500 that names no server path; the
+ * defect itself is the cause (`onError` gets it). */
+export function unreadable(cause: unknown): HttpError {
+  return new HttpError(500, 'LOG_UNREADABLE', 'the session log cannot be read', {}, { cause })
 }
 
 export function errorResponse(err: HttpError, extraHeaders: Record<string, string> = {}): Response {

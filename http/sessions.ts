@@ -13,7 +13,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { ApprovalDecision } from '../events/index.js'
 import { resumeAgent } from '../replay/resume.js'
 import type { LogStore } from '../stores/types.js'
-import { HttpError } from './protocol.js'
+import { HttpError, unreadable } from './protocol.js'
 import { SessionTail, storeTailSource, type SessionTailOptions } from './tail.js'
 
 /** What an agent of a session is made of (the handler adds `store` and `sessionId`). */
@@ -33,13 +33,67 @@ export interface SendingStore extends LogStore {
 export class Sessions {
   private readonly tails = new Map<string, SessionTail>()
   private readonly agents = new Map<string, Promise<Agent>>()
+  /** Agents with nothing to do (idle or parked), least recently used first: kept up to `idleAgents`. */
+  private readonly idleAgents = new Map<string, Agent>()
   private closed = false
 
   constructor(
     private readonly store: LogStore,
     private readonly agentOptions: ((sessionId: string) => SessionAgentOptions | Promise<SessionAgentOptions>) | undefined,
     private readonly tailOptions: SessionTailOptions,
+    private readonly maxIdleAgents = 16,
   ) {}
+
+  /** What this process holds now: followed logs and running or idle agents (issue 38 item 25). */
+  held(): { tails: number; agents: number } {
+    return { tails: this.tails.size, agents: this.agents.size }
+  }
+
+  private makeTail(id: string): SessionTail {
+    const t = new SessionTail(storeTailSource(this.store, id), this.tailOptions)
+    t.onIdle = () => this.release(id)
+    this.tails.set(id, t)
+    return t
+  }
+
+  /**
+   * A session's last reader left (its tail is idle): without an agent here, the tail goes; with
+   * one, idle agents beyond `idleAgents` go (disposed: their logs are durable; the next message
+   * resumes the session from its log).
+   */
+  release(id: string): void {
+    const t = this.tails.get(id)
+    if (this.agents.has(id)) {
+      this.evict()
+      return
+    }
+    if (t === undefined || !t.idle) return
+    this.tails.delete(id)
+    void t.close().catch(() => {})
+  }
+
+  private evict(): void {
+    for (const [id, agent] of this.idleAgents) {
+      if (this.idleAgents.size <= this.maxIdleAgents) return
+      const t = this.tails.get(id)
+      if ((t !== undefined && !t.idle) || this.busy.has(id)) continue // a reader still follows it: later
+      this.idleAgents.delete(id)
+      this.agents.delete(id)
+      this.tails.delete(id)
+      void agent.dispose().catch(() => {}).finally(() => { void t?.close().catch(() => {}) })
+    }
+  }
+
+  /** The agent settled (idle, or parked for people): it may be released once nobody reads it. */
+  private watch(id: string, agent: Agent): void {
+    this.idleAgents.delete(id)
+    void agent.whenSettled().then(() => {
+      if (this.agents.get(id) === undefined || agent.status === 'running' || this.closed || this.busy.has(id)) return
+      this.idleAgents.delete(id)
+      this.idleAgents.set(id, agent)
+      this.evict()
+    }, () => {})
+  }
 
   /** True when the session exists (in the store, or as an agent of this process not yet flushed). */
   async exists(id: string): Promise<boolean> {
@@ -47,13 +101,19 @@ export class Sessions {
   }
 
   /** The session's tail, read up to what is durable now. */
-  async tail(id: string): Promise<SessionTail> {
-    let t = this.tails.get(id)
-    if (!t) {
-      t = new SessionTail(storeTailSource(this.store, id), this.tailOptions)
-      this.tails.set(id, t)
+  async tail(id: string, hold?: (release: () => void) => void): Promise<SessionTail> {
+    const t = this.tails.get(id) ?? this.makeTail(id)
+    const release = t.hold()
+    hold?.(release)
+    try {
+      await t.refresh()
+    } catch (err) {
+      release()
+      throw err
     }
-    await t.refresh()
+    // a corrupt log is a 500, never an empty session (issue 38 item 28)
+    if (t.failed) { release(); throw unreadable(t.failed) }
+    if (hold === undefined) release()
     return t
   }
 
@@ -93,8 +153,23 @@ export class Sessions {
       await (this.store as SendingStore).send(id, { id: message.id, content: message.content })
       return
     }
-    const agent = await this.agent(id)
-    agent.followup({ id: message.id, content: message.content })
+    this.busy.set(id, (this.busy.get(id) ?? 0) + 1)
+    try {
+      this.idleAgents.delete(id)
+      const agent = await this.agent(id)
+      agent.followup({ id: message.id, content: message.content })
+      this.watch(id, agent)
+    } finally {
+      this.unbusy(id)
+    }
+  }
+
+  /** Sessions a request is giving input to now: their agent is not released meanwhile. */
+  private readonly busy = new Map<string, number>()
+  private unbusy(id: string): void {
+    const n = (this.busy.get(id) ?? 1) - 1
+    if (n <= 0) this.busy.delete(id)
+    else this.busy.set(id, n)
   }
 
   /**
@@ -109,8 +184,15 @@ export class Sessions {
       await store.decide(id, approvalId, decision, { by: { kind: 'user' }, waitMs: 0 })
       return
     }
-    const agent = await this.agent(id)
-    await agent.decide(approvalId, decision, { by: { kind: 'user' } })
+    this.busy.set(id, (this.busy.get(id) ?? 0) + 1)
+    try {
+      this.idleAgents.delete(id)
+      const agent = await this.agent(id)
+      await agent.decide(approvalId, decision, { by: { kind: 'user' } })
+      this.watch(id, agent)
+    } finally {
+      this.unbusy(id)
+    }
   }
 
   private agent(id: string): Promise<Agent> {
@@ -138,8 +220,7 @@ export class Sessions {
     } else {
       agent = createAgent({ ...options, store: this.store, sessionId: id })
     }
-    const tail = this.tails.get(id) ?? new SessionTail(storeTailSource(this.store, id), this.tailOptions)
-    this.tails.set(id, tail)
+    const tail = this.tails.get(id) ?? this.makeTail(id)
     this.feed(agent, tail)
     return agent
   }
@@ -169,9 +250,10 @@ export class Sessions {
   async close(): Promise<void> {
     this.closed = true
     const agents = await Promise.allSettled([...this.agents.values()])
-    for (const a of agents) if (a.status === 'fulfilled') await a.value.dispose()
+    for (const a of agents) if (a.status === 'fulfilled') await a.value.dispose().catch(() => {}) // a halted agent rejects with its persistence failure, already reported as agent/error
     for (const t of this.tails.values()) await t.close()
     this.tails.clear()
     this.agents.clear()
+    this.idleAgents.clear()
   }
 }

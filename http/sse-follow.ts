@@ -103,7 +103,9 @@ export function directBody(res: Response): ((sink: SseSink) => SseFollowHandle) 
  */
 export function sseFollowResponse(req: Request, tail: SessionTail, from: number, cursor: string, opts: { maxBatch: number; maxMs: number }): Response {
   let handle: SseFollowHandle | null = null
-  const onAbort = (): void => handle?.end()
+  // the session stays held from now until the follow ends (or the client leaves before reading)
+  const release = tail.hold()
+  const onAbort = (): void => { if (handle) handle.end(); else release() }
   req.signal.addEventListener('abort', onAbort, { once: true })
   const start = (sink: SseSink): SseFollowHandle => {
     if (handle) throw new Error('the SSE body is already being read')
@@ -111,6 +113,7 @@ export function sseFollowResponse(req: Request, tail: SessionTail, from: number,
       write: sink.write,
       end: () => {
         req.signal.removeEventListener('abort', onAbort)
+        release()
         sink.end()
       },
     })
@@ -126,11 +129,12 @@ export function sseFollowResponse(req: Request, tail: SessionTail, from: number,
         end: () => { try { controller.close() } catch { /* cancelled */ } },
       })
     },
-    cancel() { handle?.end() },
+    cancel() { if (handle) handle.end(); else release() },
   }, { highWaterMark: 0 })
   const res = new Response(body, {
     status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
+    // the protocol's SHOULD for SSE: a stored copy is revalidated, never served as is
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
   })
   direct.set(res, start)
   return res

@@ -11,6 +11,7 @@
  */
 import type { LogEvent } from '../events/envelope.js'
 import type { LogStore } from '../stores/types.js'
+import { TurnlogError } from '../events/errors.js'
 
 /** Where a tail's events come from. `read` appends the events after `events.length` (in seq
  * order) and throws a coded error on a defect; it is never called twice at once. */
@@ -38,9 +39,18 @@ export function storeTailSource(store: LogStore, sessionId: string): TailSource 
       }
     },
     close: async () => {},
-    transient: () => true,
+    // a defect of the log itself (a line that is not an event, a bad seq, an unknown format) stays
+    // a defect however often it is read: the tail fails (readers get a 500). Anything else (a
+    // dropped connection, a file being replaced) may pass: read again at the next poll.
+    transient: (err) => !(TurnlogError.is(err) && LOG_DEFECTS.has(err.code)),
   }
 }
+
+/** Error codes that say the stored log is not a valid log. */
+const LOG_DEFECTS: ReadonlySet<string> = new Set([
+  'MALFORMED_LINE', 'INVALID_EVENT', 'INVALID_HEADER', 'MISSING_HEADER', 'BAD_SEQ', 'CHECKSUM_MISMATCH',
+  'FUTURE_FORMAT', 'UNKNOWN_EVENT_TYPE', 'RECORD_TOO_LARGE', 'NOT_LOSSLESS', 'EMPTY_LOG', 'INVARIANT',
+])
 
 export interface SessionTailOptions {
   /** How often the source is read while somebody waits and no agent feeds the tail. Default 250 ms. */
@@ -146,7 +156,32 @@ export class SessionTail {
 
   private lastNotify = -Infinity
 
-  private get idle(): boolean { return this.waiters.size === 0 && this.listeners.size === 0 }
+  /** No waiter, follower or hold: nobody reads this tail now. */
+  get idle(): boolean { return this.waiters.size === 0 && this.listeners.size === 0 && this.holds === 0 }
+
+  private holds = 0
+  /** Told when the tail becomes idle (its last reader left): the owner may release it. */
+  onIdle: (() => void) | null = null
+
+  private idled(): void {
+    // told after the current event-loop turn, if still idle (a reader woken now waits again first)
+    if (this.idle && this.onIdle !== null) setImmediate(() => { if (this.idle && !this.closed) this.onIdle?.() })
+  }
+
+  /**
+   * Marks the tail in use by a reader that is between waits (a request being answered, a stream
+   * not yet read); the returned function ends the hold (once).
+   */
+  hold(): () => void {
+    this.holds++
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      this.holds--
+      this.idled()
+    }
+  }
 
   /**
    * Calls `fn` after the tail grew (once per event-loop turn, however many appends it had) and
@@ -159,6 +194,7 @@ export class SessionTail {
     return () => {
       this.listeners.delete(fn)
       if (this.idle) this.stopPolling()
+      this.idled()
     }
   }
 
@@ -177,6 +213,7 @@ export class SessionTail {
         signal?.removeEventListener('abort', done)
         if (this.idle) this.stopPolling()
         resolve(this.events.length > length)
+        this.idled()
       }
       this.waiters.add(done)
       signal?.addEventListener('abort', done, { once: true })

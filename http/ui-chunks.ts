@@ -7,7 +7,7 @@
  * the fold started at 0, at the turn's `turn/start`, or anywhere before `r`: a resume from any seq
  * finds its place without replaying or duplicating anything (`toUIMessageChunks(events, r)`).
  *
- * The mapping (docs/ARCHITECTURE.md "Decisions: HTTP"):
+ * The mapping (decision record "http" (docs/decisions/ in the repository)):
  * - `turn/start` → `start` (message id `turn-N`); `step/start` → `start-step`; `step/end` closes
  *   the blocks the model left open, then `finish-step`.
  * - `assistant/chunk` text and reasoning blocks → `text-*` / `reasoning-*`; a step that logged an
@@ -15,7 +15,7 @@
  * - `tool/call` → `tool-input-available` (arguments that are not JSON: `tool-input-error`);
  *   `tool/result` → `tool-output-available` / `tool-output-error` (compaction's replacements are
  *   not shown again: the UI keeps what the user saw).
- * - Approvals (lifecycle §9): `tool/approval-requested` → `tool-approval-request` (state
+ * - Approvals (docs/spec/lifecycle.md §9): `tool/approval-requested` → `tool-approval-request` (state
  *   `approval-requested`), preceded by the call's `tool-input-available` when its `tool/call` is
  *   not logged yet (`needsApproval` asks before any call of the step starts; the arguments come
  *   from the step's `assistant/message`); a denial (`tool/approval-decided` deny, by a person, the
@@ -31,15 +31,25 @@
  *   `toUIMessages` places user messages.
  */
 import type { LogEvent } from '../events/envelope.js'
-import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt } from './ui-types.js'
+import { RetryChains } from './retry-chain.js'
+import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt, type UIMessageMetadata } from './ui-types.js'
 
 interface Block { kind: 'text' | 'reasoning'; id: string }
 
+/** What a message's `finish` metadata sums over its turns (a retry chain is one message). */
+interface MessageTotals { createdAt: number; inputTokens: number; outputTokens: number; reasoningTokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+
 interface TurnState {
+  totals: MessageTotals
   turn: number
+  /** The turn whose message this turn's chunks belong to: itself, or the first turn of its retry chain. */
+  message: number
   step: number
   /** Open text/reasoning blocks of the current step, by the model's block index. */
   open: Map<number, Block>
+  /** Blocks the model ended whose step has no `assistant/message` yet: their `text-end` waits for it
+   * (a step that fails never logs one: its text is no answer, and is never shown `done`). */
+  ending: Block[]
   /** The current step streamed text or reasoning (its `assistant/message` is then not re-shown). */
   streamed: boolean
   /** Tool call ids shown in this turn (a result needs its call's part). */
@@ -57,11 +67,26 @@ function rec(v: unknown): Record<string, unknown> {
 function num(v: unknown): number { return typeof v === 'number' ? v : -1 }
 function str(v: unknown): string { return typeof v === 'string' ? v : '' }
 
-/** The text of a tool result's content: plain text when every block is text, else the blocks. */
-function toolOutput(message: Record<string, unknown>): unknown {
+/**
+ * What a tool result shows: the value the tool returned when it was a JSON value (`json`: the AI
+ * SDK sends a tool's output as the value), else plain text when every block is text, else the blocks.
+ */
+function toolOutput(message: Record<string, unknown>, json: boolean): unknown {
   const content = Array.isArray(message['content']) ? message['content'] as unknown[] : []
+  if (json && content.length === 1 && rec(content[0])['type'] === 'text') {
+    try { return JSON.parse(str(rec(content[0])['text'])) } catch { /* a hostile log: the text */ }
+  }
   if (content.every((b) => rec(b)['type'] === 'text')) return content.map((b) => str(rec(b)['text'])).join('')
   return content
+}
+
+function addUsage(t: MessageTotals, u: Record<string, unknown>): void {
+  const n = (k: string): number => (typeof u[k] === 'number' && Number.isFinite(u[k]) ? u[k] as number : 0)
+  t.inputTokens += n('inputTokens')
+  t.outputTokens += n('outputTokens')
+  t.reasoningTokens += n('reasoningTokens')
+  t.cacheReadTokens += n('cacheReadTokens')
+  t.cacheWriteTokens += n('cacheWriteTokens')
 }
 
 function finishReason(kind: string): 'stop' | 'length' | 'error' | 'other' {
@@ -78,6 +103,16 @@ function finishReason(kind: string): 'stop' | 'length' | 'error' | 'other' {
  */
 export class UIChunkProjector {
   private t: TurnState | null = null
+  private readonly chains = new RetryChains()
+  private length = 0
+  private model: string | undefined
+  private pendingTotals: MessageTotals | null = null
+
+  /** `context.model`: the model in force before the first event pushed (the last `request/header`
+   * before it), for a projector started at a message's first `turn/start`. */
+  constructor(context: { model?: string } = {}) {
+    this.model = context.model
+  }
 
   /** The turn that is open after the events pushed so far, or null. */
   get openTurn(): number | null { return this.t?.turn ?? null }
@@ -85,18 +120,28 @@ export class UIChunkProjector {
   push(e: LogEvent): UIMessageChunkAt[] {
     const out: UIMessageChunkAt[] = []
     const d = rec(e.data)
-    const emit = (chunk: UIMessageChunk): void => { out.push({ seq: e.seq, turn: this.t!.turn, chunk }) }
+    const emit = (chunk: UIMessageChunk): void => { out.push({ seq: e.seq, turn: this.t!.message, chunk }) }
+    const chain = this.chains.push(e, this.length++)
     if (e.type === 'turn/start') {
-      this.t = { turn: num(d['turn']), step: -1, open: new Map(), streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
-      emit({ type: 'start', messageId: turnMessageId(this.t.turn) })
+      const turn = num(d['turn'])
+      // a retry turn goes on with the message of the chain's first turn (one answer, several attempts)
+      const message = chain === 'continues' ? this.chains.headTurn! : turn
+      const totals: MessageTotals = chain === 'continues' && this.pendingTotals !== null
+        ? this.pendingTotals
+        : { createdAt: e.time, inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
+      this.pendingTotals = null
+      this.t = { totals, turn, message, step: -1, open: new Map(), ending: [], streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
+      if (chain !== 'continues') emit({ type: 'start', messageId: turnMessageId(turn), messageMetadata: { createdAt: e.time } })
       return out
     }
+    if (e.type === 'request/header') this.model = str(rec(d['config'])['model']) || this.model
     const t = this.t
     if (t === null) return out
     switch (e.type) {
       case 'step/start':
         t.step = num(d['step'])
         t.open.clear()
+        t.ending = []
         t.blocks.clear()
         t.streamed = false
         emit({ type: 'start-step' })
@@ -106,12 +151,15 @@ export class UIChunkProjector {
         break
       case 'assistant/message': {
         const message = rec(d['message'])
+        if (e.surfaceOp === undefined || e.surfaceOp === 'append') addUsage(t.totals, rec(d['usage']))
         if (e.surfaceOp === undefined || e.surfaceOp === 'append') {
           for (const raw of Array.isArray(message['content']) ? message['content'] as unknown[] : []) {
             const b = rec(raw)
             if (b['type'] === 'tool-call' && typeof b['id'] === 'string') t.blocks.set(b['id'], { name: str(b['name']), arguments: str(b['arguments']) })
           }
         }
+        // the step's text is the message now: what streamed is finished
+        if (e.surfaceOp === undefined || e.surfaceOp === 'append') this.closeBlocks(emit)
         if (!t.streamed) this.wholeMessage(message, emit)
         break
       }
@@ -148,13 +196,18 @@ export class UIChunkProjector {
         if (t.approvals.get(callId) === 'denied') break // shown as denied at the decision
         const error = d['error']
         if (error !== undefined) emit({ type: 'tool-output-error', toolCallId: callId, errorText: str(rec(error)['message']) })
-        else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message'])) })
+        else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message']), d['json'] === true) })
         break
       }
-      case 'step/end':
-        this.closeBlocks(emit)
+      case 'step/end': {
+        const outcome = rec(d['outcome'])
+        // a failed attempt's text is no answer (the transcript has no message for it): it stays
+        // unfinished, marked with the failure, never `done`
+        if (outcome['kind'] === 'failed') this.failBlocks(rec(outcome['failure']), emit)
+        else this.closeBlocks(emit)
         emit({ type: 'finish-step' })
         break
+      }
       case 'llm/retry':
         emit({ type: 'data-turnlog-retry', id: `retry-${e.seq}`, data: { attempt: d['attempt'], delayMs: d['delayMs'], failure: d['failure'] } })
         break
@@ -162,13 +215,21 @@ export class UIChunkProjector {
         emit({ type: 'data-turnlog-compaction', id: `compaction-${e.seq}`, data: { compactionId: d['compactionId'], ...(d['error'] !== undefined ? { error: d['error'] } : {}) } })
         break
       case 'turn/end': {
-        this.closeBlocks(emit)
         const reason = rec(d['reason'])
         const kind = str(reason['kind'])
+        if (this.chains.retryOwed) {
+          // the retry turn follows at once and goes on with this message: no error, no finish
+          this.failBlocks(rec(reason['failure']), emit)
+          emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
+          this.pendingTotals = t.totals
+          this.t = null
+          break
+        }
+        this.closeBlocks(emit)
         emit({ type: 'data-turnlog-turn-end', id: `turn-end-${t.turn}`, data: { reason } })
         if (kind === 'error') emit({ type: 'error', errorText: str(rec(reason['failure'])['message']) || 'the turn failed' })
         if (kind === 'aborted') emit({ type: 'abort', reason: str(rec(reason['cause'])['kind']) || 'aborted' })
-        emit({ type: 'finish', finishReason: finishReason(kind) })
+        emit({ type: 'finish', finishReason: finishReason(kind), messageMetadata: this.finishMetadata(t.totals, e.time) })
         this.t = null
         break
       }
@@ -176,6 +237,19 @@ export class UIChunkProjector {
         break
     }
     return out
+  }
+
+  /** The `finish` metadata: when the message began and ended, its model, and the usage of all its turns. */
+  private finishMetadata(t: MessageTotals, time: number): UIMessageMetadata {
+    const usage: UIMessageMetadata['usage'] = {
+      inputTokens: t.inputTokens,
+      outputTokens: t.outputTokens + t.reasoningTokens,
+      totalTokens: t.inputTokens + t.outputTokens + t.reasoningTokens,
+      ...(t.reasoningTokens > 0 ? { reasoningTokens: t.reasoningTokens } : {}),
+      ...(t.cacheReadTokens > 0 ? { cacheReadTokens: t.cacheReadTokens } : {}),
+      ...(t.cacheWriteTokens > 0 ? { cacheWriteTokens: t.cacheWriteTokens } : {}),
+    }
+    return { createdAt: t.createdAt, finishedAt: time, durationMs: time - t.createdAt, ...(this.model !== undefined ? { model: this.model } : {}), usage }
   }
 
   private chunk(c: Record<string, unknown>, emit: (c: UIMessageChunk) => void): void {
@@ -186,7 +260,7 @@ export class UIChunkProjector {
         const kind = c['blockType']
         if (kind !== 'text' && kind !== 'reasoning') return
         if (t.open.has(index)) return
-        const block: Block = { kind, id: `${kind === 'text' ? 't' : 'r'}${t.step}-${index}` }
+        const block: Block = { kind, id: `${kind === 'text' ? 't' : 'r'}${t.turn}.${t.step}-${index}` }
         t.open.set(index, block)
         t.streamed = true
         emit(kind === 'text' ? { type: 'text-start', id: block.id } : { type: 'reasoning-start', id: block.id })
@@ -206,7 +280,7 @@ export class UIChunkProjector {
         const block = t.open.get(index)
         if (!block) return
         t.open.delete(index)
-        emit(block.kind === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id })
+        t.ending.push(block)
         return
       }
       default:
@@ -229,9 +303,21 @@ export class UIChunkProjector {
 
   private closeBlocks(emit: (c: UIMessageChunk) => void): void {
     const t = this.t!
-    for (const block of t.open.values()) {
+    for (const block of [...t.ending, ...t.open.values()]) {
       emit(block.kind === 'text' ? { type: 'text-end', id: block.id } : { type: 'reasoning-end', id: block.id })
     }
+    t.ending = []
+    t.open.clear()
+  }
+
+  /** The blocks of a failed step: left unfinished, marked `providerMetadata.turnlog.failed` (the failure's code and message). */
+  private failBlocks(failure: Record<string, unknown>, emit: (c: UIMessageChunk) => void): void {
+    const t = this.t!
+    const providerMetadata = { turnlog: { failed: { code: str(failure['code']), message: str(failure['message']) } } }
+    for (const block of [...t.ending, ...t.open.values()]) {
+      emit(block.kind === 'text' ? { type: 'text-delta', id: block.id, delta: '', providerMetadata } : { type: 'reasoning-delta', id: block.id, delta: '', providerMetadata })
+    }
+    t.ending = []
     t.open.clear()
   }
 
@@ -243,7 +329,7 @@ export class UIChunkProjector {
       const b = rec(raw)
       const text = str(b['text'])
       if ((b['type'] !== 'text' && b['type'] !== 'reasoning') || text === '') return
-      const id = `${b['type'] === 'text' ? 'm' : 'n'}${t.step}-${i}`
+      const id = `${b['type'] === 'text' ? 'm' : 'n'}${t.turn}.${t.step}-${i}`
       if (b['type'] === 'text') {
         emit({ type: 'text-start', id }); emit({ type: 'text-delta', id, delta: text }); emit({ type: 'text-end', id })
       } else {
@@ -257,8 +343,8 @@ export class UIChunkProjector {
  * The UI message stream chunks of the events with `seq >= fromSeq` (default 0), each with its seq
  * and turn. Events before `fromSeq` are folded for context only. Pure.
  */
-export function toUIMessageChunks(events: readonly LogEvent[], fromSeq = 0): UIMessageChunkAt[] {
-  const p = new UIChunkProjector()
+export function toUIMessageChunks(events: readonly LogEvent[], fromSeq = 0, context: { model?: string } = {}): UIMessageChunkAt[] {
+  const p = new UIChunkProjector(context)
   const out: UIMessageChunkAt[] = []
   for (const e of events) {
     const chunks = p.push(e)

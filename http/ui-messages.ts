@@ -50,7 +50,10 @@ export function applyUIChunk(m: UIMessage, chunk: UIMessageChunk, open: Map<stri
     case 'text-delta':
     case 'reasoning-delta': {
       const part = open.get(`${chunk.type === 'text-delta' ? 'text' : 'reasoning'}:${chunk.id}`)
-      if (part) part.text += chunk.delta
+      if (part) {
+        part.text += chunk.delta
+        if (chunk.providerMetadata !== undefined) part.providerMetadata = chunk.providerMetadata
+      }
       return
     }
     case 'text-end':
@@ -155,10 +158,12 @@ export function toUIMessages(events: readonly LogEvent[]): UIMessage[] {
     for (const { chunk } of p.push(e)) {
       if (chunk.type === 'start') {
         place()
-        current = { m: { id: chunk.messageId, role: 'assistant', parts: [] }, placed: false, open: new Map() }
+        current = { m: { id: chunk.messageId, role: 'assistant', ...(chunk.messageMetadata ? { metadata: { ...chunk.messageMetadata } } : {}), parts: [] }, placed: false, open: new Map() }
         continue
       }
       if (!current) continue
+      // as the AI SDK merges a finish's metadata into the message's
+      if (chunk.type === 'finish' && chunk.messageMetadata) current.m.metadata = { ...current.m.metadata, ...chunk.messageMetadata }
       applyUIChunk(current.m, chunk, current.open)
       if (PLACES.has(chunk.type)) place()
     }

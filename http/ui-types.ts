@@ -6,14 +6,14 @@
 
 /** One chunk of a UI message stream, as turnlog writes it. */
 export type UIMessageChunk =
-  | { type: 'start'; messageId: string }
+  | { type: 'start'; messageId: string; messageMetadata?: UIMessageMetadata }
   | { type: 'start-step' }
   | { type: 'finish-step' }
   | { type: 'text-start'; id: string }
-  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-delta'; id: string; delta: string; providerMetadata?: TurnlogPartMetadata }
   | { type: 'text-end'; id: string }
   | { type: 'reasoning-start'; id: string }
-  | { type: 'reasoning-delta'; id: string; delta: string }
+  | { type: 'reasoning-delta'; id: string; delta: string; providerMetadata?: TurnlogPartMetadata }
   | { type: 'reasoning-end'; id: string }
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string }
@@ -24,9 +24,30 @@ export type UIMessageChunk =
   | { type: `data-turnlog-${string}`; id: string; data: unknown }
   | { type: 'error'; errorText: string }
   | { type: 'abort'; reason?: string }
-  | { type: 'finish'; finishReason: 'stop' | 'length' | 'error' | 'other' }
+  | { type: 'finish'; finishReason: 'stop' | 'length' | 'error' | 'other'; messageMetadata?: UIMessageMetadata }
 
-/** A chunk with the seq of the log event that made it and the turn it belongs to. */
+/**
+ * An assistant message's `metadata` (the AI SDK's `messageMetadata`): `createdAt` from its `start`
+ * (when its first turn began, ms since the epoch); the rest from its `finish`: when it ended, how
+ * long it took, the model in force (the last `request/header`), and the usage of all its turns
+ * (a retry chain's attempts included; `outputTokens` includes reasoning, as the AI SDK counts).
+ */
+export interface UIMessageMetadata {
+  createdAt: number
+  finishedAt?: number
+  durationMs?: number
+  model?: string
+  usage?: { inputTokens: number; outputTokens: number; totalTokens: number; reasoningTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+}
+
+/**
+ * On a text or reasoning part of a failed attempt (a step that ended `failed`: the transcript has
+ * no message for it): that failure. Such a part stays `streaming`, never `done`.
+ */
+export interface TurnlogPartMetadata { turnlog: { failed: { code: string; message: string } } }
+
+/** A chunk with the seq of the log event that made it and the turn whose message it belongs to
+ * (a retry chain's first turn: the chain is one message). */
 export interface UIMessageChunkAt {
   seq: number
   turn: number
@@ -37,13 +58,13 @@ export interface UIMessageChunkAt {
 export type UIMessagePart =
   | { type: 'step-start' }
   /** `state` on an assistant's text; a user's text has none (as `useChat` sends it). */
-  | { type: 'text'; text: string; state?: 'streaming' | 'done' }
-  | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done' }
+  | { type: 'text'; text: string; state?: 'streaming' | 'done'; providerMetadata?: TurnlogPartMetadata }
+  | { type: 'reasoning'; id: string; text: string; state: 'streaming' | 'done'; providerMetadata?: TurnlogPartMetadata }
   | {
     type: `tool-${string}`; toolCallId: string
     state: 'input-available' | 'approval-requested' | 'approval-responded' | 'output-available' | 'output-error' | 'output-denied'
     input?: unknown; rawInput?: unknown; output?: unknown; errorText?: string
-    /** An approval request (lifecycle §9): its id; in the history also what the log decided. */
+    /** An approval request (docs/spec/lifecycle.md §9): its id; in the history also what the log decided. */
     approval?: ToolApproval
   }
   | { type: `data-${string}`; id: string; data: unknown }
@@ -60,6 +81,8 @@ export interface ToolApproval { id: string; approved?: boolean; reason?: string 
 export interface UIMessage {
   id: string
   role: 'user' | 'assistant'
+  /** An assistant message's metadata (`UIMessageMetadata`), as the stream's `start`/`finish` set it. */
+  metadata?: UIMessageMetadata
   parts: UIMessagePart[]
 }
 

@@ -1,5 +1,5 @@
 /**
- * The inbox (lifecycle.md §1–2) as an XState v5 machine: the two pending lists as context, splices
+ * The inbox (docs/spec/lifecycle.md §1–2) as an XState v5 machine: the two pending lists as context, splices
  * and claims as events, the wake latch as a state. Guards refuse a splice that would make an id
  * pending twice. The driver asks `snapshot.can(event)` first, appends the `agent/inbox/spliced`
  * event, and only then sends the event: the log is written before memory changes.

@@ -1,5 +1,5 @@
 /**
- * The step lifecycle (lifecycle.md §4) as an XState v5 machine. The driver performs each state's
+ * The step lifecycle (docs/spec/lifecycle.md §4) as an XState v5 machine. The driver performs each state's
  * effect and reports back; the machine decides where the step goes and which outcome
  * `step/end` records. A cancel (`ABORT`) never interrupts an effect half-way: the effect observes
  * the turn's AbortSignal and reports, and the machine routes to `aborting` at the next decision,
@@ -33,10 +33,10 @@ export type StepEvent =
   | { type: 'TOOLS_DONE'; concluded: boolean; aborted: boolean }
   | { type: 'INTERRUPTED' }
   | { type: 'ABORT' }
-  /** Only people's decisions are owed (`step/parked` appended; lifecycle §9) / the step goes on. */
+  /** Only people's decisions are owed (`step/parked` appended; docs/spec/lifecycle.md §9) / the step goes on. */
   | { type: 'PARK' }
   | { type: 'UNPARK' }
-  /** Restores a parked step from the log (lifecycle §9): straight to its tool phase. */
+  /** Restores a parked step from the log (docs/spec/lifecycle.md §9): straight to its tool phase. */
   | { type: 'RESTORE'; turn: number; step: number; toolCalls: number }
   /** Starts a step (the actor is reused from step to step: creating one per step cost ~10 µs, B2). */
   | { type: 'BEGIN'; turn: number; step: number; aborted: boolean }
@@ -157,7 +157,7 @@ export const stepMachine = setup({
       },
     },
     /**
-     * Parked (lifecycle §9): nothing runs, no stream is open; the step waits for a decision, an
+     * Parked (docs/spec/lifecycle.md §9): nothing runs, no stream is open; the step waits for a decision, an
      * expiry, a steer or a cancel, each of which the tool scheduler turns into `UNPARK`.
      */
     parked: {

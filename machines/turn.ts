@@ -1,5 +1,5 @@
 /**
- * The turn lifecycle (lifecycle.md §3) as an XState v5 machine. It only decides: the driver
+ * The turn lifecycle (docs/spec/lifecycle.md §3) as an XState v5 machine. It only decides: the driver
  * performs each state's effect (append `turn/start`, claim and dispatch `agent/pre-step`, run a
  * step, dispatch `agent/turn-stopping` or `agent/request-error`, append `turn/end`) and reports
  * the result back as an event. The `turn/end` reason is decided here, as data in the context.
@@ -20,7 +20,7 @@ export interface TurnContext {
   proposal: ProposalKind
   /** Set when this turn retries `retryOf` (its first proposal owes a request). */
   retryOf: number | null
-  /** Set when this turn re-runs the interrupted turn `resumeOf` (lifecycle §8; its first proposal owes a request). */
+  /** Set when this turn re-runs the interrupted turn `resumeOf` (docs/spec/lifecycle.md §8; its first proposal owes a request). */
   resumeOf: number | null
   /** `max-tokens` is sticky for the rest of the turn. */
   maxTokens: boolean
@@ -35,12 +35,12 @@ export interface TurnContext {
 
 export type TurnEvent =
   | { type: 'WAKE'; resumeOf?: number }
-  /** Restores the log's parked turn (lifecycle §9): running, in its step `steps`, without `turn/start`. */
+  /** Restores the log's parked turn (docs/spec/lifecycle.md §9): running, in its step `steps`, without `turn/start`. */
   | { type: 'RESTORE'; turn: number; steps: number }
   | { type: 'OPENED' }
   | { type: 'PROPOSED'; decision: 'enter' | 'enter-empty' | 'reject' }
   | { type: 'PROPOSE_FAILED'; failure: Failure }
-  /** A budget is spent (lifecycle §10): the request the proposal would make is not made. */
+  /** A budget is spent (docs/spec/lifecycle.md §10): the request the proposal would make is not made. */
   | { type: 'BUDGET'; reason: Extract<TurnEndReason, { kind: 'budget' }> }
   | { type: 'STEP_DONE'; outcome: StepOutcome; nextStepPending: boolean }
   | { type: 'STOPPED'; nextStepPending: boolean }
@@ -49,7 +49,7 @@ export type TurnEvent =
   | { type: 'ABORT'; cause: CancelCause }
   | { type: 'CLOSED'; nextTurnPending: boolean; latched: boolean }
   | { type: 'MAINTAIN' }
-  /** The running step parked (only people's decisions are owed; lifecycle §9) / it goes on. */
+  /** The running step parked (only people's decisions are owed; docs/spec/lifecycle.md §9) / it goes on. */
   | { type: 'PARK' }
   | { type: 'UNPARK' }
   | { type: 'MAINTAINED' }
@@ -212,7 +212,7 @@ export const turnMachine = setup({
           },
         },
         /**
-         * The step is parked (lifecycle §9): status `parked`, nothing runs. A decision, an expiry,
+         * The step is parked (docs/spec/lifecycle.md §9): status `parked`, nothing runs. A decision, an expiry,
          * a steer or a cancel (remembered by `ABORT` above) lets the step go on.
          */
         parked: {

@@ -1,6 +1,6 @@
 /**
  * The incremental message assembler: folds stream chunks into the `AssistantMessage` they spell
- * (lifecycle §4.4–4.7). O(1) work per chunk; the blocks are ordered once, at `result()`.
+ * (docs/spec/lifecycle.md §4.4–4.7). O(1) work per chunk; the blocks are ordered once, at `result()`.
  *
  * Decisions (the design is silent):
  * - Content blocks are ordered by their chunk `index`, not by when they started.
@@ -8,7 +8,7 @@
  *   nothing, is noise in the history, and some providers refuse empty text parts. Unless it carries
  *   `providerData` (from its `block-end`, issue 23): Claude's redacted thinking has no text and must
  *   be sent back. A tool-call
- *   block is kept even with empty arguments (a tool's empty arguments mean `{}`, lifecycle §5).
+ *   block is kept even with empty arguments (a tool's empty arguments mean `{}`, docs/spec/lifecycle.md §5).
  * - A tool call's `id` and `name` are the first non-empty ones its deltas carry.
  * - `max-tokens`: every tool-call block is dropped (they are truncated; no tool runs, §4.5).
  *   Likewise under `refusal` (issue 23): a refusing model's calls are not run.
@@ -31,7 +31,7 @@ import {
   type Usage,
 } from '../events/index.js'
 
-type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData }
+type TextState = { type: 'text' | 'reasoning'; text: string; ended: boolean; providerData?: ProviderData; citations?: Record<string, unknown>[] }
 type CallState = { type: 'tool-call'; id: string; name: string; arguments: string; ended: boolean; providerData?: ProviderData }
 /** A block that arrived whole (a `block` chunk, issue 23): a source, a file, a provider-executed call or result. */
 type WholeState = { type: 'whole'; block: Block; ended: true }
@@ -46,7 +46,7 @@ export interface AssembledMessage {
   explanation?: string
 }
 
-/** What a cancel mid-stream leaves (lifecycle §4.7). */
+/** What a cancel mid-stream leaves (docs/spec/lifecycle.md §4.7). */
 export interface PartialMessage {
   /** Visible text and reasoning only, in index order; no tool calls. */
   message: AssistantMessage
@@ -93,6 +93,7 @@ export class MessageAssembler {
         const b = this.#block(chunk.index, chunk.type)
         b.ended = true
         if (chunk.providerData !== undefined && b.type !== 'whole') b.providerData = chunk.providerData
+        if (chunk.citations !== undefined && b.type === 'text') b.citations = chunk.citations
         return
       }
       case 'block':
@@ -216,7 +217,9 @@ export class MessageAssembler {
         // the provider wants it back
         content.push({ type: b.type, text: b.text, providerData: b.providerData })
       } else if (b.text !== '') {
-        content.push(b.providerData === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, providerData: b.providerData })
+        const block: Block = b.providerData === undefined ? { type: b.type, text: b.text } : { type: b.type, text: b.text, providerData: b.providerData }
+        if (b.citations !== undefined && block.type === 'text') block.citations = b.citations
+        content.push(block)
       }
     }
     return content

@@ -1,5 +1,5 @@
 /**
- * The checked stream: an adapter's stream as the driver consumes it (lifecycle §4.4–4.7).
+ * The checked stream: an adapter's stream as the driver consumes it (docs/spec/lifecycle.md §4.4–4.7).
  *
  * ```ts
  * for await (const item of checkedStream(adapter, request, signal)) {

@@ -1,6 +1,6 @@
 /**
  * Model failures: the error an adapter throws to report a coded failure, and the mapping of any
- * thrown value to a `Failure` (events.md "Stream chunks": `{code, message, status?, retryAfterMs?}`).
+ * thrown value to a `Failure` (docs/spec/events.md "Stream chunks": `{code, message, status?, retryAfterMs?}`).
  */
 import { FAILURE_CODES, Failure, type FailureCode } from '../events/index.js'
 
@@ -21,6 +21,7 @@ export class ModelError extends Error {
     this.failure = failure
   }
 
+  /** True for a `ModelError`, also one made by another copy of the package (it checks a brand, not the class). */
   static is(e: unknown): e is ModelError {
     try {
       return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BRAND] === true

@@ -1,5 +1,5 @@
 /**
- * `scriptedModel(responses, opts?)`: a model adapter that plays a script (api.md "Models"). Demos,
+ * `scriptedModel(responses, opts?)`: a model adapter that plays a script (docs/spec/api.md "Models"). Demos,
  * tests, re-execution and the fuzzers use it.
  *
  * Each response is one of:

@@ -1,12 +1,12 @@
 /**
- * The model seam (design: api.md "Models", events.md "Stream chunks").
+ * The model seam (docs/spec/api.md "Models", docs/spec/events.md "Stream chunks").
  *
  * A model adapter turns one frozen request into a stream of chunks in the chunk grammar. It never
  * sees the log; the driver appends each chunk as `assistant/chunk` and assembles the message.
  */
 import type { ModelMessage, RequestConfig, StreamChunk, ToolSpec } from '../events/index.js'
 
-/** One model request: exactly what the model sees (lifecycle §4.3 "the request is frozen"). */
+/** One model request: exactly what the model sees (docs/spec/lifecycle.md §4.3 "the request is frozen"). */
 export interface ModelRequest {
   /** The model-visible history: the derived surface projected to messages. */
   readonly messages: readonly ModelMessage[]
@@ -35,6 +35,7 @@ export interface ModelInfo {
  * `error`.
  */
 export interface ModelAdapter {
+  /** One model call: the chunks of the answer to `request`, in the chunk grammar, until a `finish`. */
   stream(request: ModelRequest, signal: AbortSignal): AsyncIterable<StreamChunk>
   info?: ModelInfo
 }

@@ -1,5 +1,5 @@
 /**
- * The wait for a person as spans (lifecycle §9): a call that needs approval has its
+ * The wait for a person as spans (docs/spec/lifecycle.md §9): a call that needs approval has its
  * `execute_tool {name}` span from its `tool/approval-requested` (a `needsApproval` request comes
  * before the call's `tool/call`) to its `tool/result`, and the wait is a child span of it,
  * `await_approval {name}`, from the request to the decision: who decided

@@ -1,14 +1,22 @@
 /**
  * OpenTelemetry GenAI semantic-convention attribute names used by `turnlog/otel`, and the
- * `OTEL_SEMCONV_STABILITY_OPT_IN` switch.
+ * `OTEL_SEMCONV_STABILITY_OPT_IN` switch (`SEMCONV_SWITCH` says it; README, this subpath's JSDoc
+ * and `turnlog export --help` repeat it word for word).
  *
- * turnlog is a new instrumentation, so it follows the current conventions by default (issue 23):
- * `gen_ai.provider.name`. The v1.36-era `gen_ai.system` comes out only when asked for:
- * `gen_ai/dup` in `OTEL_SEMCONV_STABILITY_OPT_IN` (or `semconv: 'dup'`) emits both names (the
- * transition plan's `…/dup` form), `semconv: 'v1.36'` the old name only. `gen_ai_latest_experimental`
- * selects the current names, as the default does. Attributes that were added rather than renamed
- * (usage details, time to first chunk, conversation id, tool call id, content) are the same in all.
+ * turnlog is a new instrumentation, so it follows the current conventions by default (the
+ * conventions' transition plan keeps the old names as the default only for instrumentations that
+ * emitted them before). `gen_ai/dup` is turnlog's, after the `…/dup` form other convention areas
+ * use for a phased migration. Attributes that were added rather than renamed (usage details, time
+ * to first chunk, conversation id, tool call id, content) are the same in every mode.
  */
+
+/** The switch in one paragraph: the text README, the JSDoc of `turnlog/otel` and `turnlog export --help` share. */
+export const SEMCONV_SWITCH =
+  "GenAI attribute names: the current conventions' by default (`gen_ai.provider.name`). " +
+  "`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` (the conventions' own opt-in value) selects the same names; " +
+  '`gen_ai/dup` in that comma-separated list also emits the v1.36 `gen_ai.system`; no other value changes them. ' +
+  'The `semconv` option (`--semconv` of `turnlog export`), when given, wins over the variable: ' +
+  '`latest`, `dup` (both names) or `v1.36` (`gen_ai.system` only).'
 
 export const ATTR = {
   operation: 'gen_ai.operation.name',
@@ -51,7 +59,7 @@ export const ATTR = {
   compactionId: 'turnlog.compaction.id',
 } as const
 
-/** `latest` (the default; `default` is its old alias), `dup` (old and new names), `v1.36` (old only). */
+/** `latest` (the current names; `default` is its old alias), `dup` (old and new names), `v1.36` (old only). See `SEMCONV_SWITCH`. */
 export type SemconvMode = 'latest' | 'dup' | 'v1.36' | 'default'
 
 /** Attributes of OTLP type double (`doubleValue` in OTLP/JSON even when the value is whole). */
@@ -60,8 +68,13 @@ export const DOUBLE_ATTRIBUTES: ReadonlySet<string> = new Set([
   'gen_ai.request.presence_penalty', 'gen_ai.response.time_to_first_chunk',
 ])
 
-/** `dup` when `OTEL_SEMCONV_STABILITY_OPT_IN` lists `gen_ai/dup`, else `latest`. */
-export function semconvFromEnv(env: Record<string, string | undefined> = process.env): SemconvMode {
-  const v = env.OTEL_SEMCONV_STABILITY_OPT_IN ?? ''
+/**
+ * The mode `OTEL_SEMCONV_STABILITY_OPT_IN` asks for: `dup` when its comma-separated list has
+ * `gen_ai/dup`, else `latest` (`gen_ai_latest_experimental`, another area's value, or nothing).
+ * Every span entry point uses it when no `semconv` option is given. Where there is no `process`
+ * (a browser bundle), the default.
+ */
+export function semconvFromEnv(env: Record<string, string | undefined> | undefined = typeof process === 'undefined' ? undefined : process.env): SemconvMode {
+  const v = env?.OTEL_SEMCONV_STABILITY_OPT_IN ?? ''
   return v.split(',').map((s) => s.trim()).includes('gen_ai/dup') ? 'dup' : 'latest'
 }

@@ -32,8 +32,10 @@ function part(b: D): D | undefined {
         : { type: 'tool_call', id: String(b.id), name: String(b.name), arguments: parsedArguments(b.arguments) }
     case 'tool-result':
       return { type: 'server_tool_call_response', id: String(b.id), server_tool_call_response: { type: String(b.name), response: b.result ?? null } }
-    case 'image':
     case 'file':
+      if (typeof b.url === 'string') return { type: 'uri', modality: String(b.mediaType ?? '').startsWith('image/') ? 'image' : 'file', mime_type: String(b.mediaType ?? ''), uri: b.url }
+      return { type: 'blob', modality: String(b.mediaType ?? '').startsWith('image/') ? 'image' : 'file', mime_type: String(b.mediaType ?? ''), content: String(b.data ?? '') }
+    case 'image':
       return { type: 'blob', modality: String(b.mediaType ?? '').startsWith('image/') ? 'image' : 'file', mime_type: String(b.mediaType ?? ''), content: String(b.data ?? '') }
     default:
       return undefined

@@ -1,5 +1,5 @@
 /**
- * A parent session and its child sessions (lifecycle §10) as one span tree: each child's spans sit
+ * A parent session and its child sessions (docs/spec/lifecycle.md §10) as one span tree: each child's spans sit
  * under the parent's `execute_tool` span of the call that spawned it (`child/spawned`), so one
  * trace shows the parent's turn, the call, and inside it the child's turns, model calls and tools.
  * Each session keeps its own `gen_ai.conversation.id`. Pure (no OpenTelemetry types): OTLP/JSON

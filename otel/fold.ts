@@ -36,7 +36,7 @@
  * Spans still open when the log ends (a torn or live log) stay open: `openSpans()` lists them.
  */
 import type { LogEvent } from '../events/index.js'
-import { ATTR } from './attributes.js'
+import { ATTR, semconvFromEnv } from './attributes.js'
 import {
   FINISH_REASONS, PLACEHOLDER_MODEL, usageAttributes,
   type Attributes, type SpanAction, type SpanEnd, type SpanFoldOptions, type SpanStart,
@@ -83,7 +83,7 @@ export class SpanFold {
   #lastChat: { turn: number; key: string } | undefined
   /** the failed chat span the open retry turn's first chat span links to */
   #retryChatLink: string | undefined
-  /** lifecycle §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
+  /** docs/spec/lifecycle.md §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
   readonly #approvals = new ApprovalSpans()
   readonly #host: ApprovalHost = {
     start: (out, s) => this.#start(out, s), end: (out, e) => this.#end(out, e), common: () => this.#common(),
@@ -95,7 +95,8 @@ export class SpanFold {
       sessionId: opts.sessionId,
       provider: opts.provider ?? '',
       includeContent: opts.includeContent ?? false,
-      semconv: opts.semconv ?? 'latest',
+      // the option, else the environment: the same rule as every other entry point (SEMCONV_SWITCH)
+      semconv: opts.semconv ?? semconvFromEnv(),
       ...(opts.agentName !== undefined ? { agentName: opts.agentName } : {}),
     }
     this.#host.includeContent = this.#opts.includeContent

@@ -1,5 +1,5 @@
 /**
- * Live nesting of child sessions (lifecycle §10): a child's spans under its parent's
+ * Live nesting of child sessions (docs/spec/lifecycle.md §10): a child's spans under its parent's
  * `execute_tool` span while both run, as `familyToSpans` / `exportFamilySpans` nest them after
  * the fact. The parent's `otelPlugin` sees its `child/spawned {callId, child}` (appended before the
  * child agent is created) and leaves the context of that call's open tool span here, under the

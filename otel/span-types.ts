@@ -43,7 +43,15 @@ export interface SpanFoldOptions {
   agentName?: string
   /** Record message content on spans. Default false. */
   includeContent?: boolean
-  /** Attribute generation (see attributes.ts). Default: from `OTEL_SEMCONV_STABILITY_OPT_IN`. */
+  /**
+   * Which GenAI attribute names come out; when absent, from `OTEL_SEMCONV_STABILITY_OPT_IN`.
+   * GenAI attribute names: the current conventions' by default (`gen_ai.provider.name`).
+   * `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental` (the conventions' own opt-in value)
+   * selects the same names; `gen_ai/dup` in that comma-separated list also emits the v1.36
+   * `gen_ai.system`; no other value changes them. The `semconv` option (`--semconv` of `turnlog
+   * export`), when given, wins over the variable: `latest`, `dup` (both names) or `v1.36`
+   * (`gen_ai.system` only).
+   */
   semconv?: SemconvMode
 }
 

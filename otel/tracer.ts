@@ -6,7 +6,8 @@
  */
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Link, type Span, type SpanContext, type Tracer } from '@opentelemetry/api'
 import type { AgentPlugin } from '../agent/types.js'
-import type { LogEvent } from '../events/index.js'
+import { TurnlogError, type LogEvent } from '../events/index.js'
+import { logEventsArg, logSessionIdArg } from '../events/log-arg.js'
 import { semconvFromEnv } from './attributes.js'
 import { SpanFold, type SpanAction, type SpanFoldOptions } from './fold.js'
 import { ChildSpans, takeSpawnContext } from './live-family.js'
@@ -90,11 +91,16 @@ export function exportSpans(
   tracer: Tracer,
   opts: OtelOptions = {},
 ): number {
-  const sessionId = 'sessionId' in log ? log.sessionId : log.header.id
+  // misuse is a coded error naming the parameter (issue 38.18), not a TypeError from inside
+  const sessionId = logSessionIdArg(log, 'exportSpans', 'log')
+  const events = logEventsArg(log, 'exportSpans', 'log')
+  if (typeof (tracer as { startSpan?: unknown } | null)?.startSpan !== 'function') {
+    throw new TurnlogError('INVALID_ARGUMENT', 'exportSpans needs an OpenTelemetry Tracer (provider.getTracer(name)) as its second argument', { field: 'tracer' })
+  }
   const fold = new SpanFold(foldOptions(sessionId, opts))
   const sink = new TracerSink(tracer, opts.parentContext ?? ROOT_CONTEXT)
   let started = 0
-  for (const e of log.events) {
+  for (const e of events) {
     const actions = fold.push(e)
     started += actions.filter((a) => a.op === 'start').length
     sink.apply(actions)
@@ -109,7 +115,7 @@ export function exportSpans(
  * installed (a resumed or forked prefix) are folded silently (their spans were the earlier run's).
  * A tracer that throws is reported as `agent/error` (where `otel`) and never stops the agent.
  *
- * Child sessions (lifecycle §10): when a `defineSubagent` call's child agent also has an
+ * Child sessions (docs/spec/lifecycle.md §10): when a `defineSubagent` call's child agent also has an
  * `otelPlugin`, the child's turn spans start under this agent's `execute_tool` span of that call
  * (in its trace), as `exportFamilySpans` nests them after the fact; that parent wins over the
  * child's own `parentContext` (otel/live-family.ts).

@@ -1,5 +1,5 @@
 /**
- * Approvals (lifecycle.md §9): every request of the log with its decision, the open ones, and the
+ * Approvals (docs/spec/lifecycle.md §9): every request of the log with its decision, the open ones, and the
  * parked position. What `agent.approvals()`, the transcript, `turnlog approvals`, resume and fork
  * read. O(1) per event except a decision, which looks its request up by id (a map).
  */
@@ -32,7 +32,7 @@ export interface ApprovalsState {
   parked: { turn: number; step: number; seq: number; time: number; approvals: string[] } | null
   /**
    * The step the log stands parked in, counting decisions made since its last `step/parked` (by a
-   * store while no agent ran): a quiescent position that resume restores as it is (lifecycle §9),
+   * store while no agent ran): a quiescent position that resume restores as it is (docs/spec/lifecycle.md §9),
    * never repaired as a crash. Null once anything but splices and decisions follows.
    */
   waiting: { turn: number; step: number; parkedSeq: number } | null
@@ -40,13 +40,21 @@ export interface ApprovalsState {
   calls: Record<string, { name: string; arguments: string }>
 }
 
+/**
+ * The step's call table, keyed by call ids that are new every step: a dictionary from the start, so
+ * each new id is not a new hidden class (a per-step cost for sessions that ask no approval, B5).
+ */
+function callTable(): Record<string, { name: string; arguments: string }> {
+  return Object.create(null) as Record<string, { name: string; arguments: string }>
+}
+
 export const approvalsReducer: Reducer<ApprovalsState> = {
   name: 'approvals',
-  initial: () => ({ byId: {}, open: [], parked: null, waiting: null, calls: {} }),
+  initial: () => ({ byId: {}, open: [], parked: null, waiting: null, calls: callTable() }),
   apply(draft, event: LogEvent) {
     switch (event.type) {
       case 'step/start':
-        draft.calls = {}
+        draft.calls = callTable()
         break
       case 'assistant/message': {
         const d = (event as EventOf<'assistant/message'>).data

@@ -1,5 +1,5 @@
 /**
- * The budget slice of `ReplayState` (lifecycle.md §10): tokens and tool calls per scope (the
+ * The budget slice of `ReplayState` (docs/spec/lifecycle.md §10): tokens and tool calls per scope (the
  * session, the open turn's chain), folded by events/budget.ts — the same fold the agent checks its
  * budget with and `verify` checks L20 with, so replay, resume and the live agent agree. Cost is not
  * here: it needs the user's price function (`BudgetTracker`, or `agent.budgets()` live).

@@ -1,5 +1,5 @@
 /**
- * The model history: the surface projected to messages (events.md "The surface") — `user/message`
+ * The model history: the surface projected to messages (docs/spec/events.md "The surface") — `user/message`
  * verbatim, `assistant/message` unless its content is empty, `tool/result` as its tool message.
  * Nothing else ever reaches it. This is what the driver sends, so it is kept materialised: an
  * append is one push (O(1)); a replace splices the visible part of the range (order.ts).

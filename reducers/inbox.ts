@@ -1,5 +1,5 @@
 /**
- * The inbox as a durable projection (lifecycle.md §1): the two pending lists rebuilt from
+ * The inbox as a durable projection (docs/spec/lifecycle.md §1): the two pending lists rebuilt from
  * `agent/inbox/spliced`, each splice applied like `Array.prototype.splice` on its target list
  * (`removedCount` absent means 0). Claims, cancels and sends are all splices; the reducer does
  * not need to tell them apart. The messages are the (frozen) objects of the splice events.

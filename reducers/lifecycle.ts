@@ -1,5 +1,5 @@
 /**
- * The lifecycle position: where the log stands in the turn/step grammar (lifecycle.md §3–§4).
+ * The lifecycle position: where the log stands in the turn/step grammar (docs/spec/lifecycle.md §3–§4).
  * This is what resume, repair and fork read to know what is open and what is owed, and what the
  * driver reads for the next turn and step numbers and the last logged request header. Every update
  * is O(1) except `tool/result`, which looks the call up among the open step's pending calls.
@@ -53,7 +53,7 @@ export interface LifecycleState {
   headerSeq: number | null
   /** Seq of `session/end-seed` (end of an inherited prefix), or null. */
   seedEndSeq: number | null
-  /** Seq of the `step/parked` the log stands at (only inbox splices after it; lifecycle §9), or null. */
+  /** Seq of the `step/parked` the log stands at (only inbox splices after it; docs/spec/lifecycle.md §9), or null. */
   parkedSeq: number | null
 }
 

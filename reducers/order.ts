@@ -1,7 +1,7 @@
 /**
  * Surface order without a seq → position index.
  *
- * The surface only ever changes in two ways (events.md "The surface"): `append` puts a node at the
+ * The surface only ever changes in two ways (docs/spec/events.md "The surface"): `append` puts a node at the
  * tail, `replace {start, end}` swaps a contiguous range for one new node. So every node can carry a
  * **position key** that never changes while the node is on the surface:
  *

@@ -1,5 +1,5 @@
 /**
- * Wakeups as a durable projection (lifecycle.md §10): the pending schedules and the next due time
+ * Wakeups as a durable projection (docs/spec/lifecycle.md §10): the pending schedules and the next due time
  * of each, folded from `schedule/created`, `schedule/fired` and `schedule/canceled`. Due times come
  * from the log only, never from a clock, so a resumed agent, a PostgreSQL worker and `replay` all
  * derive the same ones; `firingAt` (pure, given `now`) says which firing is owed at a moment,
@@ -86,7 +86,7 @@ export function nextDue(state: SchedulesState): number | null {
 /**
  * The firing owed at `now`, or null when `p` is not due yet. A one-shot fires at its due time. A
  * repeating schedule whose due times passed while nothing fired them fires once, for the latest
- * due time not after `now`; `missed` counts the earlier ones it stands for (lifecycle.md §10:
+ * due time not after `now`; `missed` counts the earlier ones it stands for (docs/spec/lifecycle.md §10:
  * coalesced, never once per missed period).
  */
 export function firingAt(p: Pick<PendingSchedule, 'due' | 'every'>, now: number): { due: number; missed: number } | null {

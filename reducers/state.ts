@@ -39,8 +39,8 @@ export interface ReplayState {
   approvals: ApprovalsState
   /** Input rounds and their answers (docs/spec/lifecycle.md §11). */
   inputs: InputsState
-  /** Tokens and tool calls per budget scope (lifecycle.md §10; events/budget.ts). */
+  /** Tokens and tool calls per budget scope (docs/spec/lifecycle.md §10; events/budget.ts). */
   budget: BudgetState
-  /** Pending wakeups and their due times (lifecycle.md §10). */
+  /** Pending wakeups and their due times (docs/spec/lifecycle.md §10). */
   schedules: SchedulesState
 }

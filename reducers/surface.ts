@@ -1,5 +1,5 @@
 /**
- * The surface: the ordered list of seqs whose messages the model sees (events.md "The surface").
+ * The surface: the ordered list of seqs whose messages the model sees (docs/spec/events.md "The surface").
  *
  * `append` pushes the event's seq (O(1) amortised); `replace {start, end}` swaps the inclusive
  * range of current surface seqs for the event's seq (binary search + one splice, see order.ts) and

@@ -55,12 +55,12 @@ export interface TranscriptStep {
   headerSeq: number | null
   /** Null while the step is open. A failed step's `outcome` carries the failure. */
   end: { seq: number; time: number; outcome: StepOutcome } | null
-  /** The step's approval requests (lifecycle §9), in request order, each with its decision.
+  /** The step's approval requests (docs/spec/lifecycle.md §9), in request order, each with its decision.
    * Present only on a step that asked (transcript-waits.ts). */
   approvals?: TranscriptApproval[]
   /** The times the step stood parked, waiting for people only (present only on a step that parked). */
   parked?: TranscriptParked[]
-  /** The child sessions the step's calls ran (lifecycle §10; present only on a step that spawned one). */
+  /** The child sessions the step's calls ran (docs/spec/lifecycle.md §10; present only on a step that spawned one). */
   children?: TranscriptChild[]
 }
 

@@ -1,5 +1,5 @@
 /**
- * The transcript's record of what a step waited for (lifecycle §9, §10): its approval requests with
+ * The transcript's record of what a step waited for (docs/spec/lifecycle.md §9, §10): its approval requests with
  * their decisions (who, when, edited arguments, reason), the times it stood parked, and the child
  * sessions its calls ran. Part of the transcript fold (transcript.ts calls `applyWaits` for every
  * event with the open step); O(1) per event except a decision, which finds its request among the

@@ -1,5 +1,5 @@
 /**
- * The human transcript (events.md "The surface", last paragraph): every `user/message`,
+ * The human transcript (docs/spec/events.md "The surface", last paragraph): every `user/message`,
  * `assistant/message` and `tool/result` ever appended — the ones later replaced too, marked —
  * grouped by turn and step, with step outcomes and failures, `llm/retry`s, compaction brackets,
  * prunes, turn end reasons and per-step usage. It is a different fold from the history: the model
@@ -24,7 +24,7 @@
  * `sourceEventSeqs` must cover the hidden seqs but may cite more, so it cannot decide alone.
  *
  * A step that asked for approval, parked or ran a child session also holds `approvals`, `parked`
- * and `children` (transcript-waits.ts; lifecycle §9, §10).
+ * and `children` (transcript-waits.ts; docs/spec/lifecycle.md §9, §10).
  *
  * Per event the fold is O(1) (it only looks at the last item of each open container) except a
  * replacement: O(log n) per hidden message plus the splice of the surface copy.

@@ -1,5 +1,5 @@
 /**
- * Usage roll-up over a session tree (lifecycle §10 "Usage rolls up"; api.md `agent.usage()`): a
+ * Usage roll-up over a session tree (docs/spec/lifecycle.md §10 "Usage rolls up"; docs/spec/api.md `agent.usage()`): a
  * session's own usage (the `usage` reducer's total over its log) plus its children's, each child's
  * already rolled up over its own children. Pure: the caller supplies the child trees (the live
  * agent from the children it ran, `usageTree` in replay/ from the child logs in the store).

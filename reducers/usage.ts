@@ -4,7 +4,7 @@
  * What counts, once per model call:
  * - a successful request: its `assistant/message.usage` (or, when the message carries none, the
  *   `usage` chunk its stream reported);
- * - a failed or aborted request, which has no `assistant/message` (events.md: "their `usage` chunk
+ * - a failed or aborted request, which has no `assistant/message` (docs/spec/events.md: "their `usage` chunk
  *   is the record"): the step's `usage` chunk, counted at its `step/end`, and also into `failed`.
  *   Those tokens were billed, so leaving them out would under-report what a session cost;
  *   `failed` says how much of `total` they are;

@@ -1,5 +1,5 @@
 /**
- * A finished child's outcome from its log (lifecycle §10, repair of a parent whose subagent call
+ * A finished child's outcome from its log (docs/spec/lifecycle.md §10, repair of a parent whose subagent call
  * was running when it crashed): the child may have ended before the parent logged the call's
  * result. Its log then says what the call's result is — the same result the live call gives
  * (agent/subagent.ts): the text of the last answer of a `completed` last turn, a `TOOL_ERROR`
@@ -10,6 +10,7 @@
 import type { EventOf, LogEvent } from '../events/index.js'
 import { lastAnswer } from '../agent/subagent.js'
 import type { LogStore } from '../stores/types.js'
+import { TurnlogError } from '../events/errors.js'
 import { join } from 'node:path'
 import { exists } from './atomic-file.js'
 import { isValidSessionId } from '../stores/ids.js'
@@ -33,7 +34,7 @@ export function childOutcome(events: readonly LogEvent[], id: string, toolName: 
 }
 
 /**
- * Where a parent's children's logs are (lifecycle §10: a child lives in its parent's store): a
+ * Where a parent's children's logs are (docs/spec/lifecycle.md §10: a child lives in its parent's store): a
  * `LogStore`, or the directory of a JSONL parent (each child is `<dir>/<child-id>.jsonl`).
  */
 export type ChildLogSource = LogStore | string
@@ -67,7 +68,7 @@ export async function readChild(from: ChildLogSource, id: string, strict = false
  * seq of the call's `child/spawned` and the call. Anything else under that name (a file copied in,
  * another family's session) is not this call's child: its answer is never taken.
  */
-function isChildOf(header: LogHeader, parentId: string, c: RunningChild): boolean {
+export function isChildOf(header: LogHeader, parentId: string, c: Pick<RunningChild, 'child' | 'seq' | 'callId'>): boolean {
   const p = header.parent
   return header.id === c.child && p !== undefined && p.session === parentId && p.seq === c.seq && p.callId === c.callId
 }
@@ -102,4 +103,21 @@ export async function readChildOutcomes(from: ChildLogSource, log: { header: Log
   const running = closerStateOf(log.events).runningChildren()
   if (running.length === 0) return new Map()
   return finishedChildren(from, log.header.id, running)
+}
+
+/**
+ * Throws unless the stored log at a running call's child id is that call's child (L19; the
+ * re-attachment of a resumed parent, docs/spec/lifecycle.md §10): a log naming another parent, another call, or
+ * none (an unrelated session's log) is never resumed as the child, so its answer never becomes
+ * the call's result. The call's result is then its `TOOL_ERROR` naming the mismatch.
+ */
+export async function assertChildOf(store: LogStore, child: string, parent: { session: string; seq: number; callId: string }): Promise<void> {
+  const r = await store.open(child, 'read')
+  const header = r.header
+  await r.close()
+  if (isChildOf(header, parent.session, { child, seq: parent.seq, callId: parent.callId })) return
+  const names = header.parent === undefined ? 'no parent' : `parent ${header.parent.session} seq ${header.parent.seq} call ${header.parent.callId}`
+  throw new TurnlogError('INVALID_HEADER', `the log at ${child} is not the child of call ${parent.callId} (session ${parent.session}, child/spawned at seq ${parent.seq}): its header names ${names} (invariant L19); it is not re-attached`, {
+    sessionId: child, field: 'parent', seq: parent.seq, invariant: 'L19',
+  })
 }

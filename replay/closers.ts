@@ -1,8 +1,8 @@
 /**
  * Synthetic closers: the events that close whatever a log left open, so that the log satisfies
  * every L invariant again. `repair` writes them with reason `interrupted` (the session crashed),
- * `fork` with reason `forked` (the prefix was cut at a seq). See docs/ARCHITECTURE.md
- * "Decisions: replay engine" for every choice made here.
+ * `fork` with reason `forked` (the prefix was cut at a seq). See
+ * decision record "replay-engine" (docs/decisions/ in the repository) for every choice made here.
  *
  * In log order, as far as each applies:
  * 1. The event a "right after" rule still owes: after a `compaction/prune`, its replacing
@@ -13,7 +13,7 @@
  *    id, where its deliver/whenBusy say).
  * 2. Inside an open step:
  *    - chunks streamed and no `assistant/message`: an `assistant/message {interrupted: true}`
- *      citing every chunk, when visible text or reasoning streamed (lifecycle §4.7, L7), else none;
+ *      citing every chunk, when visible text or reasoning streamed (docs/spec/lifecycle.md §4.7, L7), else none;
  *    - after a non-interrupted message with tool-call blocks (not `max-tokens`, L10): a
  *      `tool/result TOOL_OUTCOME_UNKNOWN` for every started call without a result, then a
  *      synthetic `tool/call` + `tool/result TOOL_NOT_STARTED` pair for every block never started,
@@ -60,7 +60,7 @@ interface OpenStep {
   interruptedMessage: boolean
   /** callIds that got a `tool/call`. */
   called: Set<string>
-  /** callIds that logged `child/spawned` (subagent calls, lifecycle §10), with the child's id and that event's seq. */
+  /** callIds that logged `child/spawned` (subagent calls, docs/spec/lifecycle.md §10), with the child's id and that event's seq. */
   spawned: Map<string, { child: string; seq: number }>
 }
 
@@ -68,7 +68,7 @@ interface OpenStep {
 export class CloserState {
   readonly lifecycle: LifecycleState = lifecycleReducer.initial()
   readonly surface: SurfaceState = surfaceReducer.initial()
-  /** Approvals (lifecycle §9): a parked step is not closed; an interrupted one's open requests are decided. */
+  /** Approvals (docs/spec/lifecycle.md §9): a parked step is not closed; an interrupted one's open requests are decided. */
   readonly approvals: ApprovalsState = approvalsReducer.initial()
   /** Input rounds (docs/spec/lifecycle.md §11): an interrupted step's open rounds are answered `cancel` `by: canceled`. */
   readonly inputs: InputsState = inputsReducer.initial()
@@ -142,7 +142,7 @@ export class CloserState {
   }
 
   /**
-   * The log stands parked (lifecycle §9): its open step waits for people's decisions and nothing
+   * The log stands parked (docs/spec/lifecycle.md §9): its open step waits for people's decisions and nothing
    * else (its last `step/parked`, then only splices and decisions). Quiescent, not a crash: no
    * closer is owed; resume restores the step as it is, a fork at this seq keeps it open.
    */
@@ -152,7 +152,7 @@ export class CloserState {
     return w !== null && l.openTurn === w.turn && l.openStep === w.step
   }
 
-  /** The open step's started calls without a result that spawned a child (lifecycle §10), with the seq of their `child/spawned`. */
+  /** The open step's started calls without a result that spawned a child (docs/spec/lifecycle.md §10), with the seq of their `child/spawned`. */
   runningChildren(): RunningChild[] {
     const st = this.step
     if (st === null) return []
@@ -215,12 +215,12 @@ export interface CloserOptions {
    * `turnlog_decisions` row), by approval id. An open request of the interrupted step that has one
    * is decided as the store accepted it (who, edited arguments; the event's time is the later of
    * the log's last time and the decision's), never `by: canceled`: whoever was told "decided" must
-   * find that decision in the log (docs/ARCHITECTURE.md "Decisions: approvals durability, round 14").
+   * find that decision in the log (decision record "approval-stores" (docs/decisions/ in the repository), "Approvals durability").
    * Entries for approvals that are not open in the step are ignored.
    */
   decisions?: ReadonlyMap<string, AcceptedDecision>
   /**
-   * Re-attachment (lifecycle §10, `resumeAgent` with a store): answers whether the resumed agent
+   * Re-attachment (docs/spec/lifecycle.md §10, `resumeAgent` with a store): answers whether the resumed agent
    * re-attaches the child of this running subagent call. When at least one started call of the
    * open step without a result logged `child/spawned` and this accepts it, the step is left open
    * as it stands (only the "right after" rule of 1. applies): the resumed agent restores it, those
@@ -231,7 +231,7 @@ export interface CloserOptions {
    */
   reattach?: (call: { callId: string; name: string }) => boolean
   /**
-   * Outcomes of finished children (lifecycle §10), by call id: a running subagent call whose child
+   * Outcomes of finished children (docs/spec/lifecycle.md §10), by call id: a running subagent call whose child
    * session has ended gets the child's outcome as its result instead of `TOOL_OUTCOME_UNKNOWN`
    * (replay/child-outcome.ts reads them from the child's log).
    */
@@ -373,7 +373,7 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
       if (m.finish === 'max-tokens') outcome = { kind: 'max-tokens' }
       else if (blocks.length === 0) outcome = { kind: 'stop' }
       else {
-        // Approvals (lifecycle §9, L17): every open request of the step is decided `by: canceled`
+        // Approvals (docs/spec/lifecycle.md §9, L17): every open request of the step is decided `by: canceled`
         // first (no step/end while one is open); a call's decision then says what its result is.
         const decided = new Map<string, { decision: ApprovalDecision; by: ApprovalBy }>()
         for (const r of Object.values(s.approvals.byId) as ApprovalRecord[]) {
@@ -406,7 +406,7 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
           const text = `The outcome of tool '${call.name}' is unknown: ${why}.`
           const error = denied(call.callId, call.name)
             ?? (waitedForInput.has(call.callId) ? { code: 'ABORTED', message: `Tool '${call.name}' was aborted while it waited for input: ${why}.` } : { code: 'TOOL_OUTCOME_UNKNOWN', message: text })
-          // a subagent call whose child ended: the child's outcome, from its log (lifecycle §10)
+          // a subagent call whose child ended: the child's outcome, from its log (docs/spec/lifecycle.md §10)
           const child = st.spawned.has(call.callId) && denied(call.callId, call.name) === null ? opts.children?.get(call.callId) : undefined
           push({
             type: 'tool/result',

@@ -6,7 +6,7 @@ export { replay, stateAt, type ReplayState } from './replay.js'
 export {
   readLog, readLogStream, isLogHeader, type ReadLogOptions, type ReadLogResult, type ReadLogSummary,
 } from './read-log.js'
-export { writeLog, type WriteLogOptions, type WriteLogResult } from './write-log.js'
+export { writeLog, type WritableLog, type WriteLogOptions, type WriteLogResult } from './write-log.js'
 export { LogHeader, type TornTail } from '../events/jsonl.js'
 export { repair, repairEvents, writeRepaired, type RepairOptions, type RepairReadOptions, type RepairResult, type WriteRepairedResult } from './repair.js'
 export { readChildOutcomes, type ChildLogSource } from './child-outcome.js'

@@ -1,7 +1,7 @@
 /**
  * `openAgent({ store, sessionId, … })`: the open-or-create call every app needs (issue 27 item 4).
  * A missing session is created; an existing one is resumed exactly as `resumeAgent({ store,
- * sessionId })` does (repaired under the write lock, pending work run, lifecycle §8). A new
+ * sessionId })` does (repaired under the write lock, pending work run, docs/spec/lifecycle.md §8). A new
  * session and an existing empty one behave like `createAgent({ store, sessionId })`.
  *
  * Race-safe by construction, with no check-then-act window: `store.create` is atomic (one

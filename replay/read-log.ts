@@ -1,8 +1,8 @@
 /**
  * readLog / readLogStream / scanLog: a JSONL log from a path or from bytes, streamed in chunks
  * through `JsonlDecoder` (events/jsonl.ts). Every defect is a `TurnlogError` naming file, line
- * (1-based), byte offset, seq and field. See docs/ARCHITECTURE.md "Decisions: JSONL" and
- * "Decisions: hostile logs".
+ * (1-based), byte offset, seq and field. See decision record "jsonl-codec" (docs/decisions/ in the repository) and
+ * decision record "hostile-logs" (docs/decisions/ in the repository).
  */
 import { constants as fsc, type Stats } from 'node:fs'
 import { open, stat, type FileHandle } from 'node:fs/promises'

@@ -1,6 +1,6 @@
 /**
- * `repairSession(store, id)`: repair in place, the store way (docs/ARCHITECTURE.md "Decisions:
- * stores", torn tails): under the session's write lock, the torn bytes are **copied** aside by the
+ * `repairSession(store, id)`: repair in place, the store way (decision record "stores" (docs/decisions/ in the repository)
+ * , torn tails): under the session's write lock, the torn bytes are **copied** aside by the
  * store (`quarantineTornTail`: quarantine file fsynced first, then the log cut back to its last
  * complete record), a torn record missing only its `\n` is appended again, and the closers are
  * appended through the same handle. Nothing else in the log is rewritten. A subagent call that
@@ -43,7 +43,7 @@ export async function repairSession(
     // decisions the store accepted and the dead owner never logged (closers.ts): logged as decided
     // (read only when a request is open: a session without one costs no decisions read)
     const decisions = opts.decisions ?? (w.acceptedDecisions && hasOpenRequest(events) ? await w.acceptedDecisions() : undefined)
-    // children that ended before their parent logged the call's result (lifecycle §10): their outcome
+    // children that ended before their parent logged the call's result (docs/spec/lifecycle.md §10): their outcome
     const children = opts.children ?? await readChildOutcomes(store, { header: w.header, events })
     const r = repairEvents({ header: w.header, events }, { ...opts, children, ...(decisions !== undefined ? { decisions } : {}) })
     if (r.closers.length) await w.append(r.closers, { expectedSeq: w.length })

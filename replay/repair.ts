@@ -11,7 +11,7 @@
  * - Whatever the kept records leave open gets the synthetic closers of `closers.ts`
  *   (reason `interrupted`), timed at the last event.
  * - A subagent call that was running gets its child's outcome when the child's log (the store, or
- *   the JSONL directory: `childLogs`) shows that this call's child ended (lifecycle §10).
+ *   the JSONL directory: `childLogs`) shows that this call's child ended (docs/spec/lifecycle.md §10).
  *
  * `repair` and `repairEvents` work in memory and write nothing; `writeRepaired` writes a result.
  * `repairFile` (what `turnlog repair LOG -o OUT` runs) does the same while the log streams: each
@@ -66,7 +66,7 @@ export interface RepairResult {
 /** Options of the repairs that read (`repair`, `repairFile`): where the children's logs are. */
 export interface RepairReadOptions extends RepairOptions {
   /**
-   * Where the logs of the parent's children are (lifecycle §10: a running subagent call whose child
+   * Where the logs of the parent's children are (docs/spec/lifecycle.md §10: a running subagent call whose child
    * ended gets the child's outcome, replay/child-outcome.ts): a `LogStore` (the parent's), or a
    * JSONL directory. Default: the directory of a log given as a path; none for bytes (the call is
    * then `TOOL_OUTCOME_UNKNOWN`). `false`: read no child. Ignored when `children` is given.
@@ -310,7 +310,7 @@ export async function repairFile(source: string, out: string, opts: RepairFileOp
       else quarantined = { offset: torn.offset, bytes: torn.bytes }
     }
     const kept = repairer.eventCount
-    // children that ended before the parent logged their call's result: their logs beside (lifecycle §10)
+    // children that ended before the parent logged their call's result: their logs beside (docs/spec/lifecycle.md §10)
     await repairer.readChildren(childSource(opts, dirname(source)))
     const closers = repairer.finish()
     for (const c of closers) {

@@ -1,8 +1,8 @@
 /**
- * Resume answers every accepted message (lifecycle.md §8): what a resumed agent owes the turn a
+ * Resume answers every accepted message (docs/spec/lifecycle.md §8): what a resumed agent owes the turn a
  * crash interrupted, decided from the repaired log alone (pure), and applied to an agent created on
  * that log. Store-agnostic: `resumeAgent` (memory, JSONL) and a PostgreSQL worker use the same two
- * functions. See docs/ARCHITECTURE.md "Decisions: resume (§8)".
+ * functions. See decision record "resume" (docs/decisions/ in the repository).
  *
  * The plan, for the last turn of the log when it ended `interrupted` (a repaired crash):
  * 1. `reinsert`: the messages that turn claimed and that never appeared as its `user/message`
@@ -14,7 +14,7 @@
  *    resume causes), an appended `user/message` or `tool/result` that no later complete (not
  *    interrupted) `assistant/message` answers. The chain, not the turn alone: a retry or resume turn
  *    that crashed before it logged anything still owes its chain's input.
- * 3. `limited`: the poison bound (lifecycle §8 as amended, issue 24). Only resume runs that
+ * 3. `limited`: the poison bound (docs/spec/lifecycle.md §8 as amended, issue 24). Only resume runs that
  *    reached their model request (a `request/header` or an `assistant/chunk` in the turn) count
  *    toward `maxResumeRuns`; runs that did not (a worker killed or fenced right after `turn/start`)
  *    are bounded separately at `maxResumeRuns × 3`, and so is re-insertion (a re-inserted message

@@ -7,14 +7,14 @@
  * 2. Creates the agent with `prefix` = the repaired log. The agent rebuilds the inbox from the
  *    durable splices (pending followups and injects survive), continues the turn numbering, and
  *    logs `request/header {reason: 'resume'}` at its first request.
- * 3. Owes the interrupted turn its answer (lifecycle §8, `resume-plan.ts`): re-inserts the
+ * 3. Owes the interrupted turn its answer (docs/spec/lifecycle.md §8, `resume-plan.ts`): re-inserts the
  *    messages it claimed but never entered (one splice at the head of next-turn, source `resume`),
  *    and arms a resume turn (`turn/start {cause: {kind: 'resume', of}}`) when its input is still
  *    unanswered; `maxResumeRuns` bounds a poison turn (`agent/error` `RESUME_LIMIT`);
  *    `rerunInterrupted: false` opts out.
  * 4. Runs pending work (unless `autoStart: false`): `agent.wake()` opens the resume turn, or the
  *    first pending prompt's turn, at once; the rest run in order; `await agent.whenIdle()` waits
- *    for them. Pending next-step items alone do not open a turn (lifecycle §3.8); they join the
+ *    for them. Pending next-step items alone do not open a turn (docs/spec/lifecycle.md §3.8); they join the
  *    next turn. Nothing is re-sent.
  *
  * Hooks: listeners given as `hooks` (and plugins) are installed before anything runs. A listener
@@ -32,7 +32,7 @@ import { RESUME_CHILD, type ChildResumer } from '../tools/types.js'
 import { openLogInStore } from './log-into-store.js'
 import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
-import { readChildOutcomes } from './child-outcome.js'
+import { assertChildOf, readChildOutcomes } from './child-outcome.js'
 import { repairSession } from './repair-session.js'
 import { applyResumePlan, planResume } from './resume-plan.js'
 
@@ -61,7 +61,7 @@ export interface ResumeOptions extends Omit<AgentOptions, 'prefix'> {
   /** @deprecated the former name of `autoStart` (still honoured when `autoStart` is not given). */
   runPending?: boolean
   /**
-   * Re-run the turn a crash interrupted (default true, lifecycle §8): re-insert the messages it
+   * Re-run the turn a crash interrupted (default true, docs/spec/lifecycle.md §8): re-insert the messages it
    * claimed but never entered, and open a resume turn when its input is unanswered. `false`: the
    * claimed messages stay unanswered (the behaviour before §8).
    */
@@ -125,7 +125,7 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
 }
 
 /**
- * Re-attachment (lifecycle §10): a running call whose tool is a `defineSubagent` tool of the
+ * Re-attachment (docs/spec/lifecycle.md §10): a running call whose tool is a `defineSubagent` tool of the
  * resumed agent keeps its step open; the agent restores it and the call resumes its child.
  */
 function reattaching(o: Pick<AgentOptions, 'tools'>): (call: { name: string }) => boolean {
@@ -138,6 +138,7 @@ function withChildResumer(options: AgentOptions): AgentOptions {
     const store = o.store as LogStore
     // the parent died between its `child/spawned` and the child's creation: created now
     if (!(await store.has(o.sessionId))) await store.create(o.sessionId, { parent })
+    else await assertChildOf(store, o.sessionId, parent) // L19: whatever sits at the id is this call's child
     return resumeAgent({ ...(o as unknown as ResumeOptions), autoStart: false })
   }
   return Object.assign(options, { [RESUME_CHILD]: resume })

@@ -1,6 +1,6 @@
 /**
  * The timeline of a session (the inspector page and `turnlog export --format chrome-trace`). Its shapes, read from the log in one pass: turns, steps, model streams, tool calls
- * (with the pool's lanes), compaction brackets, parked times (lifecycle §9) and point marks
+ * (with the pool's lanes), compaction brackets, parked times (docs/spec/lifecycle.md §9) and point marks
  * (retries, cancels, repairs, prunes, failures, verify violations; approval requests and
  * decisions, wakeups set / fired / canceled, child sessions). Positions only: every number about the session's *state* (history,
  * inbox, pending calls, usage) comes from the project's reducers (`stateAt`): inspector/src/cursor.ts.
@@ -36,7 +36,7 @@ export interface Mark {
   seq: number
   t: number
   kind: 'retry' | 'cancel' | 'repair' | 'prune' | 'failure' | 'violation' | 'steer' | 'resume' | 'gap'
-    /** lifecycle §9, §10: an approval request, its decision, a wakeup set / fired / canceled, a child session */
+    /** docs/spec/lifecycle.md §9, §10: an approval request, its decision, a wakeup set / fired / canceled, a child session */
     | 'approval' | 'decision' | 'schedule' | 'child'
   label: string
 }
@@ -83,7 +83,7 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
   let step: Bar | null = null
   let model: Bar | null = null
   let compaction: Bar | null = null
-  // lifecycle §9: the open parked time (a step/parked to the first event that ends the wait)
+  // docs/spec/lifecycle.md §9: the open parked time (a step/parked to the first event that ends the wait)
   let parked: Bar | null = null
   const calls = new Map<string, Bar>()
   const laneEnds: number[] = [] // per lane, the axis x where its last bar ends
@@ -225,7 +225,7 @@ export function buildTimeline(events: readonly LogEvent[], violations: readonly 
         marks.push({ seq: i, t, kind: 'prune', label: `pruned result of ${str(d.callId)} (${str(d.originalChars)} chars)` })
         break
       case 'resume/given-up': {
-        // lifecycle §8: resume stopped re-running the turn; the messages it names stay unanswered
+        // docs/spec/lifecycle.md §8: resume stopped re-running the turn; the messages it names stay unanswered
         const msgs = Array.isArray(d.messages) ? d.messages : []
         marks.push({ seq: i, t, kind: 'failure', label: `${givenUpText(d)}: ${msgs.length} message(s) unanswered (${msgs.slice(0, 3).map(str).join(', ')}${msgs.length > 3 ? ', …' : ''})` })
         break
@@ -273,7 +273,7 @@ function statusOfEnd(kind: string): string {
 }
 
 /**
- * "turn 4 given up after 3 runs" for a `resume/given-up` event's data (lifecycle §8), read as
+ * "turn 4 given up after 3 runs" for a `resume/given-up` event's data (docs/spec/lifecycle.md §8), read as
  * untrusted log content: the CLI's replay summary, `turnlog sessions` and the inspector use it.
  */
 export function givenUpText(d: Record<string, unknown>): string {

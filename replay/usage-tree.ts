@@ -1,5 +1,5 @@
 /**
- * Usage roll-up from the store (lifecycle §10): a session's usage folded with its children's, each
+ * Usage roll-up from the store (docs/spec/lifecycle.md §10): a session's usage folded with its children's, each
  * child's log read from the same store (the children its log names in `child/spawned`, recursively).
  * The roll-up itself is the pure reducer in reducers/usage-tree.ts.
  */

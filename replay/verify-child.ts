@@ -1,5 +1,5 @@
 /**
- * L19 across two logs (invariants.md): a child session's header names its parent session, the
+ * L19 across two logs (docs/spec/invariants.md): a child session's header names its parent session, the
  * seq of the parent's `child/spawned` for it and the call. The parent's side (where that event may
  * stand) is the log checker's (events/invariants/children.ts); this is the link between the logs.
  */

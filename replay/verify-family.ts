@@ -1,5 +1,5 @@
 /**
- * L19 across a family of logs (invariants.md, lifecycle.md §10): `verify` checks one log; a parent
+ * L19 across a family of logs (docs/spec/invariants.md, docs/spec/lifecycle.md §10): `verify` checks one log; a parent
  * and the children its subagent calls ran are checked together here. For each `child/spawned` of
  * a log, recursively:
  * - `FAMILY_HEADER`: the child's header is its own id and names the parent session, the seq of the
@@ -21,11 +21,19 @@
  *   repair's), or a `TOOL_ERROR` in a turn that ended aborted. (A call still without a result is
  *   not judged: the parent may be live, or crashed before it logged the cancel.)
  * - `FAMILY_REPEATED`: a session id appears once in the family (no child spawned twice, no cycle).
+ * - `FAMILY_UNSPAWNED`: a log in the same store whose header names a member of the family as its
+ *   parent, at a seq that member's log holds, is a child some `child/spawned` names (an orphan
+ *   child log, e.g. one copied in or left by a tool that is not this family's). One whose parent
+ *   seq is past the end of the parent's log is what a crash between creating the child and making
+ *   its `child/spawned` durable leaves: listed in `unspawned`, not a violation. Looked for among
+ *   the ids a child of that member can have (`<parent>.c…`, agent/subagent.ts) when the source
+ *   can be listed (a store or a directory).
  * - Every child's own log passes `verify` (each violation with code `INVARIANT`, its own id: L20 for
  *   a budget end among them); the root's own log too unless `root: false` (the CLI streams it).
  * Every violation names the session, its file when read from one, the seq (or line 1 for the
  * header) and the field.
  */
+import { readdir } from 'node:fs/promises'
 import type { EventOf, LogEvent } from '../events/index.js'
 import type { CheckerOptions } from '../events/invariants/types.js'
 import { TurnlogError } from '../events/errors.js'
@@ -36,7 +44,7 @@ import { verify } from './verify.js'
 
 export type FamilyCode =
   | 'FAMILY_HEADER' | 'FAMILY_CHILD_MISSING' | 'FAMILY_CHILD_UNREADABLE' | 'FAMILY_ANSWER' | 'FAMILY_END'
-  | 'FAMILY_ORPHAN' | 'FAMILY_CASCADE' | 'FAMILY_REPEATED' | 'INVARIANT'
+  | 'FAMILY_ORPHAN' | 'FAMILY_CASCADE' | 'FAMILY_REPEATED' | 'FAMILY_UNSPAWNED' | 'INVARIANT'
 
 /** A broken rule of the family, or of one member's own log (`code: 'INVARIANT'`). */
 export interface FamilyViolation {
@@ -76,6 +84,8 @@ export interface VerifyFamilyResult {
   violations: FamilyViolation[]
   /** Spawned children without a log whose call's result is an error (allowed: listed, not violations). */
   missing: Array<{ parent: string; callId: string; child: string }>
+  /** Child logs naming a member as parent at a seq past its log's end (a crash before the spawn was durable: listed, not violations). */
+  unspawned: Array<{ parent: string; child: string; file?: string; seq: number }>
 }
 
 const STARTS = new Set(['turn/start', 'step/start', 'request/header', 'tool/call'])
@@ -85,7 +95,7 @@ const ENDED = /the child session (\S+) (?:ended '([^']+)'|ran no turn)/
 export async function verifyFamily(root: FamilyLog, from: ChildLogSource | FamilyReader, opts: VerifyFamilyOptions = {}): Promise<VerifyFamilyResult> {
   const read: FamilyReader = typeof from === 'function' ? from : (id) => readChild(from, id, true)
   const { root: checkRoot = true, ...checker } = opts
-  const out: VerifyFamilyResult = { ok: true, sessions: [], violations: [], missing: [] }
+  const out: VerifyFamilyResult = { ok: true, sessions: [], violations: [], missing: [], unspawned: [] }
   const seen = new Set<string>([root.header.id])
   const own = (log: FamilyLog): void => {
     for (const v of verify(log.events, checker).violations) {
@@ -94,7 +104,9 @@ export async function verifyFamily(root: FamilyLog, from: ChildLogSource | Famil
   }
   out.sessions.push({ id: root.header.id, ...at(root), events: root.events.length })
   if (checkRoot) own(root)
+  const members: FamilyLog[] = []
   const walk = async (parent: FamilyLog): Promise<void> => {
+    members.push(parent)
     for (const e of parent.events) {
       if (e.type !== 'child/spawned') continue
       const sp = e as EventOf<'child/spawned'>
@@ -132,8 +144,48 @@ export async function verifyFamily(root: FamilyLog, from: ChildLogSource | Famil
     }
   }
   await walk(root)
+  if (typeof from !== 'function') await findUnspawned(from, members, seen, read, out)
   out.ok = out.violations.length === 0
   return out
+}
+
+/** The ids in `from` (a store's `list()`, a directory's `*.jsonl`); none when it cannot be listed. */
+async function listIds(from: ChildLogSource): Promise<string[]> {
+  try {
+    if (typeof from !== 'string') return await from.list()
+    const names = await readdir(from)
+    return names.filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -'.jsonl'.length))
+  } catch {
+    return [] // an unlistable source: nothing more can be said of it
+  }
+}
+
+/** `FAMILY_UNSPAWNED` (see the file comment): logs that name a member as parent but no `child/spawned` names. */
+async function findUnspawned(from: ChildLogSource, members: readonly FamilyLog[], seen: ReadonlySet<string>, read: FamilyReader, out: VerifyFamilyResult): Promise<void> {
+  const ids = await listIds(from)
+  for (const m of members) {
+    // a child's id starts with its parent's (cut to 96 characters for a long one): agent/subagent.ts childSessionId
+    const prefix = `${m.header.id.slice(0, 96)}.c`
+    for (const id of ids) {
+      if (!id.startsWith(prefix) || seen.has(id)) continue
+      let log: FamilyLog | undefined
+      try {
+        log = await read(id)
+      } catch {
+        continue // unreadable: not judged to be anyone's child
+      }
+      const p = log?.header.parent
+      if (log === undefined || p === undefined || p.session !== m.header.id) continue
+      if (p.seq >= m.events.length) {
+        out.unspawned.push({ parent: m.header.id, child: id, ...at(log), seq: p.seq })
+        continue
+      }
+      out.violations.push({
+        invariant: 'L19', code: 'FAMILY_UNSPAWNED', session: id, ...at(log), line: 1, field: 'parent',
+        message: `the log of ${id} names ${m.header.id} as its parent (seq ${p.seq}${p.callId !== undefined ? `, call ${p.callId}` : ''}), but no child/spawned of ${m.header.id} names it`,
+      })
+    }
+  }
 }
 
 /**

@@ -103,7 +103,7 @@ function schemaFailure(raw: unknown, position: number, registry: EventRegistry):
   try {
     registry.validate(raw, { seq: position })
   } catch (err) {
-    // verify never throws on bad input (quality.md): anything validation throws is a SCHEMA report
+    // verify never throws on bad input (docs/spec/reliability.md "Bad input"): anything validation throws is a SCHEMA report
     if (!TurnlogError.is(err)) return { invariant: 'SCHEMA', seq: position, message: `INVALID_EVENT: ${String(err)}` }
     return defectViolation(err, position)
   }

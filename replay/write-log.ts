@@ -6,7 +6,7 @@
  */
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
-import { encodeEvent, encodeHeader, type LogHeader } from '../events/jsonl.js'
+import { encodeEvent, encodeHeader, JSONL_FORMAT, type LogHeader } from '../events/jsonl.js'
 import { findLossy } from '../events/lossless.js'
 import { defaultRegistry, type EventRegistry } from '../events/registry.js'
 import { AtomicFile, exists, fileExists } from './atomic-file.js'
@@ -30,16 +30,33 @@ export interface WriteLogResult {
 const FLUSH_AT = 1 << 20
 
 /**
- * Writes `{header, events}` to `path`. Refuses (coded, nothing written) an invalid header
+ * What `writeLog` writes: a header and its events, or an agent (anything with a `sessionId` and
+ * `events`, as `Agent`), whose header is made for it: `{type: 'session', format, id: sessionId,
+ * createdAt}` with `createdAt` the time of its first event. (An agent on a store already has its
+ * log there, header included; this writes what the handle holds.)
+ */
+export type WritableLog = { header: LogHeader; events: readonly LogEvent[] } | { sessionId: string; events: readonly LogEvent[] }
+
+/** The header and events of a `WritableLog`. */
+export function logOf(log: WritableLog): { header: LogHeader; events: readonly LogEvent[] } {
+  if ('header' in log && log.header !== undefined) return { header: log.header, events: log.events }
+  const { sessionId, events } = log as { sessionId: string; events: readonly LogEvent[] }
+  return { header: { type: 'session', format: JSONL_FORMAT, id: sessionId, createdAt: events[0]?.time ?? Date.now() }, events }
+}
+
+/**
+ * Writes `{header, events}` (or an agent's log: `writeLog(path, agent)`) to `path`. Refuses
+ * (coded, nothing written) an invalid header
  * (`INVALID_HEADER`), an invalid event (`INVALID_EVENT`, `UNKNOWN_EVENT_TYPE`), a lossy value
  * (`NOT_LOSSLESS`), a seq that is not its index (`BAD_SEQ`), and an existing file (`FILE_EXISTS`).
  * I/O failures are `IO_ERROR` / `FSYNC_FAILED`; the temp file is removed.
  */
 export async function writeLog(
   path: string,
-  log: { header: LogHeader; events: readonly LogEvent[] },
+  writable: WritableLog,
   opts: WriteLogOptions = {},
 ): Promise<WriteLogResult> {
+  const log = logOf(writable)
   const checksums = opts.checksums ?? true
   const registry = opts.registry ?? defaultRegistry
   const { checksums: _drop, ...rest } = log.header

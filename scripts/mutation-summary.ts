@@ -7,7 +7,7 @@
  * leaves the equivalent mutants out of the denominator; `scoreWithHandKilled` also counts the mutants
  * of mutation/hand-killed.json (scored Survived by Stryker, killed by a named test when applied by hand).
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 interface Mutant { status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } }; mutatorName: string; replacement?: string }
@@ -16,6 +16,11 @@ interface Equivalent { line: number; mutator: string; count: number; reason: str
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dir = `${root}mutation/reports/`
+// The reports are generated (mutation/run.sh), not committed: a fresh clone has none until a run.
+if (!existsSync(dir)) {
+  console.error('No mutation reports yet: run mutation/run.sh (or `npm run mutate`) first.')
+  process.exit(1)
+}
 const reports = readdirSync(dir).filter((f) => f.endsWith('.json')).sort((a, b) => statSync(dir + a).mtimeMs - statSync(dir + b).mtimeMs)
 // Only reports made on the file's current source are merged (positions of an older source would
 // count the same mutant twice); a file no report matches keeps its latest report, flagged stale.

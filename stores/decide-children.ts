@@ -1,5 +1,5 @@
 /**
- * `store.decide` through a parent (lifecycle §10): a parked child parks its parent's call, and the
+ * `store.decide` through a parent (docs/spec/lifecycle.md §10): a parked child parks its parent's call, and the
  * parent's `approvals()` lists the child's open requests, so a person who sees them there decides
  * them there. In one process `agent.decide` routes such an id to the running child; across
  * processes (a PostgreSQL worker runs the family, an HTTP handler or another machine decides) the

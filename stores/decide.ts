@@ -1,6 +1,6 @@
 /**
  * `store.decide` for stores whose log has one writer (JSONL, memory): a decision made by any
- * process, with or without an agent running the session (lifecycle §9). Resolves when the
+ * process, with or without an agent running the session (docs/spec/lifecycle.md §9). Resolves when the
  * decision is durable.
  *
  * With a decision side channel (JSONL: stores/jsonl/decisions.ts) the decision is checked against
@@ -22,6 +22,7 @@ import {
   type ApprovalBy, type ApprovalDecision, type EventOf, type LogEvent,
 } from '../events/index.js'
 import { approvalsReducer } from '../reducers/approvals.js'
+import { checkInputSize } from '../events/input-size.js'
 import type { DecisionChannel, LogStore, LogWriter } from './types.js'
 
 export interface StoreDecideOptions {
@@ -49,12 +50,18 @@ export interface StoreDecided {
   by: ApprovalBy
   time: number
   seq: number | null
+  /**
+   * True when this call appended the decision itself because no process owned the session: the
+   * session then waits for whoever resumes it. False when the session's running owner logged it
+   * (or will: `seq` null), which carries the session on by itself.
+   */
+  loggedHere: boolean
 }
 
 /** @internal */
-export function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null): StoreDecided {
+export function decided(sessionId: string, e: EventOf<'tool/approval-decided'>, seq: number | null, loggedHere = false): StoreDecided {
   const d = e.data
-  return { sessionId, approvalId: d.approvalId, callId: d.callId, turn: d.turn, step: d.step, decision: d.decision, by: d.by, time: e.time, seq }
+  return { sessionId, approvalId: d.approvalId, callId: d.callId, turn: d.turn, step: d.step, decision: d.decision, by: d.by, time: e.time, seq, loggedHere }
 }
 
 /** @internal */
@@ -121,7 +128,7 @@ export async function decideInStore(
         if (logged !== undefined) return decided(sessionId, logged, logged.seq)
         const e = checkedDraft(sessionId, events, approvalId, decision, by, time)
         await w.append([e], { expectedSeq: events.length })
-        return decided(sessionId, e, e.seq)
+        return decided(sessionId, e, e.seq, true)
       } finally {
         await w.close()
       }
@@ -142,7 +149,7 @@ async function decideUnderLock(
     for await (const e of w.events()) events.push(e)
     const draft = checkedDraft(sessionId, events, approvalId, decision, by, clock())
     await w.append([draft], { expectedSeq: events.length })
-    return decided(sessionId, draft, draft.seq)
+    return decided(sessionId, draft, draft.seq, true)
   } finally {
     await w.close()
   }
@@ -176,6 +183,12 @@ export function decisionEvent(
   if (r === undefined) throw new TurnlogError('UNKNOWN_APPROVAL', `no approval ${JSON.stringify(approvalId)} was requested in session ${sessionId}`, where)
   if (r.decision !== null) {
     throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} was already decided (${r.decision.decision.kind} by ${r.decision.by.kind}, seq ${r.decision.seq})`, { ...where, seq: r.decision.seq })
+  }
+  // docs/spec/lifecycle.md §9 "Expiry": once expiresAt has passed the approval is the clock's (denied by expired,
+  // logged by whoever opens the session next); a person's late decision is refused, even when no
+  // process ran the session to log the expiry
+  if (by.kind === 'user' && r.expiresAt !== undefined && time >= r.expiresAt) {
+    throw new TurnlogError('APPROVAL_DECIDED', `approval ${approvalId} expired at ${new Date(r.expiresAt).toISOString()}: it is denied (APPROVAL_EXPIRED), a late decision is refused`, { ...where, seq: r.seq })
   }
   if (decision.kind === 'approve' && decision.arguments !== undefined) {
     const ask = events.some((e) => e.type === 'tool/call' && e.seq < r.seq && (e as EventOf<'tool/call'>).data.callId === r.callId)
@@ -222,14 +235,19 @@ export function checkDecision(input: unknown): ApprovalDecision {
   if (kind === 'deny') {
     const reason = (input as { reason?: unknown }).reason
     if (reason !== undefined && typeof reason !== 'string') throw new TurnlogError('INVALID_ARGUMENT', "a denial's reason must be a string", { field: 'decision.reason' })
+    if (reason !== undefined) checkInputSize(reason, 'decision.reason')
     return reason === undefined ? { kind: 'deny' } : { kind: 'deny', reason }
   }
   if (kind !== 'approve') throw new TurnlogError('INVALID_ARGUMENT', "a decision's kind is 'approve' or 'deny'", { field: 'decision.kind' })
   const args = (input as { arguments?: unknown }).arguments
   if (args === undefined) return { kind: 'approve' }
+  // a string's size is known before anything is walked; any other value is measured as its JSON
+  if (typeof args === 'string') checkInputSize(args, 'decision.arguments')
   const lossy = findLossy(args, 'arguments')
   if (lossy) throw new TurnlogError('INVALID_ARGS', `edited arguments must be JSON: ${lossy.why} at ${lossy.path}`, { field: 'decision.arguments' })
-  return { kind: 'approve', arguments: JSON.stringify(args) }
+  const text = JSON.stringify(args)
+  checkInputSize(text, 'decision.arguments')
+  return { kind: 'approve', arguments: text }
 }
 
 /** @internal */

@@ -58,7 +58,7 @@ class MemoryStore implements LogStore {
   async create(id: string, init: HeaderInit = {}): Promise<LogHeader> {
     assertSessionId(id)
     const header = makeHeader(id, init, this.#clock)
-    if (this.#sessions.has(id)) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id })
+    if (this.#sessions.has(id)) throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id })
     this.#sessions.set(id, { header, events: [], token: 0, owner: null })
     return header
   }
@@ -72,7 +72,7 @@ class MemoryStore implements LogStore {
       throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
     }
     const entry = this.#sessions.get(id)
-    if (!entry) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+    if (!entry) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id })
     if (mode === 'read') return new MemoryReader(id, entry.header, entry.events.slice())
     if (entry.owner) {
       throw new TurnlogError('SESSION_OWNED', 'the session has a writer already (in this process)', {

@@ -1,5 +1,5 @@
 /**
- * The store contract (api.md "Stores"): every log store — memory, jsonl, sqlite, postgres — offers
+ * The store contract (docs/spec/api.md "Stores"): every log store — memory, jsonl, sqlite, postgres — offers
  * the same `LogStore`, and one contract test suite (`test/stores/contract.ts`) runs against each.
  *
  * - `create(id, header?)` makes an empty session (`SESSION_EXISTS` if it is there already).
@@ -22,7 +22,7 @@ import type { LogHeader, TornTail } from '../events/jsonl.js'
 import type { ApprovalBy, ApprovalDecision } from '../events/approvals.js'
 
 /**
- * A decision as a store's side channel holds it (lifecycle §9: the first decision wins, whoever
+ * A decision as a store's side channel holds it (docs/spec/lifecycle.md §9: the first decision wins, whoever
  * makes it). `time` is when it was claimed (epoch ms).
  */
 export interface DecisionRecord {
@@ -134,7 +134,7 @@ export interface LogWriter extends LogReader {
   quarantineTornTail?(): Promise<{ file: string; bytes: number; offset: number } | null>
   /**
    * The session's decision side channel (JSONL: `<id>.decisions/`), when the store has one: other
-   * processes decide while this handle owns the session (lifecycle §9).
+   * processes decide while this handle owns the session (docs/spec/lifecycle.md §9).
    */
   readonly decisions?: DecisionChannel
   /**
@@ -151,8 +151,11 @@ export interface LogStore {
   readonly kind: string
   /** Creates an empty session; resolves with its header. `SESSION_EXISTS`, `INVALID_SESSION_ID`. */
   create(id: string, header?: HeaderInit): Promise<LogHeader>
+  /** A read snapshot of the session (the records complete when it opened). `SESSION_NOT_FOUND`. */
   open(id: string, mode: 'read'): Promise<LogReader>
+  /** The single writer's handle (`SESSION_OWNED` while another holds it; `SESSION_NOT_FOUND`). */
   open(id: string, mode: 'write', opts?: OpenWriteOptions): Promise<LogWriter>
+  /** Either of the above, by `mode`. */
   open(id: string, mode: OpenMode, opts?: OpenWriteOptions): Promise<LogReader | LogWriter>
   /** Every session id in the store, sorted. */
   list(): Promise<string[]>

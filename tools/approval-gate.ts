@@ -1,5 +1,5 @@
 /**
- * One step's approvals (lifecycle §9), as the tool scheduler (scheduler.ts) holds them: asking
+ * One step's approvals (docs/spec/lifecycle.md §9), as the tool scheduler (scheduler.ts) holds them: asking
  * (`needsApproval` for every call right after the assistant message; an `ask` verdict after its
  * call's `tool/call`), deciding (a person through the agent, the expiry timer, a steer, a cancel),
  * and parking (`step/parked` whenever only decisions are owed). The scheduler decides when a call
@@ -87,6 +87,9 @@ export class ApprovalGate implements ApprovalRun {
     const env = this.#calls.env
     for (const rec of this.#host.recs) {
       if (env.signal.aborted) return
+      // a tool that never asks costs no parse here (the call stage parses its arguments once, B5)
+      const named = isProviderApproval(rec.call) ? undefined : env.tools.get(rec.call.name)
+      if (named !== undefined && (named.needsApproval === undefined || named.needsApproval === false)) continue
       const prepared = prepareCall(rec.call, env.tools)
       if (prepared.problem !== undefined || prepared.tool === undefined) continue // fails anyway, asks nobody
       const tool = prepared.tool
@@ -171,7 +174,7 @@ export class ApprovalGate implements ApprovalRun {
    */
   cancelOpen(): void {
     // detached: a disposed parked agent's run may still wake (its signal aborts as the agent winds
-    // down); the session stays parked (lifecycle §9) and its log is closed, so nothing is decided
+    // down); the session stays parked (docs/spec/lifecycle.md §9) and its log is closed, so nothing is decided
     if (this.#closed) return
     this.#superseding = false // the cancel decides them instead
     this.rounds?.cancelOpen()

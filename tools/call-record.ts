@@ -8,7 +8,7 @@ import { callTransition, initialCallSnapshot, type CallEvent, type CallSnapshot 
 import type { PreparedCall } from './define.js'
 import type { ToolOutcome } from './types.js'
 
-/** A call's request for a person's decision (lifecycle §9). */
+/** A call's request for a person's decision (docs/spec/lifecycle.md §9). */
 export interface CallApproval {
   readonly id: string
   /** Asked by a `tools/pre-execute` `ask` (after its `tool/call`), not by `needsApproval`. */

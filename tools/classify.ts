@@ -1,5 +1,5 @@
 /**
- * Execution-mode classification (lifecycle §5): a call is `parallel` only if its tool exists, its
+ * Execution-mode classification (docs/spec/lifecycle.md §5): a call is `parallel` only if its tool exists, its
  * arguments parse and validate, and `isConcurrencySafe(args)` returns exactly `true`. Anything
  * else — an unknown tool, invalid arguments, no classifier, a truthy non-`true`, a throw — is
  * `exclusive`. Pure: the scheduler calls it again right before each start.
@@ -8,7 +8,8 @@ import type { ToolCallBlock } from '../events/index.js'
 import { prepareCall, type PreparedCall } from './define.js'
 import type { AnyTool } from './types.js'
 
-export type ExecutionMode = 'parallel' | 'exclusive'
+export type { ExecutionMode } from '../machines/call.js'
+import type { ExecutionMode } from '../machines/call.js'
 
 export function classify(call: Pick<ToolCallBlock, 'name' | 'arguments'>, tools: ReadonlyMap<string, AnyTool>): ExecutionMode {
   return classifyPrepared(prepareCall(call, tools))

@@ -1,5 +1,5 @@
 /**
- * Closing a failed tool run (lifecycle §5, L5): after the scheduler itself failed, every call of
+ * Closing a failed tool run (docs/spec/lifecycle.md §5, L5): after the scheduler itself failed, every call of
  * the step still gets exactly one result, in model order. Out of scheduler.ts because it only
  * reads the calls' records and writes to the log: no scheduling state is involved.
  */

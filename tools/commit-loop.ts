@@ -1,5 +1,5 @@
 /**
- * The scheduler's commit loop (lifecycle §5): whenever the next call in model order has settled,
+ * The scheduler's commit loop (docs/spec/lifecycle.md §5): whenever the next call in model order has settled,
  * its `tools/post-execute`, its `tool/result` and its additional contexts, so that results and
  * contexts are in model order. One loop at a time (`pump` starts it unless it runs); split from
  * scheduler.ts, which starts the calls and shares the run's counters with it.
@@ -69,7 +69,7 @@ export class CommitLoop {
 
   async #commit(rec: CallRec): Promise<void> {
     const run = this.run
-    // A call a decision denied (lifecycle §9, L17) has the decision's result (DENIED,
+    // A call a decision denied (docs/spec/lifecycle.md §9, L17) has the decision's result (DENIED,
     // APPROVAL_EXPIRED, ABORTED_BEFORE_DISPATCH): no hook may turn it into BLOCKED, nor into ABORTED
     // when the hook is abandoned in the grace period (its body never ran, there is nothing to
     // redact). So it is not offered to tools/post-execute, like the denied pair of a needsApproval

@@ -7,8 +7,10 @@ import { z } from 'zod'
 import { Block, TurnlogError, findLossy, isProviderApproval, type ToolErrorInfo, type ToolSpec } from '../events/index.js'
 import type { AnyTool, Tool, ToolOutcome } from './types.js'
 import { providerApprovalTool } from './provider-approval.js'
+import { checkSchema, formatIssues, isToolSchema, notSchemaHint, type ToolSchema } from './schema.js'
+import { toJsonSchema } from './schema-json.js'
 
-/** The `tool/result.error.code`s the scheduler writes (lifecycle §5, plus the two hook codes). */
+/** The `tool/result.error.code`s the scheduler writes (docs/spec/lifecycle.md §5, plus the two hook codes). */
 export const TOOL_ERROR_CODES = [
   'UNKNOWN_TOOL',
   'INVALID_ARGS',
@@ -23,7 +25,7 @@ export const TOOL_ERROR_CODES = [
   'HOOK_ERROR',
   /** A `tools/post-execute` listener returned `block {feedback}`. */
   'BLOCKED',
-  /** An approval nobody decided before its `expiresAt` (lifecycle §9). */
+  /** An approval nobody decided before its `expiresAt` (docs/spec/lifecycle.md §9). */
   'APPROVAL_EXPIRED',
   /** A client tool's round nobody answered before its `expiresAt` (docs/spec/lifecycle.md §11). */
   'INPUT_EXPIRED',
@@ -35,12 +37,21 @@ export const TOOL_ERROR_CODES = [
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number]
 
 /**
- * Checks a tool definition and returns it unchanged, typed: `args` in `execute` and
- * `isConcurrencySafe` are inferred from the zod `parameters`. The JSON Schema is computed here
- * once, so a schema that JSON Schema cannot express (a `z.date()`, a `z.custom()`) fails at
- * definition time with `INVALID_ARGUMENT`, not in the middle of a turn.
+ * A tool name every provider accepts: OpenAI's function names and Anthropic's tool names are both
+ * ASCII letters, digits, `_` and `-`, at most 64 characters (the narrower of the two limits).
  */
-export function defineTool<P extends z.ZodType, O = unknown>(input: (Tool<P, O> & { client?: false }) | ClientToolDefinition<P, O>): Tool<P, O> {
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * Checks a tool definition and returns it unchanged, typed: `args` in `execute` and
+ * `isConcurrencySafe` are inferred from `parameters`, which may be any Standard Schema v1 — zod 4,
+ * zod 3.25+ (classic or `zod/v4`), valibot, arktype — or a plain JSON Schema given through
+ * `jsonSchema(schema)`; `output` likewise. The JSON Schema the model sees is computed here once
+ * (see `toolSpec`), so a schema that has none (a `z.date()`, a `z.custom()`, a valibot schema
+ * without `@valibot/to-json-schema` installed) fails at definition time with `INVALID_ARGUMENT`
+ * naming the library and what to do, not in the middle of a turn.
+ */
+export function defineTool<P extends ToolSchema, O = unknown>(input: (Tool<P, O> & { client?: false }) | ClientToolDefinition<P, O>): Tool<P, O> {
   let def = input as Tool<P, O>
   if (typeof input === 'object' && input !== null && (input as { client?: unknown }).client === true) {
     if ((input as { execute?: unknown }).execute !== undefined) {
@@ -57,9 +68,12 @@ export function defineTool<P extends z.ZodType, O = unknown>(input: (Tool<P, O> 
   const where = typeof def?.name === 'string' && def.name !== '' ? `tool '${def.name}'` : 'tool'
   if (typeof def !== 'object' || def === null) throw new TurnlogError('INVALID_ARGUMENT', 'a tool definition must be an object')
   if (typeof def.name !== 'string' || def.name === '') throw new TurnlogError('INVALID_ARGUMENT', 'a tool needs a non-empty name', { field: 'name' })
+  if (!TOOL_NAME.test(def.name)) {
+    throw new TurnlogError('INVALID_ARGUMENT', `tool name ${JSON.stringify(def.name)} is refused by the providers: use 1 to 64 ASCII letters, digits, '_' or '-'`, { field: 'name' })
+  }
   if (typeof def.description !== 'string') throw new TurnlogError('INVALID_ARGUMENT', `${where}: description must be a string`, { field: 'description' })
-  if (!isZodSchema(def.parameters)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: parameters must be a zod schema`, { field: 'parameters' })
-  if (def.output !== undefined && !isZodSchema(def.output)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: output must be a zod schema`, { field: 'output' })
+  if (!isToolSchema(def.parameters)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: parameters must be a schema (${SCHEMA_KINDS})${notSchemaHint(def.parameters)}`, { field: 'parameters' })
+  if (def.output !== undefined && !isToolSchema(def.output)) throw new TurnlogError('INVALID_ARGUMENT', `${where}: output must be a schema (${SCHEMA_KINDS})${notSchemaHint(def.output)}`, { field: 'output' })
   if (typeof def.execute !== 'function') throw new TurnlogError('INVALID_ARGUMENT', `${where}: execute must be a function`, { field: 'execute' })
   if (def.isConcurrencySafe !== undefined && typeof def.isConcurrencySafe !== 'function') {
     throw new TurnlogError('INVALID_ARGUMENT', `${where}: isConcurrencySafe must be a function`, { field: 'isConcurrencySafe' })
@@ -87,32 +101,31 @@ export function defineTool<P extends z.ZodType, O = unknown>(input: (Tool<P, O> 
  * `agent.answer(requestId, { action: 'accept', responses: { output } })` (or `turnlog/http`'s
  * client-side tool flow).
  */
-export type ClientToolDefinition<P extends z.ZodType, O = unknown> = Omit<Tool<P, O>, 'execute' | 'description' | 'client'> & {
+export type ClientToolDefinition<P extends ToolSchema, O = unknown> = Omit<Tool<P, O>, 'execute' | 'description' | 'client'> & {
   client: true
   description?: string
 }
 
-function isZodSchema(v: unknown): v is z.ZodType {
-  return typeof v === 'object' && v !== null && '_zod' in v && typeof (v as { safeParse?: unknown }).safeParse === 'function'
-}
+const SCHEMA_KINDS = 'a Standard Schema such as zod, valibot or arktype, or jsonSchema({...})'
 
 const specCache = new WeakMap<object, ToolSpec>()
 
 /**
- * What the model sees of a tool: `{name, description, parameters}`, the parameters converted by
- * zod 4's `z.toJSONSchema` from the **input** side of the schema (what the model must send: a
- * field with a default is optional), with `additionalProperties: false` on every object that does
- * not accept unknown keys (`z.object`, `z.strictObject`; a `z.looseObject` stays open) and without
- * the `$schema` member — the shape of `example.jsonl`. Cached per tool object.
+ * What the model sees of a tool: `{name, description, parameters}`, the parameters' JSON Schema of
+ * the **input** side (what the model must send: a field with a default is optional) whatever library
+ * wrote them: zod 4's `z.toJSONSchema`, the library's Standard JSON Schema, `zod-to-json-schema` for
+ * zod 3, `@valibot/to-json-schema` for valibot, or the `jsonSchema()` document as given. Every
+ * object that does not accept unknown keys has `additionalProperties: false` (a `z.looseObject`
+ * stays open), and there is no `$schema` member — the shape of `example.jsonl`. Cached per tool object.
  */
 export function toolSpec(tool: AnyTool): ToolSpec {
   const cached = specCache.get(tool)
   if (cached && cached.name === tool.name && cached.description === tool.description) return cached
-  // The JSON text of a parameters schema is cached per schema object (zod schemas are immutable):
+  // The JSON text of a parameters schema is cached per schema object (schemas are immutable):
   // a tool set rebuilt per agent over shared schemas (the fuzzer, B7) converts each schema once.
   let json = jsonSchemaCache.get(tool.parameters)
   if (json === undefined) {
-    json = jsonSchemaText(tool)
+    json = JSON.stringify(toJsonSchema(tool.parameters, `tool '${tool.name}': its parameters`, 'parameters'))
     jsonSchemaCache.set(tool.parameters, json)
   }
   // A JSON round trip: the spec goes into `request/header`, which must be lossless JSON; each spec
@@ -123,30 +136,6 @@ export function toolSpec(tool: AnyTool): ToolSpec {
 }
 
 const jsonSchemaCache = new WeakMap<object, string>()
-
-function jsonSchemaText(tool: AnyTool): string {
-  let schema: Record<string, unknown>
-  try {
-    schema = z.toJSONSchema(tool.parameters, {
-      io: 'input',
-      override: ({ zodSchema, jsonSchema }) => {
-        const def = (zodSchema as { _zod: { def: { type: string; catchall?: unknown } } })._zod.def
-        if (def.type === 'object' && def.catchall === undefined && jsonSchema.additionalProperties === undefined) {
-          jsonSchema.additionalProperties = false
-        }
-      },
-    }) as Record<string, unknown>
-  } catch (err) {
-    throw new TurnlogError(
-      'INVALID_ARGUMENT',
-      `tool '${tool.name}': its parameters have no JSON Schema (${err instanceof Error ? err.message : String(err)})`,
-      { field: 'parameters' },
-      { cause: err },
-    )
-  }
-  const { $schema: _drop, ...rest } = schema
-  return JSON.stringify(rest)
-}
 
 /**
  * The model's raw argument string as a value: empty (or only whitespace) is `{}`; text that is not
@@ -165,7 +154,7 @@ export function parseArguments(raw: string): unknown {
 /** A call resolved against the registry: its tool, its arguments, and what is wrong with it. */
 export interface PreparedCall {
   tool: AnyTool | undefined
-  /** The validated arguments (zod's output) when valid, else the parsed raw value. */
+  /** The validated arguments (the schema's output) when valid, else the parsed raw value. */
   args: unknown
   /** `UNKNOWN_TOOL` or `INVALID_ARGS`; absent when the call can run. */
   problem?: ToolErrorInfo
@@ -184,12 +173,16 @@ export function prepareCall(call: { name: string; arguments: string; providerExe
   return v.ok ? { tool, args: v.args } : { tool, args: parsed, problem: v.error }
 }
 
-/** zod validation of parsed arguments; failure is `INVALID_ARGS` with zod's issues in the message. */
+/**
+ * Validation of parsed arguments by the tool's own schema; failure is `INVALID_ARGS` with one
+ * `✖ problem` line per issue, each followed by `→ at path.of[0].field` when it has a path, the
+ * same layout whatever library wrote the schema.
+ */
 export function validateArguments(tool: AnyTool, parsed: unknown): { ok: true; args: unknown } | { ok: false; error: ToolErrorInfo } {
   try {
-    const r = tool.parameters.safeParse(parsed)
-    if (r.success) return { ok: true, args: r.data }
-    return { ok: false, error: { code: 'INVALID_ARGS', message: `Invalid arguments for tool '${tool.name}':\n${z.prettifyError(r.error)}` } }
+    const r = checkSchema(tool.parameters, parsed)
+    if (r.ok) return { ok: true, args: r.value }
+    return { ok: false, error: { code: 'INVALID_ARGS', message: `Invalid arguments for tool '${tool.name}':\n${formatIssues(r.issues)}` } }
   } catch (err) {
     // An async refinement or a throwing transform: the schema cannot validate synchronously.
     return { ok: false, error: { code: 'INVALID_ARGS', message: `Invalid arguments for tool '${tool.name}': validation threw: ${errorText(err)}` } }
@@ -205,7 +198,7 @@ const RichOutput = z.array(Block)
 
 /**
  * A body's output as a result: validated against `tool.output` when declared
- * (`INVALID_TOOL_OUTPUT` with zod's issues), then converted — a string is one text block,
+ * (`INVALID_TOOL_OUTPUT` with the schema's issues), then converted — a string is one text block,
  * `undefined` is no block, `{content: Block[]}` is taken as is, anything else is its JSON text.
  * Output that cannot be stored (not JSON-serialisable, a lone surrogate, malformed blocks) is
  * `INVALID_TOOL_OUTPUT` too.
@@ -224,9 +217,9 @@ function convertOutput(tool: AnyTool, value: unknown): ToolOutcome {
   let out = value
   if (tool.output !== undefined) {
     try {
-      const r = tool.output.safeParse(value)
-      if (!r.success) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an invalid output:\n${z.prettifyError(r.error)}`)
-      out = r.data
+      const r = checkSchema(tool.output, value)
+      if (!r.ok) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an invalid output:\n${formatIssues(r.issues)}`)
+      out = r.value
     } catch (err) {
       return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}': output validation threw: ${errorText(err)}`)
     }
@@ -235,7 +228,14 @@ function convertOutput(tool: AnyTool, value: unknown): ToolOutcome {
   if ('error' in c) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be a result: ${c.error}`)
   const lossy = findLossy(c.content, 'content')
   if (lossy) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be stored: ${lossy.why} at ${lossy.path}`)
-  return { content: c.content }
+  // a value that is neither text nor blocks is logged as its JSON, marked so a UI can show the value
+  return isJsonValue(out) ? { content: c.content, json: true } : { content: c.content }
+}
+
+/** True for the outputs `outputToContent` writes as JSON text (not a string, `undefined` or `{content}` blocks). */
+function isJsonValue(value: unknown): boolean {
+  if (typeof value === 'string' || value === undefined) return false
+  return !(typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { content?: unknown }).content))
 }
 
 /** The conversion rule of `outputToOutcome`, without validation. */

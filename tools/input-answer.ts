@@ -6,7 +6,7 @@
  * naming the field (`responses.address/city`), or `INVALID_ARGUMENT` for something that is not an
  * answer. The caller logs nothing then.
  */
-import { z } from 'zod'
+import { checkSchema, formatIssues } from './schema.js'
 import { TurnlogError, findLossy, type InputAnswer, type InputRequests } from '../events/index.js'
 import { errorText } from './define.js'
 import { jsonSchemaProblem } from './json-schema-check.js'
@@ -68,8 +68,8 @@ export async function checkAnswer(requests: InputRequests, input: unknown, ctx: 
         if (out === undefined) break
         let problem: string | null
         try {
-          const r = out.safeParse(v)
-          problem = r.success ? null : z.prettifyError(r.error)
+          const r = checkSchema(out, v)
+          problem = r.ok ? null : formatIssues(r.issues)
         } catch (err) {
           problem = `output validation threw: ${errorText(err)}`
         }

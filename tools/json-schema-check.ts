@@ -1,29 +1,18 @@
 /**
- * The one place that validates a value against a JSON Schema (a form's schema, docs/spec/lifecycle.md
- * §11). Behind this small module so that the validator can be swapped; today it is Ajv, loaded on
- * first use (importing `turnlog` does not load it). Compiled validators are cached per schema text.
+ * The one place that validates a value against a form's JSON Schema (docs/spec/lifecycle.md §11):
+ * the same validator as `jsonSchema()` tool schemas, so a form and a tool accept the same
+ * documents. Validators are cached per schema text (an app asks the same form many times).
  */
-type Validate = ((value: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string; params?: Record<string, unknown> }> | null }
+import { jsonSchema, type JsonSchema } from './json-schema.js'
 
-let ajv: Promise<{ compile(schema: object): Validate }> | null = null
-const cache = new Map<string, Validate>()
+const cache = new Map<string, JsonSchema>()
 const CACHE_MAX = 256
 
-function load(): Promise<{ compile(schema: object): Validate }> {
-  ajv ??= import('ajv').then((m) => {
-    const mod = m as unknown as { default: unknown }
-    const Ajv = ((mod.default as { default?: unknown }).default ?? mod.default) as new (o: object) => { compile(schema: object): Validate }
-    // strict: false: schemas come from tools and servers, which use keywords Ajv's strict mode refuses
-    return new Ajv({ allErrors: false, strict: false })
-  })
-  return ajv
-}
-
-async function compiled(schema: Record<string, unknown>): Promise<Validate> {
+function compiled(schema: Record<string, unknown>): JsonSchema {
   const key = JSON.stringify(schema)
   const hit = cache.get(key)
   if (hit !== undefined) return hit
-  const v = (await load()).compile(schema)
+  const v = jsonSchema(schema)
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!)
   cache.set(key, v)
   return v
@@ -32,7 +21,7 @@ async function compiled(schema: Record<string, unknown>): Promise<Validate> {
 /** Whether `schema` is a JSON Schema the validator can use: null when it is, else why not. */
 export async function schemaProblem(schema: Record<string, unknown>): Promise<string | null> {
   try {
-    await compiled(schema)
+    compiled(schema)
     return null
   } catch (err) {
     return err instanceof Error ? err.message : String(err)
@@ -44,16 +33,16 @@ export async function schemaProblem(schema: Record<string, unknown>): Promise<st
  * pointer (`/address/city`, `` for the value itself).
  */
 export async function jsonSchemaProblem(schema: Record<string, unknown>, value: unknown): Promise<{ pointer: string; message: string } | null> {
-  let v: Validate
+  let v: JsonSchema
   try {
-    v = await compiled(schema)
+    v = compiled(schema)
   } catch (err) {
     return { pointer: '', message: `the schema cannot be used: ${err instanceof Error ? err.message : String(err)}` }
   }
-  if (v(value)) return null
-  const e = v.errors?.[0]
+  const r = v['~standard'].validate(value)
+  if (r instanceof Promise || !('issues' in r) || r.issues === undefined) return null
+  const e = r.issues[0]
   if (e === undefined) return { pointer: '', message: 'does not match the schema' }
-  const missing = e.params?.missingProperty
-  const pointer = typeof missing === 'string' ? `${e.instancePath}/${missing}` : e.instancePath
-  return { pointer, message: e.message ?? 'does not match the schema' }
+  const path = (e.path ?? []).map((p) => String(typeof p === 'object' && p !== null ? p.key : p).replace(/~/g, '~0').replace(/\//g, '~1'))
+  return { pointer: path.length === 0 ? '' : `/${path.join('/')}`, message: e.message }
 }

@@ -1,4 +1,4 @@
-/** The tool pool's size option (`maxParallelToolCalls`, lifecycle §5): its default and its check. */
+/** The tool pool's size option (`maxParallelToolCalls`, docs/spec/lifecycle.md §5): its default and its check. */
 import { TurnlogError } from '../events/index.js'
 
 /** The default of `maxParallelToolCalls`. */

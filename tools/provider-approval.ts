@@ -1,7 +1,7 @@
 /**
  * A provider-executed call the provider asked a person to approve (issue 23: the AI SDK's
  * `tool-approval-request`, e.g. an OpenAI MCP tool with `require_approval`). turnlog does not run
- * it; it goes through the approvals of lifecycle §9 like a `needsApproval: true` tool whose "body"
+ * it; it goes through the approvals of docs/spec/lifecycle.md §9 like a `needsApproval: true` tool whose "body"
  * only records the approval: the call's `tool/call` + `tool/result` are the decision, which the
  * AI SDK adapter sends back to the provider as a `tool-approval-response` with the next request
  * (approved unless the result is an error; a denial's result text is the person's reason). The

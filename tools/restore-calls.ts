@@ -1,8 +1,8 @@
 /**
- * A parked step's calls restored from the log (lifecycle §9), for the scheduler (scheduler.ts):
+ * A parked step's calls restored from the log (docs/spec/lifecycle.md §9), for the scheduler (scheduler.ts):
  * committed calls stay committed, requests keep their decisions, an `ask` call that waits is
  * started (its pre-execute ran before the stop) and waits again. Nothing already done is done
- * again (R10). A call that ran beside a re-attached child (lifecycle §10) is settled with its §8
+ * again (R10). A call that ran beside a re-attached child (docs/spec/lifecycle.md §10) is settled with its §8
  * result and committed in its place.
  */
 import type { PreVerdict } from './call-machine.js'
@@ -32,7 +32,7 @@ export function restoreRecs(
       committed = i + 1
       started = i + 1
     } else if (c.callSeq !== null && c.unknown !== undefined) {
-      // it ran beside a re-attached child at a crash (lifecycle §8, §10): settled with its §8
+      // it ran beside a re-attached child at a crash (docs/spec/lifecycle.md §8, §10): settled with its §8
       // result, committed in model order by the commit loop, never run again
       rec.outcome = errorOutcome(c.unknown.code, c.unknown.message)
       rec.restoredOutcome = true
@@ -52,7 +52,7 @@ export function restoreRecs(
 /**
  * The restored calls that continue, each with the verdict it continues from: an `ask` call waits
  * for its decision, then runs (or is refused) as it would have; a call whose child ran at a crash
- * (lifecycle §10) runs its body again, which re-attaches the child (its pre-execute allowed it
+ * (docs/spec/lifecycle.md §10) runs its body again, which re-attaches the child (its pre-execute allowed it
  * before the crash: not asked again). Committed and never-started calls are not continued.
  */
 export function continuing(recs: readonly CallRec[], calls: readonly RestoredCall[]): Array<{ rec: CallRec; verdict: PreVerdict }> {

@@ -1,5 +1,5 @@
 /**
- * The tool scheduler (lifecycle §5): runs one step's tool calls in model order.
+ * The tool scheduler (docs/spec/lifecycle.md §5): runs one step's tool calls in model order.
  *
  * - An `exclusive` call is a barrier: it starts when every earlier call has committed, and nothing
  *   after it starts before it commits.
@@ -137,7 +137,7 @@ class ToolRun {
         if (env.restored !== undefined) {
           if (env.restored.parked !== false) this.#gate.restore(env.restored.decidedSinceParked)
         } else {
-          // lifecycle §9: every needsApproval question of the step is asked before any call starts
+          // docs/spec/lifecycle.md §9: every needsApproval question of the step is asked before any call starts
           await this.#gate.askAll()
         }
       }
@@ -222,7 +222,7 @@ class ToolRun {
   }
 
   /**
-   * The first call waiting for a person, when only people are owed (lifecycle §9 "Parked", §11):
+   * The first call waiting for a person, when only people are owed (docs/spec/lifecycle.md §9 "Parked", §11):
    * the start loop cannot start its next call, every running call waits for a decision or an
    * answer, and the next call in model order cannot commit.
    */
@@ -271,7 +271,7 @@ class ToolRun {
       const rec = recs[this.#n.started]!
       if (rec.approval !== null) {
         // A needsApproval call holds its place as a barrier: the calls before it commit, then it
-        // waits for its decision (parked when nothing else is owed; lifecycle §9 "Order").
+        // waits for its decision (parked when nothing else is owed; docs/spec/lifecycle.md §9 "Order").
         const approval = rec.approval
         const undecided = (): boolean => this.#n.committed < this.#n.started || approval.decided === null
         while (undecided() && !this.#stopped()) await this.#startWait(undecided)
@@ -377,7 +377,7 @@ class ToolRun {
   async #runCall(rec: CallRec, verdictKnown: () => void): Promise<void> {
     let verdict: PreVerdict
     if (rec.approvalProblem !== null) {
-      // its needsApproval policy failed: no pre-execute, no body (lifecycle §9)
+      // its needsApproval policy failed: no pre-execute, no body (docs/spec/lifecycle.md §9)
       verdict = { kind: 'refused', error: rec.approvalProblem }
     } else {
       // tools/pre-execute, serially in model order: wait for the previous call's pre stage.
@@ -425,7 +425,7 @@ class ToolRun {
   }
 
   /**
-   * An `ask` verdict (lifecycle §9): the request right after the call's `tool/call`, then the body
+   * An `ask` verdict (docs/spec/lifecycle.md §9): the request right after the call's `tool/call`, then the body
    * waits for the decision. A call a person already approved is not asked again.
    */
   async #asked(rec: CallRec, question: string | undefined, verdictKnown: () => void): Promise<PreVerdict> {

@@ -3,7 +3,7 @@
  * scheduler the step's tool calls in model order and a `ToolEnv` that appends events, runs hooks
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
-import type { z } from 'zod'
+import type { StandardSchemaV1 } from '@standard-schema/spec'
 import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
@@ -78,7 +78,7 @@ export const CHILD_HOST: unique symbol = Symbol.for('turnlog.childHost')
 
 /**
  * @internal The key, on an agent's options, of the function that resumes a child session for a
- * re-attached subagent call (lifecycle §10). `resumeAgent` (replay/) sets it: agent/ cannot import
+ * re-attached subagent call (docs/spec/lifecycle.md §10). `resumeAgent` (replay/) sets it: agent/ cannot import
  * the repair it needs. An agent without it never restores a step to re-attach children.
  */
 export const RESUME_CHILD: unique symbol = Symbol.for('turnlog.resumeChild')
@@ -90,7 +90,7 @@ export const RESUME_CHILD: unique symbol = Symbol.for('turnlog.resumeChild')
 export type ChildResumer = (options: Record<string, unknown> & { store: unknown; sessionId: string }, parent: { session: string; seq: number; callId: string }) => Promise<unknown>
 
 /**
- * @internal What a subagent call needs of its parent (lifecycle §10): the parent's session and
+ * @internal What a subagent call needs of its parent (docs/spec/lifecycle.md §10): the parent's session and
  * store, and the one append it may make while it runs, `child/spawned`.
  */
 export interface ChildHost {
@@ -100,14 +100,14 @@ export interface ChildHost {
   /** Appends `child/spawned` for this call; returns its seq (the child's header names it, L19). */
   spawned(child: string): number
   /**
-   * Registers the running child with its parent while the call runs (lifecycle §10): its open
+   * Registers the running child with its parent while the call runs (docs/spec/lifecycle.md §10): its open
    * approvals are listed and decided through the parent, and its parking parks the parent.
    * Returns the unregister (called when the call ends).
    */
   attach?(child: LiveChild): () => void
   /**
    * Present when this call was running when its parent's process died and the parent was resumed
-   * (lifecycle §10): the call's child already exists (its `child/spawned` is logged, and `spawned`
+   * (docs/spec/lifecycle.md §10): the call's child already exists (its `child/spawned` is logged, and `spawned`
    * returns that seq without appending), so the body resumes the child session with these options
    * (repair under its own lock, its interrupted turn re-run, a parked step restored) instead of
    * creating it. Resolves to the resumed child agent, not yet woken.
@@ -129,24 +129,47 @@ export interface LiveChild {
   usage(): unknown
   /** Denies its open approvals (and its children's) `by: superseded`: its parent was steered. */
   supersedeApprovals?(): number
+  /** Its open input rounds and its children's (`agent.inputs()`, docs/spec/lifecycle.md §11). */
+  inputs?(): ReadonlyArray<{ requestId: string; session: string }>
+  /** Answers one of them (`agent.answer`): logged in the log of the session that asked. */
+  answer?(requestId: string, answer: unknown, options?: unknown): Promise<void>
+  /** Answers its open rounds (and its children's) `cancel` `by: superseded`: its parent was steered. */
+  supersedeInputs?(): number
+  /** Parked with something owed to a person now (not a parked step about to take a held decision). */
+  owesPerson?(): boolean
+  /** Makes every event it committed durable (`agent.flush()`): a parent's `flush()` covers its running children. */
+  flush?(): Promise<void>
+  /** `agent.dispose()`: a parked family is disposed child first, each left parked (docs/spec/lifecycle.md §9, §10). */
+  dispose?(): Promise<void>
 }
 
-export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
+/** The arguments a tool's body gets: the output side of its `parameters` schema. */
+export type ToolArgs<P extends StandardSchemaV1> = StandardSchemaV1.InferOutput<P>
+
+/**
+ * A tool. Its schemas may come from any Standard Schema v1 library (zod 4, zod 3.25+ classic or
+ * `zod/v4`, valibot, arktype, …) or be plain JSON Schema through `jsonSchema()`. Other members may
+ * be added by later versions; a definition is checked by `defineTool`.
+ */
+export interface Tool<P extends StandardSchemaV1 = StandardSchemaV1, O = unknown> {
   name: string
   description: string
-  /** zod schema of the arguments; the model sees its JSON Schema. */
+  /**
+   * Schema of the arguments; the model sees its JSON Schema (`toolSpec`), and arguments that fail
+   * it are the call's `INVALID_ARGS` result naming each bad field.
+   */
   parameters: P
   /**
-   * Optional zod schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. The body
+   * Optional schema of the output; an output that fails it is `INVALID_TOOL_OUTPUT`. The body
    * returns the schema's *input* side (`O`), because its value goes through the schema: with a
    * transforming schema such as `z.number().transform(String)` the body returns a number and the
    * result holds the transformed string.
    */
-  output?: z.ZodType<unknown, O>
+  output?: StandardSchemaV1<O, unknown>
   /** The body. Its return value becomes the result text (strings as is, other values as JSON), or
    * return `{ content: Block[] }` for rich results. A throw is a `TOOL_ERROR` result. Returning
    * `ctx.inputRequired(…)` ends a round instead (docs/spec/lifecycle.md §11). */
-  execute(args: z.infer<P>, ctx: ToolContext): Promise<O> | O
+  execute(args: ToolArgs<P>, ctx: ToolContext): Promise<O> | O
   /**
    * A client tool (docs/spec/lifecycle.md §11): no body here. Its call logs one `client` round, and
    * the accepted response (validated against `output` when given) is the call's result.
@@ -155,16 +178,16 @@ export interface Tool<P extends z.ZodType = z.ZodType, O = unknown> {
   /** A client tool's round: `timeoutMs` answers it `cancel` `by: expired` (the call's `INPUT_EXPIRED` result) after this long. */
   input?: { timeoutMs?: number }
   /** Exactly `true` makes the call parallel-safe; anything else (or a throw) makes it exclusive. */
-  isConcurrencySafe?(args: z.infer<P>): boolean
+  isConcurrencySafe?(args: ToolArgs<P>): boolean
   /** Per-call timeout; past it the call's signal aborts and the result is `TOOL_TIMEOUT`. */
   timeoutMs?: number
   /**
-   * Whether a call needs a person's decision before its body runs (lifecycle §9): `true`, or a
+   * Whether a call needs a person's decision before its body runs (docs/spec/lifecycle.md §9): `true`, or a
    * policy over the validated arguments, evaluated right after the step's assistant message for
    * every call in model order. Only exactly `true` asks; a policy that throws or answers anything
    * but a boolean is that call's `HOOK_ERROR` result (its body never runs).
    */
-  needsApproval?: boolean | ApprovalPolicy<z.infer<P>>
+  needsApproval?: boolean | ApprovalPolicy<ToolArgs<P>>
   /** `timeoutMs`: how long a request waits (from the agent's clock) before it is decided `by: expired`. */
   approval?: { timeoutMs?: number }
 }
@@ -182,9 +205,9 @@ export interface ApprovalContext {
   signal: AbortSignal
 }
 
-export type AnyTool = Tool<z.ZodType, unknown>
+export type AnyTool = Tool<StandardSchemaV1, unknown>
 
-/** `tools/pre-execute` decision. `ask` asks a person (lifecycle §9: `tool/approval-requested` after the call's
+/** `tools/pre-execute` decision. `ask` asks a person (docs/spec/lifecycle.md §9: `tool/approval-requested` after the call's
  * `tool/call`; the body waits for the decision); an already approved call's `ask` is an `allow`. */
 export type PreExecuteDecision = { kind: 'allow' } | { kind: 'deny'; reason: string } | { kind: 'ask'; question?: string }
 
@@ -197,6 +220,8 @@ export type PostExecuteDecision =
 export interface ToolOutcome {
   content: Block[]
   error?: { code: string; message: string }
+  /** The output was a JSON value (not text, not `{content}` blocks): `content` is its JSON text. */
+  json?: true
   /** @internal The body ended a round (`ctx.inputRequired`): not a result yet. */
   required?: unknown
 }
@@ -220,7 +245,7 @@ export interface ToolEnv {
   appendResult(call: ToolCallBlock, callSeq: number, outcome: ToolOutcome): EventOf<'tool/result'>
   /** Queues a context message into next-step (an inbox splice). */
   queueContext(message: UserMessage): void
-  /** Child sessions (lifecycle §10): given to each call's context; absent in bare tool runs. */
+  /** Child sessions (docs/spec/lifecycle.md §10): given to each call's context; absent in bare tool runs. */
   children?: {
     session: string
     store: unknown
@@ -243,15 +268,15 @@ export interface ToolEnv {
   within?<T>(value: Promise<T>, where: string): Promise<T>
   /** Tells whether a rejection of `within` is an abandonment. */
   isAbandoned?(error: unknown): boolean
-  /** Approvals (lifecycle §9); absent: `ask` is a denial, `needsApproval` is not read. */
+  /** Approvals (docs/spec/lifecycle.md §9); absent: `ask` is a denial, `needsApproval` is not read. */
   approvals?: ApprovalEnv
   /** A parked step restored from the log: where each call stands (with `approvals`). */
   restored?: {
     calls: readonly RestoredCall[]
     decidedSinceParked: boolean
     /**
-     * The step stands parked (lifecycle §9; the default). False for a step restored because a
-     * subagent call was running at a crash (lifecycle §10): it runs on, status `running`.
+     * The step stands parked (docs/spec/lifecycle.md §9; the default). False for a step restored because a
+     * subagent call was running at a crash (docs/spec/lifecycle.md §10): it runs on, status `running`.
      */
     parked?: boolean
   }
@@ -261,7 +286,7 @@ export interface ToolEnv {
 }
 
 /**
- * The driver's side of approvals (lifecycle §9). Absent: an `ask` verdict is a `DENIED` result
+ * The driver's side of approvals (docs/spec/lifecycle.md §9). Absent: an `ask` verdict is a `DENIED` result
  * ("nobody answered") and `needsApproval` is not evaluated (a bare `runToolCalls`).
  */
 export interface ApprovalEnv {
@@ -269,7 +294,7 @@ export interface ApprovalEnv {
   request(call: ToolCallBlock, question: string | undefined, timeoutMs: number | undefined): { approvalId: string; expiresAt?: number }
   /**
    * Claims a decision before it is logged (the store's side channel decides which decision wins
-   * across processes, lifecycle §9): returns the winner, ours or one claimed first elsewhere.
+   * across processes, docs/spec/lifecycle.md §9): returns the winner, ours or one claimed first elsewhere.
    */
   claim(approvalId: string, decision: ApprovalDecision, by: ApprovalBy): { won: boolean; decision: ApprovalDecision; by: ApprovalBy }
   /** Appends `tool/approval-decided`. */
@@ -353,7 +378,7 @@ export interface RestoredRound {
 }
 
 /**
- * A call of a parked step restored from the log (lifecycle §9: resume restores the parked step as
+ * A call of a parked step restored from the log (docs/spec/lifecycle.md §9: resume restores the parked step as
  * it is). In model order, one per tool-call block of the step's assistant message.
  */
 export interface RestoredCall {
@@ -366,14 +391,14 @@ export interface RestoredCall {
   approval: { id: string; ask: boolean; expiresAt?: number; decided: { decision: ApprovalDecision; by: ApprovalBy } | null } | null
   /**
    * A started call whose body was running a child session at a crash (its `child/spawned` seq and
-   * the child's id, lifecycle §10): the scheduler runs its body again, which re-attaches the child
+   * the child's id, docs/spec/lifecycle.md §10): the scheduler runs its body again, which re-attaches the child
    * (its pre-execute verdict was `allow` before the crash, so the hooks are not asked again).
    */
   child?: { id: string; seq: number }
   /** Its last round (docs/spec/lifecycle.md §11), when it asked one and has no result yet. */
   input?: RestoredRound
   /**
-   * A started call that ran beside a re-attached child at a crash (lifecycle §8, §10): its body may
+   * A started call that ran beside a re-attached child at a crash (docs/spec/lifecycle.md §8, §10): its body may
    * have run, so it is not run again; this is its result (`TOOL_OUTCOME_UNKNOWN`), committed in model
    * order without `tools/post-execute` (nothing ran in this process for a hook to see).
    */

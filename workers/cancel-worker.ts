@@ -22,6 +22,7 @@
 import type { Agent } from '../agent/types.js'
 import type { CancelCause } from '../events/data.js'
 import type { LogEvent } from '../events/envelope.js'
+import type { CancelInboxRow, CancelRequestRow, WorkerBackend } from './backend.js'
 
 /** What the handler needs of a session run (session-run.ts's `SessionRun` provides it). */
 export interface CancelRun {
@@ -31,7 +32,7 @@ export interface CancelRun {
   readonly handed: Set<string>
   readonly writer: { expectMove(messageId: string): void; readonly live: boolean }
   readonly pool: {
-    readonly store: { readonly pool: { query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }> } }
+    readonly backend: Pick<WorkerBackend, 'cancelRequests' | 'cancelInbox' | 'cancelHandled'>
     readonly stats: { moved: number }
     report(err: unknown, sessionId?: string): void
   }
@@ -42,8 +43,7 @@ export interface CancelRun {
   readonly first?: { cancels: boolean }
 }
 
-interface RequestRow { n: string; cause: string; sent_before: string; length_at: number }
-interface InboxRow { message_id: string; moved_seq: number | null; target: string; message: string }
+type RequestRow = CancelRequestRow
 
 /** Requests being handled by this process (a poll must not handle one twice). */
 const inFlight = new WeakMap<CancelRun, Set<string>>()
@@ -59,11 +59,9 @@ export async function handleCancels(run: CancelRun): Promise<void> {
       // still resuming: the start handles the open requests once the agent exists
       if (!agent && run.first) run.first.cancels = true
       if (!agent || !run.writer.live) return []
-      const r = await run.pool.store.pool.query(
-        `SELECT n::text AS n, cause::text AS cause, sent_before::text AS sent_before, length_at
-         FROM turnlog_cancels WHERE session_id = $1 AND handled_at IS NULL ORDER BY n`, [run.id])
+      const requests = await run.pool.backend.cancelRequests(run.id)
       const out: Array<Promise<void>> = []
-      for (const req of r.rows as RequestRow[]) {
+      for (const req of requests) {
         if (busy.has(req.n)) continue
         busy.add(req.n)
         let done: Promise<void>
@@ -93,11 +91,7 @@ async function apply(run: CancelRun, agent: Agent, req: RequestRow): Promise<{ d
   const named = [...queuedNow(), ...(openTurn(agent.events as readonly LogEvent[])?.userIds ?? [])]
   // the sent messages this request covers that can still matter: not in the log yet, moved in
   // after the request was recorded, or queued / claimed by the open turn now
-  const r = await run.pool.store.pool.query(
-    `SELECT message_id, moved_seq, target, message::text AS message FROM turnlog_inbox
-     WHERE session_id = $1 AND n <= $2::bigint AND (moved_seq IS NULL OR moved_seq >= $3 OR message_id = ANY($4::text[]))
-     ORDER BY n`, [run.id, req.sent_before, req.length_at, named])
-  const before = r.rows as InboxRow[]
+  const before: CancelInboxRow[] = await run.pool.backend.cancelInbox(run.id, req.sent_before, req.length_at, named)
   const covered = new Set(before.map((x) => x.message_id))
   let cause: CancelCause = { kind: 'user' }
   try {
@@ -143,9 +137,7 @@ async function apply(run: CancelRun, agent: Agent, req: RequestRow): Promise<{ d
     let endSeq: number | null = null
     if (turn !== null) endSeq = await turnEnd(agent, turn)
     await agent.flush()
-    await run.pool.store.pool.query(
-      'UPDATE turnlog_cancels SET handled_at = now(), outcome = $2, end_seq = $3 WHERE n = $1::bigint AND handled_at IS NULL',
-      [req.n, outcome, endSeq])
+    await run.pool.backend.cancelHandled(req.n, outcome, endSeq)
   })()
   return { done }
 }

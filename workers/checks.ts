@@ -20,9 +20,14 @@ export interface CheckedRun extends CancelRun {
 
 type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
 
+/** The PostgreSQL check (`$1` the served ids, `$2` their children): one statement for all three. */
+export const CHECK_SQL = `SELECT session_id, false AS cancel FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL
+       UNION SELECT session_id, false FROM turnlog_decisions WHERE session_id = ANY($1 || $2::text[]) AND logged_seq IS NULL
+       UNION SELECT session_id, true FROM turnlog_cancels WHERE session_id = ANY($1) AND handled_at IS NULL`
+
 /**
  * One statement: which of `runs` have unmoved input, unlogged decisions or open stop requests, and
- * which of `children` (child sessions served inside those runs, lifecycle §10) have unlogged
+ * which of `children` (child sessions served inside those runs, docs/spec/lifecycle.md §10) have unlogged
  * decisions (`pokeChild` hands them over).
  */
 export async function checkSessions(
@@ -31,13 +36,20 @@ export async function checkSessions(
 ): Promise<void> {
   const ids = [...runs.keys()]
   if (ids.length === 0) return
+  await checkWith(async () => (await query(CHECK_SQL, [ids, children])).rows as CheckRow[], runs, report, children, pokeChild)
+}
+
+/** A row of the check: a session with something owed (`cancel`: an open stop request). */
+export interface CheckRow { session_id: string; cancel: boolean }
+
+/** Runs a store's check (`find`) and hands each session what it found. Never throws. */
+export async function checkWith(
+  find: () => Promise<CheckRow[]>, runs: ReadonlyMap<string, CheckedRun>, report: (err: unknown) => void,
+  children: readonly string[] = [], pokeChild: (id: string) => void = () => {},
+): Promise<void> {
+  if (runs.size === 0) return
   try {
-    const r = await query(
-      `SELECT session_id, false AS cancel FROM turnlog_inbox WHERE session_id = ANY($1) AND moved_seq IS NULL
-       UNION SELECT session_id, false FROM turnlog_decisions WHERE session_id = ANY($1 || $2::text[]) AND logged_seq IS NULL
-       UNION SELECT session_id, true FROM turnlog_cancels WHERE session_id = ANY($1) AND handled_at IS NULL`, [ids, children],
-    )
-    for (const row of r.rows as Array<{ session_id: string; cancel: boolean }>) {
+    for (const row of await find()) {
       const run = runs.get(row.session_id)
       if (!run) {
         if (children.includes(row.session_id)) pokeChild(row.session_id)

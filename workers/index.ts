@@ -1,6 +1,6 @@
 /**
  * `turnlog/stores/postgres`: the store for sessions shared by many processes and machines, and
- * the workers that serve them (api.md "Stores" → "Across machines"). Needs the optional peer
+ * the workers that serve them (docs/spec/api.md "Stores" → "Across machines"). Needs the optional peer
  * dependency `pg`; importing `turnlog` never loads this module.
  *
  * This file is the package entry of that path (package.json "exports"): the workers run agents,

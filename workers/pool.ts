@@ -1,14 +1,14 @@
 /**
  * `runWorkers({ store, concurrency, leaseMs, agent })`: serve the sessions of a postgres store
- * from any number of processes (api.md "Across machines"; docs/ARCHITECTURE.md "Decisions:
- * PostgreSQL store and workers").
+ * from any number of processes (docs/spec/api.md "Across machines"; decision record "postgres-workers" (docs/decisions/ in the repository)
+ * ).
  *
  * - **Claim**: one statement takes up to `concurrency - active` sessions that have sent input and
  *   no holder, or a lease that expired (its holder died or stalled), expired leases first:
  *   `FOR UPDATE SKIP LOCKED` (two workers never wait on, or both take, one session), bumping
  *   each token.
  * - **Serve**: the session is repaired and resumed under the new lease (`resumeAgent`: closers
- *   for what the last holder left open; lifecycle §8: the interrupted turn is re-run, so a message
+ *   for what the last holder left open; docs/spec/lifecycle.md §8: the interrupted turn is re-run, so a message
  *   a dead worker had accepted gets its answer; pending prompts run), then sent messages are moved into
  *   the agent in send order (`agent.send` with the message's id; the append that logs the splice
  *   marks them moved in the same transaction). The writer heartbeats the lease.
@@ -30,21 +30,21 @@
  */
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import pg from 'pg'
 import { TurnlogError } from '../events/errors.js'
-import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
 import { handleCancels } from './cancel-worker.js'
-import { checkSessions } from './checks.js'
-import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
-import { DUE } from '../stores/postgres/decisions.js'
-import { SessionRun, type InboxRow, type RunHost, type WorkerAgentOptions } from './session-run.js'
+import { checkWith } from './checks.js'
+import { SessionRun, type RunHost, type WorkerAgentOptions } from './session-run.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
-import type { PgWriter } from '../stores/postgres/writer.js'
+import type { SqliteStore } from '../stores/sqlite/store.js'
+import type { WorkerBackend, WorkerStore, WorkerWriter } from './backend.js'
+import { PgBackend } from './pg-backend.js'
+import { SqliteBackend } from './sqlite-backend.js'
 
 export type { WorkerAgentOptions } from './session-run.js'
 
 export interface WorkerOptions {
-  store: PostgresStore
+  /** `postgresStore(...)` (many machines) or `sqliteStore(file)` (several processes on one machine). */
+  store: PostgresStore | SqliteStore
   /** The options of each session's agent (model, tools, hooks, …). May be async. */
   agent: (sessionId: string) => WorkerAgentOptions | Promise<WorkerAgentOptions>
   /** Sessions served at once by this process. Default 8. */
@@ -54,7 +54,8 @@ export interface WorkerOptions {
   leaseMs?: number
   /** Fallback polling period: claims (expired leases, due times), and the check of the sessions
    * served here for input and stop requests while the LISTEN connection is down; while it is up,
-   * that check runs every max(pollMs, leaseMs / 2) (checks.ts). Default min(1000, leaseMs / 2). */
+   * that check runs every max(pollMs, leaseMs / 2) (checks.ts). Default min(1000, leaseMs / 2);
+   * on SQLite (no NOTIFY: polling is how input is found) min(100, leaseMs / 2). */
   pollMs?: number
   /** How long an idle session is kept (waiting for more input) before it is handed back. Default
    * min(1000, leaseMs / 2); 0 hands back at once. */
@@ -80,7 +81,8 @@ export function runWorkers(opts: WorkerOptions): Workers {
 
 class WorkerPool implements Workers, RunHost {
   readonly workerId: string
-  readonly store: PostgresStore
+  readonly store: WorkerStore
+  readonly backend: WorkerBackend
   readonly concurrency: number
   readonly leaseMs: number
   readonly pollMs: number
@@ -95,9 +97,6 @@ class WorkerPool implements Workers, RunHost {
   #timer: NodeJS.Timeout | null = null
   #beatTimer: NodeJS.Timeout | null = null
   #beating = false
-  #listener: pg.Client | pg.PoolClient | null = null
-  #listenerRetry: NodeJS.Timeout | null = null
-  #listenFailures = 0
   #stopped: Promise<void> | null = null
   /** When the fallback check last ran (checks.ts). */
   #checkedAt = 0
@@ -107,18 +106,31 @@ class WorkerPool implements Workers, RunHost {
   readonly #notedCancel = new Set<string>()
 
   constructor(readonly opts: WorkerOptions) {
-    if (!opts || typeof opts.agent !== 'function' || !opts.store || opts.store.kind !== 'postgres') {
-      throw new TurnlogError('INVALID_ARGUMENT', 'runWorkers needs { store: postgresStore(...), agent: (sessionId) => options }', { field: 'store' })
+    const kind = (opts?.store as { kind?: unknown } | undefined)?.kind
+    if (!opts || typeof opts.agent !== 'function' || !opts.store || (kind !== 'postgres' && kind !== 'sqlite')) {
+      throw new TurnlogError('INVALID_ARGUMENT', 'runWorkers needs { store: postgresStore(...) or sqliteStore(file), agent: (sessionId) => options }', { field: 'store' })
     }
-    this.store = opts.store
     this.concurrency = intOption(opts.concurrency, 8, 'concurrency')
     this.leaseMs = intOption(opts.leaseMs, 10_000, 'leaseMs')
-    this.pollMs = intOption(opts.pollMs, Math.max(20, Math.min(1000, Math.floor(this.leaseMs / 2))), 'pollMs')
+    const pollCap = kind === 'sqlite' ? 100 : 1000
+    this.pollMs = intOption(opts.pollMs, Math.max(20, Math.min(pollCap, Math.floor(this.leaseMs / 2))), 'pollMs')
     this.lingerMs = opts.lingerMs === 0 ? 0 : intOption(opts.lingerMs, Math.min(1000, Math.floor(this.leaseMs / 2)), 'lingerMs')
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    this.backend = kind === 'sqlite'
+      ? new SqliteBackend(opts.store as SqliteStore)
+      : new PgBackend(opts.store as PostgresStore, this.pollMs, (err) => this.report(err))
+    this.store = this.backend.store
     this.#timer = setInterval(() => this.#tick(), this.pollMs)
     this.#beatTimer = setInterval(() => void this.#beat(), Math.max(10, Math.floor(this.leaseMs / 3)))
-    void this.#listen()
+    this.backend.listen({
+      input: (id) => this.#onInput(id),
+      cancel: (id) => this.#onCancel(id),
+      connected: () => {
+        if (this.stopping) return
+        this.claimSoon()
+        this.#check()
+      },
+    })
     this.claimSoon()
   }
 
@@ -138,14 +150,15 @@ class WorkerPool implements Workers, RunHost {
     if (this.stopping) return
     this.claimSoon()
     const quietMs = Math.max(this.pollMs, Math.floor(this.leaseMs / 2))
-    if (this.#listener === null || Date.now() - this.#checkedAt >= quietMs) this.#check()
+    if (!this.backend.listening || Date.now() - this.#checkedAt >= quietMs) this.#check()
   }
 
   /** The fallback check of every session served here, and of their children (checks.ts). */
   #check(): void {
     this.#checkedAt = Date.now()
     const children = [...this.runs.values()].flatMap((r) => r.childIds())
-    void checkSessions((sql, params) => this.store.pool.query(sql, params), this.runs, (err) => this.report(err),
+    const ids = [...this.runs.keys()]
+    void checkWith(() => this.backend.check(ids, children), this.runs, (err) => this.report(err),
       children, (id) => this.#pokeChild(id))
   }
 
@@ -170,15 +183,7 @@ class WorkerPool implements Workers, RunHost {
     if (live.length === 0) return
     this.#beating = true
     try {
-      const q = this.#listener ?? this.store.pool
-      const r = await q.query(
-        `UPDATE turnlog_sessions s SET lease_until = clock_timestamp() + $1 * interval '1 millisecond'
-         FROM unnest($2::text[], $3::bigint[]) AS h(id, token)
-         WHERE s.id = h.id AND s.token = h.token AND s.lease_owner IS NOT NULL AND s.lease_until > clock_timestamp()
-         RETURNING s.id`,
-        [this.leaseMs, live.map((x) => x.id), live.map((x) => x.writer.token)],
-      )
-      const kept = new Set((r.rows as Array<{ id: string }>).map((x) => x.id))
+      const kept = await this.backend.beat(this.leaseMs, live.map((x) => ({ id: x.id, token: x.writer.token })))
       for (const run of live) if (!kept.has(run.id)) run.writer.leaseLost()
     } catch (err) {
       // a broken connection: the next beat, or the append's own check, decides
@@ -226,30 +231,12 @@ class WorkerPool implements Workers, RunHost {
     const skip = [...this.runs.keys(), ...this.backoff.keys()]
     this.#notedInput.clear()
     this.#notedCancel.clear()
-    const r = await this.store.pool.query(
-      `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
-         lease_until = clock_timestamp() + $2 * interval '1 millisecond'
-       FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
-                 OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
-               AND NOT (id = ANY($4))
-               -- a child session (lifecycle §10) is served by its parent's call, never on its own
-               AND header->'parent'->>'callId' IS NULL
-             ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
-       WHERE s.id = pick.id
-       RETURNING s.id, s.token, s.length, s.header::text AS header,
-         EXISTS (SELECT 1 FROM turnlog_cancels c WHERE c.session_id = s.id AND c.handled_at IS NULL) AS cancels,
-         EXISTS (SELECT 1 FROM turnlog_decisions d WHERE d.session_id = s.id AND d.logged_seq IS NULL) AS decisions,
-         (SELECT json_agg(json_build_object('message_id', i.message_id, 'target', i.target, 'wake', i.wake, 'message', i.message::text) ORDER BY i.n)::text
-          FROM turnlog_inbox i WHERE i.session_id = s.id AND i.moved_seq IS NULL) AS inbox,
-         CASE WHEN s.due_at <= clock_timestamp() THEN round(extract(epoch FROM clock_timestamp() - s.due_at) * 1000) END AS overdue_ms`,
-      [this.workerId, this.leaseMs, room, skip],
-    )
-    for (const row of r.rows as Array<{ id: string; token: string; length: number; header: string; cancels: boolean; decisions: boolean; inbox: string | null; overdue_ms: string | null }>) {
+    const claimed = await this.backend.claim(this.workerId, this.leaseMs, room, skip)
+    for (const row of claimed) {
       this.stats.claimed++
-      let writer: PgWriter
+      let writer: WorkerWriter
       try {
-        writer = this.store.adopt(row.id, Number(row.token), row.length, row.header, this.leaseMs, false)
+        writer = row.adopt()
       } catch (err) {
         this.report(err, row.id)
         this.backoff.set(row.id, Date.now() + this.leaseMs)
@@ -258,8 +245,8 @@ class WorkerPool implements Workers, RunHost {
       const noted = this.#notedInput.has(row.id)
       const run = new SessionRun(this, row.id, writer, {
         cancels: row.cancels || this.#notedCancel.has(row.id), decisions: row.decisions || noted,
-        inbox: noted ? null : inboxRows(row.inbox),
-        overdueMs: row.overdue_ms === null ? null : Number(row.overdue_ms),
+        inbox: noted ? null : row.inbox,
+        overdueMs: row.overdueMs,
       })
       this.runs.set(row.id, run)
       void run.run().finally(() => {
@@ -269,82 +256,24 @@ class WorkerPool implements Workers, RunHost {
     }
   }
 
-  async #listen(): Promise<void> {
+  /** An early wake (NOTIFY) for input: the run that holds the session pulls, else a claim. */
+  #onInput(id: string): void {
     if (this.stopping) return
-    let c: pg.Client | pg.PoolClient | null = null
-    // Issue 24 item 2: the client's 'error' handler is attached before it can emit (a server
-    // restart's 57P01 admin_shutdown during or right after connect was an unhandled 'error' that
-    // killed the worker). A lost LISTEN connection is retried with backoff; it never throws.
-    const lost = (err?: unknown) => {
-      if (err !== undefined) this.report(err)
-      if (c === null || this.#listener !== c) return
-      this.#listener = null
-      this.#retryListen()
+    const run = this.runs.get(id)
+    if (run) void run.pull()
+    else if (this.#pokeChild(id)) return // a decision for a child served here (docs/spec/lifecycle.md §10)
+    else {
+      if (this.#claiming) this.#notedInput.add(id)
+      this.claimSoon()
     }
-    try {
-      if (this.store.connectionString) {
-        const client = new pg.Client({ connectionString: this.store.connectionString })
-        client.on('error', lost)
-        client.on('end', () => lost())
-        c = client
-        await client.connect()
-      } else {
-        const client = await this.store.pool.connect()
-        client.on('error', lost)
-        client.on('end', () => lost())
-        c = client
-      }
-    } catch (err) {
-      this.report(err)
-      if (c) endClient(c)
-      this.#retryListen()
-      return
-    }
-    c.on('notification', (msg) => {
-      if (this.stopping || !msg.payload) return
-      if (msg.channel === CANCEL_CHANNEL) {
-        const held = this.runs.get(msg.payload)
-        if (held) void handleCancels(held)
-        else if (this.#claiming) this.#notedCancel.add(msg.payload)
-        return
-      }
-      if (msg.channel !== INPUT_CHANNEL) return
-      const run = this.runs.get(msg.payload)
-      if (run) void run.pull()
-      else if (this.#pokeChild(msg.payload)) return // a decision for a child served here (lifecycle §10)
-      else {
-        if (this.#claiming) this.#notedInput.add(msg.payload)
-        this.claimSoon()
-      }
-    })
-    try {
-      await c.query(`LISTEN ${INPUT_CHANNEL}; LISTEN ${CANCEL_CHANNEL}`)
-    } catch (err) {
-      this.report(err)
-      endClient(c)
-      this.#retryListen()
-      return
-    }
-    if (this.stopping) {
-      endClient(c)
-      return
-    }
-    this.#listener = c
-    this.#listenFailures = 0
-    // input sent while we were not listening: catch up now
-    this.claimSoon()
-    this.#check()
   }
 
-  /** Reconnects the LISTEN client after pollMs, doubling per failure in a row up to 5 s (a server
-   * that is restarting is not hammered; polling serves the sessions meanwhile). */
-  #retryListen(): void {
-    if (this.stopping || this.#listenerRetry) return
-    const delay = Math.min(5000, this.pollMs * 2 ** Math.min(this.#listenFailures++, 8))
-    this.#listenerRetry = setTimeout(() => {
-      this.#listenerRetry = null
-      void this.#listen()
-    }, delay)
+  /** An early wake for a stop request. */
+  #onCancel(id: string): void {
+    if (this.stopping) return
+    const held = this.runs.get(id)
+    if (held) void handleCancels(held)
+    else if (this.#claiming) this.#notedCancel.add(id)
   }
 
   stop(): Promise<void> {
@@ -353,34 +282,14 @@ class WorkerPool implements Workers, RunHost {
       this.#stopped = (async () => {
         if (this.#timer) clearInterval(this.#timer)
         for (const r of this.runs.values()) r.wake()
-        if (this.#listenerRetry) clearTimeout(this.#listenerRetry)
         await this.#claiming?.catch(() => {})
         await Promise.all([...this.runs.values()].map((r) => r.done))
         if (this.#beatTimer) clearInterval(this.#beatTimer)
-        const l = this.#listener
-        this.#listener = null
-        if (l) endClient(l)
+        this.backend.close()
       })()
     }
     return this.#stopped
   }
-}
-
-/** The claim's `inbox` column (json text of the unmoved rows, or null for none); null when it
- * cannot be read (the start then reads the inbox itself). */
-function inboxRows(text: string | null): InboxRow[] | null {
-  if (text === null) return []
-  try {
-    const rows = JSON.parse(text) as unknown
-    return Array.isArray(rows) ? (rows as InboxRow[]) : null
-  } catch {
-    return null
-  }
-}
-
-function endClient(c: pg.Client | pg.PoolClient): void {
-  if ('release' in c && typeof c.release === 'function') c.release(true)
-  else void (c as pg.Client).end().catch(() => {})
 }
 
 function intOption(v: unknown, dflt: number, field: string): number {

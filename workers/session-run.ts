@@ -8,16 +8,14 @@ import type { Agent } from '../agent/types.js'
 import { TurnlogError } from '../events/errors.js'
 import { resumeAgent, type ResumeOptions } from '../replay/resume.js'
 import type { LogStore, LogWriter, OpenMode } from '../stores/types.js'
-import type { PostgresStore } from '../stores/postgres/store.js'
-import type { PgWriter } from '../stores/postgres/writer.js'
+import type { InboxRow, WorkerBackend, WorkerStore, WorkerWriter } from './backend.js'
 import { handleCancels } from './cancel-worker.js'
 import { pullDecisions } from '../stores/postgres/pull-decisions.js'
 
 /** What a worker passes to `resumeAgent` for a session: the agent's options but its store. */
 export type WorkerAgentOptions = Omit<ResumeOptions, 'store' | 'sessionId' | 'log' | 'storeWriter' | 'prefix'>
 
-/** One unmoved sent message (`turnlog_inbox`), as the pull reads it. */
-export interface InboxRow { message_id: string; target: string; wake: boolean; message: string }
+export type { InboxRow } from './backend.js'
 
 /** What the claim read for the start of a run (pool.ts). */
 export interface FirstRead {
@@ -31,7 +29,9 @@ export interface FirstRead {
 
 /** What a session run needs of its worker pool (`runWorkers`' pool provides it). */
 export interface RunHost {
-  readonly store: PostgresStore
+  readonly store: WorkerStore
+  /** The store's statements (pg-backend.ts, sqlite-backend.ts). */
+  readonly backend: WorkerBackend
   readonly opts: { agent: (sessionId: string) => WorkerAgentOptions | Promise<WorkerAgentOptions> }
   readonly leaseMs: number
   readonly pollMs: number
@@ -59,11 +59,11 @@ export class SessionRun {
   #wakeIdle: (() => void) | null = null
   failed = false
   /**
-   * The write handles of the children this run's subagent calls opened (lifecycle §10): a child is
+   * The write handles of the children this run's subagent calls opened (docs/spec/lifecycle.md §10): a child is
    * never claimed on its own, so a decision recorded for it elsewhere reaches it through this run
    * (pool.ts routes the NOTIFY and the fallback check here). Closed ones are pruned when read.
    */
-  readonly #children = new Map<string, PgWriter>()
+  readonly #children = new Map<string, WorkerWriter>()
 
   /**
    * @param first what the claim saw (pool.ts): whether a stop request is open, whether a
@@ -71,7 +71,7 @@ export class SessionRun {
    *   instead of reading again (a NOTIFY or the fallback check brings what was committed later;
    *   one that meets the run before its agent exists makes the start read everything).
    */
-  constructor(readonly pool: RunHost, readonly id: string, readonly writer: PgWriter,
+  constructor(readonly pool: RunHost, readonly id: string, readonly writer: WorkerWriter,
     readonly first: FirstRead = { cancels: true, decisions: true, inbox: null }) {}
 
   run(): Promise<void> {
@@ -84,7 +84,7 @@ export class SessionRun {
     try {
       const options = await logClock(await pool.opts.agent(id), writer, this.first.overdueMs ?? null, (err) => pool.report(err, id))
       // The error listener is installed with the agent (creation-time hooks), before resume's plan
-      // runs: RESUME_LIMIT and a store failure while repairing reach onError (lifecycle §8).
+      // runs: RESUME_LIMIT and a store failure while repairing reach onError (docs/spec/lifecycle.md §8).
       const onError = (e: { error?: unknown; where?: string } | undefined) => {
         if (e?.where === 'store') this.failed = true
         pool.report(e?.error, id)
@@ -107,7 +107,7 @@ export class SessionRun {
         // session (round 14, B8); input sent after this pull and not pulled yet is caught by the
         // hand-back instead, which releases only where `pending = 0`.
         this.#newInput = false
-        // parked (lifecycle §9): only decisions are owed; the lease is handed back below (a
+        // parked (docs/spec/lifecycle.md §9): only decisions are owed; the lease is handed back below (a
         // decision or a due expiry makes the session claimable again)
         await agent.whenSettled()
         try {
@@ -122,7 +122,7 @@ export class SessionRun {
         // linger: more input soon is served by this agent instead of a fresh resume elsewhere
         if (!this.#newInput && !pool.stopping && pool.lingerMs > 0) await this.#idle(pool.lingerMs)
         if (this.#newInput && !pool.stopping) continue
-        // parked only because a running child is (lifecycle §10): the child runs in this process,
+        // parked only because a running child is (docs/spec/lifecycle.md §10): the child runs in this process,
         // so the lease is kept (handing it back would dispose the parent and cancel the child)
         if ((agent as { parkedByChild?: boolean }).parkedByChild === true && !pool.stopping) {
           await Promise.race([agent.whenIdle(), sleep(pool.pollMs)])
@@ -239,7 +239,7 @@ export class SessionRun {
         this.first.inbox = null
       }
       if (!agent || this.#closing || this.failed || this.pool.stopping) return
-      if ((!initial || this.first.decisions) && await pullDecisions(this.pool.store, this.id, agent, (err) => this.pool.report(err, this.id)) > 0) {
+      if ((!initial || this.first.decisions) && await pullDecisions(() => this.pool.backend.decisionRows(this.id), agent, (err) => this.pool.report(err, this.id)) > 0) {
         this.#newInput = true
         this.wake()
       }
@@ -247,11 +247,7 @@ export class SessionRun {
       if (initial && this.first.inbox) rows = this.first.inbox
       else {
         try {
-          const r = await this.pool.store.pool.query(
-            'SELECT message_id, target, wake, message::text AS message FROM turnlog_inbox WHERE session_id = $1 AND moved_seq IS NULL ORDER BY n',
-            [this.id],
-          )
-          rows = r.rows as InboxRow[]
+          rows = await this.pool.backend.inbox(this.id)
         } catch (err) {
           this.pool.report(err, this.id)
           return
@@ -296,7 +292,7 @@ export class SessionRun {
  * base); a clock that is not behind is left as it is. The fold is the writer's own (its trackers
  * keep it for the batch that logs the expiry: no extra query over what that batch needs).
  */
-async function logClock(options: WorkerAgentOptions, writer: PgWriter, overdueMs: number | null,
+async function logClock(options: WorkerAgentOptions, writer: WorkerWriter, overdueMs: number | null,
   onError: (err: unknown) => void): Promise<WorkerAgentOptions> {
   if (overdueMs === null || !Number.isFinite(overdueMs)) return options
   const base = options.clock ?? Date.now
@@ -330,7 +326,7 @@ function withListener(hooks: WorkerAgentOptions['hooks'], name: string, listener
  * The store as `resumeAgent` sees it: its one `open(id, 'write')` gets the claimed lease's writer;
  * any other session's write handle is a child's (`onChild` is told of each one opened).
  */
-function leasedStore(store: PostgresStore, writer: LogWriter, onChild: (w: PgWriter) => void): LogStore {
+function leasedStore(store: WorkerStore, writer: LogWriter, onChild: (w: WorkerWriter) => void): LogStore {
   let used = false
   const open = async (id: string, mode: OpenMode, o?: object): Promise<unknown> => {
     if (mode === 'write' && id !== writer.sessionId) {
@@ -357,17 +353,17 @@ function leasedStore(store: PostgresStore, writer: LogWriter, onChild: (w: PgWri
 }
 
 /**
- * A child session's write handle (lifecycle §10): a subagent call of the served session runs its
+ * A child session's write handle (docs/spec/lifecycle.md §10): a subagent call of the served session runs its
  * child in this process, under the child's own lease in the same store. A child re-attached after
  * a worker died may still be leased by the dead process for up to one lease period: that lease
  * runs out (nobody renews it), so `SESSION_OWNED` is retried until it has, within `leaseMs` and a
  * second. A live owner past that stays `SESSION_OWNED` (the call's error).
  */
-async function openChild(store: PostgresStore, id: string, o?: object): Promise<PgWriter> {
+async function openChild(store: WorkerStore, id: string, o?: object): Promise<WorkerWriter> {
   const deadline = Date.now() + store.leaseMs + 1000
   for (;;) {
     try {
-      return await store.open(id, 'write', o) as PgWriter
+      return await store.open(id, 'write', o)
     } catch (err) {
       if (!TurnlogError.is(err, 'SESSION_OWNED') || Date.now() >= deadline) throw err
       await sleep(Math.min(200, Math.max(10, deadline - Date.now())))

@@ -1,6 +1,6 @@
 /**
  * `turnlog approvals LOG` (the open approval requests of a session) and `turnlog decide LOG ID
- * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (lifecycle §9). A JSONL LOG is
+ * --approve|--deny [--reason TEXT] [--arguments JSON] [--by NAME]` (docs/spec/lifecycle.md §9). A JSONL LOG is
  * decided through its directory's store (`jsonlStore(dir).decide`): claimed (first decision
  * wins), durable when the command exits 0, logged by this command or by the running owner. A
  * postgres://…#id LOG is recorded in the store (`postgresStore.decide`) and logged by the worker
@@ -19,7 +19,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { decidePgLog, isPgUrl, pgDecisionsNotLogged } from '../pg.js'
+import { decidePgLog, displayLog, isStoreUrl, pgDecisionsNotLogged } from '../pg.js'
 
 export async function approvalsCommand(logArg: string, opts: { json?: boolean }, io: CliIo): Promise<number> {
   const log = await loadLog(logArg, io)
@@ -27,7 +27,7 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   for (const e of log.events) approvalsReducer.apply(s, e)
   // decisions the store accepted that the log does not hold yet: JSONL claims (the running owner
   // or the next one logs them), PostgreSQL `turnlog_decisions` rows (a worker or the next owner)
-  const claims = isPgUrl(logArg) ? await pgDecisionsNotLogged(logArg) : claimedOf(logArg, io)
+  const claims = isStoreUrl(logArg) ? await pgDecisionsNotLogged(logArg) : claimedOf(logArg, io)
   const open = openApprovals(s).filter((r) => !claims.has(r.approvalId))
   const claimed = openApprovals(s).filter((r) => claims.has(r.approvalId))
   if (opts.json) {
@@ -35,7 +35,7 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
     return EXIT_OK
   }
   if (claimed.length > 0) {
-    const who = isPgUrl(logArg) ? 'a worker or the next owner logs it' : 'its owner logs it'
+    const who = isStoreUrl(logArg) ? 'a worker or the next owner logs it' : 'its owner logs it'
     writeHuman(io, claimed.map((r) => {
       const d = claims.get(r.approvalId)!
       const when = Number.isFinite(d.time) ? new Date(d.time).toISOString() : '?'
@@ -44,10 +44,10 @@ export async function approvalsCommand(logArg: string, opts: { json?: boolean },
   }
   const c = colorsFor(io)
   if (open.length === 0) {
-    writeHuman(io, [`${inline(logArg)}: no open approvals${s.waiting ? '' : ''}`])
+    writeHuman(io, [`${inline(displayLog(logArg))}: no open approvals${s.waiting ? '' : ''}`])
     return EXIT_OK
   }
-  const lines = [`${inline(logArg)}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
+  const lines = [`${inline(displayLog(logArg))}: ${open.length} open approval${open.length === 1 ? '' : 's'}${s.waiting ? c.dim(` (parked at seq ${s.waiting.parkedSeq})`) : ''}`]
   for (const r of open) {
     const expires = r.expiresAt !== undefined ? c.dim(` expires ${new Date(r.expiresAt).toISOString()}`) : ''
     lines.push(`  ${c.bold(inline(r.approvalId))} ${inline(r.name)} ${inline(r.arguments)} ${c.dim(`turn ${r.turn} step ${r.step} call ${inline(r.callId)} seq ${r.seq}`)}${expires}`)
@@ -96,7 +96,7 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
   const decision = opts.approve ? (args === undefined ? { kind: 'approve' as const } : { kind: 'approve' as const, arguments: args }) : (opts.reason === undefined ? { kind: 'deny' as const } : { kind: 'deny' as const, reason: opts.reason })
   const by = opts.by !== undefined ? { kind: 'user' as const, id: opts.by } : undefined
   const c = colorsFor(io)
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     const e = await decidePgLog(logArg, approvalId, decision, by)
     const where = e.seq !== null ? `seq ${e.seq}` : 'recorded; the worker that runs the session logs it'
     writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})`])
@@ -109,7 +109,9 @@ export async function decideCommand(logArg: string, approvalId: string, opts: De
   }
   const store = jsonlStore(dirname(path))
   const e = await store.decide(id, approvalId, decision, by ? { by } : {})
-  const where = e.seq !== null ? `seq ${e.seq}` : 'claimed; its running owner logs it'
-  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${e.seq !== null ? '; resume the session to continue' : ''}`])
+  // who carries the session on (issue 38.16): only a decision this call logged itself waits for a resume
+  const where = e.seq === null ? 'claimed; its running owner logs it' : e.loggedHere ? `seq ${e.seq}` : `seq ${e.seq}, logged by its running owner`
+  const next = e.loggedHere ? '; no process runs the session: resume it to continue' : ''
+  writeHuman(io, [`${c.green('OK')} ${inline(approvalId)}: ${decision.kind === 'approve' ? 'approved' : 'denied'} (${where}, call ${inline(e.callId)})${next}`])
   return EXIT_OK
 }

@@ -14,10 +14,9 @@
  * side by side, two full timelines and event lists, the first divergence marked and selected
  * (eval-report.ts). When every golden passes, no page is written (and stderr says so).
  */
-import { readdirSync, statSync } from 'node:fs'
+import { readdirSync, realpathSync, statSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { SingleBar } from 'cli-progress'
 import { evaluate } from '../../evals/evaluate.js'
 import type { EvalReport, EvaluateOptions } from '../../evals/evaluate-types.js'
 import { junitXml } from '../../evals/junit.js'
@@ -26,6 +25,7 @@ import { EXIT_OK, EXIT_VIOLATIONS, parseCount, UsageError } from '../errors.js'
 import { inline } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { checkOutput, writeOutput } from '../outputs.js'
+import { loadProgress } from '../optional.js'
 import { writeEvalReport, type ReportedTrial } from './eval-report.js'
 
 export interface EvalCommandOptions {
@@ -53,8 +53,13 @@ async function importModule(path: string, io: CliIo, option: string): Promise<Re
   }
 }
 
-/** The goldens: every `*.jsonl` under DIR (sorted, recursively), or DIR itself when it is a file. */
-export function findGoldens(dir: string): string[] {
+/**
+ * The goldens: every `*.jsonl` under DIR (sorted, recursively, following links to directories
+ * once: a directory reached again through a link is a cycle and is not walked twice), or DIR
+ * itself when it is a file. An entry that cannot be read (a link that loops or dangles, no
+ * permission) is skipped and named in `skipped` (issue 38.28: a symlink loop used to crash eval).
+ */
+export function findGoldens(dir: string, skipped: string[] = []): string[] {
   let st
   try {
     st = statSync(dir)
@@ -63,12 +68,30 @@ export function findGoldens(dir: string): string[] {
   }
   if (st.isFile()) return [dir]
   const out: string[] = []
+  const seen = new Set<string>()
   const walk = (d: string): void => {
-    for (const name of readdirSync(d).sort()) {
+    let real: string
+    let names: string[]
+    try {
+      real = realpathSync(d)
+      if (seen.has(real)) return
+      seen.add(real)
+      names = readdirSync(d).sort()
+    } catch (err) {
+      skipped.push(`${d}: ${(err as NodeJS.ErrnoException)?.code ?? String(err)}`)
+      return
+    }
+    for (const name of names) {
       const p = join(d, name)
-      const s = statSync(p)
+      let s
+      try {
+        s = statSync(p)
+      } catch (err) {
+        if (name.endsWith('.jsonl') || (err as NodeJS.ErrnoException)?.code === 'ELOOP') skipped.push(`${p}: ${(err as NodeJS.ErrnoException)?.code ?? String(err)}`)
+        continue
+      }
       if (s.isDirectory()) walk(p)
-      else if (name.endsWith('.jsonl')) out.push(p)
+      else if (name.endsWith('.jsonl') && s.isFile()) out.push(p)
     }
   }
   walk(dir)
@@ -79,7 +102,9 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
   if (opts.model === undefined) throw new UsageError('eval needs --model MODULE (or --model recorded)')
   const trials = opts.trials !== undefined ? parseCount(opts.trials, '--trials', 1) : 1
   const dir = resolve(io.cwd ?? process.cwd(), dirArg)
-  const files = findGoldens(dir)
+  const skipped: string[] = []
+  const files = findGoldens(dir, skipped)
+  for (const s of skipped) writeHuman(io, [`skipped ${s}`], 'stderr')
   if (files.length === 0) throw new UsageError(`${dirArg}: no golden sessions (*.jsonl) in it`)
   // the output rule of every writer (issue 27.1), checked before the trials run: never a golden,
   // never an existing file without --force
@@ -108,8 +133,9 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
   }
   const names = new Map(files.map((f) => [f, relative(dir, f) || relative(io.cwd ?? process.cwd(), f)]))
   const c = colorsFor(io)
-  const bar = io.progress && !opts.json
-    ? new SingleBar({ format: 'eval [{bar}] {value}/{total} trials · {golden}', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
+  const progress = io.progress && !opts.json ? await loadProgress() : null // an optional peer (cli/optional.ts)
+  const bar = progress
+    ? new progress.SingleBar({ format: 'eval [{bar}] {value}/{total} trials · {golden}', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
     : null
   bar?.start(files.length * trials, 0, { golden: '' })
   let done = 0
@@ -142,6 +168,9 @@ export async function evalCommand(dirArg: string, opts: EvalCommandOptions, io: 
   return report.ok ? EXIT_OK : EXIT_VIOLATIONS
 }
 
+/** How many differing fields of the first divergence the terminal shows. */
+const MAX_DIFF_LINES = 8
+
 function humanLines(report: EvalReport, c: ReturnType<typeof colorsFor>): string[] {
   const lines: string[] = []
   for (const g of report.goldens) {
@@ -153,7 +182,13 @@ function humanLines(report: EvalReport, c: ReturnType<typeof colorsFor>): string
     if (!g.pass && t) {
       if (t.error) lines.push(`  trial ${t.trial + 1}: ${inline(t.error)}`)
       for (const r of t.graders.filter((x) => !x.pass)) lines.push(`  trial ${t.trial + 1}: ${inline(r.name)}${r.reason ? `: ${inline(r.reason)}` : ''}`)
-      if (t.divergence) lines.push(c.dim(`  first divergence: ${inline(t.divergence.diff.split('\n')[0]!)}`))
+      if (t.divergence) {
+        // the header and the fields that differ (issue 38.15: the header alone named no field)
+        const [head, ...fields] = t.divergence.diff.split('\n')
+        lines.push(c.dim(`  first divergence: ${inline(head!)}`))
+        for (const f of fields.slice(0, MAX_DIFF_LINES)) lines.push(`    ${inline(f.trim())}`)
+        if (fields.length > MAX_DIFF_LINES) lines.push(c.dim(`    … ${fields.length - MAX_DIFF_LINES} more (--report FILE shows the whole re-run)`))
+      }
     }
   }
   const s = report.summary

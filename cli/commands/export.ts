@@ -18,7 +18,8 @@ import { inline, json } from '../escape.js'
 import { colorsFor, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
+import type { SemconvMode } from '../../otel/attributes.js'
 import { otlpJsonExport } from './export-otlp.js'
 import { loadChildren, type ChildLogs } from '../family.js'
 
@@ -29,6 +30,8 @@ export interface ExportCommandOptions {
   agentName?: string
   /** Also export the child sessions (read from beside LOG, recursively) under their spawning calls. */
   children?: boolean
+  /** otlp-json: the GenAI attribute names (`latest`, `dup`, `v1.36`); wins over `OTEL_SEMCONV_STABILITY_OPT_IN`. */
+  semconv?: string
 }
 
 /** What every converter may use besides the events: the package version, the agent's name. */
@@ -37,6 +40,8 @@ export interface ConvertOptions {
   agentName?: string
   /** `--children`: the child sessions' logs (otlp-json nests their spans under the spawning calls). */
   children?: ChildLogs[]
+  /** `--semconv` (otlp-json) */
+  semconv?: SemconvMode
 }
 
 type Converter = (sessionId: string, events: readonly LogEvent[], opts: ConvertOptions) => { text: string; summary: string }
@@ -49,7 +54,7 @@ export const FORMATS: Record<string, Converter> = {
       : chromeTrace(events, sessionId, verify(events).violations, opts.agentName)) + '\n',
     summary: `Trace Event Format, ${events.length} events${opts.children !== undefined ? `, ${familySize(opts.children)} child session(s) as processes of their own` : ''} (open in ui.perfetto.dev or chrome://tracing)`,
   }),
-  'otlp-json': (sessionId, events, opts) => otlpJsonExport(sessionId, events, opts.version, opts.agentName, opts.children),
+  'otlp-json': (sessionId, events, opts) => otlpJsonExport(sessionId, events, opts.version, opts.agentName, opts.children, opts.semconv),
 }
 
 function familySize(cs: readonly ChildLogs[]): number {
@@ -63,16 +68,18 @@ export async function exportCommand(logArg: string, opts: ExportCommandOptions, 
   const convert = FORMATS[opts.format]!
   const agentName = opts.agentName?.trim()
   if (agentName === '') throw new UsageError('--agent-name must not be empty')
+  const semconv = opts.semconv as SemconvMode | undefined
+  if (semconv !== undefined && opts.format !== 'otlp-json') throw new UsageError('--semconv names OpenTelemetry attributes: it goes with --format otlp-json')
   const toStdout = !opts.output || opts.output === '-'
   const out = toStdout ? undefined : resolve(io.cwd ?? process.cwd(), opts.output!)
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   if (out !== undefined) await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const c = colorsFor(io)
   const children = opts.children === true
     ? await loadChildren(logArg, log.events, io, (child, callId) => io.stderr(`${c.yellow('warning')}: child session ${inline(child)} (call ${inline(callId)}) has no log beside ${inline(displayLog(logArg))}: its spans are left out\n`))
     : undefined
-  const { text, summary } = convert(log.header.id, log.events, { version, ...(agentName !== undefined ? { agentName } : {}), ...(children !== undefined ? { children } : {}) })
+  const { text, summary } = convert(log.header.id, log.events, { version, ...(agentName !== undefined ? { agentName } : {}), ...(children !== undefined ? { children } : {}), ...(semconv !== undefined ? { semconv } : {}) })
   if (out === undefined) {
     io.stdout(text)
     return EXIT_OK

@@ -14,7 +14,7 @@ import { inline } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { assertNotInputs } from '../outputs.js'
-import { isPgUrl } from '../pg.js'
+import { isStoreUrl } from '../pg.js'
 import { withForceHint } from './repair.js'
 
 export interface ForkRedactOptions {
@@ -30,7 +30,7 @@ export async function forkRedactCommand(logArg: string, opts: ForkRedactOptions,
   if (!opts.output) throw new UsageError('fork needs -o OUT')
   const at = parseCount(opts.at, '--at')
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  if (!isPgUrl(logArg)) assertNotInputs([resolveLogPath(logArg, io)], [out])
+  if (!isStoreUrl(logArg)) assertNotInputs([resolveLogPath(logArg, io)], [out])
   let mod: Record<string, unknown>
   try {
     mod = (await import(pathToFileURL(resolve(io.cwd ?? process.cwd(), opts.redact)).href)) as Record<string, unknown>

@@ -10,7 +10,7 @@ import { inline } from '../escape.js'
 import { EXIT_OK, parseCount, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
 import { assertNotInputs } from '../outputs.js'
 import { withForceHint } from './repair.js'
 
@@ -27,7 +27,7 @@ export async function forkCommand(logArg: string, opts: ForkCommandOptions, io: 
   const at = parseCount(opts.at, '--at')
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
   // a database session is not a file: OUT cannot be it
-  if (!isPgUrl(logArg)) assertNotInputs([resolveLogPath(logArg, io)], [out])
+  if (!isStoreUrl(logArg)) assertNotInputs([resolveLogPath(logArg, io)], [out])
   const log = await loadLog(logArg, io, { untilSeq: at })
   const f = fork(log, at, opts.id ? { sessionId: opts.id } : {})
   try {

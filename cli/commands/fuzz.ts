@@ -17,14 +17,14 @@
  * naming the tool, the count and the first such call; `--check MODULE` (exports `check(run)`, as
  * `fuzzAgent({ check })`) adds your own property, whose throw fails the run as `CHECK`.
  */
-import { SingleBar } from 'cli-progress'
-import { resolve } from 'node:path'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { AgentOptions } from '../../agent/types.js'
 import { writeLog } from '../../replay/write-log.js'
 import { formatCensus } from '../../testing/fuzz/census.js'
 import { FuzzFailure } from '../../testing/fuzz/failure.js'
-import { fuzzAgent } from '../../testing/fuzz/fuzz-agent.js'
 import type { FuzzAgentOptions } from '../../testing/fuzz/types.js'
 import type { AnyTool } from '../../tools/types.js'
 import type { LogEvent } from '../../events/envelope.js'
@@ -33,6 +33,7 @@ import { EXIT_OK, EXIT_VIOLATIONS, UsageError, parseCount } from '../errors.js'
 import { colorsFor, writeLines, type CliIo } from '../io.js'
 import { checkOutput, outputExists } from '../outputs.js'
 import { TurnlogError } from '../../events/errors.js'
+import { loadFuzzer, loadProgress } from '../optional.js'
 
 export interface FuzzCommandOptions {
   runs?: string
@@ -110,8 +111,11 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
   const yours = new Set(tools === undefined ? [] : toolNames(tools))
   const examples = new Map<string, { arguments: string; message: string }>()
   const c = colorsFor(io)
-  const bar = io.progress && !opts.json
-    ? new SingleBar({ format: 'fuzz [{bar}] {value}/{total} runs', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
+  // fast-check and cli-progress are optional peers, loaded only here (cli/optional.ts)
+  const { fuzzAgent } = await loadFuzzer()
+  const progress = io.progress && !opts.json ? await loadProgress() : null
+  const bar = progress
+    ? new progress.SingleBar({ format: 'fuzz [{bar}] {value}/{total} runs', stream: io.progressStream ?? process.stderr, clearOnComplete: true })
     : null
   bar?.start(numRuns, 0)
   let passed = 0
@@ -204,6 +208,20 @@ function gateFailures(perTool: Record<string, Record<string, number>>, yours: Re
 
 const clip = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n)}…` : s)
 
+/** How many events of a failing log the terminal shows without --out. */
+const LOG_HEAD = 20
+
+/** The failing log written to a new file in a new temporary directory; undefined when that fails. */
+async function keepWholeLog(events: FuzzFailure['events']): Promise<string | undefined> {
+  try {
+    const file = join(await mkdtemp(join(tmpdir(), 'turnlog-fuzz-')), 'failing.jsonl')
+    await writeLog(file, { header: { type: 'session', format: 1, id: 'fuzz', createdAt: 0 }, events })
+    return file
+  } catch {
+    return undefined
+  }
+}
+
 async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | undefined, io: CliIo): Promise<number> {
   const c = colorsFor(io)
   const replay = ['turnlog', 'fuzz', '--seed', String(f.seed), '--path', f.path,
@@ -234,8 +252,15 @@ async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | u
   ]
   if (out !== undefined) {
     lines.push(f.events.length > 0 ? `  log: ${f.events.length} events written to ${opts.out}` : '  log: the run logged nothing (no file written)')
-  } else {
+  } else if (f.events.length <= LOG_HEAD) {
     lines.push(`  log (${f.events.length} events; --out FILE writes it as JSONL):`, ...f.events.map((e) => `    ${JSON.stringify(e)}`))
+  } else {
+    // a failing log can hold thousands of events: the terminal gets its head, a new file the
+    // whole log (issue 38.17), so the rest is one `turnlog replay` away
+    const kept = await keepWholeLog(f.events)
+    lines.push(`  log (${f.events.length} events, the first ${LOG_HEAD} below; ${kept !== undefined ? `all of them in ${kept}` : 'the rest could not be written to a temporary file'}; --out FILE chooses where):`,
+      ...f.events.slice(0, LOG_HEAD).map((e) => `    ${JSON.stringify(e)}`),
+      `    … ${f.events.length - LOG_HEAD} more${kept !== undefined ? ` (turnlog replay ${shellWord(kept)})` : ''}`)
   }
   lines.push(`  replay exactly this failure: ${replay}`, ...formatCensus(f.census).map((l) => c.dim(l)))
   writeLines(io.stdout, lines)

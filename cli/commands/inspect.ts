@@ -7,7 +7,7 @@ import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { resolveLogPath } from '../load.js'
 import { startInspector, type Inspector, type InspectorOptions } from '../inspect-server.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
 import { verifyOptions } from './report.js'
 import { untilSignal } from '../signals.js'
 
@@ -22,7 +22,7 @@ export interface InspectCommandOptions {
 export async function inspectCommand(logArg: string, opts: InspectCommandOptions, io: CliIo): Promise<number> {
   const port = opts.port !== undefined ? parseCount(opts.port, '--port') : 7357
   let from: Pick<InspectorOptions, 'file' | 'source' | 'label'>
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     // only a postgres URL loads the store (and pg)
     const { pgInspectorSource } = await import('../inspect-pg.js')
     from = await pgInspectorSource(logArg)

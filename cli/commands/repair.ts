@@ -5,7 +5,7 @@
  * OUT or OUT.quarantine would be LOG or LOG's quarantine (cli/outputs.ts). The log streams
  * (`repairFile`): memory follows the checker's folded state, not the log. A subagent call that was
  * running gets its child's outcome when the child's log (beside LOG, or in the same database) shows
- * that this call's child ended; else `TOOL_OUTCOME_UNKNOWN` (lifecycle §10).
+ * that this call's child ended; else `TOOL_OUTCOME_UNKNOWN` (docs/spec/lifecycle.md §10).
  */
 import { resolve } from 'node:path'
 import { TurnlogError } from '../../events/errors.js'
@@ -15,7 +15,7 @@ import { EXIT_OK, UsageError } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { progressBar, resolveLogPath } from '../load.js'
 import { assertNotInputs } from '../outputs.js'
-import { displayLog, isPgUrl, loadPgLogForRepair } from '../pg.js'
+import { displayLog, isStoreUrl, loadPgLogForRepair } from '../pg.js'
 
 export interface RepairCommandOptions {
   output?: string
@@ -24,10 +24,9 @@ export interface RepairCommandOptions {
 
 export async function repairCommand(logArg: string, opts: RepairCommandOptions, io: CliIo): Promise<number> {
   if (!opts.output) throw new UsageError('repair needs -o OUT: the repaired log is written to a new file, never over LOG')
-  const pgLog = isPgUrl(logArg)
+  const pgLog = isStoreUrl(logArg)
   const path = pgLog ? logArg : resolveLogPath(logArg, io)
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  if (out === path) throw new UsageError('OUT must differ from LOG: repair never rewrites a log in place')
   if (!pgLog) assertNotInputs([path], [out, `${out}.quarantine`])
   let result
   if (pgLog) {

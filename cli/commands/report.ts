@@ -12,7 +12,7 @@ import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
 import { checkOutput, writeOutput } from '../outputs.js'
-import { displayLog, isPgUrl } from '../pg.js'
+import { displayLog, isStoreUrl } from '../pg.js'
 import { renderPage } from '../page.js'
 
 export interface ReportCommandOptions {
@@ -33,24 +33,68 @@ export async function reportCommand(logArg: string, opts: ReportCommandOptions, 
     throw new TurnlogError('INVALID_ARGUMENT', 'report needs -o OUT (the HTML file to write)', { field: '-o' })
   }
   const out = resolve(io.cwd ?? process.cwd(), opts.output)
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
   await checkOutput(out, rule)
   const log = await loadLog(logArg, io)
   const select = opts.at !== undefined ? parseCount(opts.at, '--at') : undefined
-  const written = await writeFamilyReport(logArg, log, out, opts, io, select, undefined, new Set([log.header.id]))
+  const written = await writeFamilyReport(logArg, log, out, opts, io, select, new Set([log.header.id]))
   io.stdout(`wrote ${opts.output} (${log.events.length} events, ${Math.round(written / 1024)} kB)\n`)
   return EXIT_OK
 }
 
+/** One page of a family report, planned before anything is written. */
+interface PagePlan {
+  logArg: string
+  log: { file: string; header: LogHeader; events: readonly LogEvent[] }
+  out: string
+  /** How the page was named on the command line (for the "wrote" line). */
+  shown: string
+  select: number | undefined
+  family: NonNullable<PageData['family']>
+  rule: { inputs: string[]; force: boolean; field: string }
+}
+
 /**
- * Writes the report of `log` to `out` with its family (lifecycle §10): the parent's and each
+ * Writes the report of `log` to `out` with its family (docs/spec/lifecycle.md §10): the parent's and each
  * child's log, and with `--children` each child's own report beside `out` (`<child-id>.html`,
- * recursively; `seen` stops a cycle a hostile store could hold). Returns the page's size.
+ * recursively; `seen` stops a cycle a hostile store could hold). Every page is planned and every
+ * target checked before the first is written (issue 38.14: a refused child page used to leave the
+ * parent's page written). Returns the top page's size.
  */
 async function writeFamilyReport(
-  logArg: string, log: { file: string; header: LogHeader; events: readonly LogEvent[] }, out: string, opts: ReportCommandOptions, io: CliIo,
-  select: number | undefined, parentHref: string | undefined, seen: Set<string>,
+  logArg: string, log: PagePlan['log'], out: string, opts: ReportCommandOptions, io: CliIo,
+  select: number | undefined, seen: Set<string>,
 ): Promise<number> {
+  const plans: PagePlan[] = []
+  await planFamilyReport(logArg, log, out, opts.output ?? out, opts, io, select, undefined, seen, plans)
+  const targets = new Map<string, string>()
+  for (const p of plans) {
+    const prev = targets.get(p.out)
+    if (prev !== undefined) {
+      throw new TurnlogError('INVALID_ARGUMENT', `--children: the reports of ${prev} and ${p.log.header.id} would both be written to ${p.shown}`, { field: '-o', file: p.out })
+    }
+    targets.set(p.out, p.log.header.id)
+  }
+  let size = 0
+  for (const [i, p] of plans.entries()) {
+    const html = await renderPage({
+      // a postgres LOG is shown as the store read it: its URL without the password
+      version: 1, mode: 'report', file: isStoreUrl(p.logArg) ? p.log.file : p.logArg, header: p.log.header, events: p.log.events,
+      verifyOptions: verifyOptions(opts),
+      ...(p.select !== undefined ? { select: p.select } : {}),
+      ...(p.family.parent !== undefined || p.family.children !== undefined ? { family: p.family } : {}),
+    }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
+    await writeOutput(p.out, html, p.rule)
+    if (i === 0) size = html.length
+    else io.stdout(`wrote ${displayLog(p.shown)} (child ${p.log.header.id}, ${p.log.events.length} events)\n`)
+  }
+  return size
+}
+
+async function planFamilyReport(
+  logArg: string, log: PagePlan['log'], out: string, shown: string, opts: ReportCommandOptions, io: CliIo,
+  select: number | undefined, parentHref: string | undefined, seen: Set<string>, plans: PagePlan[],
+): Promise<void> {
   const family: NonNullable<PageData['family']> = {}
   const p = log.header.parent
   if (p?.callId !== undefined) {
@@ -67,23 +111,14 @@ async function writeFamilyReport(
       kids.push({ id: k.child, arg: arg! })
     }
   }
-  const html = await renderPage({
-    // a postgres LOG is shown as the store read it: its URL without the password
-    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
-    verifyOptions: verifyOptions(opts),
-    ...(select !== undefined ? { select } : {}),
-    ...(family.parent !== undefined || family.children !== undefined ? { family } : {}),
-  }, { encoding: opts.gzip === true ? 'gzip-base64' : 'json' })
-  const rule = { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
-  await writeOutput(out, html, rule)
+  const rule = { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force: opts.force === true, field: '-o' }
+  await checkOutput(out, rule)
+  plans.push({ logArg, log, out, shown, select, family, rule })
   for (const k of kids) {
     const childOut = join(dirname(out), `${k.id}.html`)
-    await checkOutput(childOut, { ...rule, inputs: isPgUrl(k.arg) ? [] : [resolveLogPath(k.arg, io)] })
     const child = await loadLog(k.arg, io)
-    await writeFamilyReport(k.arg, child, childOut, opts, io, undefined, basename(out), seen)
-    io.stdout(`wrote ${displayLog(join(dirname(opts.output ?? ''), `${k.id}.html`))} (child ${k.id}, ${child.events.length} events)\n`)
+    await planFamilyReport(k.arg, child, childOut, join(dirname(opts.output ?? ''), `${k.id}.html`), opts, io, undefined, basename(out), seen, plans)
   }
-  return html.length
 }
 
 export function verifyOptions(opts: { maxSteps?: string; maxRetries?: string }): { maxStepsPerTurn?: number; maxRetries?: number } {
@@ -104,7 +139,7 @@ export async function writeReexecReport(
   const out = resolve(io.cwd ?? process.cwd(), outArg)
   const select = divergence ? Math.min(divergence.seq, Math.max(0, log.events.length - 1)) : undefined
   const html = await renderPage({
-    version: 1, mode: 'report', file: isPgUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
+    version: 1, mode: 'report', file: isStoreUrl(logArg) ? log.file : logArg, header: log.header, events: log.events,
     divergence: divergence ? { seq: divergence.seq, kind: divergence.kind, diff: divergence.diff, expected: divergence.expected, actual: divergence.actual } : null,
     // no divergence: the page says the log re-executed identically (a banner, not silence)
     ...(divergence ? {} : { reexec: { ok: true, eventCount } }),
@@ -116,5 +151,5 @@ export async function writeReexecReport(
 
 /** The output rule of `reexec --report OUT` (checked before the re-execution, and at the write). */
 export function reexecReportRule(logArg: string, io: CliIo, force: boolean): { inputs: string[]; force: boolean; field: string } {
-  return { inputs: isPgUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
+  return { inputs: isStoreUrl(logArg) ? [] : [resolveLogPath(logArg, io)], force, field: '--report' }
 }

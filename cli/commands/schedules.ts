@@ -1,5 +1,5 @@
 /**
- * `turnlog schedules LOG [--json] [--cancel ID]` (lifecycle §10): a session's wakeups — pending
+ * `turnlog schedules LOG [--json] [--cancel ID]` (docs/spec/lifecycle.md §10): a session's wakeups — pending
  * ones with their next due time, and those that fired or were canceled — from the log (the
  * schedules reducer; LOG a JSONL path or postgres://…#id).
  *
@@ -21,7 +21,7 @@ import { EXIT_OK } from '../errors.js'
 import { inline, json } from '../escape.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { loadLog, resolveLogPath } from '../load.js'
-import { displayLog, importPgStore, isPgUrl, parsePgLog } from '../pg.js'
+import { displayLog, isStoreUrl, openUrlStore, parsePgLog } from '../pg.js'
 
 export interface SchedulesCommandOptions {
   json?: boolean
@@ -75,10 +75,9 @@ async function cancel(logArg: string, length: number, state: SchedulesState, id:
   }
   let store: LogStore & { close?: () => Promise<void> }
   let sessionId: string
-  if (isPgUrl(logArg)) {
+  if (isStoreUrl(logArg)) {
     const { url, sessionId: sid } = parsePgLog(logArg)
-    const { postgresStore } = await importPgStore()
-    store = postgresStore({ connectionString: url })
+    store = await openUrlStore(url)
     sessionId = sid
   } else {
     const path = resolveLogPath(logArg, io)

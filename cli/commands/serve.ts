@@ -18,12 +18,14 @@ import type { SessionAgentOptions } from '../../http/sessions.js'
 import type { LogStore } from '../../stores/types.js'
 import { EXIT_OK, parseCount } from '../errors.js'
 import type { CliIo } from '../io.js'
-import { isPgUrl, redact } from '../pg.js'
+import { isStoreUrl, openUrlStore, redact } from '../pg.js'
 import { untilSignal } from '../signals.js'
 
 export interface ServeCommandOptions {
   port?: string
   agent?: string
+  /** Path prefix of every route (`--base-path /api`: the README's `Chat.tsx` posts to `/api/chat`). */
+  basePath?: string
   /** Tests: called with the server's URL instead of waiting for a signal. */
   onListening?: (url: string) => Promise<void>
 }
@@ -41,14 +43,25 @@ async function loadAgent(module: string): Promise<(id: string) => SessionAgentOp
   return mod.default as (id: string) => SessionAgentOptions
 }
 
+/** `--base-path`: `/` and segments of URL path characters, no `.`/`..` segment; the trailing `/` dropped. */
+function parseBasePath(raw: string | undefined): string {
+  if (raw === undefined || raw === '' || raw === '/') return ''
+  const path = raw.replace(/\/+$/, '')
+  const segments = path.split('/').slice(1)
+  if (!path.startsWith('/') || segments.some((x) => x === '' || x === '.' || x === '..' || !/^[A-Za-z0-9._~!$&'()*+,;=:@-]+$/.test(x))) {
+    throw new TurnlogError('INVALID_ARGUMENT', `--base-path ${JSON.stringify(raw)}: give a URL path such as /api`, { field: '--base-path' })
+  }
+  return path
+}
+
 export async function serveCommand(storeArg: string, opts: ServeCommandOptions, io: CliIo): Promise<number> {
   const port = opts.port !== undefined ? parseCount(opts.port, '--port') : 7358
+  const basePath = parseBasePath(opts.basePath)
   let store: LogStore & { close?: () => Promise<void> }
   let mode: Pick<SessionHandlerOptions, 'agent' | 'workers' | 'readOnly'>
   let label: string
-  if (isPgUrl(storeArg)) {
-    const { postgresStore } = await import('../../stores/postgres/store.js')
-    store = postgresStore({ connectionString: storeArg })
+  if (isStoreUrl(storeArg)) {
+    store = await openUrlStore(storeArg)
     mode = { workers: true }
     label = redact(storeArg)
   } else {
@@ -59,7 +72,7 @@ export async function serveCommand(storeArg: string, opts: ServeCommandOptions, 
   }
   let bound = 0
   const handler = sessionHandler({
-    store, ...mode,
+    store, ...mode, basePath,
     authorize: (req) => {
       const host = req.headers.get('host')
       return host === `127.0.0.1:${bound}` || host === `localhost:${bound}`
@@ -75,7 +88,7 @@ export async function serveCommand(storeArg: string, opts: ServeCommandOptions, 
     bound = (server.address() as AddressInfo).port
     const url = `http://127.0.0.1:${bound}`
     const what = 'workers' in mode && mode.workers ? 'chat through the store\'s workers' : 'agent' in mode && mode.agent ? 'chat with --agent' : 'read-only'
-    io.stdout(`serving ${label} at ${url} (127.0.0.1 only; ${what}): GET /sessions/:id, POST /chat, GET /chat/:id/messages; Ctrl-C to stop\n`)
+    io.stdout(`serving ${label} at ${url} (127.0.0.1 only; ${what}): GET ${basePath}/sessions/:id, POST ${basePath}/chat, GET ${basePath}/chat/:id/messages; Ctrl-C to stop\n`)
     if (opts.onListening) await opts.onListening(url)
     else await untilSignal()
   } finally {

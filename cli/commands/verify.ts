@@ -21,7 +21,7 @@ import { BudgetTracker, type LogEvent } from '../../events/index.js'
 import { Verifier } from '../../replay/verify.js'
 import { verifyFamily, type FamilyLog, type FamilyViolation, type VerifyFamilyResult } from '../../replay/verify-family.js'
 import { inline } from '../escape.js'
-import { displayLog, isPgUrl, withPgStore } from '../pg.js'
+import { displayLog, isStoreUrl, withPgStore } from '../pg.js'
 import { EXIT_OK, EXIT_VIOLATIONS, parseCount } from '../errors.js'
 import { colorsFor, writeHuman, type CliIo } from '../io.js'
 import { resolveLogPath, streamLog } from '../load.js'
@@ -90,9 +90,9 @@ export async function verifyCommand(logArg: string, opts: VerifyCommandOptions, 
   if (kept !== undefined) {
     if (!v.ok) lines.push(c.dim(`  family not checked: ${name} itself has violations (its child/spawned events cannot be trusted)`))
     else {
-      const root: FamilyLog = { header: read.header, events: kept, ...(isPgUrl(logArg) ? {} : { file: read.file }) }
+      const root: FamilyLog = { header: read.header, events: kept, ...(isStoreUrl(logArg) ? {} : { file: read.file }) }
       const checkOpts = { ...checker, ...(priced !== undefined ? { price: priced.price } : {}), root: false }
-      const fam = isPgUrl(logArg)
+      const fam = isStoreUrl(logArg)
         ? await withPgStore(logArg, (store) => verifyFamily(root, store, checkOpts))
         : await verifyFamily(root, dirname(resolveLogPath(logArg, io)), checkOpts)
       familyOk = fam.ok
@@ -117,12 +117,13 @@ function familyLines(fam: VerifyFamilyResult, name: string, logArg: string, all:
     if (shown.length < n) lines.push(c.dim(`  … ${n - shown.length} more (--all lists every one)`))
   }
   for (const m of fam.missing) lines.push(c.dim(`  child ${inline(m.child)} of ${inline(m.parent)} (call ${inline(m.callId)}) has no log; its call's result is an error`))
+  for (const u of fam.unspawned) lines.push(c.dim(`  ${inline(u.file !== undefined ? displayLog(u.file) : u.child)} names ${inline(u.parent)} as its parent at seq ${u.seq}, past the end of its log (a crash before the spawn was logged)`))
   return lines
 }
 
 /** `FILE seq N (field)`, or `FILE line 1 (field)` for a header; a database session as `postgres://…#id`. */
 function where(x: FamilyViolation, logArg: string): string {
-  const file = x.file !== undefined ? displayLog(x.file) : isPgUrl(logArg) ? displayLog(`${logArg.slice(0, logArg.indexOf('#'))}#${x.session}`) : x.session
+  const file = x.file !== undefined ? displayLog(x.file) : isStoreUrl(logArg) ? displayLog(`${logArg.slice(0, logArg.indexOf('#'))}#${x.session}`) : x.session
   const pos = x.seq !== undefined ? ` seq ${x.seq}` : x.line !== undefined ? ` line ${x.line}` : ''
   return `${inline(file)}${pos}${x.field !== undefined ? ` (${inline(x.field)})` : ''}`
 }

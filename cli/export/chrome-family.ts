@@ -1,5 +1,5 @@
 /**
- * A parent session and its child sessions (lifecycle §10) as one Chrome trace
+ * A parent session and its child sessions (docs/spec/lifecycle.md §10) as one Chrome trace
  * (`turnlog export LOG --format chrome-trace --children`): each session is a process of its own
  * (the parent pid 1, its children after it in spawn order, depth first, sorted so), named for its
  * call (`child S · call C of P`), all on one time base (µs since the family's earliest event), so a

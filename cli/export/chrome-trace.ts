@@ -1,7 +1,7 @@
 /**
  * The session as a Chrome trace (the Trace Event Format read by Perfetto and chrome://tracing):
  * the inspector's timeline (replay/timeline.ts) with real times: one thread for turns, one for
- * steps, one for model streams, one for compactions, one for parked times (lifecycle §9), one per
+ * steps, one for model streams, one for compactions, one for parked times (docs/spec/lifecycle.md §9), one per
  * tool-pool lane; approval requests and decisions, wakeups, child sessions, retries, cancels,
  * failures, repairs, prunes and verify violations as instant events. Every event carries its seq
  * range in `args`. Times are the log's (µs since the session's earliest event); a bar whose end

@@ -1,6 +1,6 @@
 /**
  * Approvals: L17 (requests, decisions and the calls they gate) and L18 (where `step/parked` may
- * stand and what may follow it), lifecycle.md §9. State is per open step (dropped at the next
+ * stand and what may follow it), docs/spec/lifecycle.md §9. State is per open step (dropped at the next
  * `step/start`) plus the set of approval ids of the session (an id is requested once).
  *
  * A request made before its call's `tool/call` is a `needsApproval` request; one made after it is
@@ -62,7 +62,7 @@ export class ApprovalState {
         if (this.#byCall.has(d.callId)) emit('L17', `call ${d.callId} already has a request`)
         if (this.#called.has(d.callId)) {
           // "directly after its call's tool/call": nothing of its own call and no later call between
-          // (earlier calls of a rolling pool may commit their results meanwhile; ARCHITECTURE.md)
+          // (earlier calls of a rolling pool may commit their results meanwhile; docs/ARCHITECTURE.md)
           if (this.#lastCall !== d.callId || this.#answered.has(d.callId)) {
             emit('L17', `the ask request ${d.approvalId} does not come directly after its call's tool/call`)
           }

@@ -1,6 +1,6 @@
 /**
  * L20: a `budget` turn end names a limit that the usage derived up to that point reaches
- * (invariants.md; lifecycle.md §10). The usage is the budget fold of events/budget.ts, the same
+ * (docs/spec/invariants.md; docs/spec/lifecycle.md §10). The usage is the budget fold of events/budget.ts, the same
  * one the agent checks before each request, so a live agent, a resumed one and `verify` agree.
  *
  * For token and tool-call limits the derived number must reach `limit` and equal `used` exactly.

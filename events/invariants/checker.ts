@@ -1,6 +1,6 @@
 /**
- * The log invariant checker: L1–L21 exactly as docs/ARCHITECTURE.md ("The invariants as the checker
- * decides them") states them. `check` is pure; `apply` advances O(1)-amortised state (per open
+ * The log invariant checker: L1–L21 exactly as decision record "invariant-checker" (docs/decisions/ in the repository)
+ * states them. `check` is pure; `apply` advances O(1)-amortised state (per open
  * turn and step, cleared at their boundaries; a surface replace costs O(range)).
  *
  * `Session.append` refuses an event with violations; `verify` applies every event anyway (best

@@ -1,5 +1,5 @@
 /**
- * Child sessions, the parent's side of L19 (lifecycle.md §10): `child/spawned` names a call of
+ * Child sessions, the parent's side of L19 (docs/spec/lifecycle.md §10): `child/spawned` names a call of
  * the open step that has its `tool/call` and no `tool/result` yet, once per call, and a child id
  * is spawned once in the session. That each such call gets its `tool/result` is L5's rule for
  * every call. The child's side of L19 (its header names this session, the seq of this event and

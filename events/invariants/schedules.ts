@@ -1,6 +1,6 @@
 /**
- * The wakeup rules (lifecycle.md §10; invariants.md names none, so they carry their own ids, W1–W3,
- * listed in docs/ARCHITECTURE.md "Decisions: wakeups"):
+ * The wakeup rules (docs/spec/lifecycle.md §10; W1–W3 of
+ * docs/spec/invariants.md "Wakeups"):
  *
  * - **W1** a `schedule/created` id is new to the log; `schedule/fired` and `schedule/canceled`
  *   name a pending schedule (created, not canceled, a one-shot not fired yet).
@@ -134,6 +134,6 @@ export function deliveryTargets(p: { deliver: ScheduleDeliver; whenBusy: Schedul
   if (p.deliver === 'followup' && !busy) return ['next-turn']
   if (busy && p.whenBusy === 'queue') return ['next-turn']
   // a waking send while a turn is aborting (or its closing not yet idle) is re-targeted to
-  // next-turn (lifecycle.md §1); an inject does not wake, so it never is
+  // next-turn (docs/spec/lifecycle.md §1); an inject does not wake, so it never is
   return p.deliver === 'inject' ? ['next-step'] : ['next-step', 'next-turn']
 }

@@ -1,6 +1,6 @@
 /** What the log checker reports. */
 export interface Violation {
-  /** The invariant id of invariants.md: 'L1' … 'L16' ('SCHEMA' from `verify` for an event that failed validation). */
+  /** The invariant id of docs/spec/invariants.md: 'L1' … 'L16' ('SCHEMA' from `verify` for an event that failed validation). */
   invariant: string
   /** The seq of the first event at which the violation is decidable (the event's position in the log). */
   seq: number
@@ -16,7 +16,7 @@ export interface CheckerOptions {
   maxStepsPerTurn?: number
   /** The retry policy's maximum; `llm/retry.attempt` never exceeds it (L16). Default 5. */
   maxRetries?: number
-  /** The resume bound: a chain of resume turns is at most this long (L13, lifecycle.md §8). Default 3. */
+  /** The resume bound: a chain of resume turns is at most this long (L13, docs/spec/lifecycle.md §8). Default 3. */
   maxResumeRuns?: number
   /**
    * The price function of the session's cost budget (`budget.price`), to check L20 for `costUsd`
@@ -33,7 +33,7 @@ export type LogInvariant =
   | 'L20'
   | 'L21'
 
-/** The wakeup rules (events/invariants/schedules.ts): invariants.md numbers none, so they are W1–W3. */
+/** The wakeup rules (events/invariants/schedules.ts): W1–W3 of docs/spec/invariants.md. */
 export type ScheduleInvariant = 'W1' | 'W2' | 'W3'
 
 /** How a rule group reports a violation at the event being checked. */

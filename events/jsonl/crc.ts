@@ -1,5 +1,5 @@
 /**
- * The record checksum of the JSONL format (events.md "JSONL"): CRC-32 (IEEE, Node's `zlib.crc32`)
+ * The record checksum of the JSONL format (docs/spec/events.md "JSONL"): CRC-32 (IEEE, Node's `zlib.crc32`)
  * of the record's bytes without its `,"crc":"xxxxxxxx"` member, read from the raw line bytes.
  */
 import { crc32 } from '../bytes.js'

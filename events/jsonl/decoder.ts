@@ -1,6 +1,6 @@
 /**
  * The push decoder: byte chunks in, validated events out, every defect a coded error naming file,
- * line, seq and field (docs/ARCHITECTURE.md "Decisions: JSONL").
+ * line, seq and field (decision record "jsonl-codec" (docs/decisions/ in the repository)).
  */
 import { isUtf8 } from '../bytes.js'
 import type { LogEvent } from '../envelope.js'

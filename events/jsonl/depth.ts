@@ -1,6 +1,6 @@
 /**
  * The nesting guard: a record nested deeper than `MAX_NESTING` levels is refused before
- * `JSON.parse` sees it (docs/ARCHITECTURE.md "Decisions: hostile logs").
+ * `JSON.parse` sees it (decision record "hostile-logs" (docs/decisions/ in the repository)).
  *
  * Why before the parse: V8's `JSON.parse` takes seconds and hundreds of MB for a million levels
  * (measured 3–5 s for 1M), and every recursive walk after it (`JSON.stringify`, a deep freeze,
@@ -12,7 +12,7 @@
 
 /**
  * The deepest nesting of arrays and objects a record may have, the record itself being level 1
- * (`data` is level 2). Lossless JSON (events.md) is what `JSON.stringify` then `JSON.parse` gives
+ * (`data` is level 2). Lossless JSON (docs/spec/events.md) is what `JSON.stringify` then `JSON.parse` gives
  * back; V8's `JSON.stringify` throws from about 4,000 levels, so deeper values are not lossless.
  * 512 leaves every recursive consumer (printers, freezes, user code) a wide margin and is far
  * beyond any JSON Schema or config a tool needs.

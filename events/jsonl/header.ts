@@ -1,4 +1,4 @@
-/** The JSONL header line (events.md "JSONL"): its schema, encoder and decoder. */
+/** The JSONL header line (docs/spec/events.md "JSONL"): its schema, encoder and decoder. */
 import { isUtf8 } from '../bytes.js'
 import { z } from 'zod'
 import { TurnlogError, type ErrorCode, type ErrorDetails } from '../errors.js'
@@ -13,9 +13,22 @@ export const LogHeader = z.strictObject({
   id: z.string().min(1),
   createdAt: z.number().int().nonnegative(),
   checksums: z.literal('crc32').optional(),
-  // a fork's parent: {session, seq}; a child session's (lifecycle §10, L19) also names the call
+  // a fork's parent: {session, seq}; a child session's (docs/spec/lifecycle.md §10, L19) also names the call
   parent: z.strictObject({ session: z.string().min(1), seq: z.number().int().nonnegative(), callId: z.string().min(1).optional() }).optional(),
   inheritedEventCount: z.number().int().nonnegative().optional(),
+  /**
+   * An imported log (docs/spec/events.md "JSONL", `turnlog import`): the format it came from and
+   * what that source could not say. `times: "order"`: event times are derived from the order of
+   * the source, not measured; `chunks: "whole-blocks"`: each block streamed as one whole-`block`
+   * chunk, then `finish`, with no deltas; `usage: "absent"`: no token counts are logged (none are made up).
+   */
+  imported: z.strictObject({
+    from: z.enum(['ai-sdk-ui', 'openai-chat', 'openai-responses', 'claude-code']),
+    file: z.string().optional(),
+    times: z.enum(['order', 'source']),
+    chunks: z.literal('whole-blocks'),
+    usage: z.enum(['absent', 'source']),
+  }).optional(),
 })
 export type LogHeader = z.infer<typeof LogHeader>
 

@@ -1,10 +1,11 @@
 // The tools (and the change under test) for `turnlog eval examples/goldens`:
 //   npx turnlog eval examples/goldens --model recorded --tools examples/goldens/tools.mjs
 //   npx turnlog eval examples/goldens --model examples/goldens/terse-model.mjs --tools examples/goldens/tools.mjs --junit junit.xml
-// (dist/ is built by `npm ci`; run `npm run build` after changing the sources.)
+// (in the repository, `turnlog` resolves to this package itself: dist/, built by `npm ci`; run
+// `npm run build` after changing the sources. Copied into an app, it resolves to the installed package.)
 import { z } from 'zod'
-import { defineTool } from '../../dist/index.js'
-import { noInvariantBroken, sameFinalAnswer, sameToolSequence } from '../../dist/evals/index.js'
+import { defineTool } from 'turnlog'
+import { noInvariantBroken, sameFinalAnswer, sameToolSequence } from 'turnlog/evals'
 
 export const tools = [
   defineTool({

@@ -9,7 +9,7 @@
  * (stepping forward folds one event). Snapshots share every object they did not change (immer), so
  * a checkpoint costs roughly the arrays an N-event chunk appended to (history, surface, transcript
  * items), not a copy of the state: the 50 checkpoints of a 100k-event log took ~21 MB in Node
- * (docs/ARCHITECTURE.md "The inspector on big logs"). immer runs without autoFreeze: the states are
+ * (decision record "inspector" (docs/decisions/ in the repository), "The inspector on big logs"). immer runs without autoFreeze: the states are
  * only ever changed through `produce`, and freezing walked the whole tree at every chunk
  * (measured 1.5–2× slower).
  *

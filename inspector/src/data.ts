@@ -48,7 +48,7 @@ export interface PageData {
   reexec?: { ok: boolean; eventCount: number }
   /** `turnlog eval --report`: the re-run, side by side with this log (compare.ts). */
   compare?: Compare | null
-  /** Sub-agents (lifecycle §10): the child sessions' reports or logs, and the parent's (cli/family.ts). */
+  /** Sub-agents (docs/spec/lifecycle.md §10): the child sessions' reports or logs, and the parent's (cli/family.ts). */
   family?: Family | null
   /** Events between two state checkpoints (cursor.ts; default 2,000). */
   checkpointEvery?: number

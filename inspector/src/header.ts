@@ -17,7 +17,7 @@ export function createHeader(d: PageData): Header {
   const counts = h('span', { class: 'muted', data: { testid: 'counts' } })
   const sid = str(d.header?.id ?? '')
   const live = d.mode === 'live' ? h('span', { class: 'badge live', data: { testid: 'live' } }, '● live') : null
-  // resume's give-ups (lifecycle §8): acknowledged messages left unanswered, named in the log
+  // resume's give-ups (docs/spec/lifecycle.md §8): acknowledged messages left unanswered, named in the log
   const gaveUp = d.events.filter((e) => e?.type === 'resume/given-up')
   const unanswered = gaveUp.reduce((n, e) => n + (Array.isArray((e.data as { messages?: unknown })?.messages) ? (e.data as { messages: unknown[] }).messages.length : 0), 0)
   const givenUp = gaveUp.length === 0 ? null : h('span', {
@@ -37,7 +37,7 @@ export function createHeader(d: PageData): Header {
   return { el, status, counts, setLive: (text) => { if (live) live.textContent = text } }
 }
 
-/** A child session's header names its parent's call (lifecycle §10): a link to the parent's report when the CLI wrote one. */
+/** A child session's header names its parent's call (docs/spec/lifecycle.md §10): a link to the parent's report when the CLI wrote one. */
 function parentLink(d: PageData): HTMLElement | null {
   const p = (d.header as { parent?: { session?: unknown; seq?: unknown; callId?: unknown } } | null)?.parent
   if (p === undefined || p === null || typeof p.callId !== 'string') return null

@@ -1,5 +1,5 @@
 /**
- * The three machines (lifecycle.md) drawn as statecharts from their own XState definitions
+ * The three machines (docs/spec/lifecycle.md) drawn as statecharts from their own XState definitions
  * (machines/), with the state each is in at the selected seq lit. The log records events, not
  * machine states, so the lit state is read from the reducers' lifecycle and inbox (what the agent
  * would be doing between that event and the next); the inbox's wake latch is not logged and is

@@ -5,7 +5,7 @@
  * (state-view.ts) | events (raw log, violations marked) and the selection.
  *
  * Order of work, so a big log paints before it is folded and scrubs in milliseconds (figures:
- * docs/ARCHITECTURE.md "The inspector on big logs"):
+ * decision record "inspector" (docs/decisions/ in the repository), "The inspector on big logs"):
  * 1. inflate and parse the embedded log (data.ts), build the timeline (positions only, one pass, no
  *    fold) and paint the shell, the timeline, the tokens chart and the events list: first paint;
  * 2. in the background (background.ts, slices between frames): fold the log into state checkpoints

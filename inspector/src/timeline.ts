@@ -226,7 +226,7 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       tl = t
       count = n
       version++
-      // the parked row only for a session that waited for people (lifecycle §9)
+      // the parked row only for a session that waited for people (docs/spec/lifecycle.md §9)
       const parked = t.bars.some((b) => b.row === 'parked') ? ['parked'] : []
       rows = ['turn', 'step', 'model', 'compaction', ...parked, ...Array.from({ length: t.lanes }, (_, i) => `tool${i}`), 'marks']
       if (!fitted || wasAtEnd) fit()

@@ -51,7 +51,7 @@ function turnItem(it: TurnItem, out: Line[], depth: number): void {
     case 'step': {
       const u = it.usage ? ` · ${it.usage.inputTokens} in / ${it.usage.outputTokens} out` : ''
       out.push({ seq: it.seq, depth, kind: 'step', text: `Step ${it.turn}.${it.step}${u}` })
-      // approvals, parked time, children (lifecycle §9, §10), merged with the messages by seq
+      // approvals, parked time, children (docs/spec/lifecycle.md §9, §10), merged with the messages by seq
       const waits = waitLines(it, depth + 1)
       let w = 0
       for (const m of it.messages) {
@@ -127,7 +127,7 @@ function blockLine(b: Record<string, unknown>, seq: number, depth: number, role:
       return { seq, depth, kind: 'source', text: `${title !== undefined ? `${oneLine(str(title), 200)} ` : ''}${oneLine(str(b.url ?? b.mediaType ?? ''), 300)}${flags}` }
     }
     case 'file':
-      return { seq, depth, kind: 'file', text: `${oneLine(str(b.mediaType), 80)}, ${typeof b.data === 'string' ? b.data.length : 0} base64 chars${flags}` }
+      return { seq, depth, kind: 'file', text: `${oneLine(str(b.mediaType), 80)}, ${typeof b.data === 'string' ? `${b.data.length} base64 chars` : oneLine(str(b.url), 300)}${flags}` }
     case 'image':
       return { seq, depth, kind: role, text: `[image ${oneLine(str(b.mediaType), 80)}]${flags}` }
     default:

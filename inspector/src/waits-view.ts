@@ -1,5 +1,5 @@
 /**
- * The state panel's "open approvals" and "pending wakeups" lists (lifecycle §9, §10), from the
+ * The state panel's "open approvals" and "pending wakeups" lists (docs/spec/lifecycle.md §9, §10), from the
  * `approvals` and `schedules` slices the cursor folded at the selected seq, and the selection box of
  * a `child/spawned` event (a link to the child's report when the CLI wrote one, else its log).
  */

@@ -1,9 +1,12 @@
 /**
- * `turnlog/models/ai-sdk`: any Vercel AI SDK language model (specification V2 or V3, e.g.
- * `createAnthropic()('claude-…')`, `createOpenAICompatible({...})('…')`) as a `ModelAdapter`.
+ * `turnlog/models/ai-sdk`: any Vercel AI SDK language model (specification v2, v3 or v4: the
+ * providers of AI SDK 5, 6 and 7, e.g. `createAnthropic()('claude-…')`,
+ * `createOpenAICompatible({...})('…')`) as a `ModelAdapter`.
  *
- * `@ai-sdk/provider` is an optional peer dependency used for types only: this module loads no AI
- * SDK code itself; the provider package the user passes a model from does the HTTP work.
+ * `@ai-sdk/provider` (3 or 4) is an optional peer dependency used for types only: this module
+ * loads no AI SDK code itself; the provider package the user passes a model from does the HTTP
+ * work. The v4 model type is written out structurally here (`LanguageModelV4Like`), so these
+ * declarations read the same with either major of `@ai-sdk/provider` installed.
  *
  * - Request: the system prompt, the history (text, images as files, reasoning, tool calls with
  *   parsed arguments, tool results as text or error-text), function tools (JSON Schema), and the
@@ -20,7 +23,7 @@ import type { StreamChunk } from '../../events/index.js'
 import { ModelError } from '../errors.js'
 import type { ModelAdapter, ModelInfo, ModelRequest } from '../types.js'
 import { aiSdkFailure } from './errors.js'
-import { callOptions } from './prompt.js'
+import { callOptions, type SpecVersion } from './prompt.js'
 import { PartTranslator, StreamGrammarError, StreamPartError } from './stream.js'
 
 export { usageFromAiSdk } from './stream.js'
@@ -43,17 +46,30 @@ export interface FromAiSdkOptions {
   now?: () => number
 }
 
-/** Any AI SDK language model the adapter accepts. */
-export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3
+/**
+ * An AI SDK 7 (specification v4) language model, as far as turnlog uses it: `LanguageModelV4` of
+ * `@ai-sdk/provider` 4 is assignable to it. Written structurally so that a project on
+ * `@ai-sdk/provider` 3 (which has no v4 types) compiles these declarations too.
+ */
+export interface LanguageModelV4Like {
+  readonly specificationVersion: 'v4'
+  readonly provider: string
+  readonly modelId: string
+  // the call options are v4's; `never` lets any v4 model's method stand here
+  doStream(options: never): PromiseLike<{ stream: ReadableStream<unknown> }>
+}
+
+/** Any AI SDK language model the adapter accepts: specification v2 (AI SDK 5), v3 (6) or v4 (7). */
+export type AiSdkLanguageModel = LanguageModelV2 | LanguageModelV3 | LanguageModelV4Like
 
 /**
  * Wraps an AI SDK language model as a `ModelAdapter`. Throws `INVALID_ARGUMENT`-style `TypeError`
- * at once for anything that is not a V2 or V3 language model (a model id string, a V1 model).
+ * at once for anything that is not a v2, v3 or v4 language model (a model id string, a V1 model).
  */
 export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}): ModelAdapter {
   const spec = (model as { specificationVersion?: unknown } | null)?.specificationVersion
-  if ((spec !== 'v2' && spec !== 'v3') || typeof (model as { doStream?: unknown }).doStream !== 'function') {
-    throw new TypeError(`fromAiSdk: expected an AI SDK language model (specification v2 or v3), got ${spec === undefined ? typeof model : `specification ${String(spec)}`}`)
+  if ((spec !== 'v2' && spec !== 'v3' && spec !== 'v4') || typeof (model as { doStream?: unknown }).doStream !== 'function') {
+    throw new TypeError(`fromAiSdk: expected an AI SDK language model (specification v2, v3 or v4), got ${spec === undefined ? typeof model : `specification ${String(spec)}`}`)
   }
   const now = opts.now ?? Date.now
   // raw chunks carry what a V2 provider leaves out of its parts (an OpenAI refusal, issue 23)
@@ -64,8 +80,8 @@ export function fromAiSdk(model: AiSdkLanguageModel, opts: FromAiSdkOptions = {}
   async function* stream(request: ModelRequest, signal: AbortSignal): AsyncGenerator<StreamChunk> {
     let result: { stream: ReadableStream<unknown> }
     try {
-      // the V2 and V3 call options agree on every member turnlog sends
-      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra, opts.providerTools))) as { stream: ReadableStream<unknown> }
+      // the v2, v3 and v4 call options agree on every member turnlog sends but file data (prompt.ts)
+      result = (await (model as LanguageModelV3).doStream(callOptions(request, signal, extra, opts.providerTools, spec as SpecVersion))) as { stream: ReadableStream<unknown> }
     } catch (e) {
       throw wrap(e, signal, now)
     }

@@ -1,5 +1,5 @@
 /**
- * Reading the values inside AI SDK stream parts (V2 and V3): provider data, usage (per provider's
+ * Reading the values inside AI SDK stream parts (v2, v3 and v4): provider data, usage (per provider's
  * convention), warnings, plain JSON copies. Split from stream.ts, which translates the part
  * sequence; everything here is a pure function of one part's value.
  */
@@ -66,6 +66,8 @@ export function warningText(w: unknown): string {
  * it excludes cache reads and the cache write is `providerMetadata.anthropic.cacheCreationInputTokens`;
  * cache reads above the input count can only mean the count excludes them; otherwise (OpenAI's
  * convention) it includes them and the uncached input is `inputTokens` − `cachedInputTokens`.
+ * V2 reasoning without `reasoningTokens` (@ai-sdk/anthropic@2) is read from the wire usage in
+ * `providerMetadata.anthropic.usage` (`output_tokens_details.thinking_tokens`).
  */
 export function usageFromAiSdk(u: unknown, providerMetadata?: unknown): Usage | undefined {
   if (!isObject(u)) return undefined
@@ -94,7 +96,12 @@ export function usageFromAiSdk(u: unknown, providerMetadata?: unknown): Usage | 
   const exclusive = anthropic !== undefined || cachedRaw > (inTotal ?? 0)
   const cached = exclusive ? cachedRaw : Math.min(cachedRaw, inTotal ?? 0)
   const cacheWrite = anthropic !== undefined ? count(anthropic.cacheCreationInputTokens) ?? 0 : 0
-  const reasoning = count(u.reasoningTokens) ?? 0
+  // @ai-sdk/anthropic@2 counts thinking inside `outputTokens` and reports no `reasoningTokens`;
+  // its finish metadata holds the wire usage, whose `output_tokens_details.thinking_tokens` says
+  // how much of the output was thinking (issue 38 item 29: the same buckets as through v3 and v4)
+  const wire = anthropic !== undefined && isObject(anthropic.usage) ? anthropic.usage : undefined
+  const thinking = wire !== undefined && isObject(wire.output_tokens_details) ? count(wire.output_tokens_details.thinking_tokens) : undefined
+  const reasoning = count(u.reasoningTokens) ?? thinking ?? 0
   const usage: Usage = {
     inputTokens: exclusive ? inTotal ?? 0 : (inTotal ?? 0) - cached,
     outputTokens: reasoning > (outTotal ?? 0) ? (outTotal ?? 0) : (outTotal ?? 0) - reasoning,
@@ -103,4 +110,28 @@ export function usageFromAiSdk(u: unknown, providerMetadata?: unknown): Usage | 
   if (cacheWrite > 0) usage.cacheWriteTokens = cacheWrite
   if (reasoning > 0) usage.reasoningTokens = reasoning
   return usage
+}
+
+/**
+ * A file part's data as a log block's: v2/v3 base64 or bytes; v4 `{type: 'data', data}` (base64 or
+ * bytes) or `{type: 'url', url}`. Anything else reads as no file.
+ */
+export function fileOf(d: unknown): { data: string } | { url: string } | undefined {
+  if (typeof d === 'string') return { data: d }
+  if (d instanceof Uint8Array) return { data: Buffer.from(d).toString('base64') }
+  if (!isObject(d)) return undefined
+  if (d.type === 'data') return fileOf(d.data)
+  if (d.type === 'url' && (typeof d.url === 'string' || d.url instanceof URL)) return { url: String(d.url) }
+  return undefined
+}
+
+/**
+ * Whether a finish part's provider metadata says the model refused: Anthropic's `stop_details`
+ * (`{type: 'refusal', explanation}`), which every specification version carries in
+ * `providerMetadata.anthropic.stopDetails`; V2 has no raw finish reason to say it otherwise
+ * (issue 38 item 29).
+ */
+export function refusalDetails(meta: unknown): boolean {
+  if (!isObject(meta)) return false
+  return Object.values(meta).some((p) => isObject(p) && isObject(p.stopDetails) && p.stopDetails.type === 'refusal')
 }

@@ -1,8 +1,12 @@
 /**
  * The request side of `fromAiSdk`: a frozen `ModelRequest` → AI SDK call options (the prompt,
- * function tools and the sampling settings both specification versions share).
+ * function tools and the sampling settings specifications v2, v3 and v4 share). Where v4 differs
+ * (file data as a tagged union `{type: 'data' | 'url', …}`; `custom` and `reasoning-file` content
+ * in assistant messages) the builder follows the model's version: a block v2/v3 has no part for
+ * (provider content from a v4 model, replayed against an older one) is left out, as it could not
+ * mean anything to that provider.
  */
-import type { JSONValue, LanguageModelV3CallOptions, LanguageModelV3Message, SharedV3ProviderOptions } from '@ai-sdk/provider'
+import type { JSONValue, LanguageModelV3CallOptions, LanguageModelV3DataContent, LanguageModelV3Message, SharedV3ProviderOptions } from '@ai-sdk/provider'
 import type { Block, ModelMessage } from '../../events/index.js'
 import type { ModelRequest } from '../types.js'
 
@@ -27,8 +31,22 @@ function text(blocks: readonly Block[]): string {
   return parts.join('\n')
 }
 
+/** The specification version of the model the prompt is for. */
+export type SpecVersion = 'v2' | 'v3' | 'v4'
+
+/**
+ * File data as the version wants it: v2/v3 take base64 or a `URL` as is, v4 a tagged union. The
+ * return type is v3's (the types this module compiles against); a v4 model reads the tagged form.
+ */
+function fileData(spec: SpecVersion, b: { data?: string | undefined; url?: string | undefined }): LanguageModelV3DataContent {
+  if (spec !== 'v4') return b.url !== undefined ? new URL(b.url) : b.data ?? ''
+  const tagged = b.url !== undefined ? { type: 'url', url: new URL(b.url) } : { type: 'data', data: b.data ?? '' }
+  return tagged as unknown as LanguageModelV3DataContent
+}
+
 /** What the prompt builder remembers of the calls seen so far: names, and the provider's approval ids. */
 interface Seen {
+  spec: SpecVersion
   toolNames: Map<string, string>
   /** call id → the provider's approval id, for provider-executed calls a person was asked about */
   approvals: Map<string, string>
@@ -42,7 +60,7 @@ function toPromptMessage(m: ModelMessage, seen: Seen): LanguageModelV3Message {
       const content: Extract<LanguageModelV3Message, { role: 'user' }>['content'] = []
       for (const b of m.content) {
         if (b.type === 'text') content.push({ type: 'text', text: b.text })
-        else if (b.type === 'image') content.push({ type: 'file', mediaType: b.mediaType, data: b.data })
+        else if (b.type === 'image') content.push({ type: 'file', mediaType: b.mediaType, data: fileData(seen.spec, { data: b.data }) })
       }
       return { role: 'user', content }
     }
@@ -64,8 +82,18 @@ function toPromptMessage(m: ModelMessage, seen: Seen): LanguageModelV3Message {
           const value = (b.result ?? null) as JSONValue
           const output = b.isError === true ? { type: 'error-json' as const, value } : typeof value === 'string' ? { type: 'text' as const, value } : { type: 'json' as const, value }
           content.push({ type: 'tool-result', toolCallId: b.id, toolName: b.name, output, ...po })
-        } else if (b.type === 'file') content.push({ type: 'file', data: b.data, mediaType: b.mediaType, ...po })
-        // sources are citations for people: never sent back (as in streamText)
+        } else if (b.type === 'file') {
+          if (b.reasoning !== true) content.push({ type: 'file', data: fileData(seen.spec, b), mediaType: b.mediaType, ...po })
+          else if (seen.spec === 'v4') {
+            // a file made while reasoning goes back as the v4 `reasoning-file` part streamText sends
+            content.push({ type: 'reasoning-file', data: fileData(seen.spec, b), mediaType: b.mediaType, ...po } as unknown as (typeof content)[number])
+          }
+        } else if (b.type === 'custom' && seen.spec === 'v4') {
+          // provider content (a fallback notice, a compaction item…) goes back as it came, as streamText sends it
+          content.push({ type: 'custom', kind: b.kind, ...po } as unknown as (typeof content)[number])
+        }
+        // sources are citations for people: never sent back (as in streamText); a text's
+        // citations neither (the v4 prompt's text part has none)
       }
       return { role: 'assistant', content }
     }
@@ -117,16 +145,18 @@ function settings(config: Record<string, unknown>): Partial<LanguageModelV3CallO
 }
 
 /**
- * The call options for a request. The shape is common to specification V2 and V3 for everything
- * turnlog sends (V2 ignores nothing it needs), so one builder serves both.
+ * The call options for a request. The shape is common to specifications v2, v3 and v4 for
+ * everything turnlog sends but file data and v4's own content parts (see `fileData`), so one
+ * builder serves all three.
  */
 export function callOptions(
   request: ModelRequest,
   signal: AbortSignal,
   extra: Partial<LanguageModelV3CallOptions> = {},
   providerTools?: NonNullable<LanguageModelV3CallOptions['tools']>,
+  spec: SpecVersion = 'v3',
 ): LanguageModelV3CallOptions {
-  const seen: Seen = { toolNames: new Map(), approvals: new Map() }
+  const seen: Seen = { spec, toolNames: new Map(), approvals: new Map() }
   const prompt: LanguageModelV3Message[] = []
   if (request.system !== '') prompt.push({ role: 'system', content: request.system })
   for (const m of request.messages) prompt.push(toPromptMessage(m, seen))

@@ -1,5 +1,7 @@
 /**
- * AI SDK stream parts (specification V2 and V3) → chunks in the chunk grammar.
+ * AI SDK stream parts (specifications v2, v3 and v4) → chunks in the chunk grammar. Every part type
+ * the v4 specification defines is in `PART_TYPES` and has a case below (test/models names the
+ * types the provider package declares and checks them against this list).
  *
  * - `text-start/-delta/-end` and `reasoning-start/-delta/-end` → text and reasoning blocks; a
  *   delta whose start never came opens its block (lenient to loose providers).
@@ -9,15 +11,25 @@
  *   A `tool-call` without streamed input is a whole block. Provider-executed calls (server-side
  *   web search and the like) are not turnlog's to run: their input parts are skipped and the call
  *   is logged whole (`block` chunk, `providerExecuted: true`), as is its `tool-result` (issue 23).
- * - `source` → a whole `source` block; `file` → a whole `file` block (base64); `stream-start`'s
- *   warnings → `warning` chunks; `response-metadata` → a `response-metadata` chunk (id, model).
+ * - `source` → a whole `source` block; `file` → a whole `file` block (base64, or v4's `{type: 'url'}`
+ *   data as `url`); v4's `reasoning-file` → a `file` block marked `reasoning`; v4's `custom` → a
+ *   `custom` block (kind and provider data, re-sent); v4's `text-end` `citations` → the text
+ *   block's `citations`; `stream-start`'s warnings → `warning` chunks; `response-metadata` → a
+ *   `response-metadata` chunk (id, model); `ping` → nothing.
+ * - v4 `tool-input-start` with `inputEncoding: 'text'` streams raw text, not JSON: its deltas are
+ *   not arguments, the `tool-call` part's (JSON) input is. v4 `tool-result` with `preliminary`
+ *   is a preview the final result replaces: only the final one is logged (as in `streamText`).
  * - `finish` → every open block ends, then `usage`, then `finish`: `stop` → stop (tool-calls when
  *   calls streamed), `tool-calls` → tool-calls, `length` → max-tokens, `content-filter` → stop when the
  *   model refused (raw reason `refusal`, Anthropic; or text over a raw `stop`, OpenAI's `refusal`
  *   deltas; or a refusal in the raw chunks, which V2 providers leave out of their parts) →
  *   `refusal` with the provider's explanation, else (a filter cut the output) an in-band error
  *   finish `CONTENT_FILTER` naming the raw reason (not among the retried codes), `error` → an
- *   in-band error finish `SERVER`, `other`/`unknown` → stop/tool-calls.
+ *   in-band error finish `SERVER`, v4's `interrupted` (the provider's stream ended without its
+ *   completion signal) → an in-band error finish `TRANSPORT`, `other`/`unknown` → stop/tool-calls.
+ *   A refusal is recognised the same way in every version: the raw reason `refusal`, or
+ *   Anthropic's `stopDetails` of type `refusal` in the finish's provider metadata (v2 carries no
+ *   raw reason; issue 38 item 29).
  * - an `error` part → thrown as a `ModelError` with the mapped failure (see errors.ts).
  * - `raw` (the adapter asks for raw chunks): read for an OpenAI `delta.refusal` only.
  * - `tool-approval-request {approvalId, toolCallId}` (a provider asks a person to approve one of its
@@ -27,11 +39,25 @@
  *   A request for a call that is not a provider-executed call of the response is `STREAM_GRAMMAR`.
  */
 import type { Block, ProviderData, StreamChunk, ToolCallBlock } from '../../events/index.js'
-import { isObject, jsonCopy, providerDataOf, str, usageFromAiSdk, warningText } from './part-values.js'
+import { fileOf, isObject, jsonCopy, providerDataOf, refusalDetails, str, usageFromAiSdk, warningText } from './part-values.js'
 
 export { providerDataOf, usageFromAiSdk } from './part-values.js'
 
 type Kind = 'text' | 'reasoning' | 'tool-call'
+
+/**
+ * Every stream part type of the AI SDK's language model specification v4 (a superset of v2's and
+ * v3's), each handled by `PartTranslator.onPart`. A type missing here fails test/models'
+ * exhaustiveness check against the provider package's `LanguageModelV4StreamPart`.
+ */
+export const PART_TYPES = [
+  'text-start', 'text-delta', 'text-end', 'reasoning-start', 'reasoning-delta', 'reasoning-end',
+  'tool-input-start', 'tool-input-delta', 'tool-input-end', 'tool-approval-request', 'tool-call',
+  'tool-result', 'custom', 'file', 'reasoning-file', 'source', 'stream-start', 'response-metadata',
+  'finish', 'ping', 'raw', 'error',
+] as const
+export type PartType = (typeof PART_TYPES)[number]
+const KNOWN: ReadonlySet<string> = new Set(PART_TYPES)
 
 /** Turns stream parts into chunks; O(1) state per block. */
 export class PartTranslator {
@@ -43,6 +69,10 @@ export class PartTranslator {
   /** tool-call id → streamed argument length, for open tool-call blocks */
   readonly #streamed = new Map<string, number>()
   readonly #skipped = new Set<string>()
+  /** v4 tool calls whose input deltas are raw text (`inputEncoding: 'text'`), not JSON arguments */
+  readonly #rawInput = new Set<string>()
+  /** text block index → its v4 citations (JSON), given on `text-end` */
+  readonly #citations = new Map<number, Record<string, unknown>[]>()
   /** provider-executed calls not yet emitted (an approval request for one may follow), by call id */
   readonly #held = new Map<string, { index: number; block: ToolCallBlock }>()
   #calls = 0
@@ -72,7 +102,11 @@ export class PartTranslator {
   #blockEnd(index: number): StreamChunk {
     const data = this.#data.get(index)
     this.#data.delete(index)
-    return data === undefined ? { type: 'block-end', index } : { type: 'block-end', index, providerData: data }
+    const citations = this.#citations.get(index)
+    this.#citations.delete(index)
+    const chunk: StreamChunk = data === undefined ? { type: 'block-end', index } : { type: 'block-end', index, providerData: data }
+    if (citations !== undefined) chunk.citations = citations
+    return chunk
   }
 
   /** Remembers a part's provider data for the open block `kind:id`. */
@@ -85,9 +119,10 @@ export class PartTranslator {
 
   /** Chunks for one part. Throws the `error` part's payload (the caller maps it). */
   onPart(part: unknown, out: StreamChunk[]): void {
-    if (!isObject(part) || typeof part.type !== 'string') return
+    if (!isObject(part) || typeof part.type !== 'string' || !KNOWN.has(part.type)) return
     const id = typeof part.id === 'string' ? part.id : ''
-    switch (part.type) {
+    const type = part.type as PartType
+    switch (type) {
       case 'text-start':
       case 'reasoning-start': {
         const kind = part.type === 'text-start' ? 'text' : 'reasoning'
@@ -108,9 +143,13 @@ export class PartTranslator {
         out.push(kind === 'text' ? { type: 'text-delta', index, text } : { type: 'reasoning-delta', index, text })
         return
       }
-      case 'text-end':
+      case 'text-end': {
         this.#note('text', id, part)
+        const index = this.#open.get(`text:${id}`)
+        const citations = Array.isArray(part.citations) ? (jsonCopy(part.citations) as unknown[] | undefined)?.filter(isObject) : undefined
+        if (index !== undefined && citations !== undefined && citations.length > 0) this.#citations.set(index, citations)
         return this.#end('text', id, out)
+      }
       case 'reasoning-end':
         this.#note('reasoning', id, part)
         return this.#end('reasoning', id, out)
@@ -120,6 +159,7 @@ export class PartTranslator {
           return
         }
         if (this.#open.has(`tool-call:${id}`)) return
+        if (part.inputEncoding === 'text') this.#rawInput.add(id)
         const index = this.#start('tool-call', id, out)
         this.#streamed.set(id, 0)
         this.#calls++
@@ -131,7 +171,7 @@ export class PartTranslator {
       case 'tool-input-delta': {
         const index = this.#open.get(`tool-call:${id}`)
         const delta = typeof part.delta === 'string' ? part.delta : ''
-        if (index === undefined || delta === '') return
+        if (index === undefined || delta === '' || this.#rawInput.has(id)) return
         this.#streamed.set(id, (this.#streamed.get(id) ?? 0) + delta.length)
         out.push({ type: 'tool-call-delta', index, id, argumentsDelta: delta })
         return
@@ -163,13 +203,14 @@ export class PartTranslator {
           out.push({ type: 'tool-call-delta', index, id: callId, argumentsDelta: input })
         }
         this.#streamed.delete(callId)
+        this.#rawInput.delete(callId)
         this.#note('tool-call', callId, part)
         this.#end('tool-call', callId, out)
         return
       }
       case 'tool-approval-request': {
         // the provider asks a person to approve one of its own calls (an MCP tool, say): the call
-        // becomes one turnlog asks about (lifecycle §9); the decision goes back with the next request
+        // becomes one turnlog asks about (docs/spec/lifecycle.md §9); the decision goes back with the next request
         const callId = str(part.toolCallId)
         const approvalId = str(part.approvalId)
         const held = this.#held.get(callId)
@@ -182,7 +223,9 @@ export class PartTranslator {
         return
       }
       case 'tool-result': {
-        // a provider-executed call's result (turnlog's own calls never stream results)
+        // a provider-executed call's result (turnlog's own calls never stream results); a v4
+        // preliminary one is a preview the final result replaces (streamText keeps only the final)
+        if (part.preliminary === true) return
         const block: Block = { type: 'tool-result', id: str(part.toolCallId), name: str(part.toolName), result: jsonCopy(part.result) ?? null }
         if (part.isError === true) block.isError = true
         this.#whole(block, part, out)
@@ -194,12 +237,19 @@ export class PartTranslator {
         this.#whole(block, part, out)
         return
       }
-      case 'file': {
-        const data = typeof part.data === 'string' ? part.data : part.data instanceof Uint8Array ? Buffer.from(part.data).toString('base64') : undefined
-        if (data === undefined) return
-        this.#whole({ type: 'file', mediaType: str(part.mediaType), data }, part, out)
+      case 'file':
+      case 'reasoning-file': {
+        const file = fileOf(part.data)
+        if (file === undefined) return
+        this.#whole({ type: 'file', mediaType: str(part.mediaType), ...file, ...(type === 'reasoning-file' ? { reasoning: true as const } : {}) }, part, out)
         return
       }
+      case 'custom':
+        // provider content without a standard shape (v4): kept with its provider data, re-sent
+        if (typeof part.kind === 'string' && part.kind !== '') this.#whole({ type: 'custom', kind: part.kind }, part, out)
+        return
+      case 'ping':
+        return // a keep-alive
       case 'stream-start':
         if (Array.isArray(part.warnings)) for (const w of part.warnings) out.push({ type: 'warning', message: warningText(w) })
         return
@@ -218,8 +268,10 @@ export class PartTranslator {
         return
       case 'error':
         throw new StreamPartError(part.error)
-      default:
-        return
+      default: {
+        const unhandled: never = type
+        return unhandled
+      }
     }
   }
 
@@ -284,7 +336,7 @@ export class PartTranslator {
         // and the SDK reports content-filter over a raw `stop`; Anthropic's raw reason is
         // `refusal` (its explanation in the finish's provider metadata). Anything else is the
         // provider filtering its own output.
-        if (raw === 'refusal' || (this.#text && raw === 'stop') || this.#rawRefusal !== '') {
+        if (raw === 'refusal' || refusalDetails(part.providerMetadata) || (this.#text && raw === 'stop') || this.#rawRefusal !== '') {
           out.push(this.#refusal(part))
           break
         }
@@ -292,6 +344,10 @@ export class PartTranslator {
         break
       case 'error':
         out.push({ type: 'finish', reason: 'error', failure: { code: 'SERVER', message: `the provider reported an error (${raw})` } })
+        break
+      case 'interrupted':
+        // v4: the provider's stream ended without its completion signal; the output may be cut
+        out.push({ type: 'finish', reason: 'error', failure: { code: 'TRANSPORT', message: `the provider's stream ended without completing${raw !== reason ? ` (${raw})` : ''}` } })
         break
       default:
         out.push(this.#rawRefusal !== '' ? this.#refusal(part) : { type: 'finish', reason: this.#calls > 0 ? 'tool-calls' : 'stop' })

@@ -20,7 +20,7 @@ export function cancelPlan(rx: Host, next: LogEvent): { turn: number; cause: Can
   // a crash lost the turn/end of a cancelled turn (repair closed it): the cancel's traces stand for it
   else if (end.reason.kind === 'interrupted' && rx.cancelTraced.has(turn)) cause = { kind: 'user' }
   else return null
-  // a step that parked stood still until the cancel (lifecycle §9): it came after the last parking
+  // a step that parked stood still until the cancel (docs/spec/lifecycle.md §9): it came after the last parking
   if (parkedAhead(rx, end.seq)) return null
   // In a step whose tools the cancel cut, the calls' recorded progress decides when it came.
   if (inToolCancelStep(rx)) {

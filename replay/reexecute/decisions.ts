@@ -1,5 +1,5 @@
 /**
- * Approval decisions, re-issued at their recorded positions (lifecycle §9 "Re-execution and
+ * Approval decisions, re-issued at their recorded positions (docs/spec/lifecycle.md §9 "Re-execution and
  * fuzzing"; P4: decisions are recorded input). A person's decision (`by: user`) is given to the
  * agent as recorded (the decision exactly as logged, edited arguments as their recorded JSON
  * text); an expiry (`by: expired`) fires the step's expiry timer, which then reads the recorded

@@ -28,7 +28,7 @@
  * Scheduling (run.ts, serve.ts): the re-execution owns every point where the agent waits; when
  * the agent has nothing left to do but wait, the next recorded event decides what is released or
  * issued, so the interleaving of the recording is reproduced without timing. The comparison is
- * compare.ts. See docs/ARCHITECTURE.md "Decisions: replay engine" and "Re-execution".
+ * compare.ts. See decision record "replay-engine" (docs/decisions/ in the repository).
  */
 import type { HookMap } from '../../agent/types.js'
 import type { LogEvent } from '../../events/index.js'

@@ -28,7 +28,7 @@ export function issueExternal(rx: Host, hookWaiting: boolean): boolean {
       continue
     }
     if (isScheduleInput(next)) {
-      // wakeups (lifecycle §10): made, canceled and fired from outside the turn, like sends
+      // wakeups (docs/spec/lifecycle.md §10): made, canceled and fired from outside the turn, like sends
       if (hookWaiting && !rx.choose()) return did
       issueSchedule(rx, next)
       did = true

@@ -38,7 +38,7 @@ export interface ReexecuteOptions {
   /** As the recorded agent's (L13). */
   maxResumeRuns?: number
   retry?: AgentOptions['retry']
-  /** As the recorded agent's (lifecycle §10): the log records budget ends, not the budget, so give
+  /** As the recorded agent's (docs/spec/lifecycle.md §10): the log records budget ends, not the budget, so give
    * the same one (with the same `price`) to reproduce them. */
   budget?: AgentOptions['budget']
   checkRequests?: AgentOptions['checkRequests']

@@ -93,7 +93,7 @@ export class Recording {
         if ((e as EventOf<'request/header'>).data.reason === 'resume' && !resumeHeaderDue) {
           // a clean restart: the new process took over when the last turn had ended (on a log that
           // is not empty: a process on an empty log logs `initial`), or, inside a turn, where it
-          // last stood parked (lifecycle §9: the only quiet point inside a turn; the decisions
+          // last stood parked (docs/spec/lifecycle.md §9: the only quiet point inside a turn; the decisions
           // after it are re-issued to the new process, which restores the parked step)
           const b = parked > turnStart && parked > lastTurnEnd ? parked + 1 : Math.max(lastTurnEnd + 1, 1)
           if (b > (this.switches.at(-1)?.end ?? this.start)) this.switches.push({ k: b, end: b })

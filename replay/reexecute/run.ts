@@ -3,7 +3,7 @@
  * pump. The re-execution owns every point where the agent waits (model chunks, tool bodies,
  * sleeps, a gate before and after every hook); when the agent has nothing left to do but wait
  * (one macrotask turn: every microtask drained), the next recorded event decides what is released
- * or issued. See docs/ARCHITECTURE.md "Decisions: replay engine".
+ * or issued. See decision record "replay-engine" (docs/decisions/ in the repository).
  */
 import { createAgent, TurnlogAgent } from '../../agent/agent.js'
 import type { AgentOptions } from '../../agent/types.js'
@@ -131,15 +131,15 @@ export class Reexecution implements Host {
     this.agent.subscribe((e) => {
       if (gen === this.gen) onAppend(this, e)
     })
-    // a parked step of the prefix is restored at once, as resumeAgent does (lifecycle §9)
+    // a parked step of the prefix is restored at once, as resumeAgent does (docs/spec/lifecycle.md §9)
     if (this.agent.restoreStep !== null) this.agent.wake()
-    // A resume turn (lifecycle §8) follows the boundary after only splices: armed like resumeAgent does.
+    // A resume turn (docs/spec/lifecycle.md §8) follows the boundary after only splices: armed like resumeAgent does.
     let i = prefix.length
     while (this.rec[i]?.type === 'agent/inbox/spliced') i++
     const t = this.rec[i]
     const cause = t?.type === 'turn/start' ? (t as EventOf<'turn/start'>).data.cause : undefined
     if (i > this.start && cause?.kind === 'resume') this.agent.armResume(cause.of, cause.maxResumeRuns)
-    // resume's give-up record (lifecycle §8) comes first after the boundary's closers: a recorded fact
+    // resume's give-up record (docs/spec/lifecycle.md §8) comes first after the boundary's closers: a recorded fact
     const g = this.rec[prefix.length]
     if (prefix.length > this.start && g?.type === 'resume/given-up') this.agent.append({ type: g.type, data: g.data as EventOf<'resume/given-up'>['data'] })
   }
@@ -255,7 +255,7 @@ export class Reexecution implements Host {
     }
     // 3. A tool result the recording has next comes before a finished pre-execute: with a hook
     //    that may ask, the start loop waits for each verdict before the next call starts
-    //    (lifecycle §9), so a verdict released first could start a call the recording started
+    //    (docs/spec/lifecycle.md §9), so a verdict released first could start a call the recording started
     //    only after this result.
     if (serveResultFirst(this, next)) return true
     // 4. Hooks that finished, and sleeps.

@@ -1,5 +1,5 @@
 /**
- * Wakeups in a re-execution (lifecycle.md §10; invariants.md P4: firings are recorded input, like
+ * Wakeups in a re-execution (docs/spec/lifecycle.md §10; docs/spec/invariants.md P4: firings are recorded input, like
  * followups). The agent arms no timer (`wakeups: {timer: false}`); the pump issues each recorded
  * `schedule/created` through the agent's schedule path (`callId` kept: a `scheduleWakeup` call's
  * body is served from its recorded result), each `schedule/canceled` through `unschedule`, and

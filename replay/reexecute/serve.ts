@@ -96,7 +96,7 @@ export function serve(rx: Host, next: LogEvent): boolean {
     }
   }
   if (next.type === 'child/spawned') {
-    // a subagent call's child (lifecycle §10) is recorded input: the served body spawns it again
+    // a subagent call's child (docs/spec/lifecycle.md §10) is recorded input: the served body spawns it again
     // under the recorded id, through its context, while it runs
     const d = (next as EventOf<'child/spawned'>).data
     const b = rx.bodies.get(key3(d.turn, d.step, d.callId))

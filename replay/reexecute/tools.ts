@@ -67,8 +67,17 @@ export function settle(rx: Host, b: BodyServe): boolean {
     b.ctx.concludeTurn()
   }
   if (code === 'INVALID_TOOL_OUTPUT') b.resolve(new RecordedInvalid(r.data.error!.message))
-  else b.resolve(code === undefined ? { content: r.data.message.content } : { content: [] })
+  else b.resolve(code === undefined ? recordedValue(r.data) : { content: [] })
   return true
+}
+
+/** A recorded output as the body's value: a JSON value (`json`) as the value, else its blocks. */
+function recordedValue(d: { message: { content: readonly { type: string; text?: string }[] }; json?: true }): unknown {
+  const [block] = d.message.content
+  if (d.json === true && d.message.content.length === 1 && block?.type === 'text' && typeof block.text === 'string') {
+    try { return JSON.parse(block.text) } catch { /* not JSON after all: as blocks */ }
+  }
+  return { content: d.message.content }
 }
 
 /** A recorded invalid output, as a served body's value: the served output schema turns it back. */
@@ -76,7 +85,7 @@ class RecordedInvalid {
   constructor(readonly message: string) {}
 }
 
-type Parsed = { success: true; data: unknown } | { success: false; error: { issues: { message: string; path: PropertyKey[] }[] } }
+type Parsed = { value: unknown; issues?: undefined } | { issues: { message: string; path: PropertyKey[] }[] }
 
 /**
  * The output schema of a served tool. A served body's value is the recorded output (already
@@ -84,11 +93,11 @@ type Parsed = { success: true; data: unknown } | { success: false; error: { issu
  * made to fail the same way the recorded one did, so that `outputToOutcome` writes the recorded
  * message again. Each branch mirrors one message of tools/define.ts `outputToOutcome`.
  */
-function servedOutput(name: string): { safeParse(value: unknown): Parsed } {
-  const ok = (data: unknown): Parsed => ({ success: true, data })
+function servedOutput(name: string): { '~standard': { version: 1; vendor: string; validate(value: unknown): Parsed } } {
+  const ok = (value: unknown): Parsed => ({ value })
   const unreadable = (why: string): Parsed => ok({ get content(): never { throw new Error(why) } })
-  return {
-    safeParse(value) {
+  // a Standard Schema (tools/schema.ts `checkSchema` validates through `~standard.validate`)
+  return { '~standard': { version: 1, vendor: 'turnlog', validate(value) {
       if (!(value instanceof RecordedInvalid)) return ok(value)
       const m = value.message
       const invalid = `Tool '${name}' returned an invalid output:\n✖ `
@@ -97,7 +106,7 @@ function servedOutput(name: string): { safeParse(value: unknown): Parsed } {
       const notResult = `Tool '${name}' returned an output that cannot be a result: `
       // zod's prettifyError writes one "✖ message" line per issue (and "→ at path" lines); one
       // issue at the top whose message is the rest of the recorded text prints that text again
-      if (m.startsWith(invalid)) return { success: false, error: { issues: [{ message: m.slice(invalid.length), path: [] }] } }
+      if (m.startsWith(invalid)) return { issues: [{ message: m.slice(invalid.length), path: [] }] }
       if (m.startsWith(threw) && m.length > threw.length) throw new Error(m.slice(threw.length))
       if (m.startsWith(notResult)) {
         const why = m.slice(notResult.length)
@@ -110,7 +119,7 @@ function servedOutput(name: string): { safeParse(value: unknown): Parsed } {
       // Not reproducible from the log ({content} that is not a list of blocks, a value that cannot
       // be stored, a hand-written message): the result diverges, and the diff names both messages.
       return unreadable(`re-execution cannot reproduce the recorded invalid output (${m})`)
-    },
+    } },
   }
 }
 

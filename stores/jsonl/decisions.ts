@@ -1,5 +1,5 @@
 /**
- * The JSONL store's decision claims (lifecycle §9: decisions from another process while the owner
+ * The JSONL store's decision claims (docs/spec/lifecycle.md §9: decisions from another process while the owner
  * runs, or after it exited). The log has one writer, so a decider that is not the owner cannot
  * append; instead every decision is **claimed** as a file in `<id>.decisions/` and the owner logs
  * it (the watch that delivers claims to the owner is in decision-watch.ts).

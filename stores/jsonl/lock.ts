@@ -1,5 +1,5 @@
 /**
- * The jsonl store's lock protocol (docs/ARCHITECTURE.md "jsonlStore files and the lock protocol"):
+ * The jsonl store's lock protocol (decision record "stores" (docs/decisions/ in the repository), "JsonlStore files and the lock protocol"):
  * `<id>.lock` names the one writer, `<id>.fence` hands out growing fencing tokens, a stale lock
  * (a dead pid on this host, or an unparseable file older than `staleLockMs`) is broken under the
  * `<id>.lock.takeover` mutex, and a writer checks its token (fencing) before each batch.

@@ -47,7 +47,7 @@ export async function scanLog(files: LogFiles, id: string, file: string, keepUpT
   try {
     fh = await files.fs.open(file, 'r')
   } catch (err) {
-    if (errno(err) === 'ENOENT') throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id, file })
+    if (errno(err) === 'ENOENT') throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id, file })
     throw ioError('IO_ERROR', err, file, 'cannot open the session file', id)
   }
   try {

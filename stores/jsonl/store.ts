@@ -1,7 +1,7 @@
 /**
- * `jsonlStore(dir)`: one `<id>.jsonl` file per session (events.md "JSONL": a header with
+ * `jsonlStore(dir)`: one `<id>.jsonl` file per session (docs/spec/events.md "JSONL": a header with
  * `"checksums":"crc32"`, one checked record per line), appended with group commit and fsync, owned
- * by one writer at a time through a lock file. See docs/ARCHITECTURE.md "Decisions: stores".
+ * by one writer at a time through a lock file. See decision record "stores" (docs/decisions/ in the repository).
  *
  * Files beside `<id>.jsonl`:
  * - `<id>.lock`: the owner `{pid, host, token, acquiredAt}`, created with `open(…, 'wx')` (atomic:
@@ -95,17 +95,18 @@ export class JsonlStore implements LogStore {
 
   /**
    * Decides an open approval of a session from any process on this machine, while an agent runs
-   * the session or not (lifecycle §9): checked against the log, claimed in `<id>.decisions/` (the
+   * the session or not (docs/spec/lifecycle.md §9): checked against the log, claimed in `<id>.decisions/` (the
    * first claim wins, durable when this resolves), then logged under the write lock, or by the
    * running owner, which watches the claims (stores/decide.ts, stores/jsonl/decisions.ts).
 
    * An approval id of a request of a running child (the parent's `approvals()` lists them) is
-   * decided in that child, as `agent.decide` of the parent does (lifecycle §10,
+   * decided in that child, as `agent.decide` of the parent does (docs/spec/lifecycle.md §10,
    * stores/decide-children.ts); the result's `sessionId` names the child.
    */
-  decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
+  async decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
+    // async: an invalid id rejects the promise (a caller awaiting it catches it), never a synchronous throw (issue 38.28)
     assertSessionId(id)
-    // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
+    // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) =>
       decideInStore(this, sid, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid, { fs: this.fs }), ...opts }))
   }
@@ -163,12 +164,12 @@ export class JsonlStore implements LogStore {
         await this.fs.link(tmp, file)
       } catch (err) {
         const code = errno(err)
-        if (code === 'EEXIST') throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id, file })
+        if (code === 'EEXIST') throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id, file })
         if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV') {
           throw ioError('IO_ERROR', err, file, 'cannot move the session file into place', id)
         }
         // file systems without hard links: check, then rename (a small race, documented)
-        if (await fileExists(this.fs, file)) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id, file })
+        if (await fileExists(this.fs, file)) throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id, file })
         try {
           await this.fs.rename(tmp, file)
         } catch (err2) {
@@ -200,7 +201,7 @@ export class JsonlStore implements LogStore {
     if (mode !== 'write') {
       throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
     }
-    if (!(await fileExists(this.fs, file))) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id, file })
+    if (!(await fileExists(this.fs, file))) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id, file })
     const { owner, lockFile } = await this.acquireLock(id)
     let fh: StoreFile | undefined
     try {

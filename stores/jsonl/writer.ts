@@ -1,7 +1,7 @@
 /**
  * The jsonl store's write handle: group commit (one write + one fsync per batch), fencing before
  * each batch, failures that stop the handle, and the torn-tail quarantine. See
- * docs/ARCHITECTURE.md "Decisions: stores".
+ * decision record "stores" (docs/decisions/ in the repository).
  */
 import { join } from 'node:path'
 import type { LogEvent } from '../../events/envelope.js'

@@ -4,7 +4,7 @@
  * (workers/cancel-worker.ts). NOTIFY `turnlog_cancel` only wakes the holder early; its poll finds the
  * request anyway, and a worker that takes a session over (its holder died) finds it on claim.
  *
- * What a request covers (docs/ARCHITECTURE.md "Decisions: cross-process stop"): the answer being
+ * What a request covers (decision record "http" (docs/decisions/ in the repository), "stop across processes"): the answer being
  * written when the stop was recorded, and the input sent before it that is not answered yet. It
  * records the log's length (`length_at`) and the last sent message (`sent_before`, the inbox's
  * `n`) under the session row's lock (the lock every append takes), so "before the stop" is exact.

@@ -1,5 +1,5 @@
 /**
- * `postgresStore.decide` (lifecycle §9, decisions.ts): a decision from any machine, with or without
+ * `postgresStore.decide` (docs/spec/lifecycle.md §9, decisions.ts): a decision from any machine, with or without
  * a worker running the session. Checked against the log (read; refusals log and record nothing:
  * `UNKNOWN_APPROVAL`, `APPROVAL_DECIDED`, `INVALID_ARGS`), then recorded by `turnlog_decide`
  * (the unique key makes the first decision win; durable at commit; `pending` makes the session

@@ -3,7 +3,7 @@
  * an **app** owns (`store.open(id, 'write')`: `resumeAgent`, `openAgent`, `createAgent` with the
  * store; not a worker's adopted writer, which pulls decisions itself: pull-decisions.ts).
  *
- * lifecycle §9: a decision made from any machine while nobody ran the session is found "when it
+ * docs/spec/lifecycle.md §9: a decision made from any machine while nobody ran the session is found "when it
  * opens the session", and a running owner receives it. `turnlog_decisions` is the arbiter (its
  * primary key; `turnlog_append_decided` refuses an append that logs another decision), so:
  *
@@ -53,7 +53,7 @@ export class PgDecisionChannel implements DecisionChannel {
 
   /**
    * Reads the unlogged rows now, for every watch attached (a NOTIFY for this session reached the
-   * process that runs it: a PostgreSQL worker's child session, lifecycle §10, whose write handle is
+   * process that runs it: a PostgreSQL worker's child session, docs/spec/lifecycle.md §10, whose write handle is
    * this channel's and which no worker claims on its own). Delivery is the watch's as for a poll.
    * Never throws (a failed read is the watch's `onError`, and the next poll or NOTIFY reads again).
    * @internal (workers)

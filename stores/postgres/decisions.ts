@@ -1,5 +1,5 @@
 /**
- * Approvals in the PostgreSQL store (lifecycle §9: decisions from any machine, with or without a
+ * Approvals in the PostgreSQL store (docs/spec/lifecycle.md §9: decisions from any machine, with or without a
  * worker running the session; PostgreSQL workers claim sessions whose expiry is due).
  *
  * - `turnlog_decisions` holds one row per decided approval, `PRIMARY KEY (session_id,

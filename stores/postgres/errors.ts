@@ -35,7 +35,7 @@ export function pgError(err: unknown, sessionId: string | undefined, what: strin
     case SQLSTATE.seqConflict:
       return new TurnlogError('SEQ_CONFLICT', message, details, { cause: err })
     case SQLSTATE.notFound:
-      return new TurnlogError('SESSION_NOT_FOUND', message, details, { cause: err })
+      return new TurnlogError('SESSION_NOT_FOUND', sessionId !== undefined ? `no session ${JSON.stringify(sessionId)} in the store (${message})` : message, details, { cause: err })
     case SQLSTATE.inputMoved:
       return new TurnlogError('INPUT_MOVED', message, details, { cause: err })
     case SQLSTATE.decisionConflict:

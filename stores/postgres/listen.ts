@@ -1,6 +1,6 @@
 /**
  * How an **app's** parked agents on a PostgreSQL store hear of decisions other processes record
- * (lifecycle §9: "a running owner receives it at once"; decision-channel.ts).
+ * (docs/spec/lifecycle.md §9: "a running owner receives it at once"; decision-channel.ts).
  *
  * `turnlog_decide` NOTIFYs `turnlog_input` with the session id in the transaction that records
  * the row: the same channel, from the same function, that wakes the workers (workers/pool.ts). So

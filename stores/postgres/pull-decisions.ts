@@ -7,17 +7,14 @@
  */
 import type { Agent } from '../../agent/types.js'
 import { TurnlogError } from '../../events/errors.js'
-import type { PostgresStore } from './store.js'
 
 /** Hands the session's unlogged decisions to its agent. Errors are reported, never thrown. */
-export async function pullDecisions(store: PostgresStore, sessionId: string, agent: Agent, report: (err: unknown) => void): Promise<number> {
+export async function pullDecisions(
+  read: () => Promise<Array<{ approval_id: string; record: string }>>, agent: Agent, report: (err: unknown) => void,
+): Promise<number> {
   let rows: Array<{ approval_id: string; record: string }>
   try {
-    const r = await store.pool.query(
-      'SELECT approval_id, record::text AS record FROM turnlog_decisions WHERE session_id = $1 AND logged_seq IS NULL ORDER BY decided_at',
-      [sessionId],
-    )
-    rows = r.rows as typeof rows
+    rows = await read()
   } catch (err) {
     report(err)
     return 0

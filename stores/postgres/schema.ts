@@ -1,6 +1,5 @@
 /**
- * The PostgreSQL schema of `postgresStore` and its two server-side functions (docs/ARCHITECTURE.md
- * "Decisions: PostgreSQL store and workers"). `migrate()` runs `MIGRATION` under a transaction-level
+ * The PostgreSQL schema of `postgresStore` and its two server-side functions (decision record "postgres-workers" (docs/decisions/ in the repository)). `migrate()` runs `MIGRATION` under a transaction-level
  * advisory lock, so several processes migrating at once do not race on `CREATE ... IF NOT EXISTS`.
  *
  * - `turnlog_sessions`: one row per session: the header, the log's length, the lease (`token`
@@ -79,7 +78,7 @@ CREATE TABLE IF NOT EXISTS turnlog_inbox (
   CONSTRAINT turnlog_inbox_session_message UNIQUE (session_id, message_id)
 );
 CREATE INDEX IF NOT EXISTS turnlog_inbox_unmoved ON turnlog_inbox (session_id, n) WHERE moved_seq IS NULL;
--- resume's give-up records (lifecycle §8), listed by sessions() without reading every event
+-- resume's give-up records (docs/spec/lifecycle.md §8), listed by sessions() without reading every event
 CREATE INDEX IF NOT EXISTS turnlog_events_given_up ON turnlog_events (session_id, seq)
   WHERE (event->>'type') = 'resume/given-up';
 

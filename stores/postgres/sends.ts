@@ -3,6 +3,7 @@
  * without the lease, in `turnlog_inbox` until the lease holder moves it into the log (schema.ts
  * `turnlog_send`, writer.ts). Structural over its store, so store.ts may import this file.
  */
+import { checkInputSize } from '../../events/input-size.js'
 import { randomUUID } from 'node:crypto'
 import { TurnlogError } from '../../events/errors.js'
 import { UserMessage } from '../../events/messages.js'
@@ -35,9 +36,11 @@ export async function sendPg(store: PgSendHost, sessionId: string, message: Mess
   }
   const wake = opts.wake ?? true
   const m = toMessage(message, sessionId)
+  const text = JSON.stringify(m)
+  checkInputSize(text, 'message', sessionId)
   const header = makeHeader(sessionId, {}, store.clock)
   await store.query('SELECT turnlog_send($1, $2, $3, $4, $5, $6)', [
-    sessionId, JSON.stringify(header), m.id, target, wake === true, JSON.stringify(m),
+    sessionId, JSON.stringify(header), m.id, target, wake === true, text,
   ], sessionId, 'send failed')
   return m.id
 }
@@ -52,7 +55,7 @@ export async function pendingSendsPg(store: PgSendHost, sessionId: string): Prom
   return (r.rows as Array<{ message_id: string }>).map((x) => x.message_id)
 }
 
-function toMessage(input: MessageLike, sessionId: string): UserMessage {
+export function toMessage(input: MessageLike, sessionId: string): UserMessage {
   if (typeof input === 'string') {
     return { id: randomUUID(), role: 'user', content: [{ type: 'text', text: input }], source: { kind: 'user' } }
   }

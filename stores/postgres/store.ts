@@ -1,7 +1,7 @@
 /**
  * `postgresStore({ connectionString } | { pool })`: the store contract on PostgreSQL, for sessions
- * shared by many processes and machines (api.md "Stores" → "Across machines"). See schema.ts for
- * the tables and docs/ARCHITECTURE.md "Decisions: PostgreSQL store and workers".
+ * shared by many processes and machines (docs/spec/api.md "Stores" → "Across machines"). See schema.ts for
+ * the tables and decision record "postgres-workers" (docs/decisions/ in the repository).
  *
  * - `open(id, 'write')` takes the session's **lease**: it succeeds when nobody holds it or the
  *   holder's lease expired (server clock), and bumps the fencing `token`. The writer extends the
@@ -81,7 +81,7 @@ export interface SessionRow {
   token: number
   lastActivity: string
   createdAt: string
-  /** Resume's give-ups (lifecycle §8, `resume/given-up`): the acknowledged messages it left
+  /** Resume's give-ups (docs/spec/lifecycle.md §8, `resume/given-up`): the acknowledged messages it left
    * unanswered, with the event's seq and the turn it stopped re-running. Empty for most sessions. */
   givenUp: Array<{ seq: number; turn: number; runs: number; messages: string[] }>
 }
@@ -160,7 +160,7 @@ export class PostgresStore implements LogStore {
       'INSERT INTO turnlog_sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING RETURNING id',
       [id, JSON.stringify(header)], id, 'create failed',
     )
-    if (r.rowCount === 0) throw new TurnlogError('SESSION_EXISTS', 'the session exists already', { sessionId: id })
+    if (r.rowCount === 0) throw new TurnlogError('SESSION_EXISTS', `session ${JSON.stringify(id)} exists already`, { sessionId: id })
     return header
   }
 
@@ -172,7 +172,7 @@ export class PostgresStore implements LogStore {
     if (mode === 'read') {
       const r = await this.query('SELECT header::text AS header, length FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
       const row = r.rows[0] as { header: string; length: number } | undefined
-      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id })
       return new PgReader(this, id, this.parseHeader(id, row.header), row.length)
     }
     if (mode !== 'write') {
@@ -189,7 +189,7 @@ export class PostgresStore implements LogStore {
     if (!row) {
       const seen = await this.query('SELECT lease_owner, lease_until, token FROM turnlog_sessions WHERE id = $1', [id], id, 'open failed')
       const s = seen.rows[0] as { lease_owner: string | null; lease_until: Date | null; token: string } | undefined
-      if (!s) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      if (!s) throw new TurnlogError('SESSION_NOT_FOUND', `no session ${JSON.stringify(id)} in the store`, { sessionId: id })
       throw new TurnlogError('SESSION_OWNED', `the session is leased by ${s.lease_owner ?? '?'} (token ${s.token})`, {
         sessionId: id, info: { owner: s.lease_owner, token: Number(s.token), leaseUntil: s.lease_until?.toISOString() ?? null },
       })
@@ -203,17 +203,17 @@ export class PostgresStore implements LogStore {
 
   /**
    * Decides an open approval from any machine, with or without a worker running the session
-   * (lifecycle §9; stores/postgres/decide.ts): checked against the log, recorded in
+   * (docs/spec/lifecycle.md §9; stores/postgres/decide.ts): checked against the log, recorded in
    * `turnlog_decisions` (the first decision wins), durable when this resolves; the worker that
    * owns the session (NOTIFY) or claims it (`pending`) logs it once. `seq` is where it was logged
    * if that happened within `waitMs` (default 0: do not wait), else null.
 
    * An approval id of a request of a running child (the parent's `approvals()` lists them) is
-   * decided in that child, as `agent.decide` of the parent does (lifecycle §10,
+   * decided in that child, as `agent.decide` of the parent does (docs/spec/lifecycle.md §10,
    * stores/decide-children.ts); the result's `sessionId` names the child.
    */
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
-    // an id of a running child's request is decided in that child (lifecycle §10, decide-children.ts)
+    // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) => decidePg(this, sid, approvalId, decision, opts))
   }
 

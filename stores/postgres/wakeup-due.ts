@@ -1,5 +1,5 @@
 /**
- * Wakeups in the PostgreSQL store (lifecycle.md §10: "PostgreSQL workers claim sessions with a due
+ * Wakeups in the PostgreSQL store (docs/spec/lifecycle.md §10: "PostgreSQL workers claim sessions with a due
  * wakeup"). `turnlog_sessions.due_at` is the session's ONE due time: the earlier of its next due
  * wakeup (the `schedules` reducer, folded here) and its next approval expiry (decisions.ts). A batch
  * that moves either is appended with `turnlog_append_decided(…, p_set_due, p_due_ms)`, which runs

@@ -2,7 +2,7 @@
  * The postgres store's read and write handles. A writer holds the session's lease (token): every
  * group-committed batch is one `turnlog_append` call, which checks the token, the lease's expiry
  * and the expected seq under the session row's lock and inserts the batch with one multi-row
- * INSERT. See schema.ts and docs/ARCHITECTURE.md "Decisions: PostgreSQL store and workers".
+ * INSERT. See schema.ts and decision record "postgres-workers" (docs/decisions/ in the repository).
  */
 import type pg from 'pg'
 import type { LogEvent } from '../../events/envelope.js'
@@ -239,7 +239,7 @@ export class PgWriter implements LogWriter {
         if (isConnectionError(err)) continue
         throw pgError(err, this.sessionId, 'append failed')
       }
-      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', 'the session is gone', { sessionId: this.sessionId })
+      if (!row) throw new TurnlogError('SESSION_NOT_FOUND', `session ${JSON.stringify(this.sessionId)} is gone`, { sessionId: this.sessionId })
       this.retries++
       if (Number(row.token) !== this.token) {
         throw new TurnlogError('LEASE_LOST', `the lease was taken over (token ${row.token}) while this writer's connection was down`, {

@@ -1,6 +1,6 @@
 /**
  * The agent handle's small rules not asserted elsewhere: the first cancel cause wins (R5,
- * lifecycle §6); a new failure chain restarts the retry count (L16); wake() from a running agent
+ * docs/spec/lifecycle.md §6); a new failure chain restarts the retry count (L16); wake() from a running agent
  * does nothing.
  */
 import { describe, expect, it } from 'vitest'
@@ -50,7 +50,7 @@ describe('the agent handle', () => {
     expect(trace(agent.events).filter((l) => l.startsWith('llm/retry'))).toEqual(['llm/retry 1 SERVER', 'llm/retry 2 SERVER'])
   })
 
-  it('lifecycle §3.8: wake() while a turn runs returns false and opens nothing', async () => {
+  it('docs/spec/lifecycle.md §3.8: wake() while a turn runs returns false and opens nothing', async () => {
     const { agent } = makeAgent([{ text: 'a' }, { text: 'b' }])
     agent.followup('one')
     agent.inbox.append('next-turn', 'queued')

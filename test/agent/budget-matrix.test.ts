@@ -1,6 +1,6 @@
 /**
  * Issue 25's test bullet "a budget trips at each of its limits, on a turn and on a session,
- * including during a retry chain" (lifecycle §10, L20), as one matrix: every limit of
+ * including during a retry chain" (docs/spec/lifecycle.md §10, L20), as one matrix: every limit of
  * `BUDGET_LIMITS` × both scopes × a plain turn and a retry chain. Each request costs one unit of
  * every limit (40 input + 40 output tokens, $0.08 at the test's price, one tool call when it calls
  * a tool; a failed request has usage and no call), the limit is two units: the third request is
@@ -33,7 +33,7 @@ function script(which: BudgetLimitName, retry: boolean): ScriptedEntry[] {
   return [...first, { text: 'never asked', usage }, { text: 'later', usage }, { text: 'later again', usage }]
 }
 
-describe('budgets: every limit, both scopes, with and without a retry chain (lifecycle §10, L20)', () => {
+describe('budgets: every limit, both scopes, with and without a retry chain (docs/spec/lifecycle.md §10, L20)', () => {
   for (const which of BUDGET_LIMITS) {
     for (const scope of BUDGET_SCOPES) {
       for (const retry of [false, true]) {

@@ -1,5 +1,5 @@
 /**
- * Budgets (lifecycle.md §10, issue 25 item 2): a limit reached before a request ends the turn
+ * Budgets (docs/spec/lifecycle.md §10, issue 25 item 2): a limit reached before a request ends the turn
  * `{kind: 'budget', which, scope, limit, used}` instead of making the request (the overshoot is at
  * most one request), per turn or per session, for tokens, cost and tool calls, also inside a retry
  * chain; `agent/budget` once at `warnAt`; L20 holds on every log written here.
@@ -15,7 +15,7 @@ const u = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputT
 const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ n: z.number() }), execute: async ({ n }) => ({ n }) })
 const calls = (k: number) => ({ toolCalls: Array.from({ length: k }, (_, i) => ({ name: 'echo', args: { n: i } })), usage: u(10, 5) })
 
-describe('budgets (lifecycle §10, L20)', () => {
+describe('budgets (docs/spec/lifecycle.md §10, L20)', () => {
   it('L20: a turn toolCalls budget stops the request after the step whose calls reached it; the exact events', async () => {
     const { agent } = makeAgent([calls(2), { text: 'never asked', usage: u(1, 1) }], {
       tools: [echo], budget: { toolCalls: 2, scope: 'turn' },

@@ -1,5 +1,5 @@
 /**
- * The driver reproduces the design's reference log (shared/design/example.jsonl) event for event,
+ * The driver reproduces the reference log (examples/weather.jsonl) event for event,
  * `time` included: one followup, a tool call, a final answer.
  */
 import { readFileSync } from 'node:fs'

@@ -1,5 +1,5 @@
 /**
- * The cancel grace period as a unit (agent/grace.ts; lifecycle §6, R5/R8): armed only by the turn's
+ * The cancel grace period as a unit (agent/grace.ts; docs/spec/lifecycle.md §6, R5/R8): armed only by the turn's
  * abort, once; waiters abandoned when it expires (ABANDONED reported once, a later settlement
  * reported as LATE_SETTLEMENT); a value already settled wins; close() leaves no timer behind.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 2: cancel and dispose are always bounded (lifecycle §6, R5, R7, R8). A hook or tool
+ * Issue 9 item 2: cancel and dispose are always bounded (docs/spec/lifecycle.md §6, R5, R7, R8). A hook or tool
  * that never settles is abandoned `cancelGraceMs` after the cancel (measured with the injectable
  * timers; these tests fire the grace timer by hand): the turn ends `aborted`, an abandoned call
  * gets its `tool/result` `ABORTED`, `agent/error` reports `ABANDONED`, and a late settlement is

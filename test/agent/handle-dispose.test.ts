@@ -1,6 +1,6 @@
 /**
- * The `Agent` handle's cancel, dispose, runMaintenance and refusals (agent/agent.ts; api.md "The
- * Agent handle"; lifecycle.md §2, §6): cancel without keepInbox drops the latch (a later non-waking
+ * The `Agent` handle's cancel, dispose, runMaintenance and refusals (agent/agent.ts; docs/spec/api.md "The
+ * Agent handle"; docs/spec/lifecycle.md §2, §6): cancel without keepInbox drops the latch (a later non-waking
  * prompt stays parked); dispose() is idempotent, refuses input from its first call on
  * (AGENT_DISPOSED), and aborts a maintenance task's signal with `{kind: 'disposed'}`;
  * runMaintenance runs only from idle (AGENT_BUSY, also during another maintenance) and reports a
@@ -81,7 +81,7 @@ function gatedAgent(opts: Parameters<typeof makeAgent>[1] = {}) {
   return { ...made, release: () => gate.resolve() }
 }
 
-describe('cancel (lifecycle §6)', () => {
+describe('cancel (docs/spec/lifecycle.md §6)', () => {
   it('R5: cancel without keepInbox drops a latched wake: a prompt appended afterwards (non-waking) stays parked', async () => {
     const { agent, release } = gatedAgent()
     agent.followup('one')
@@ -106,7 +106,7 @@ describe('cancel (lifecycle §6)', () => {
   })
 })
 
-describe('dispose (lifecycle §6)', () => {
+describe('dispose (docs/spec/lifecycle.md §6)', () => {
   it('R5/R7: dispose() twice disposes once: plugins uninstall once; input is then refused with AGENT_DISPOSED naming the session', async () => {
     let uninstalled = 0
     const plugin = { name: 'p', install: () => () => void uninstalled++ }
@@ -135,13 +135,13 @@ describe('dispose (lifecycle §6)', () => {
     expect(trace(agent.events).at(-1)).toBe('turn/end 1 aborted disposed')
   })
 
-  it('lifecycle §6: dispose() from a log observer as turn 1 ends starts no queued turn (its inbox clearing is refused there); a later dispose() completes', async () => {
+  it('docs/spec/lifecycle.md §6: dispose() from a log observer as turn 1 ends starts no queued turn (its inbox clearing is refused there); a later dispose() completes', async () => {
     let uninstalled = 0
     const plugin = { name: 'p', install: () => () => void uninstalled++ }
     const { agent } = makeAgent([{ text: 'a' }, { text: 'b' }], { plugins: [plugin as never] })
     let first: Promise<unknown> | undefined
     agent.subscribe((e) => {
-      // an observer's append is refused (REENTRANT_APPEND, docs/ARCHITECTURE.md): the cancel's
+      // an observer's append is refused (REENTRANT_APPEND, docs/decisions/agent-and-machines.md): the cancel's
       // clearing fails, so 'two' is still queued when the turn closes
       if (e.type === 'turn/end') first ??= agent.dispose().then(() => 'resolved', (err: TurnlogError) => err.code)
     })
@@ -196,7 +196,7 @@ describe('dispose (lifecycle §6)', () => {
   })
 })
 
-describe('runMaintenance (lifecycle §2)', () => {
+describe('runMaintenance (docs/spec/lifecycle.md §2)', () => {
   it('runMaintenance during another maintenance is AGENT_BUSY naming the session; the first task is unaffected', async () => {
     const { agent } = makeAgent([], { sessionId: 's' })
     const task = deferred<number>()

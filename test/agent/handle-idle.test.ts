@@ -1,5 +1,5 @@
 /**
- * The `Agent` handle's waking and quiet rules (lifecycle.md §2, §8): `whenIdle()` resolves only
+ * The `Agent` handle's waking and quiet rules (docs/spec/lifecycle.md §2, §8): `whenIdle()` resolves only
  * when the agent is idle and no latched or queued waking work remains — not from the `running`
  * listener before the loop started, not during maintenance, not when the `idle` listener opened a
  * new turn; `wake()` opens nothing during maintenance; an armed resume opens a resume turn with an
@@ -34,7 +34,7 @@ function interruptedLog(): LogEvent[] {
   return [...repairEvents({ header: HEADER, events: cut }).log.events]
 }
 
-describe('whenIdle (lifecycle §2)', () => {
+describe('whenIdle (docs/spec/lifecycle.md §2)', () => {
   it('L2: whenIdle() asked from the running listener (before the loop started) resolves only after the turn ended', async () => {
     const { agent } = makeAgent([{ text: 'a' }])
     let idle: Promise<number> | undefined
@@ -47,7 +47,7 @@ describe('whenIdle (lifecycle §2)', () => {
     expect(seenAt).toBe(agent.events.length)
   })
 
-  it('lifecycle §2: whenIdle() during runMaintenance waits for the task', async () => {
+  it('docs/spec/lifecycle.md §2: whenIdle() during runMaintenance waits for the task', async () => {
     const { agent } = makeAgent([])
     const task = deferred<string>()
     const m = agent.runMaintenance(() => task.promise)
@@ -61,7 +61,7 @@ describe('whenIdle (lifecycle §2)', () => {
     expect(idle).toBe(true)
   })
 
-  it('lifecycle §2: a turn the idle listener opens keeps whenIdle() waiting until that turn ends too', async () => {
+  it('docs/spec/lifecycle.md §2: a turn the idle listener opens keeps whenIdle() waiting until that turn ends too', async () => {
     const { agent } = makeAgent([{ text: 'a' }, { text: 'b' }])
     let reopened = false
     agent.on('agent/status', (e) => {
@@ -77,8 +77,8 @@ describe('whenIdle (lifecycle §2)', () => {
   })
 })
 
-describe('wake() and resume (lifecycle §2, §8)', () => {
-  it('lifecycle §2: wake() during maintenance opens nothing and returns false; the prompt waits', async () => {
+describe('wake() and resume (docs/spec/lifecycle.md §2, §8)', () => {
+  it('docs/spec/lifecycle.md §2: wake() during maintenance opens nothing and returns false; the prompt waits', async () => {
     const { agent } = makeAgent([{ text: 'a' }])
     const task = deferred()
     const m = agent.runMaintenance(() => task.promise)
@@ -140,7 +140,7 @@ describe('wake() and resume (lifecycle §2, §8)', () => {
   })
 })
 
-describe('input from the running listener (lifecycle §2)', () => {
+describe('input from the running listener (docs/spec/lifecycle.md §2)', () => {
   it('a steer and a followup sent from the running listener (before the turn opened) are queued for that turn, not refused', async () => {
     const { agent } = makeAgent([{ text: 'a' }, { text: 'b' }])
     let sent = false

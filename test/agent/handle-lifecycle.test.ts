@@ -1,6 +1,6 @@
 /**
- * The `Agent` handle's construction and its small public rules (agent/agent.ts, api.md "The Agent
- * handle", lifecycle.md §2): ids default to UUIDs; a throwing log subscriber is reported as
+ * The `Agent` handle's construction and its small public rules (agent/agent.ts, docs/spec/api.md "The Agent
+ * handle", docs/spec/lifecycle.md §2): ids default to UUIDs; a throwing log subscriber is reported as
  * `agent/error 'subscribe'` naming the open turn (R7); an inherited prefix is folded once (history,
  * pending inbox, turn numbering) and its first request logs `request/header resume`; a prefix that
  * ends inside an open turn is refused (INVALID_OPTION); `history()` is a copy.
@@ -60,7 +60,7 @@ describe('the agent handle: construction', () => {
     valid(agent.events)
   })
 
-  it('lifecycle §8: a prefix is folded once: history, the pending inbox and the turn numbering go on; the first request logs request/header resume', async () => {
+  it('docs/spec/lifecycle.md §8: a prefix is folded once: history, the pending inbox and the turn numbering go on; the first request logs request/header resume', async () => {
     const prefix = await finishedLog()
     const first = makeAgent([], { sessionId: 's', prefix })
     expect(first.agent.history()).toEqual([

@@ -1,5 +1,5 @@
 /**
- * The hook dispatcher (agent/hooks.ts; api.md "Hook names and modes"): waterfall order and `next`,
+ * The hook dispatcher (agent/hooks.ts; docs/spec/api.md "Hook names and modes"): waterfall order and `next`,
  * serial order, emit isolation, disposers, the innermost (built-in) listeners, copy-on-write
  * dispatch. And the small guards around user input: `checkDecision` (the pre-step decision),
  * `toUserMessage` (what followup/steer/inject accept), `checkLimits`/`assertModel` (R7: bad input

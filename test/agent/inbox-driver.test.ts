@@ -1,5 +1,5 @@
 /**
- * The inbox handle and its live events (lifecycle.md §1, agent/inbox-driver.ts): splice coordinates
+ * The inbox handle and its live events (docs/spec/lifecycle.md §1, agent/inbox-driver.ts): splice coordinates
  * normalised like `Array.prototype.splice`, what each edit logs (L11: removals by edits carry
  * `outcome: 'canceled'`, a claim's carry none; a splice that changes nothing is not logged), and the
  * live `agent/inbox/*` events each edit and claim emits, in order.
@@ -216,7 +216,7 @@ describe('claims inside a turn and the wake latch', () => {
     valid(agent.events)
   })
 
-  it('lifecycle §2: a wake latched during maintenance whose input was removed meanwhile opens no turn; whenIdle resolves', async () => {
+  it('docs/spec/lifecycle.md §2: a wake latched during maintenance whose input was removed meanwhile opens no turn; whenIdle resolves', async () => {
     const { agent } = makeAgent([])
     let release!: () => void
     const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
@@ -235,7 +235,7 @@ describe('claims inside a turn and the wake latch', () => {
     expect(agent.snapshot().inbox.latched).toBe(false)
   })
 
-  it('lifecycle §2: a steer during maintenance is latched and replayed: its turn enters it', async () => {
+  it('docs/spec/lifecycle.md §2: a steer during maintenance is latched and replayed: its turn enters it', async () => {
     const { agent } = makeAgent([{ text: 'ok' }])
     let release!: () => void
     const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
@@ -250,7 +250,7 @@ describe('claims inside a turn and the wake latch', () => {
     expect(agent.events.filter((e) => e.type === 'user/message').map((e) => (e.data as any).message.id)).toEqual(['m1'])
     valid(agent.events)
   })
-  it('lifecycle §3.8 / choice 7: a steer during maintenance, then removed, with an inject left, opens no turn (the latch counts only its own messages)', async () => {
+  it('docs/spec/lifecycle.md §3.8 / choice 7: a steer during maintenance, then removed, with an inject left, opens no turn (the latch counts only its own messages)', async () => {
     const { agent } = makeAgent([{ text: 'ok' }])
     let release!: () => void
     const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
@@ -267,7 +267,7 @@ describe('claims inside a turn and the wake latch', () => {
     expect(agent.snapshot().inbox.latched).toBe(false)
   })
 
-  it('lifecycle §2: a steer during maintenance replaced by an edit still opens its turn (the replacement inherits the latch)', async () => {
+  it('docs/spec/lifecycle.md §2: a steer during maintenance replaced by an edit still opens its turn (the replacement inherits the latch)', async () => {
     const { agent } = makeAgent([{ text: 'ok' }])
     let release!: () => void
     const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))

@@ -1,5 +1,5 @@
 /**
- * Example tests: the seed's sequences, event for event (lifecycle.md §1–4, §6). Each test names
+ * Example tests: the seed's sequences, event for event (docs/spec/lifecycle.md §1–4, §6). Each test names
  * the invariants its sequence exercises; every log is also run through `verify`.
  */
 import { describe, expect, it } from 'vitest'
@@ -383,7 +383,7 @@ describe('cancel and dispose', () => {
     valid(agent.events)
   })
 
-  it('lifecycle §1: a waking send while a turn is aborting is re-targeted to next-turn and opens the next turn', async () => {
+  it('docs/spec/lifecycle.md §1: a waking send while a turn is aborting is re-targeted to next-turn and opens the next turn', async () => {
     const g = gatedModel()
     const model = scriptedModel([{ text: 'a' }, { text: 'b' }], {
       beforeChunk: ({ request }) => (request === 0 ? g.gate : undefined),
@@ -479,7 +479,7 @@ describe('inbox edits', () => {
     expect(await agent.runMaintenance(() => 7)).toBe(7)
   })
 
-  it('lifecycle §2: a followup during maintenance is latched and runs once maintenance ends; status stays idle meanwhile', async () => {
+  it('docs/spec/lifecycle.md §2: a followup during maintenance is latched and runs once maintenance ends; status stays idle meanwhile', async () => {
     const { agent, statuses } = make([{ text: 'x' }])
     let release!: () => void
     const m = agent.runMaintenance(() => new Promise<void>((r) => (release = r)))
@@ -523,7 +523,7 @@ describe('snapshot', () => {
 })
 
 describe('wake', () => {
-  it('lifecycle §3.8: wake() runs work parked by an aborted turn, and does nothing without a queued prompt', async () => {
+  it('docs/spec/lifecycle.md §3.8: wake() runs work parked by an aborted turn, and does nothing without a queued prompt', async () => {
     const model = scriptedModel([{ text: 'a' }, { text: 'b' }], { beforeChunk: async ({ request }) => { if (request === 0) await new Promise((r) => setTimeout(r, 5)) } })
     const { agent } = make([], { model })
     agent.followup('one')
@@ -546,7 +546,7 @@ describe('wake', () => {
 })
 
 describe('maintenance latch', () => {
-  it('lifecycle §2: a wake latched during maintenance is replayed once; next-step input left at that turn\'s end opens no extra turn', async () => {
+  it('docs/spec/lifecycle.md §2: a wake latched during maintenance is replayed once; next-step input left at that turn\'s end opens no extra turn', async () => {
     const { agent } = make([{ text: 'x' }, { text: 'y' }])
     let first = true
     agent.on('agent/pre-step', async (p) => {

@@ -69,7 +69,7 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
     expect(thrown(() => create({ timers: { sleep: 5 } }))).toMatchObject({ field: 'timers.sleep' })
   })
 
-  it('approvals.onSteer (lifecycle §9) is one of supersede | queue; a misspelt member is named', () => {
+  it('approvals.onSteer (docs/spec/lifecycle.md §9) is one of supersede | queue; a misspelt member is named', () => {
     expect(thrown(() => create({ approvals: { onSteer: 'deny' } }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals.onSteer' })
     expect(thrown(() => create({ approvals: { onSter: 'queue' } }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals.onSter' })
     expect(thrown(() => create({ approvals: 'queue' }))).toMatchObject({ code: 'INVALID_OPTION', field: 'approvals' })
@@ -120,7 +120,7 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
     await createAgent({ model, retry: false }).dispose()
   })
 
-  it('budget (lifecycle §10): a misspelt limit, a missing scope or price, a bad number name the field; agent/budget is a hook name', async () => {
+  it('budget (docs/spec/lifecycle.md §10): a misspelt limit, a missing scope or price, a bad number name the field; agent/budget is a hook name', async () => {
     let e = thrown(() => create({ budget: { costUSD: 1, scope: 'session' } }))
     expect(e).toMatchObject({ code: 'INVALID_OPTION', field: 'budget.costUSD' })
     expect(e.message).toContain("did you mean 'costUsd'?")

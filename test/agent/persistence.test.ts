@@ -243,7 +243,8 @@ describe('persistence: the store refuses the session', () => {
     expect(errors.map((e) => (e.error as TurnlogError).code)).toEqual(['INVALID_SESSION_ID'])
     await expect(agent.flush()).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' })
     expect(() => agent.inject('x')).toThrowError(expect.objectContaining({ code: 'PERSISTENCE_FAILED' }))
-    await agent.dispose() // no handle to close: close() never throws
+    // dispose() rejects as flush() does (issue 38 item 4); there was no handle to close
+    await expect(agent.dispose()).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' })
     expect(log.closes).toBe(0)
   })
 
@@ -341,7 +342,8 @@ describe('persistence: a failed append halts the agent', () => {
     await settle()
     expect(outcome).toBe(coded)
     expect(errors.map((e) => [e.where, e.error])).toEqual([['store', coded]])
-    await agent.dispose() // never throws; the handle is closed
+    // dispose() rejects with the same error (issue 38 item 4), after closing the handle
+    await expect(agent.dispose()).rejects.toBe(coded)
     expect(log.closes).toBe(1)
   })
 

@@ -1,5 +1,5 @@
 /**
- * An `agent/pre-step` decision is user data (lifecycle.md §3.2): a message it enters that the log
+ * An `agent/pre-step` decision is user data (docs/spec/lifecycle.md §3.2): a message it enters that the log
  * cannot store losslessly (a lone surrogate) is the hook's failure, like a message that does not
  * parse — the turn ends `error HOOK_ERROR` before any step, `agent/error` names `agent/pre-step`
  * with `INVALID_MESSAGE` and the field. It used to pass the check, open the step and be refused at

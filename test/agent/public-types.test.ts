@@ -1,7 +1,7 @@
 /**
  * Issue 9 item 19: what a consumer trips on under `tsc --strict`. Type-level assertions
  * (`expectTypeOf`, checked by `npm run typecheck`, which compiles test/) plus their runtime
- * counterparts: `agent.events` narrows by `type` (api.md: `SessionEvent[]`), `transcript()` is
+ * counterparts: `agent.events` narrows by `type` (docs/spec/api.md: `SessionEvent[]`), `transcript()` is
  * typed, `snapshot().turn.state` is the turn machine's state value, not a JSON string.
  */
 import { describe, expect, expectTypeOf, it } from 'vitest'

@@ -1,7 +1,7 @@
 /**
  * "Model-visible means logged" (R3, agent/request.ts): `requestMismatch` names the first member in
  * which a sent request differs from the one the log rebuilds; `headerChanged` says when a new
- * `request/header` is due (lifecycle §4.3: the configuration, the system prompt or the tool set
+ * `request/header` is due (docs/spec/lifecycle.md §4.3: the configuration, the system prompt or the tool set
  * differs from the last logged one).
  */
 import { describe, expect, it } from 'vitest'
@@ -47,7 +47,7 @@ describe('requestMismatch (R3)', () => {
   })
 })
 
-describe('headerChanged (lifecycle §4.3)', () => {
+describe('headerChanged (docs/spec/lifecycle.md §4.3)', () => {
   const last = { reason: 'initial', system: 's', tools: [tool], config: { model: 'm' } } as any
   it('due with no header yet, or when the system prompt, the config or the tools differ; not when all are equal', () => {
     expect(headerChanged(null, 's', [tool] as any, { model: 'm' } as any)).toBe(true)

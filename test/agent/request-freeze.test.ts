@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 4 (lifecycle §4.3, R3): the request is frozen deeply, every time — `tools` is not
+ * Issue 9 item 4 (docs/spec/lifecycle.md §4.3, R3): the request is frozen deeply, every time — `tools` is not
  * the agent's own array, `config` is frozen even when no new `request/header` was logged — so an
  * adapter can never change what the next request offers the model.
  */

@@ -1,5 +1,5 @@
 /**
- * The built-in transient retry policy (lifecycle.md §4, agent/retry-policy.ts): its defaults (5
+ * The built-in transient retry policy (docs/spec/lifecycle.md §4, agent/retry-policy.ts): its defaults (5
  * retries, 500 ms doubling to 10 s, 10% jitter, the five transient codes), the delay formula,
  * `Retry-After` under the cap, the listener's decisions (R6: cancellation beats retry), and the
  * real timers' `sleep` ending early on abort. Agent-level checks that each default code is retried
@@ -15,7 +15,7 @@ import { instantTimers, trace } from './helpers.js'
 
 const fail = (code: string, extra: Partial<Failure> = {}): Failure => ({ code, message: code, ...extra })
 
-describe('resolveRetry: the documented defaults (lifecycle §4)', () => {
+describe('resolveRetry: the documented defaults (docs/spec/lifecycle.md §4)', () => {
   it('L16: 5 retries, 500 ms doubling to 10 s, 10% jitter, RATE_LIMIT/SERVER/TIMEOUT/TRANSPORT/EMPTY_RESPONSE', () => {
     const r = resolveRetry()
     expect(r).toEqual({

@@ -1,5 +1,5 @@
 /**
- * Issue 9 item 3: the races of lifecycle.md §6 from the `agent/status` listener and from
+ * Issue 9 item 3: the races of docs/spec/lifecycle.md §6 from the `agent/status` listener and from
  * `runMaintenance`. R5: a cancel is never lost; dispose waits for the turn to close (L2: every
  * `turn/start` has its `turn/end`) and never starts queued work.
  */

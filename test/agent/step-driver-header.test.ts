@@ -1,5 +1,5 @@
 /**
- * The step's `request/header` (lifecycle.md §4.3, R3; agent/step-driver.ts `freezeRequest`): logged
+ * The step's `request/header` (docs/spec/lifecycle.md §4.3, R3; agent/step-driver.ts `freezeRequest`): logged
  * for the first request (`initial`), for the first request after a resume (`resume`, even when
  * nothing changed) and whenever the system prompt, the tools or the config differ from the last
  * logged header (`change`); not otherwise.

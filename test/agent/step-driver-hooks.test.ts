@@ -1,5 +1,5 @@
 /**
- * The step's hooks, as the step driver dispatches them (lifecycle.md §4.2–4.4, §4.6; agent/step-driver.ts):
+ * The step's hooks, as the step driver dispatches them (docs/spec/lifecycle.md §4.2–4.4, §4.6; agent/step-driver.ts):
  * what `system-prompt/assemble`, `agent/request` and `llm/stream` receive, what a throwing or
  * misbehaving listener makes of the step (`failed {HOOK_ERROR, '<hook>: <message>'}`, reported as
  * `agent/error` where = the hook, never offered to `agent/request-error`: R7), what a cancel during

@@ -70,7 +70,7 @@ function makeHost(script: readonly ScriptedEntry[], { checkRequests, tools = fal
     stepActor: null,
     step: null,
     resumed: false,
-    // approvals (lifecycle §9): none of these tools needs one
+    // approvals (docs/spec/lifecycle.md §9): none of these tools needs one
     approvalsState: approvalsReducer.initial(),
     // input rounds (docs/spec/lifecycle.md §11): none of these tools asks one
     inputsState: inputsReducer.initial(),

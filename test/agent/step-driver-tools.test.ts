@@ -1,5 +1,5 @@
 /**
- * The step's tool phase, as the step driver wires it (lifecycle.md §4.5, §5; agent/step-driver.ts
+ * The step's tool phase, as the step driver wires it (docs/spec/lifecycle.md §4.5, §5; agent/step-driver.ts
  * `toolEnv`): only the message's tool-call blocks run, `tools/post-execute` additional contexts are
  * queued into next-step in model order (and the next step enters them), tool timeouts run on the
  * agent's injectable timers (armed when a body starts, cleared when it settles), and a cancel while

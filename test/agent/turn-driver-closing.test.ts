@@ -1,5 +1,5 @@
 /**
- * How the turn loop stops and closes turns (lifecycle.md §3.5, §3.7–3.8, §6): a throwing
+ * How the turn loop stops and closes turns (docs/spec/lifecycle.md §3.5, §3.7–3.8, §6): a throwing
  * `agent/turn-stopping` ends the turn `error HOOK_ERROR` (never the agent); closing a turn
  * releases a wake latched during its abort, so a later aborted turn parks its queue; a cancel from
  * the `agent/status` listener aborts the opening turn's signal too (its grace period arms, and the

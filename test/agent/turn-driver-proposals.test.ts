@@ -1,5 +1,5 @@
 /**
- * The turn loop's proposals and openings (lifecycle.md §3.1–3.2, §8): the `agent/pre-step` payload
+ * The turn loop's proposals and openings (docs/spec/lifecycle.md §3.1–3.2, §8): the `agent/pre-step` payload
  * of every proposal (turn, the step it would start, proposal kind, `retry` / `resume` only on the
  * first proposal of a retry / resume turn), the `turn/start` cause of a retry and a resume turn,
  * the WAKE the turn machine hears (only a resumed agent's wake carries `resumeOf`), and an empty

@@ -1,5 +1,5 @@
 /**
- * A wakeup that comes due while a turn is open follows its `whenBusy` (lifecycle.md §10, W3):
+ * A wakeup that comes due while a turn is open follows its `whenBusy` (docs/spec/lifecycle.md §10, W3):
  * `queue` waits in next-turn for its own turn, `steer` joins the open turn at its next step
  * boundary, `drop` is logged as a dropped firing and delivers nothing. The timer is run from inside
  * the model's stream, so the firing lands while the turn is open (no waiting on real time).
@@ -30,7 +30,7 @@ function busyRun(whenBusy: ScheduleWhenBusy, deliver: ScheduleDeliver = 'followu
   return h
 }
 
-describe('whenBusy (lifecycle §10, W3)', () => {
+describe('whenBusy (docs/spec/lifecycle.md §10, W3)', () => {
   it('queue: the firing waits in next-turn and gets a turn of its own after the open one', async () => {
     const { agent } = busyRun('queue')
     await agent.whenIdle()

@@ -1,5 +1,5 @@
 /**
- * A wakeup due while no process runs fires exactly once when `resumeAgent` comes back (lifecycle.md
+ * A wakeup due while no process runs fires exactly once when `resumeAgent` comes back (docs/spec/lifecycle.md
  * §10), with a real process: the child schedules on a JSONL store and exits on its own (the wakeup
  * timer is unref'd: a pending wakeup never keeps a process alive); this process resumes the session
  * with a clock past the due times. Missed periods of the repeating wakeup coalesce into one firing;

@@ -1,5 +1,5 @@
 /**
- * Wakeups (lifecycle.md §10): `agent.schedule`, `schedules()`, `unschedule`; one timer for the next
+ * Wakeups (docs/spec/lifecycle.md §10): `agent.schedule`, `schedules()`, `unschedule`; one timer for the next
  * due time; firings as `schedule/fired` + the splice of their message; `whenBusy`; coalescing.
  * Fake clock and manual timers: no test waits for real time.
  */
@@ -9,7 +9,7 @@ import type { AnyTool } from '../../tools/types.js'
 import { verify } from '../../replay/verify.js'
 import { wakeupAgent, wtrace } from './wakeup-harness.js'
 
-describe('agent.schedule (lifecycle §10)', () => {
+describe('agent.schedule (docs/spec/lifecycle.md §10)', () => {
   it('W1/W2: a one-shot is logged, listed, armed as ONE timer, and fires once at its due time as a followup turn', async () => {
     const { agent, clock, t } = wakeupAgent()
     const id = agent.schedule({ in: 60_000, message: 'Check the build again.' })

@@ -1,5 +1,5 @@
 /**
- * The live agent waits for a person (lifecycle §9): needsApproval requests before any tool/call,
+ * The live agent waits for a person (docs/spec/lifecycle.md §9): needsApproval requests before any tool/call,
  * the barrier order, `step/parked` and status `parked`, `agent.decide` (approve, edited arguments,
  * deny), the coded refusals that log nothing, and R10 (the body runs once, after approve).
  */
@@ -16,7 +16,7 @@ function twoCalls() {
   ]
 }
 
-describe('agent.decide (lifecycle §9)', () => {
+describe('agent.decide (docs/spec/lifecycle.md §9)', () => {
   it('L17/L18: requests before any tool/call, calls before the waiting one commit, parked, approve runs the body once (R10)', async () => {
     const read = countingTool('read')
     const rm = countingTool('rm', { needsApproval: true })

@@ -1,5 +1,5 @@
 /**
- * A JSONL decision claim that fails while parked (lifecycle §9; quality.md "Reliability"): the
+ * A JSONL decision claim that fails while parked (docs/spec/lifecycle.md §9; docs/spec/reliability.md "Faults"): the
  * agent's own decisions — a cancel's `by: canceled`, a steer's `by: superseded`, an expiry's
  * `by: expired` — are claimed in the store first. A claim fault is reported (`agent/error`, coded)
  * and the decision is retried (bounded backoff; the expiry timer re-armed), so the cancel, the
@@ -57,7 +57,7 @@ const results = (ev: readonly LogEvent[]) => ev.filter((e): e is EventOf<'tool/r
 const ends = (ev: readonly LogEvent[]) => ev.filter((e): e is EventOf<'turn/end'> => e.type === 'turn/end').map((e) => e.data.reason.kind)
 const codes = (errors: readonly unknown[]) => errors.map((e) => (TurnlogError.is(e) ? e.code : String(e)))
 
-describe('a decision claim that fails while parked (lifecycle §9)', () => {
+describe('a decision claim that fails while parked (docs/spec/lifecycle.md §9)', () => {
   it('L18 R9: a cancel whose claim fails once is reported and retried: the turn ends aborted, the request decided canceled exactly once', async () => {
     const p = await parkedAgent()
     p.ffs.failClaim('sync', 'EIO')

@@ -1,6 +1,6 @@
 /**
  * A cancel that reaches a parked agent after its dispose (round 16, found by the fuzzer's dispose
- * while parked, testing/fuzz/restart.ts): the session stays parked (lifecycle §9), so the cancel
+ * while parked, testing/fuzz/restart.ts): the session stays parked (docs/spec/lifecycle.md §9), so the cancel
  * decides nothing, logs nothing and does not throw (the log is closed: before the fix it threw
  * SESSION_CLOSED from the inbox clear, and the parked step's tool run woke and tried to log the
  * open requests `by: canceled`, an unhandled rejection).
@@ -11,7 +11,7 @@ import { z } from 'zod'
 import { makeAgent } from '../agent/contain-helpers.js'
 import { countingTool, manualTimers } from './helpers.js'
 
-describe('dispose of a parked agent, then cancel (lifecycle §9, L18)', () => {
+describe('dispose of a parked agent, then cancel (docs/spec/lifecycle.md §9, L18)', () => {
   it('L18: a cancel after the dispose of a parked agent (an ask open, a followup queued) logs nothing and throws nothing', async () => {
     const timers = manualTimers()
     const rm = countingTool('rm', { needsApproval: true, timeoutMs: 1000 })

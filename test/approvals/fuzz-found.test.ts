@@ -1,6 +1,5 @@
 /**
- * Defects the re-weighted lifecycle fuzzer found (round 14, docs/notes/round-14/tests14.md
- * "Defects found by the weighting"), each as the exact event sequence of its shrunk scenario:
+ * Defects the re-weighted lifecycle fuzzer found (docs/decisions/fuzzer.md), each as the exact event sequence of its shrunk scenario:
  * an asked call denied by a cancel keeps `ABORTED_BEFORE_DISPATCH` when `tools/post-execute`
  * runs out of the grace period (L17); an `ask` verdict that arrives after the cancel is decided
  * `by: canceled` and its call gets its result (L5, L17: no call left without one, the turn ends);

@@ -1,4 +1,4 @@
-/** Shared set-up for the approval tests (lifecycle §9): tools that need approval and count their runs. */
+/** Shared set-up for the approval tests (docs/spec/lifecycle.md §9): tools that need approval and count their runs. */
 import { z } from 'zod'
 import type { Timers } from '../../agent/index.js'
 import { defineTool } from '../../tools/index.js'

@@ -1,5 +1,5 @@
 /**
- * A decision accepted is never overridden (round 14; lifecycle §8/§9, L17, R10). The step runs
+ * A decision accepted is never overridden (round 14; docs/spec/lifecycle.md §8/§9, L17, R10). The step runs
  * (not parked: a body without approval runs) when a person decides through the store; the owner
  * is SIGKILLed before it logs the decision. Repair (`turnlog repair`'s `repairFile`, and resume's
  * repair of the interrupted step: `resumeAgent` for JSONL, a PostgreSQL worker taking over) must
@@ -72,7 +72,7 @@ function expectPersonsDecision(ev: readonly LogEvent[], approvalId: string) {
   expect(verifyOk(ev)).toEqual([])
 }
 
-describe('an accepted decision is never overridden by repair (L17, R10; lifecycle §8/§9)', () => {
+describe('an accepted decision is never overridden by repair (L17, R10; docs/spec/lifecycle.md §8/§9)', () => {
   it('L17 JSONL: decided through the store while the step runs, owner SIGKILLed before logging it; repairFile and resumeAgent log the person\'s decision, not canceled', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'turnlog-intdec-'))
     dirs.push(dir)

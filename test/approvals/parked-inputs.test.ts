@@ -1,5 +1,5 @@
 /**
- * While parked (lifecycle §9): the `ask` verdict, expiry from the injectable clock (one timer),
+ * While parked (docs/spec/lifecycle.md §9): the `ask` verdict, expiry from the injectable clock (one timer),
  * steer (supersedes; `onSteer: 'queue'` waits), followup (waits), cancel (decided `by: canceled`,
  * ABORTED_BEFORE_DISPATCH), dispose (the session stays parked). R9: nothing runs while parked.
  */
@@ -18,7 +18,7 @@ const script = () => [
   { text: 'second' },
 ]
 
-describe('while parked (lifecycle §9)', () => {
+describe('while parked (docs/spec/lifecycle.md §9)', () => {
   it('the ask verdict: the request right after its own tool/call, the body waits, no later call starts (L17)', async () => {
     const read = countingTool('read')
     const rm = countingTool('rm')

@@ -1,5 +1,5 @@
 /**
- * quality.md B10 (lifecycle §9 "a PostgreSQL worker hands the session's lease back while it is
+ * bench/README.md B10 (docs/spec/lifecycle.md §9 "a PostgreSQL worker hands the session's lease back while it is
  * parked"): 10,000 parked sessions in one PostgreSQL; a worker holds no lease and makes no
  * per-session queries while nothing is decided (its queries per poll interval do not grow with the
  * number of parked sessions). Figures (queries, CPU) are printed; the assertions count, never time.

@@ -1,5 +1,5 @@
 /**
- * The real-process approval test on PostgreSQL (issue 21 "Tests that must exist"; lifecycle §9,
+ * The real-process approval test on PostgreSQL (issue 21 "Tests that must exist"; docs/spec/lifecycle.md §9,
  * R9, R10, L17): 3 worker processes serve 40 sessions whose every tool call needs approval; this
  * process decides open approvals at random moments (another process than every worker) while
  * workers are SIGKILLed at random times and replaced (>= 50 kills). At the end: every approval is
@@ -126,7 +126,7 @@ describe('approvals on PostgreSQL under SIGKILL (R9, R10, L17)', () => {
         }
       }
     }
-    // every acknowledged message answered once or named as given up (lifecycle §8: a turn killed
+    // every acknowledged message answered once or named as given up (docs/spec/lifecycle.md §8: a turn killed
     // before it entered its prompt is re-run with a resume copy of it, and after maxResumeRuns the
     // message is given up by name), none lost, none answered twice (the faults tests' accounting)
     const acc = await account(store, new Map([...sent].map(([sid, mid]) => [sid, [mid]])))

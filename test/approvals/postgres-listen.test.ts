@@ -71,7 +71,7 @@ async function finished(store: PostgresStore, id: string, agent: Agent): Promise
   return ev
 }
 
-describe('a parked app-owned PostgreSQL agent listens for decisions (lifecycle §9, R9)', () => {
+describe('a parked app-owned PostgreSQL agent listens for decisions (docs/spec/lifecycle.md §9, R9)', () => {
   it('R9: a decision from another process arrives by NOTIFY with the fallback poll set to an hour: one read for it, the body runs once, the connection ends with the parking', async () => {
     const store = await newStore(3_600_000)
     const counter = countDecisionReads(store)

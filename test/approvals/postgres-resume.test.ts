@@ -1,5 +1,5 @@
 /**
- * A parked PostgreSQL session decided while nobody runs it (lifecycle §9 "a later owner finds it
+ * A parked PostgreSQL session decided while nobody runs it (docs/spec/lifecycle.md §9 "a later owner finds it
  * when it opens the session"; R9, R10, P4): `turnlog decide postgres://…#id` (another process)
  * records the decision in `turnlog_decisions`; `turnlog approvals` lists the call as decided, not
  * logged yet (who, when); `resumeAgent` / `openAgent` on the store (no worker) log that decision
@@ -69,7 +69,7 @@ async function parkAndLeave(store: PostgresStore, id: string): Promise<string> {
   return openId(await readAll(store, id))!
 }
 
-describe('a parked PostgreSQL session decided while nobody runs it (lifecycle §9, R9, R10)', () => {
+describe('a parked PostgreSQL session decided while nobody runs it (docs/spec/lifecycle.md §9, R9, R10)', () => {
   for (const how of ['resumeAgent', 'openAgent'] as const) {
     it(`R10: a decision recorded from another process while nobody ran the session, then ${how}: the person's decision is logged once, the body runs once, the turn ends`, async () => {
       const store = await newStore()

@@ -1,5 +1,5 @@
 /**
- * Clock skew and the one due column (issue 21; lifecycle §9 expiry): `due_at` is anchored on the
+ * Clock skew and the one due column (issue 21; docs/spec/lifecycle.md §9 expiry): `due_at` is anchored on the
  * database's clock (the delay from the batch's own event time, added to the server's now), so an
  * agent whose clock is hours off still makes its session claimable exactly when its expiry is due
  * by the server: the claim condition (`DUE`, compared with the server's clock) selects exactly the
@@ -45,7 +45,7 @@ async function park(store: PostgresStore, id: string, timeoutMs: number, skewMs:
   await agent.dispose()
 }
 
-describe('clock skew: due times compared on the database clock (issue 21, lifecycle §9)', () => {
+describe('clock skew: due times compared on the database clock (issue 21, docs/spec/lifecycle.md §9)', () => {
   it('an agent 3 hours ahead or behind: exactly the sessions whose expiry is due by the server are claimable', async () => {
     const store = postgresStore({ connectionString: await freshDb('skew') })
     stores.push(store)

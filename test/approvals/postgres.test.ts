@@ -1,5 +1,5 @@
 /**
- * Approvals on PostgreSQL (lifecycle §9; stores/postgres/decisions.ts) with runWorkers against a
+ * Approvals on PostgreSQL (docs/spec/lifecycle.md §9; stores/postgres/decisions.ts) with runWorkers against a
  * real server: a worker parks a session and hands its lease back (a parked session holds no
  * lease); `store.decide` from outside the worker is durable at once, reaches the worker
  * (NOTIFY / claim) and is logged exactly once; two racing decisions: exactly one wins; an expiry is
@@ -55,7 +55,7 @@ async function leaseOwner(store: PostgresStore, id: string): Promise<string | nu
   return (r.rows[0] as { lease_owner: string | null }).lease_owner
 }
 
-describe('approvals on PostgreSQL (lifecycle §9, R9, R10)', () => {
+describe('approvals on PostgreSQL (docs/spec/lifecycle.md §9, R9, R10)', () => {
   it('R9/R10: a worker parks the session and hands the lease back; store.decide from outside reaches a worker, logged once; the body runs once', async () => {
     const store = await newStore()
     const runs: string[] = []

@@ -1,5 +1,5 @@
 /**
- * Real processes (lifecycle §9, R10, quality.md's fault row "a process dies while parked, or while
+ * Real processes (docs/spec/lifecycle.md §9, R10, docs/spec/reliability.md's fault row "a process dies while parked, or while
  * an approved body runs"): a process parks and exits (or is SIGKILLed while parked); `turnlog
  * decide` decides from another process; a resumed process runs the approved body exactly once and
  * the turn completes. SIGKILL while the approved body runs: an ordinary crash (§8), the call gets
@@ -70,7 +70,7 @@ async function events(dir: string, id: string): Promise<LogEvent[]> {
   return (await readLog(join(dir, `${id}.jsonl`))).events as LogEvent[]
 }
 
-describe('approvals across processes (lifecycle §9, R10)', () => {
+describe('approvals across processes (docs/spec/lifecycle.md §9, R10)', () => {
   it('R10: park and exit; `turnlog decide` from another process; the resumed process runs the approved body once; the turn completes', async () => {
     const dir = await tmp()
     const count = join(dir, 'count')
@@ -90,6 +90,8 @@ describe('approvals across processes (lifecycle §9, R10)', () => {
     expect(bad.stderr).toContain('INVALID_ARGS')
     const ok = await turnlog(['decide', log, approvalId!, '--approve', '--by', 'ann'])
     expect(ok.code, ok.stderr).toBe(0)
+    // issue 38.16: logged by this decider (no process runs the session), so it says to resume
+    expect(ok.stdout).toContain('no process runs the session: resume it to continue')
     const again = await turnlog(['decide', log, approvalId!, '--deny'])
     expect(again.code).toBe(2)
     expect(again.stderr).toContain('APPROVAL_DECIDED')

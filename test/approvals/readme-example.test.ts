@@ -54,4 +54,28 @@ describe('README: wait for a person', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 60_000)
+
+  it('issue 38 item 4: run a second time on the same sessions, the block ends in the coded SESSION_EXISTS (from dispose), not a TypeError', async () => {
+    const code = example()
+    const cache = join(ROOT, 'node_modules', '.cache')
+    mkdirSync(cache, { recursive: true })
+    const dir = mkdtempSync(join(cache, 'readme-approvals-twice-'))
+    try {
+      const src = (p: string) => JSON.stringify(join(ROOT, p))
+      const runnable = code
+        .replace("from 'turnlog'", `from ${src('index.ts')}`)
+        .replace("from 'turnlog/replay'", `from ${src('replay/index.ts')}`)
+        .replace("from 'turnlog/stores/jsonl'", `from ${src('stores/jsonl/index.ts')}`)
+        .replace("jsonlStore('./sessions')", `jsonlStore(${JSON.stringify(join(dir, 'sessions'))})`)
+        .replace(/console\.log\(/g, 'globalThis.__readme.push(')
+      ;(globalThis as { __readme?: unknown[] }).__readme = []
+      writeFileSync(join(dir, 'first.ts'), runnable)
+      await import(pathToFileURL(join(dir, 'first.ts')).href)
+      writeFileSync(join(dir, 'second.ts'), runnable)
+      const second = import(pathToFileURL(join(dir, 'second.ts')).href)
+      await expect(second).rejects.toMatchObject({ name: 'TurnlogError', code: 'SESSION_EXISTS' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 60_000)
 })

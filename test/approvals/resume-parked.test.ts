@@ -1,5 +1,5 @@
 /**
- * Resume of a parked log (lifecycle §9): the parked step is restored as it is — no repair closers,
+ * Resume of a parked log (docs/spec/lifecycle.md §9): the parked step is restored as it is — no repair closers,
  * no re-run, the approved-but-unstarted calls start — and R10: each body runs at most once. Repair
  * of an interrupted (not parked) step decides its open requests `by: canceled` (L17).
  */
@@ -38,7 +38,7 @@ function resumeOn(events: readonly LogEvent[], ask = false) {
   return { p, read, rm }
 }
 
-describe('resume of a parked log (lifecycle §9)', () => {
+describe('resume of a parked log (docs/spec/lifecycle.md §9)', () => {
   it('repair leaves a parked log alone (no closers); resume restores the step parked; approve runs the body once (R10)', async () => {
     const { events, read } = await parkedLog()
     expect(read.runs).toEqual(['a'])
@@ -102,7 +102,7 @@ describe('resume of a parked log (lifecycle §9)', () => {
   })
 })
 
-describe('a restored ask call stays a barrier (lifecycle §9 "Order")', () => {
+describe('a restored ask call stays a barrier (docs/spec/lifecycle.md §9 "Order")', () => {
   it('L17: after a resume, a later parallel-safe call starts only once the asked call is decided and committed', async () => {
     const read = countingTool('read')
     const hooks = { 'tools/pre-execute': (p: { call: { name: string } }, next: () => unknown) => (p.call.name === 'rm' ? { kind: 'ask' as const } : next()) }

@@ -1,5 +1,5 @@
 /**
- * JSONL decisions while the owner's process runs (lifecycle §9: "a running owner receives it at
+ * JSONL decisions while the owner's process runs (docs/spec/lifecycle.md §9: "a running owner receives it at
  * once"; stores/jsonl/decisions.ts). Every decision is claimed in `<id>.decisions/` first (the
  * arbiter of "first decision wins"), the owner watches the claims and logs each once.
  * Real processes: an agent parked in one process, `turnlog decide` from another; two racing
@@ -81,7 +81,7 @@ async function events(dir: string, id: string): Promise<LogEvent[]> {
 
 const decidedOf = (ev: LogEvent[]) => ev.filter((e): e is EventOf<'tool/approval-decided'> => e.type === 'tool/approval-decided')
 
-describe('JSONL decisions while the owner runs (lifecycle §9, R9, R10)', () => {
+describe('JSONL decisions while the owner runs (docs/spec/lifecycle.md §9, R9, R10)', () => {
   it('R9/R10: an agent parked in one process; `turnlog decide` from another reaches it at once; the body runs once and the turn completes', async () => {
     const dir = await tmp()
     const count = join(dir, 'count')
@@ -90,6 +90,9 @@ describe('JSONL decisions while the owner runs (lifecycle §9, R9, R10)', () => 
     expect(await runs(count)).toEqual([]) // R9: nothing runs while parked
     const ok = await turnlog(['decide', join(dir, 'w1.jsonl'), approvalId, '--approve', '--by', 'ann'])
     expect(ok.code, ok.stderr).toBe(0)
+    // issue 38.16: the live owner carries the session on; nobody is told to resume it
+    if (!ok.stdout.includes('claimed')) expect(ok.stdout).toContain('logged by its running owner')
+    expect(ok.stdout).not.toContain('resume')
     await a.lines('IDLE')
     expect((await a.exited).code).toBe(0)
     expect(await runs(count)).toEqual(['b'])
@@ -153,7 +156,7 @@ describe('JSONL decisions while the owner runs (lifecycle §9, R9, R10)', () => 
   }, 120_000)
 })
 
-describe('the claim is the arbiter for the owner too (lifecycle §9 "the first decision wins")', () => {
+describe('the claim is the arbiter for the owner too (docs/spec/lifecycle.md §9 "the first decision wins")', () => {
   const model = () => scriptedModel((request) => {
     const last = request.messages[request.messages.length - 1]
     return last?.role === 'tool' ? { text: 'done' } : { toolCalls: [{ name: 'rm', args: { path: 'b' }, id: 'c1' }] }

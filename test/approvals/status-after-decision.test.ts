@@ -25,7 +25,7 @@ function readTool() {
   return { tool, runs }
 }
 
-describe('R9 status: parked only while decisions alone are owed (lifecycle §9)', () => {
+describe('R9 status: parked only while decisions alone are owed (docs/spec/lifecycle.md §9)', () => {
   it('R9: a decision made in the microtask after `step/parked` unparks the agent while the next call\'s pre-execute runs', async () => {
     const rm = countingTool('rm', { needsApproval: true })
     const read = readTool()

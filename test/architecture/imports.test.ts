@@ -1,5 +1,5 @@
 // Issue 15 §1 ("Files a person can hold in their head"): no import circle among the source files,
-// and no import against the layer direction of the design (README "The shape of the code"):
+// and no import against the layer direction of the design (docs/ARCHITECTURE.md):
 // events <- machines, reducers <- agent, tools, models, compaction <- stores, replay <- testing,
 // cli; nothing imports cli. Type-only imports count too: a circle of types is still a circle a
 // reader has to hold in their head.

@@ -10,7 +10,7 @@ import ts from 'typescript'
 
 /** The folders holding the library's sources (design README "The shape of the code"), and index.ts. */
 export const SOURCE_FOLDERS = [
-  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools', 'workers',
+  'agent', 'cli', 'compaction', 'evals', 'events', 'http', 'import', 'machines', 'models', 'otel', 'reducers', 'replay', 'stores', 'testing', 'tools', 'workers',
 ] as const
 
 export interface Edge {
@@ -156,7 +156,7 @@ function cyclePath(component: string[], next: Map<string, string[]>): string[] {
 }
 
 /**
- * The layers, lowest first (docs/ARCHITECTURE.md "Layout and import direction"): a file may import
+ * The layers, lowest first (docs/ARCHITECTURE.md §2, docs/decisions/module-layers.md): a file may import
  * its own folder, a folder of its own layer, or a lower layer. `otel` (not in the design's
  * direction) sits with stores and replay: it reads the log and the agent's types, and cli uses it.
  * `workers` (issue 24 item 9) run agents: they resume sessions (replay) from the postgres store,
@@ -167,7 +167,8 @@ export const LAYERS: ReadonlyArray<readonly string[]> = [
   ['events'],
   ['machines', 'reducers'],
   ['agent', 'tools', 'models', 'compaction'],
-  ['stores', 'replay', 'otel'],
+  // import/ turns other formats into logs: it reads only the vocabulary, and cli uses it
+  ['stores', 'replay', 'otel', 'import'],
   ['workers'],
   ['testing', 'evals', 'cli', 'http'],
   ['index.ts'],

@@ -1,6 +1,6 @@
 /**
- * B8's round plan (bench/b8-plan.ts; quality.md B8, issue 24 item 6): the documented full-size run
- * `TURNLOG_B8_PER_SLOT=0` gives every quality round (1, 2, 4, 8 workers) quality.md's 400 sessions
+ * B8's round plan (bench/b8-plan.ts; bench/README.md B8, issue 24 item 6): the documented full-size run
+ * `TURNLOG_B8_PER_SLOT=0` gives every quality round (1, 2, 4, 8 workers) bench/README.md's 400 sessions
  * (the trimmed default gives 50 per slot), each round's time limit leaves room for its
  * latency-bound length (400 sessions × 4 requests × 200 ms on one slot is 320 s), and bad knobs
  * are refused by name.
@@ -10,8 +10,8 @@ import { b8Plan } from '../../bench/b8-plan.js'
 
 const sizes = (env: Record<string, string>) => Object.fromEntries(b8Plan(env).rounds.map(([n, s]) => [n, s.sessions]))
 
-describe('B8 round plan (quality.md B8)', () => {
-  it('TURNLOG_B8_PER_SLOT=0 runs quality.md\'s 400 sessions in every round; the default trims to 50 per slot', () => {
+describe('B8 round plan (bench/README.md B8)', () => {
+  it('TURNLOG_B8_PER_SLOT=0 runs bench/README.md\'s 400 sessions in every round; the default trims to 50 per slot', () => {
     expect(sizes({ TURNLOG_B8_PER_SLOT: '0' })).toEqual({ 1: 400, 2: 400, 4: 400, 8: 400, takeover: 100 })
     expect(sizes({})).toEqual({ 1: 50, 2: 100, 4: 200, 8: 400, takeover: 100 })
     expect(b8Plan({ TURNLOG_B8_PER_SLOT: '0' }).perSlot).toBe(0)

@@ -1,5 +1,5 @@
 /**
- * `store.decide` through a parent (lifecycle §9, §10; L19): the parent's `approvals()` lists its
+ * `store.decide` through a parent (docs/spec/lifecycle.md §9, §10; L19): the parent's `approvals()` lists its
  * running child's open requests, so a decision made with the parent's session id and such an
  * approval id (from another store handle: another process on the machine, no agent of its own)
  * is made in the child — logged in the child's log only, with the child's checks and refusals.
@@ -72,7 +72,7 @@ async function durable(dir: string, parents: string[], holder: string, approvalI
 
 const text = (e: EventOf<'tool/result'>) => e.data.message.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('')
 
-describe('store.decide through a parent (lifecycle §10)', () => {
+describe('store.decide through a parent (docs/spec/lifecycle.md §10)', () => {
   it.each([
     [1, CHILD, 'cleaned'],
     [2, GRANDCHILD, 'managed'],

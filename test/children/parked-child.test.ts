@@ -1,5 +1,5 @@
 /**
- * A parked child parks its parent's call (lifecycle §9, §10): while the child's step waits for a
+ * A parked child parks its parent's call (docs/spec/lifecycle.md §9, §10): while the child's step waits for a
  * person, the parent's call stays running and the parent's status is `parked`; the child's open
  * approvals are listed by the parent (with the child's session id) and `parent.decide` decides
  * them in the child (logged in the child's log only); then the child finishes and its answer is
@@ -57,7 +57,7 @@ async function readAll(store: LogStore, id: string): Promise<{ header: unknown; 
   return { header, events }
 }
 
-describe('a parked child parks its parent (lifecycle §9, §10)', () => {
+describe('a parked child parks its parent (docs/spec/lifecycle.md §9, §10)', () => {
   it('L19, L18: the parent is parked, lists and decides the child\'s approval (logged in the child); the answer is the result', async () => {
     const { parent, store, removed } = setup()
     parent.followup('clean up')
@@ -121,7 +121,7 @@ describe('a parked child parks its parent (lifecycle §9, §10)', () => {
     expect(verify(child.events).violations).toEqual([])
   })
 
-  it("L17 L19: a parent's steer while its child is parked supersedes the child's open approvals (lifecycle §9, §10); the child answers, the steer enters the parent's next step", async () => {
+  it("L17 L19: a parent's steer while its child is parked supersedes the child's open approvals (docs/spec/lifecycle.md §9, §10); the child answers, the steer enters the parent's next step", async () => {
     const { parent, store, removed } = setup()
     parent.followup('clean up')
     expect(await parent.whenSettled()).toBe('parked')

@@ -1,5 +1,5 @@
 /**
- * A decision for a child parked under a PostgreSQL worker (lifecycle §9, §10; L19), real server:
+ * A decision for a child parked under a PostgreSQL worker (docs/spec/lifecycle.md §9, §10; L19), real server:
  * the child runs inside the worker that serves its parent (its own lease, never claimed on its
  * own), so a decision recorded elsewhere with `store.decide(childId, …)` must reach the child
  * through that worker. The child's body runs once, the parent's call gets exactly one result, and
@@ -61,11 +61,11 @@ async function leaseOwner(store: PostgresStore, id: string): Promise<string | nu
   return (r.rows[0] as { lease_owner: string | null } | undefined)?.lease_owner ?? null
 }
 
-describe('a decision for a child parked under a PostgreSQL worker (lifecycle §9, §10)', () => {
+describe('a decision for a child parked under a PostgreSQL worker (docs/spec/lifecycle.md §9, §10)', () => {
   // `decisionPollMs` is the child's own parked-owner poll (its write handle is the store's, not the
   // worker's): at 1 h only the worker's NOTIFY can bring the decision within the test's time
   // `through`: the session id given to store.decide — the child's own, or the parent's (the parent
-  // lists its running child's requests, lifecycle §10: the store routes the id to the child)
+  // lists its running child's requests, docs/spec/lifecycle.md §10: the store routes the id to the child)
   it.each([
     ['the child\'s own poll', 500, CHILD],
     ['the worker: its NOTIFY or its fallback check, the child\'s poll off', 3_600_000, CHILD],

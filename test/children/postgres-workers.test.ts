@@ -1,5 +1,5 @@
 /**
- * Sub-agents under PostgreSQL workers (lifecycle §10, L19), real server: a subagent call's child
+ * Sub-agents under PostgreSQL workers (docs/spec/lifecycle.md §10, L19), real server: a subagent call's child
  * runs in the worker that serves its parent (the child session gets its own lease in the same
  * store), its answer is the parent's call result; a worker keeps the parent's lease while the
  * parent is parked only by its child (handing it back would cancel the child); workers never
@@ -63,7 +63,7 @@ async function leaseOwner(store: PostgresStore, id: string): Promise<string | nu
   return (r.rows[0] as { lease_owner: string | null } | undefined)?.lease_owner ?? null
 }
 
-describe('sub-agents under PostgreSQL workers (lifecycle §10)', () => {
+describe('sub-agents under PostgreSQL workers (docs/spec/lifecycle.md §10)', () => {
   it('L19: the child runs under the worker serving its parent; its answer is the call result; both logs verify; both leases handed back', async () => {
     const store = await newStore()
     const served: string[] = []

@@ -1,5 +1,5 @@
 /**
- * Re-attach when the crashed step held more than its running children (lifecycle §8, §9, §10;
+ * Re-attach when the crashed step held more than its running children (docs/spec/lifecycle.md §8, §9, §10;
  * L6, L17, L19), real processes: the parent process is SIGKILLed while its subagent call's child
  * runs and the same step also holds (a) an open approval request of a later call, or (b) an
  * ordinary call running in parallel. `resumeAgent` re-attaches the child (its answer is the call's
@@ -101,7 +101,7 @@ async function checkChild(dir: string, parent: readonly LogEvent[]): Promise<voi
   expect(verifyChild('p', parent, (await readLog(join(dir, `${CHILD}.jsonl`))).header)).toEqual([])
 }
 
-describe('re-attach when the crashed step holds more than its children (lifecycle §10)', () => {
+describe('re-attach when the crashed step holds more than its children (docs/spec/lifecycle.md §10)', () => {
   it('L17 L19: a request of the step is open while the child runs: the child is re-attached, its answer is the call\'s result, then the step parks on the request and a decision runs the call', async () => {
     const dir = await crash('request')
     const before = await events(dir, 'p')

@@ -1,5 +1,5 @@
 /**
- * A crashed parent re-attaches its running child (lifecycle §10, L19), real processes: a parent
+ * A crashed parent re-attaches its running child (docs/spec/lifecycle.md §10, L19), real processes: a parent
  * process is SIGKILLed while its subagent call's child runs (or right after the child ended,
  * before the parent logged the call's result); `resumeAgent` of the parent resumes the child
  * session (the child's own repair and resume turn), awaits its outcome and delivers it as the
@@ -65,7 +65,7 @@ async function events(dir: string, id: string): Promise<LogEvent[]> {
 const resultsOf = (evs: readonly LogEvent[], callId: string) =>
   evs.filter((e): e is EventOf<'tool/result'> => e.type === 'tool/result' && (e as EventOf<'tool/result'>).data.callId === callId)
 
-describe('a crashed parent re-attaches its child (lifecycle §10)', () => {
+describe('a crashed parent re-attaches its child (docs/spec/lifecycle.md §10)', () => {
   it('L19: SIGKILL while the child runs; resumeAgent resumes the child, its answer is the call\'s one result; the parent\'s turn goes on', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'turnlog-reattach-'))
     dirs.push(dir)

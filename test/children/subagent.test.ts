@@ -1,5 +1,5 @@
 /**
- * Sub-agents (lifecycle §10, L19): a `defineSubagent` call runs a child session in the parent's
+ * Sub-agents (docs/spec/lifecycle.md §10, L19): a `defineSubagent` call runs a child session in the parent's
  * store; `child/spawned` stands between the call's `tool/call` and `tool/result`; the child's
  * header names the parent, that seq and the call; the child's answer is the result; a parent's
  * cancel cancels the child with cause `parent`; a child that does not complete is a TOOL_ERROR.
@@ -45,7 +45,7 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
 })
 
-describe('defineSubagent (lifecycle §10)', () => {
+describe('defineSubagent (docs/spec/lifecycle.md §10)', () => {
   for (const kind of ['memory', 'jsonl'] as const) {
     it(`L19 (${kind}): child/spawned between the call's tool/call and tool/result; the child's header names parent, seq, call; its answer is the result`, async () => {
       let store: LogStore

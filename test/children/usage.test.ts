@@ -1,5 +1,5 @@
 /**
- * Usage rolls up (lifecycle §10; api.md `agent.usage()`): own totals at the top level, the
+ * Usage rolls up (docs/spec/lifecycle.md §10; docs/spec/api.md `agent.usage()`): own totals at the top level, the
  * children's (grandchildren included) under `children`, both under `total`; the same roll-up from
  * the store (`usageTree`), and the pure reducer on its own.
  */
@@ -13,7 +13,7 @@ import { memoryStore } from '../../stores/index.js'
 
 const u = (i: number, o: number) => ({ inputTokens: i, outputTokens: o })
 
-describe('usage roll-up (lifecycle §10)', () => {
+describe('usage roll-up (docs/spec/lifecycle.md §10)', () => {
   it('rollUpUsage sums each bucket of the children into children and total', () => {
     const own = { ...emptyTotals(), requests: 1, inputTokens: 10, outputTokens: 1 }
     const child = rollUpUsage({ ...emptyTotals(), requests: 2, inputTokens: 5, outputTokens: 2, cacheReadTokens: 3 }, {})

@@ -58,7 +58,7 @@ describe('bench: the B1 log generator', () => {
 })
 
 describe('bench: plumbing', () => {
-  it('meetsTarget reads the targets of quality.md', () => {
+  it('meetsTarget reads the targets of bench/README.md', () => {
     expect(meetsTarget(1.7, '<= 2.0')).toBe(true)
     expect(meetsTarget(2.01, '<= 2.0')).toBe(false)
     expect(meetsTarget(0.5, '>= 0.5')).toBe(true)

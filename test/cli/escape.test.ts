@@ -1,5 +1,5 @@
 /**
- * Issue 10.6 (api.md "CLI": human output escapes control characters from log text): a log whose
+ * Issue 10.6 (docs/spec/api.md "CLI": human output escapes control characters from log text): a log whose
  * user, model and tool text, tool names and ids hold `ESC]0;…BEL`, `ESC[2J` and bare `\r` prints
  * them escaped in every human output; `--json` stays exact.
  */
@@ -32,7 +32,7 @@ function hostileWeather(): string {
     .replaceAll('Sunny, 24', j(`Sunny${TITLE}, 24`))))
 }
 
-describe('issue 10.6: control characters from a log never reach the terminal raw (api.md "CLI")', () => {
+describe('issue 10.6: control characters from a log never reach the terminal raw (docs/spec/api.md "CLI")', () => {
   const p = join(dir, 'evil.jsonl')
   writeFileSync(p, hostileWeather())
 

@@ -41,6 +41,8 @@ describe('turnlog eval', () => {
     expect(r.stdout).toContain('FAIL weather.jsonl: 0/1 trials passed')
     expect(r.stdout).toContain('trial 1: same tool sequence: 3 call(s) differ; first: removed weather({"city":"Paris"}) in turn 1')
     expect(r.stdout).toMatch(/first divergence: seq \d+ \(turn 1, step 1\)/)
+    // issue 38.15: the field that differs is printed under it (path: golden → re-run)
+    expect(r.stdout).toMatch(/first divergence: [^\n]*\n {4}[\w.[\]]+: .+ → .+\n/)
     expect(r.stdout).toMatch(/FAILED 0\/2 goldens passed/)
     const xml = readFileSync(junit, 'utf8')
     expect(xml).toContain('<testsuites name="turnlog goldens" tests="2" failures="2"')

@@ -1,5 +1,5 @@
 /**
- * `turnlog export LOG --format chrome-trace --children` (lifecycle §10, L19; issue 25 item 1): a
+ * `turnlog export LOG --format chrome-trace --children` (docs/spec/lifecycle.md §10, L19; issue 25 item 1): a
  * parent and its child sessions as one Trace Event Format document: each session a process of its
  * own (named for its spawning call, sorted after its parent), one time base, the child's turn
  * inside the parent's call bar, and a flow arrow from that call's bar to the child's first turn.

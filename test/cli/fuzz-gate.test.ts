@@ -5,11 +5,12 @@
  * example call; `--check MODULE` adds your own property (as `fuzzAgent({ check })`); the STUCK
  * message names the turn machine's state as text, never `[object Object]`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { run } from '../../cli/main.js'
+import { readLog } from '../../replay/read-log.js'
 
 function io() {
   const out: string[] = []
@@ -92,6 +93,25 @@ describe('issue 27.7: turnlog fuzz as a CI gate', () => {
     const bad = io()
     expect(await run(['fuzz', '--runs', '1', '--check', notFn], bad.io)).toBe(2)
     expect(bad.err.join('')).toMatch(/must export check/)
+  })
+
+  it('issue 38.17: a long failing log without --out: the terminal gets its first 20 events and the path of a new file holding all of them', async () => {
+    const check = module('long.mjs', `export function check(run) {
+  if (run.events.length > 60) throw new Error('long run: ' + run.events.length)
+}
+`)
+    const { io: i, out } = io()
+    expect(await run(['fuzz', '--runs', '200', '--seed', '5', '--check', check], i)).toBe(1)
+    const text = out.join('')
+    const m = /log \((\d+) events, the first 20 below; all of them in (\S+); --out FILE chooses where\):/.exec(text)
+    expect(m, text.slice(0, 600)).not.toBeNull()
+    const total = Number(m![1])
+    expect(total).toBeGreaterThan(60)
+    expect(text.split('\n').filter((l) => l.startsWith('    {"seq":'))).toHaveLength(20)
+    expect(text).toContain(`    … ${total - 20} more (turnlog replay ${m![2]})`)
+    const whole = await readLog(m![2]!)
+    expect(whole.events.map((e) => e.seq)).toEqual([...Array(total).keys()])
+    rmSync(dirname(m![2]!), { recursive: true, force: true })
   })
 
   it('STUCK names the turn and step states as text (running.stepping/runningTools), never [object Object]', async () => {

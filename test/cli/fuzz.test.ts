@@ -49,7 +49,17 @@ describe('turnlog fuzz', () => {
     expect(await run(['fuzz', '--runs', '30', '--seed', '3', '--hooks', mod], i)).toBe(1)
     const text = out.join('')
     expect(text).toMatch(/FAIL fuzz \(seed 3\): L11 violated: /)
-    expect(text).toMatch(/log \(\d+ events; --out FILE writes it as JSONL\):\n {4}\{"seq":0/)
+    // issue 38.17: the head on the terminal, the whole log in a new file named there
+    const head = /log \((\d+) events(?:, the first (\d+) below; all of them in (\S+);[^)]*|; --out FILE writes it as JSONL)\):\n {4}\{"seq":0/.exec(text)
+    expect(head, text.slice(0, 400)).not.toBeNull()
+    const total = Number(head![1])
+    const printed = text.split('\n').filter((l) => l.startsWith('    {"seq":')).length
+    if (head![3] !== undefined) {
+      expect(printed).toBe(Number(head![2]))
+      expect(text).toContain(`    … ${total - printed} more (turnlog replay ${head![3]})`)
+      expect((await readLog(head![3])).events).toHaveLength(total)
+    } else expect(printed).toBe(total)
+    expect(printed).toBeLessThanOrEqual(20)
     expect(replayArgv(text)).toEqual(['fuzz', '--seed', '3', '--path', expect.stringMatching(/^\d+(:\d+)*(\|.*)?$/), '--hooks', mod])
   })
 
@@ -107,6 +117,29 @@ describe('turnlog fuzz', () => {
     const { io: i, out } = io()
     expect(await run(['fuzz', '--runs', '40', '--seed', '2', '--tools', mod], i)).toBe(0)
     expect(out.join('')).toMatch(/bodies run +.*count \d+/)
+  })
+
+  it('tools whose schemas are valibot, arktype and jsonSchema() are fuzzed: each body runs on generated arguments, bad ones are INVALID_ARGS', async () => {
+    const at = (p: string) => JSON.stringify(join(process.cwd(), ...p.split('/')))
+    const mod = module('tools.mjs', [
+      `import * as v from ${at('node_modules/valibot/dist/index.mjs')}`,
+      `import { type } from ${at('node_modules/arktype/out/index.js')}`,
+      `import { jsonSchema } from ${at('tools/json-schema.ts')}`,
+      `export const tools = [`,
+      `  { name: 'vb', description: 'valibot', parameters: v.object({ n: v.pipe(v.number(), v.integer(), v.minValue(1)) }), execute: ({ n }) => String(n) },`,
+      `  { name: 'ak', description: 'arktype', parameters: type({ s: 'string >= 2' }), execute: ({ s }) => s },`,
+      `  { name: 'js', description: 'json', parameters: jsonSchema({ type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] }), execute: ({ on }) => String(on) },`,
+      `]`,
+    ].join('\n') + '\n')
+    const { io: i, out } = io()
+    expect(await run(['fuzz', '--runs', '40', '--seed', '4', '--tools', mod], i)).toBe(0)
+    const text = out.join('')
+    for (const name of ['vb', 'ak', 'js']) {
+      expect(text).toMatch(new RegExp(`bodies run +.*${name} \\d+`))
+      const line = new RegExp(`tool ${name} +(.*)`).exec(text)?.[1] ?? ''
+      expect(line).toMatch(/(^| )ok \d+/)
+      expect(line).toMatch(/INVALID_ARGS \d+/)
+    }
   })
 
   it('a module that does not export tools is a usage error (exit 2); so is --path without --seed', async () => {

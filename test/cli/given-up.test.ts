@@ -1,5 +1,5 @@
 /**
- * Resume's give-up is shown (lifecycle §8 as amended, issue 24): `turnlog replay` names the
+ * Resume's give-up is shown (docs/spec/lifecycle.md §8 as amended, issue 24): `turnlog replay` names the
  * acknowledged messages left unanswered and the runs, the report's timeline marks the record.
  * (`turnlog sessions`: test/stores/postgres/given-up.test.ts.)
  */

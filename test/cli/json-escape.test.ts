@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 5 (api.md "CLI": `--json` for machines, human output safe on a terminal): JSON the
+ * Issue 24 item 5 (docs/spec/api.md "CLI": `--json` for machines, human output safe on a terminal): JSON the
  * CLI prints escapes the characters JSON.stringify leaves raw that a terminal acts on — DEL and C1
  * controls (U+0080–U+009F: U+009B is a one-byte CSI), the bidi overrides and isolates
  * (U+202A–U+202E, U+2066–U+2069, U+200E/U+200F/U+061C: "Trojan source") and the line/paragraph
@@ -24,7 +24,7 @@ const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028
 const HOSTILE = 'Paris? \u009b31m\u202eevil\u202c \u2066x\u2069 \u0085\u007f\u2028\u2029\u200f end'
 const j = (s: string) => JSON.stringify(s).slice(1, -1)
 
-describe('JSON output is safe on a terminal (issue 24 item 5; api.md "CLI")', () => {
+describe('JSON output is safe on a terminal (issue 24 item 5; docs/spec/api.md "CLI")', () => {
   const p = join(dir, 'bidi.jsonl')
   writeFileSync(p, joinLines(WEATHER.map((l) => l.replaceAll('What is the weather in Paris?', j(HOSTILE)).replaceAll('"name":"weather"', `"name":"${j('weather\u202e')}"`))))
 

@@ -21,13 +21,13 @@ describe('turnlog', () => {
     expect(r.stdout).toContain('--max-retries <N>')
   })
 
-  it('--help says what the CLI does beyond logs and where a new user starts; every LOG argument names both kinds of log', async () => {
+  it('--help says what the CLI does beyond logs and where a new user starts; every LOG argument names every kind of log (JSONL, PostgreSQL, SQLite)', async () => {
     const r = await cli(['--help'])
     expect(r.stdout.replace(/\s+/g, ' ')).toContain('run the demo, fuzz and eval your agent, serve sessions over HTTP')
     expect(r.stdout).toContain('Start here: turnlog demo --store demo.jsonl')
     for (const c of ['replay', 'verify', 'repair', 'fork', 'export', 'reexec', 'inspect']) {
       const h = await cli([c, '--help'])
-      expect(h.stdout.replace(/\s+/g, ' '), c).toContain('LOG a JSONL log or postgres://…#session-id')
+      expect(h.stdout.replace(/\s+/g, ' '), c).toContain('LOG a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
     }
   })
 

@@ -56,7 +56,7 @@ describe('issue 27.1: one output rule for every command that writes', () => {
       const before = sha256(log)
       const r = await cli([...argv(log, hard), '--force'])
       expect(r.code, r.stdout + r.stderr).toBe(2)
-      expect(r.stderr).toMatch(/INVALID_ARGUMENT: refusing to write .*LOG|OUT must differ from LOG/)
+      expect(r.stderr).toMatch(/INVALID_ARGUMENT: refusing to write .*: it is LOG \(.*\); a log is never rewritten in place/)
       expect(sha256(log)).toBe(before)
       expect(sha256(hard)).toBe(before)
     })

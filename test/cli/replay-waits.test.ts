@@ -1,5 +1,5 @@
 /**
- * `turnlog replay` shows what a session waited for (lifecycle §9, §10): approval requests,
+ * `turnlog replay` shows what a session waited for (docs/spec/lifecycle.md §9, §10): approval requests,
  * decisions (who, when, edited arguments, reason, how long), parked time, a budget end with its
  * limit, a child session with where to read it (in the parent) and its parent (in the child);
  * `--json` holds the same facts in the transcript; `--at` lists the open approvals and wakeups.

@@ -176,12 +176,18 @@ describe('turnlog replay on bad input: coded errors, exit 2', () => {
     expect(r.stderr).toMatch(/error CHECKSUM_MISMATCH: crc mismatch: .*crc\.jsonl:\d+, seq \d+, field crc/)
   })
 
-  it('a store-url#session-id LOG is refused as not supported yet', async () => {
-    const r = await cli(['replay', 'sqlite:///var/turnlog.db#session-42'])
+  it('a store-url#session-id LOG of a kind turnlog has no store for is refused naming the ones it has', async () => {
+    const r = await cli(['replay', 'mysql://host/db#session-42'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('INVALID_ARGUMENT')
-    expect(r.stderr).toContain('not supported yet')
+    expect(r.stderr).toContain('the store URLs are postgres://…#session-id and sqlite:FILE#session-id')
     expect(r.stderr).toContain('code INVALID_ARGUMENT')
+  })
+
+  it('a sqlite:FILE#id LOG whose file does not exist is refused (never a new empty database)', async () => {
+    const r = await cli(['replay', 'sqlite:///var/turnlog-missing.db#session-42'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('no such SQLite file')
   })
 
   it('a JSONL file whose name contains # is still read as a file', async () => {
@@ -231,3 +237,15 @@ describe('turnlog replay: the blocks of the AI SDK bridge (issue 23)', () => {
   })
 })
 
+
+describe('turnlog replay: an interrupted message (issue 38.17)', () => {
+  it('L9: shows [interrupted] and no finish (the log\'s finish of a cut-off message is no provider\'s)', async () => {
+    const r = await cli(['replay', 'test/fixtures/valid/assistant-message.jsonl'])
+    expect(r.code, r.stderr).toBe(0)
+    const line = r.stdout.split('\n').find((l) => l.includes('Once upon'))!
+    expect(line).toMatch(/assistant\s+Once upon \[interrupted\] #22$/)
+    expect(line).not.toContain('stop')
+    // a finished message keeps its finish
+    expect(r.stdout).toMatch(/assistant\s+hi stop #11/)
+  })
+})

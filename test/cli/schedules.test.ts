@@ -1,5 +1,5 @@
 /**
- * `turnlog schedules LOG` (lifecycle §10): the pending wakeups with their due times and the ones
+ * `turnlog schedules LOG` (docs/spec/lifecycle.md §10): the pending wakeups with their due times and the ones
  * that fired or were canceled; `--json`; `--cancel ID` appends `schedule/canceled` through the
  * store's single writer (the log still verifies, W1), refuses an id that is not pending, and refuses
  * while another handle owns the session (nothing written).

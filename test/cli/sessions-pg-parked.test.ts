@@ -1,5 +1,5 @@
 /**
- * `turnlog sessions postgres://…` shows parked sessions (lifecycle §9) and their oldest open
+ * `turnlog sessions postgres://…` shows parked sessions (docs/spec/lifecycle.md §9) and their oldest open
  * approval request with its age; a decision recorded in the store but not logged yet (no worker
  * ran) no longer counts as open; a session that parked earlier and went on is not parked.
  */
@@ -23,7 +23,7 @@ async function put(store: PostgresStore, id: string, events: readonly LogEvent[]
   await w.close()
 }
 
-describe('turnlog sessions: parked sessions (lifecycle §9)', () => {
+describe('turnlog sessions: parked sessions (docs/spec/lifecycle.md §9)', () => {
   it('L18: STATUS parked and the oldest open request with its age; a recorded, unlogged decision is not open; --json has the same', async () => {
     const url = await freshDb('parked')
     const store = postgresStore({ connectionString: url })
@@ -58,7 +58,7 @@ describe('turnlog sessions: parked sessions (lifecycle §9)', () => {
     expect(a.parked.oldest.ageMs).toBeGreaterThan(0)
     expect(json.find((x) => x.id === 'b-went-on')!.parked).toBeNull()
 
-    // W1 (lifecycle §10): turnlog schedules lists and cancels a parked session's wakeup in the store, no agent needed
+    // W1 (docs/spec/lifecycle.md §10): turnlog schedules lists and cancels a parked session's wakeup in the store, no agent needed
     const log = `${url}#a-parked`
     expect((await cli(['schedules', log])).stdout.split('\n')[1]).toMatch(/^ {2}w-pending due /)
     const c = await cli(['schedules', log, '--cancel', 'w-pending'])

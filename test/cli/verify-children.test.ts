@@ -98,4 +98,26 @@ describe('turnlog verify --children', () => {
     expect(r2.code).toBe(1)
     expect(r2.stdout).toMatch(/ L\d+ INVARIANT .*p\.c1-1-c1\.jsonl seq \d+/)
   })
+
+  it('L19 (issue 38.28): an orphan child log (its header names a member as parent, no child/spawned names it) is FAMILY_UNSPAWNED; one past the parent\'s end is listed, not a violation', async () => {
+    const d = await tmp()
+    await writeFile(join(d, 'p.jsonl'), await readFile(join(dir, 'p.jsonl')))
+    await writeFile(join(d, `${CHILD}.jsonl`), await readFile(join(dir, `${CHILD}.jsonl`)))
+    const stray = 'p.c1-1-zz'
+    await writeFile(join(d, `${stray}.jsonl`), bytes({ ...child.header, id: stray, parent: { session: 'p', seq: 3, callId: 'zz' } }, []))
+    const r = await cli(['verify', join(d, 'p.jsonl'), '--children'])
+    expect(r.code, r.stdout).toBe(1)
+    expect(r.stdout).toContain(`L19 FAMILY_UNSPAWNED ${join(d, `${stray}.jsonl`)} line 1 (parent): the log of ${stray} names p as its parent (seq 3, call zz), but no child/spawned of p names it`)
+
+    const e = await tmp()
+    await writeFile(join(e, 'p.jsonl'), await readFile(join(dir, 'p.jsonl')))
+    await writeFile(join(e, `${CHILD}.jsonl`), await readFile(join(dir, `${CHILD}.jsonl`)))
+    await writeFile(join(e, `${stray}.jsonl`), bytes({ ...child.header, id: stray, parent: { session: 'p', seq: parent.events.length + 2, callId: 'zz' } }, []))
+    // a log of another session (prefix alike, parent another) is no one's concern here
+    await writeFile(join(e, 'p.c2-1-other.jsonl'), bytes({ ...child.header, id: 'p.c2-1-other', parent: { session: 'q', seq: 1, callId: 'x' } }, []))
+    const r2 = await cli(['verify', join(e, 'p.jsonl'), '--children'])
+    expect(r2.code, r2.stdout).toBe(0)
+    expect(r2.stdout).toContain(`names p as its parent at seq ${parent.events.length + 2}, past the end of its log`)
+    expect(r2.stdout).not.toContain('p.c2-1-other')
+  })
 })

@@ -125,10 +125,10 @@ describe('turnlog verify: long lists and unreadable logs', () => {
     expect(g.stderr).toMatch(/CHECKSUM_MISMATCH: .*garbled\.jsonl:\d+, seq \d+, field crc/)
   })
 
-  it('a store-url#session-id other than postgres is refused as not supported yet (exit 2)', async () => {
-    const r = await cli(['verify', 'sqlite:///var/turnlog.db#abc'])
+  it('a store-url#session-id other than postgres and sqlite is refused naming the store URLs (exit 2)', async () => {
+    const r = await cli(['verify', 'mysql://host/db#abc'])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain('not supported yet')
+    expect(r.stderr).toContain('the store URLs are postgres://…#session-id and sqlite:FILE#session-id')
   })
 
   it('a postgres://…#id LOG whose server is unreachable is bad input naming the code (exit 2), never a crash', async () => {

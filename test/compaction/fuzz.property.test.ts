@@ -86,7 +86,7 @@ describe('compaction under the agent fuzzer', () => {
   // (the seed was re-chosen by hand twice when the scenario mix moved; since round 14 the generator
   // weights the rare shapes — an overflow after tool steps of the same turn, summarisers that always
   // fail one way, caps that allow a retry — and every one of 12 seeds tried reached every kind, see
-  // docs/notes/round-14/tests14.md; TURNLOG_CENSUS_SEED=<n> runs the census on another seed)
+  // TURNLOG_CENSUS_SEED=<n> runs the census on another seed)
   const CENSUS_SEED = censusSeed(20261202)
   it(`L14, L15, R6, R3: ${RUNS} scheduled runs of fuzzAgent with the plugin, small windows, overflows, large outputs and summariser failures`, async () => {
     const seen = new Map<string, number>()

@@ -1,5 +1,5 @@
 /**
- * Fuzzer sessions with approvals, as goldens (lifecycle §9): the golden property's runs
+ * Fuzzer sessions with approvals, as goldens (docs/spec/lifecycle.md §9): the golden property's runs
  * (test/replay/agent-runs.ts) plus the fuzzer's `fuzz_approval` tool (needs approval for an even
  * `n`, parallel-safe for `n % 4 === 1`) and its `ask` (an odd `n` divisible by 3, from
  * `tools/pre-execute`), decided while parked by a person — approve the first or the last open

@@ -1,5 +1,5 @@
 /**
- * Golden sessions with approvals (lifecycle §9, api.md "Golden sessions"): `rerun` re-issues the
+ * Golden sessions with approvals (docs/spec/lifecycle.md §9, docs/spec/api.md "Golden sessions"): `rerun` re-issues the
  * recorded decisions (a person's, an expiry) at their lifecycle positions, matched to the re-run's
  * own approval of the same call; "asked for approval before tool T" (`askedForApprovalBefore`)
  * finds a change that lets a tool run without asking.
@@ -43,7 +43,7 @@ async function approvalGolden() {
   }, { tools: tools() })
 }
 
-describe('golden sessions with approvals (lifecycle §9)', () => {
+describe('golden sessions with approvals (docs/spec/lifecycle.md §9)', () => {
   it('P4 (goldens): rerun re-issues the recorded decisions at their positions; the re-run reproduces the golden', async () => {
     const g = await approvalGolden()
     const runs: string[] = []

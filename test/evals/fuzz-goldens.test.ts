@@ -12,7 +12,7 @@ import { explain, reproducesFromTurnOne } from './golden-property.js'
 
 const RUNS = Number(process.env.GOLDEN_RUNS ?? 100)
 // A fixed seed: a fuzzer session still diverges now and then (one new kind per ~500–3000
-// sessions from turn 1 in round 13; docs/notes/round-13/evals13.md), so a random seed would make
+// sessions from turn 1 (docs/decisions/golden-sessions.md), so a random seed would make
 // this suite flaky. GOLDEN_SEED=random (or a number) and GOLDEN_RUNS explore further.
 const SEED = { seed: process.env.GOLDEN_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.GOLDEN_SEED ?? 20261201) }
 // GOLDEN_PROVIDER=1: property 1 also draws the provider-stream scenarios (issue 23) when exploring

@@ -1,6 +1,6 @@
 /**
- * P4 for goldens, example tests of input positions the log leaves open (docs/ARCHITECTURE.md
- * "Decisions: golden inputs round 16"): the order of a cancel and next-turn sends right after a
+ * P4 for goldens, example tests of input positions the log leaves open (docs/decisions/golden-sessions.md
+ * , "Golden inputs"): the order of a cancel and next-turn sends right after a
  * stopping step, and a next-step send after a `tools` step whose pre-step rejects. Each golden is
  * recorded by the real agent with the app's sends made while a hook waits; the re-run gets hooks
  * that do not wait, so only the re-issued inputs can reproduce the order.

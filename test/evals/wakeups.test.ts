@@ -1,5 +1,5 @@
 /**
- * Golden sessions with wakeups (lifecycle §10, api.md "Golden sessions": wakeups are recorded
+ * Golden sessions with wakeups (docs/spec/lifecycle.md §10, docs/spec/api.md "Golden sessions": wakeups are recorded
  * inputs): `rerun` re-issues the app's `schedule`, `unschedule` and each recorded firing
  * (`schedule/fired` and its message) at its lifecycle position, with its recorded due time and
  * message id; the re-run's own timer does not fire.
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import { recordedModel, rerun } from '../../evals/index.js'
 import { instantTimers, recordGolden, weatherTools } from './goldens.js'
 
-describe('golden sessions with wakeups (lifecycle §10)', () => {
+describe('golden sessions with wakeups (docs/spec/lifecycle.md §10)', () => {
   it('P4 (goldens): a scheduled firing that opened a turn is re-issued at its position; the re-run reproduces the golden', async () => {
     let clock = 1_764_450_000_000
     const g = await recordGolden([{ text: 'Hello.' }, { text: 'Reminder noted.' }], async (a) => {

@@ -1,6 +1,6 @@
 /**
  * A tiny test driver that appends well-formed events to a `Session` the way the agent would
- * (canonical order of docs/ARCHITECTURE.md), so each test can build a valid prefix and then try
+ * (canonical order of docs/decisions/event-vocabulary.md), so each test can build a valid prefix and then try
  * one bad append. Not a fixture generator: the fast-check one lives in testing/arbitraries/.
  */
 import { expect } from 'vitest'

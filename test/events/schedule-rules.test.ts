@@ -1,6 +1,6 @@
 /**
- * The wakeup rules W1–W3 (events/invariants/schedules.ts; docs/ARCHITECTURE.md "Decisions:
- * wakeups") on hand-written logs: each rule's violation at the first event that shows it, and the
+ * The wakeup rules W1–W3 (events/invariants/schedules.ts; docs/decisions/wakeups.md
+ * ) on hand-written logs: each rule's violation at the first event that shows it, and the
  * repair/fork closers that owe a firing's message (a log cut right after `schedule/fired`).
  */
 import { describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 /**
- * The kill loop's person (issue 24 item 8 "with decisions"; lifecycle §9): another process than
+ * The kill loop's person (issue 24 item 8 "with decisions"; docs/spec/lifecycle.md §9): another process than
  * every worker, deciding the open approvals of the loop's sessions through `store.decide` while
  * workers are killed and the server restarts. It reads each session's new events only (by seq,
  * the events table's key), so a round costs one indexed statement however long the logs grow.

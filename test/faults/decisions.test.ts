@@ -1,5 +1,5 @@
 /**
- * The kill loop's decision accounting (decisions.ts; issue 24 item 8, lifecycle §9, L17, R10) can
+ * The kill loop's decision accounting (decisions.ts; issue 24 item 8, docs/spec/lifecycle.md §9, L17, R10) can
  * fail: on hand-made logs, each way a decision or a body can go wrong is named (a decision
  * store.decide acknowledged and then dropped, or logged as something else; one decided twice or
  * never; one no one made; a denied body that ran; a body run twice; an ok result with no run),

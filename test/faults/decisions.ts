@@ -1,6 +1,6 @@
 /**
  * The kill loop's accounting of decisions and tool bodies (issue 24 item 8 "with decisions";
- * lifecycle §9, L17, R9, R10): read against the logs, the decisions `store.decide` made, and the
+ * docs/spec/lifecycle.md §9, L17, R9, R10): read against the logs, the decisions `store.decide` made, and the
  * body runs the workers counted (one line per body start, across processes and SIGKILLs).
  *
  * - every `tool/approval-requested` is decided exactly once in its log (none open at the end,
@@ -48,7 +48,7 @@ export interface DecisionAccounting {
   problems: string[]
 }
 
-/** Result codes that say the body never started (lifecycle §5, §9). */
+/** Result codes that say the body never started (docs/spec/lifecycle.md §5, §9). */
 const NEVER_STARTED = new Set(['DENIED', 'APPROVAL_EXPIRED', 'ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED'])
 
 /**

@@ -3,7 +3,7 @@
  * which .ci/run calls after `npm test`; vitest.faults.config.ts). On a server of its own
  * (scripts/pg.sh, so it can restart it without disturbing other tests): 3 worker processes
  * (children/decide-worker.mjs) serve 40 sessions whose model calls `echo` and `rm`, a tool that
- * `needsApproval` (lifecycle §9), while this process sends messages (each acknowledged when `send`
+ * `needsApproval` (docs/spec/lifecycle.md §9), while this process sends messages (each acknowledged when `send`
  * resolves; a send that failed in a restart is sent again with the same id, idempotent) and
  * decides the open approvals through `store.decide` (decider.ts: another process than every
  * worker; approve 3 in 4, deny 1 in 4, some before the step parks, some after the worker handed
@@ -12,7 +12,7 @@
  * its request, a random moment, which covers mid-commit and parked; always a worker that is
  * serving, never a replacement still loading) and replaced by a loaded standby; the server is
  * restarted `TURNLOG_PG_RESTARTS` (10) times among the kills. Then:
- * - the accounting of item 1 (lifecycle §8): every acknowledged message moved once, logged once,
+ * - the accounting of item 1 (docs/spec/lifecycle.md §8): every acknowledged message moved once, logged once,
  *   answered or named in a `resume/given-up` record: none silent, none twice, none lost;
  * - the accounting of decisions and bodies (decisions.ts; §9, L17, R10): every request decided
  *   exactly once; every decision `store.decide` acknowledged logged exactly once, as made; no

@@ -1,5 +1,5 @@
 /**
- * Approvals through the AI SDK chat protocol (lifecycle §9, issue 22), with the stock AI SDK 6
+ * Approvals through the AI SDK chat protocol (docs/spec/lifecycle.md §9, issue 22), with the stock AI SDK 6
  * client (`AbstractChat` + `DefaultChatTransport`, ai@6.0.326) in Node, JSONL, one process:
  * H8 a turn that parks streams its approval parts and ends there (the client is `ready`); the
  * client's `addToolApprovalResponse` answers, `sendAutomaticallyWhen:
@@ -9,7 +9,7 @@
  * 409 `APPROVAL_DECIDED`, an approval the log never requested 404 `UNKNOWN_APPROVAL`, and
  * `authorize` is asked `decide`.
  */
-import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from 'ai6'
+import type { UIMessage } from 'ai6'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import type { LogEvent } from '../../events/envelope.js'
@@ -19,7 +19,7 @@ import { jsonlStore } from '../../stores/jsonl/index.js'
 import type { LogStore } from '../../stores/types.js'
 import { defineTool } from '../../tools/index.js'
 import type { AnyTool } from '../../tools/types.js'
-import { NodeChat } from './chat-client.js'
+import { CHAT_CLIENTS } from './chat-client.js'
 import { serve, tempDir, until, type Served } from './helpers.js'
 
 const FINAL = 'Paid the small one; the large one was denied.'
@@ -72,7 +72,7 @@ const texts = (m: UIMessage | undefined): string => (m?.parts ?? []).filter((p) 
 const plain = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T
 const post = (body: unknown) => fetch(`${served.url}/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
-describe('approvals through the AI SDK 6 Chat (JSONL, agent in this process)', () => {
+describe.each(CHAT_CLIENTS)('approvals through the AI SDK $ai Chat (JSONL, agent in this process)', ({ NodeChat, lastAssistantMessageIsCompleteWithApprovalResponses }) => {
   it('H8 an approval request answered through the chat: the stream shows the parts, the approved body runs once, the denied one gets DENIED', async () => {
     const chat = new NodeChat({ id: 'ap1', api: `${served.url}/chat`, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses })
     await chat.sendMessage({ text: 'Pay both invoices' })

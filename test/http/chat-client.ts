@@ -1,8 +1,11 @@
 /**
- * The AI SDK 6 chat client in Node: `AbstractChat` (what `useChat`'s `Chat` extends) with an
- * in-memory `ChatState`, talking to the server through the stock `DefaultChatTransport`.
+ * The AI SDK chat client in Node, in both majors a user may have (AI SDK 6 and 7; issue 33 item
+ * 3): `AbstractChat` (what `useChat`'s `Chat` extends) with an in-memory `ChatState`, talking to
+ * the server through the stock `DefaultChatTransport` of that major. `CHAT_CLIENTS` lists them for
+ * `describe.each`.
  */
-import { AbstractChat, DefaultChatTransport, type ChatState, type ChatStatus, type UIMessage } from 'ai6'
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai6'
+import * as ai7 from 'ai7'
 
 class MemoryState implements ChatState<UIMessage> {
   status: ChatStatus = 'ready'
@@ -16,15 +19,49 @@ class MemoryState implements ChatState<UIMessage> {
 }
 
 export class NodeChat extends AbstractChat<UIMessage> {
-  constructor(opts: { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }) {
+  /** `idInPath`: posts to `<api>/<chat id>` (`prepareSendMessagesRequest`), so the session is
+   * authorized before the body is read (as the README's Chat.tsx does). */
+  constructor(opts: NodeChatOptions) {
     super({
       id: opts.id,
       ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen } : {}),
-      transport: new DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
+      transport: new DefaultChatTransport({
+        api: opts.api,
+        ...(opts.fetch ? { fetch: opts.fetch } : {}),
+        ...(opts.idInPath ? { prepareSendMessagesRequest: ({ id, messages, trigger, messageId, body }) => ({ api: `${opts.api}/${encodeURIComponent(id)}`, body: { ...body, id, messages, trigger, messageId } }) } : {}),
+      }),
       state: new MemoryState(opts.messages),
     })
   }
 }
+
+type NodeChatOptions = { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; idInPath?: boolean; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }
+
+/** The same client on AI SDK 7 (`ai@7`'s `AbstractChat` and `DefaultChatTransport`). */
+export class NodeChat7 extends ai7.AbstractChat<ai7.UIMessage> {
+  constructor(opts: NodeChatOptions) {
+    super({
+      id: opts.id,
+      ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen as never } : {}),
+      transport: new ai7.DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
+      state: new MemoryState(opts.messages) as unknown as ai7.ChatState<ai7.UIMessage>,
+    })
+  }
+}
+
+/** Each major's stock client and its own `lastAssistantMessageIsCompleteWithApprovalResponses`. */
+export const CHAT_CLIENTS: ReadonlyArray<{
+  ai: number
+  NodeChat: new (opts: NodeChatOptions) => Pick<NodeChat, 'sendMessage' | 'resumeStream' | 'stop' | 'addToolApprovalResponse' | 'regenerate' | 'status' | 'messages' | 'error' | 'id'>
+  lastAssistantMessageIsCompleteWithApprovalResponses: (o: { messages: UIMessage[] }) => boolean
+}> = [
+  { ai: 6, NodeChat, lastAssistantMessageIsCompleteWithApprovalResponses },
+  {
+    ai: 7,
+    NodeChat: NodeChat7 as never,
+    lastAssistantMessageIsCompleteWithApprovalResponses: ai7.lastAssistantMessageIsCompleteWithApprovalResponses as never,
+  },
+]
 
 /**
  * A fetch whose response bodies break with a network error once `cut()` is called (a dropped

@@ -1,6 +1,6 @@
 /**
- * The AI SDK chat protocol served by `sessionHandler`, driven by the stock AI SDK 6 client
- * (`AbstractChat` + `DefaultChatTransport`, ai@6.0.326) in Node. The model is scripted and gated:
+ * The AI SDK chat protocol served by `sessionHandler`, driven by the stock AI SDK client
+ * (`AbstractChat` + `DefaultChatTransport`) of both majors, ai@6 and ai@7 (issue 33 item 3), in Node. The model is scripted and gated:
  * the test decides when each chunk is released, so "mid-answer" is an exact place, not a delay.
  * H5: what the client shows equals `/chat/:id/messages` (the log's projection) after a send, a
  * dropped connection + `resumeStream()`, a reload, and a stop; a disconnect never cancels.
@@ -12,7 +12,7 @@ import { sessionHandler, type SessionHandler } from '../../http/index.js'
 import { scriptedModel } from '../../models/scripted.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
 import type { LogStore } from '../../stores/types.js'
-import { droppingFetch, NodeChat } from './chat-client.js'
+import { CHAT_CLIENTS, droppingFetch } from './chat-client.js'
 import { allow, Gate, serve, tempDir, until, type Served } from './helpers.js'
 
 const ANSWER = 'The weather in Paris is sunny, 21 degrees.'
@@ -52,7 +52,7 @@ const log = async (id: string): Promise<LogEvent[]> => {
 const texts = (m: UIMessage | undefined): string[] => (m?.parts ?? []).filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)
 const plain = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T
 
-describe('AI SDK 6 Chat + DefaultChatTransport against turnlog/http', () => {
+describe.each(CHAT_CLIENTS)('AI SDK $ai Chat + DefaultChatTransport against turnlog/http', ({ NodeChat }) => {
   it('H5 send: the answer streams into the client; its messages equal /chat/:id/messages; the user message keeps the client\'s id', async () => {
     gate.release(Infinity)
     const chat = new NodeChat({ id: 'c1', api: `${served.url}/chat` })

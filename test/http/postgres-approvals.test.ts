@@ -1,5 +1,5 @@
 /**
- * Approvals through the AI SDK chat protocol on PostgreSQL (lifecycle §9, issue 22): the sessions
+ * Approvals through the AI SDK chat protocol on PostgreSQL (docs/spec/lifecycle.md §9, issue 22): the sessions
  * are run by `runWorkers`, the chat goes through two handler instances with their own pools (as two
  * processes would), the stock AI SDK 6 `Chat`. H8: the parked turn's stream ends at the park (the
  * worker hands the lease back); the answers posted through the OTHER instance become

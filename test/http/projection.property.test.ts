@@ -3,12 +3,13 @@
  * runs of `fuzzAgent` (text, reasoning, tool calls valid and invalid, errors, retries, cancels,
  * compaction) and the generator's valid logs. H1–H3 are this issue's properties:
  * - H1 a resume from any seq finds its place: the chunks from seq r are the whole fold's chunks
- *   from r on, and a fold started at a turn's `turn/start` gives that turn's chunks;
+ *   from r on, and a fold started at a message's first `turn/start` gives that message's chunks
+ *   (a retry chain is one message);
  * - H2 every chunk sequence, sent as SSE, is accepted by the AI SDK's own parser
  *   (`parseJsonEventStream` with `uiMessageChunkSchema`, then `readUIMessageStream`) and rebuilds
  *   the assistant messages of `toUIMessages`, for the whole log and every prefix of it;
  * - H3 user messages keep their ids and come before the turn that answers them;
- * - H7 approvals (lifecycle §9) as the AI SDK's approval parts: a request is a tool part in
+ * - H7 approvals (docs/spec/lifecycle.md §9) as the AI SDK's approval parts: a request is a tool part in
  *   `approval-requested` with `approval.id`; a person's or the clock's denial is `output-denied`;
  *   the history (`toUIMessages`) also says what the log decided (`approval.approved`, `reason`,
  *   `approval-responded` while an approved call has no result), which no stream chunk can carry,
@@ -21,6 +22,8 @@ import type { LogEvent } from '../../events/envelope.js'
 import { toUIMessageChunks, toUIMessages, type UIMessage, type UIMessageChunkAt } from '../../http/index.js'
 import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
 import { uiChunkEvent, UI_STREAM_DONE } from '../../http/sse.js'
+import { RetryChains } from '../../http/retry-chain.js'
+import { modelBefore } from '../../http/chat.js'
 import { arbValidLog } from '../../testing/arbitraries/index.js'
 import { fuzzAgent } from '../../testing/index.js'
 import { defineTool } from '../../tools/index.js'
@@ -119,10 +122,11 @@ async function checkLog(events: readonly LogEvent[], cuts: readonly number[]): P
   for (let r = 0; r <= events.length; r++) {
     expect(toUIMessageChunks(events, r)).toEqual(all.filter((c) => c.seq >= r))
   }
-  for (const e of events) {
-    if (e.type !== 'turn/start') continue
-    const from = events.indexOf(e)
-    expect(toUIMessageChunks(events.slice(from), e.seq)).toEqual(all.filter((c) => c.seq >= e.seq))
+  // a message starts at the first turn of its retry chain (issue 38 item 5: a chain is one message)
+  const chains = new RetryChains()
+  for (const [i, e] of events.entries()) {
+    if (chains.push(e, i) !== 'begins') continue
+    expect(toUIMessageChunks(events.slice(i), e.seq, { model: modelBefore(events, i) })).toEqual(all.filter((c) => c.seq >= e.seq))
   }
   // H2: the whole log and some prefixes, through the SDK's parser
   for (const k of [events.length, ...cuts.map((c) => c % (events.length + 1))]) {

@@ -84,7 +84,7 @@ describe('input rounds (docs/spec/lifecycle.md §11)', () => {
       throw new Error('not refused')
     }
     expect(await refused({ action: 'accept', responses: { address: {} } })).toMatchObject({ code: 'INVALID_INPUT', field: 'responses.address/city' })
-    expect(await refused({ action: 'accept', responses: { address: { city: 'x', planet: 'Mars' } } })).toMatchObject({ code: 'INVALID_INPUT', field: 'responses.address' })
+    expect(await refused({ action: 'accept', responses: { address: { city: 'x', planet: 'Mars' } } })).toMatchObject({ code: 'INVALID_INPUT', field: 'responses.address/planet' })
     expect(await refused({ action: 'accept', responses: {} })).toMatchObject({ code: 'INVALID_INPUT', field: 'responses.address' })
     expect(await refused({ action: 'accept', responses: { address: { city: 'x' }, other: 1 } })).toMatchObject({ code: 'INVALID_INPUT', field: 'responses.other' })
     expect(await refused({ action: 'maybe' })).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'answer.action' })

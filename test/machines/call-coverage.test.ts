@@ -30,7 +30,7 @@ const events: CallEvent[] = [
   ...['DENIED', 'ABORTED', 'ABORTED_BEFORE_DISPATCH', 'TOOL_ERROR', 'BLOCKED'].map((c): CallEvent => ({ type: 'COMMIT', error: err(c) })),
   { type: 'NOT_DISPATCHED' },
   { type: 'LOST' },
-  // approvals (lifecycle §9): a call denied before it started, and an `ask` denied while it waited
+  // approvals (docs/spec/lifecycle.md §9): a call denied before it started, and an `ask` denied while it waited
   ...['DENIED', 'ABORTED_BEFORE_DISPATCH', 'APPROVAL_EXPIRED'].map((c): CallEvent => ({ type: 'REFUSED', error: err(c) })),
   { type: 'PRE_DONE', verdict: { kind: 'refused', error: err('APPROVAL_EXPIRED') } },
 ]
@@ -79,7 +79,7 @@ describe('tool-call machine coverage', () => {
     expect(states.filter((s) => !visited.has(s))).toEqual([])
     expect([...edges].filter(([t]) => !taken.has(t)).map(([, k]) => k)).toEqual([])
     // The counts reported in the issue's closing note.
-    // 6 more transitions and 7 more paths since approvals (REFUSED from queued and classifying, lifecycle §9)
+    // 6 more transitions and 7 more paths since approvals (REFUSED from queued and classifying, docs/spec/lifecycle.md §9)
     expect({ states: states.length, transitions: edges.size, paths: paths.length }).toEqual({ states: 10, transitions: 22, paths: 47 })
   })
 })

@@ -101,7 +101,7 @@ describe('machine coverage', () => {
     await run([], (a) => a.on('agent/pre-step', async () => ({ kind: 'reject' })), (a) => { a.followup('go') })
     await run([], (a) => a.on('agent/pre-step', async () => ({ kind: 'enter', messages: [] })), (a) => { a.followup('go') })
     await run([], (a) => a.on('agent/pre-step', async () => { throw new Error('x') }), (a) => { a.followup('go') })
-    // a budget spent before a request (lifecycle §10)
+    // a budget spent before a request (docs/spec/lifecycle.md §10)
     await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { budget: { toolCalls: 1, scope: 'turn' } })
     // step limit
     await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { maxStepsPerTurn: 1 })
@@ -155,14 +155,14 @@ describe('machine coverage', () => {
       await m
     })
     await run([{ text: 'a' }, { text: 'b' }], () => {}, (a) => { a.followup('1'); a.followup('2') })
-    // parked while a call waits for a person, then approved (lifecycle §9)
+    // parked while a call waits for a person, then approved (docs/spec/lifecycle.md §9)
     const gated = defineTool({ name: 'gated', description: 'needs a yes', parameters: z.object({}), needsApproval: true, execute: () => 'ok' })
     await run([{ toolCalls: [{ name: 'gated', args: {} }] }, { text: 'ok' }], () => {}, async (a) => {
       a.followup('go')
       expect(await a.whenSettled()).toBe('parked')
       await a.decide(a.approvals()[0]!.approvalId, { kind: 'approve' })
     }, { tools: [echo, finisher, gated] })
-    // a parked log restored by a new agent (lifecycle §9): RESTORE into the turn's step and the step's tool phase
+    // a parked log restored by a new agent (docs/spec/lifecycle.md §9): RESTORE into the turn's step and the step's tool phase
     const parked = createAgent({ model: scriptedModel([{ toolCalls: [{ name: 'gated', args: {} }] }]), tools: [gated], clock: fakeClock(), ids: counterIds('p'), timers: instantTimers() })
     parked.followup('go')
     await parked.whenSettled()

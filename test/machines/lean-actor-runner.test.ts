@@ -1,7 +1,7 @@
 /**
  * The lean interpreter's runner contract (machines/lean-actor.ts): `runMachine` runs the lean
  * interpreter unless an `inspect` observer is given, and then XState's own actor, which the
- * observer sees (docs/ARCHITECTURE.md "the lean machine interpreter"); a machine definition is
+ * observer sees (docs/decisions/lean-interpreter.md); a machine definition is
  * compiled once however many actors run it (the per-agent cost of benchmarks B2/B6), the actors
  * staying independent; and eventless transitions settle, or, when they never do, the send fails
  * with a clear error instead of spinning forever (a machine stuck in a loop must not hang the

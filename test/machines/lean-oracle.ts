@@ -2,7 +2,7 @@
  * The oracle of the lean interpreter's tests: XState's own actor. `agreeWithXState` starts the same
  * machine on both, sends the same events, and requires the same state value, context and
  * `matches` answers after the start and after every event (the lean interpreter's contract:
- * machines/lean-actor.ts, docs/ARCHITECTURE.md "the lean machine interpreter").
+ * machines/lean-actor.ts, docs/decisions/lean-interpreter.md).
  */
 import { createActor, type AnyStateMachine, type EventObject, type StateValue } from 'xstate'
 import { expect } from 'vitest'

@@ -1,7 +1,7 @@
 /**
  * Issue 23 item 5, the last part: the AI SDK's `tool-approval-request` stream part. A provider that
  * asks a person to approve one of its own calls (OpenAI's MCP tool with `require_approval`) reaches
- * turnlog's approvals (lifecycle §9): `tool/approval-requested` for that call, `step/parked`, and the
+ * turnlog's approvals (docs/spec/lifecycle.md §9): `tool/approval-requested` for that call, `step/parked`, and the
  * decision goes back to the provider as `streamText` (ai@6) sends it — a tool message with a
  * `tool-approval-response` in the next prompt. Side by side with `streamText` on vercel/ai's recorded
  * OpenAI Responses streams (openai-mcp-tool-approval.1 asks; .4 answers after an approval, .2 after
@@ -111,7 +111,8 @@ async function streamTextRun(second: string, approved: boolean, reason?: string)
 }
 
 /** The user's tool of the provider call's name: it must never run for the provider's call. */
-const decoy = () => defineTool({ name: 'mcp.create_short_url', description: 'not the provider\'s', parameters: z.object({}).passthrough(), execute: () => { throw new Error('the user\'s tool ran for the provider\'s call') } })
+// a user tool named as the provider's call (a dotted name: defineTool refuses it, a plain object is still accepted)
+const decoy = () => ({ name: 'mcp.create_short_url', description: 'not the provider\'s', parameters: z.object({}).passthrough(), execute: () => { throw new Error('the user\'s tool ran for the provider\'s call') } })
 
 function newAgent(model: LanguageModelV3) {
   return createAgent({
@@ -127,7 +128,7 @@ function newAgent(model: LanguageModelV3) {
 
 const types = (events: readonly LogEvent[]) => events.map((e) => e.type)
 
-describe('issue 23 item 5: the AI SDK tool-approval-request part (provider approvals, lifecycle §9)', () => {
+describe('issue 23 item 5: the AI SDK tool-approval-request part (provider approvals, docs/spec/lifecycle.md §9)', () => {
   it('L17 L18: the request parks the agent; approved, the next request equals streamText\'s (prompt and wire body) and the provider\'s answer is logged', async () => {
     const reference = await streamTextRun(AFTER_APPROVAL, true)
     expect(reference.requestPart).toMatchObject({ type: 'tool-approval-request', approvalId: APPROVAL_ID })

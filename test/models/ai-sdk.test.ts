@@ -233,9 +233,10 @@ describe('fromAiSdk: request mapping and specification V2', () => {
     expect(bad.outcome.kind === 'failure' && bad.outcome.failure).toMatchObject({ code: 'SERVER', message: 'Overloaded' })
   })
 
-  it('refuses what is not a V2/V3 language model', () => {
-    expect(() => fromAiSdk('gpt-4o' as never)).toThrow(/specification v2 or v3/)
+  it('refuses what is not a v2, v3 or v4 language model', () => {
+    expect(() => fromAiSdk('gpt-4o' as never)).toThrow(/specification v2, v3 or v4/)
     expect(() => fromAiSdk({ specificationVersion: 'v1', doStream: () => {} } as never)).toThrow(/specification v1/)
+    expect(() => fromAiSdk({ specificationVersion: 'v5', doStream: () => {} } as never)).toThrow(/specification v5/)
   })
 
   it('usageFromAiSdk: V3 buckets incl. cacheWrite; reasoning above the output total (xAI) keeps the total as visible output', () => {

@@ -94,7 +94,7 @@ describe('MessageAssembler', () => {
     expect(a.result().message.content).toEqual([{ type: 'tool-call', id: 'late', name: 'f', arguments: '{}' }])
   })
 
-  it('max-tokens: keeps the truncated text and drops every tool call (lifecycle §4.5)', () => {
+  it('max-tokens: keeps the truncated text and drops every tool call (docs/spec/lifecycle.md §4.5)', () => {
     const a = feed([
       { type: 'block-start', index: 0, blockType: 'text' },
       { type: 'text-delta', index: 0, text: 'I will call' },

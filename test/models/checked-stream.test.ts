@@ -67,7 +67,7 @@ describe('checkedStream', () => {
     ])
   })
 
-  // Every rule of the grammar (events.md "Stream chunks"), plus schema and tool-call rules:
+  // Every rule of the grammar (docs/spec/events.md "Stream chunks"), plus schema and tool-call rules:
   // the offending chunk is not yielded, what came before is, and the outcome is STREAM_GRAMMAR.
   const violations: [string, unknown[], number, RegExp][] = [
     ['a delta without an open block', [D0, STOP], 0, /not open/],

@@ -1,6 +1,6 @@
 /**
  * A loopback node:http server that plays the vendored recorded provider streams
- * (test/fixtures/streams, see SOURCES.md) as the provider would: SSE over HTTP on 127.0.0.1.
+ * (test/fixtures/streams/SOURCES.md) as the provider would: SSE over HTTP on 127.0.0.1.
  *
  * The fixture is named by the URL: `http://127.0.0.1:PORT/<dir>/<file>/…`; whatever the client
  * appends (`/chat/completions`, `/messages`) is ignored. vercel/ai's `.chunks.txt` files hold one

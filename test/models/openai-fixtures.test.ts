@@ -1,5 +1,5 @@
 /**
- * openaiCompatibleModel on real recorded provider streams (test/fixtures/streams, SOURCES.md),
+ * openaiCompatibleModel on real recorded provider streams (test/fixtures/streams/SOURCES.md),
  * served from a loopback HTTP server. L9: every stream obeys the chunk grammar (the checked stream
  * reports STREAM_GRAMMAR otherwise); each fixture's assembled text, reasoning, tool calls, usage
  * and finish equal expected-openai.json (a naive fold of the raw events, checked by hand).

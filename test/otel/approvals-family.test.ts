@@ -1,5 +1,5 @@
 /**
- * The wait for a person and child sessions in the spans (lifecycle §9, §10): a call that needed
+ * The wait for a person and child sessions in the spans (docs/spec/lifecycle.md §9, §10): a call that needed
  * approval has its `execute_tool` span from the request, the wait is its child span
  * `await_approval` ending at the decision with who decided and the outcome — the same through the
  * pure mapping, the SDK and OTLP/JSON; the chrome-trace export marks requests, decisions and the
@@ -35,7 +35,7 @@ function sdk() {
   return { exporter, tracer: provider.getTracer('test') }
 }
 
-describe('OTel: approvals (lifecycle §9)', () => {
+describe('OTel: approvals (docs/spec/lifecycle.md §9)', () => {
   it('R9/L17: the tool span starts at the request; the wait is a child span ending at the decision with who and the outcome', () => {
     const spans = logToSpans(events, { sessionId: 'ap1' })
     const [req2, req3, req6] = seqs('tool/approval-requested')
@@ -99,7 +99,7 @@ describe('OTel: approvals (lifecycle §9)', () => {
   })
 })
 
-describe('OTel: a parent with its children (lifecycle §10)', () => {
+describe('OTel: a parent with its children (docs/spec/lifecycle.md §10)', () => {
   it('L19: the child\'s turn span is a child of the spawning call\'s execute_tool span (pure mapping and SDK)', () => {
     const tree = { sessionId: 'p1', events: fam.parent, children: [{ callId: 'c1', tree: { sessionId: CHILD_ID, events: fam.child } }] }
     const spans = familyToSpans(tree, {})

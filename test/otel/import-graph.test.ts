@@ -1,5 +1,5 @@
 /**
- * api.md "Package": importing `turnlog` never loads `@ai-sdk/*` or `@opentelemetry/*` (optional
+ * docs/spec/api.md "Package": importing `turnlog` never loads `@ai-sdk/*` or `@opentelemetry/*` (optional
  * peers of their own subpaths). Walks the static import graph of the source from index.ts (and
  * from cli/main.ts: the CLI's `export` must stay free of them too).
  */

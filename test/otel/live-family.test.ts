@@ -1,5 +1,5 @@
 /**
- * Live OTel nesting of child sessions (lifecycle §10, L19; issue 25 item 1): with an `otelPlugin`
+ * Live OTel nesting of child sessions (docs/spec/lifecycle.md §10, L19; issue 25 item 1): with an `otelPlugin`
  * on the parent and on its `defineSubagent` children, the child's (and the grandchild's) spans
  * start under the spawning call's `execute_tool` span, in the parent's trace, while they run;
  * the live spans equal span for span what `exportFamilySpans` gives for the same family read back
@@ -84,7 +84,7 @@ async function family(plugins: (depth: number) => AgentPlugin[]): Promise<{ stor
   return { store, tree }
 }
 
-describe('otelPlugin on a family, live (lifecycle §10)', () => {
+describe('otelPlugin on a family, live (docs/spec/lifecycle.md §10)', () => {
   it('L19: the child\'s and the grandchild\'s turn spans sit under the spawning call\'s execute_tool span, in the parent\'s trace', async () => {
     const live = sdk()
     await family(() => [otelPlugin(live.tracer)])

@@ -1,5 +1,5 @@
 /**
- * The replay invariants of the reducers (invariants.md P1, P2, P7), on hand-built logs, on the
+ * The replay invariants of the reducers (docs/spec/invariants.md P1, P2, P7), on hand-built logs, on the
  * local generator (logs.ts) and on `arbValidLog` (testing/arbitraries), plus independent oracles
  * for the surface, history, transcript and usage folds.
  */
@@ -13,7 +13,7 @@ import { foldEventsWithImmer } from '../../reducers/projection.js'
 import { replay, stateAt } from '../../replay/replay.js'
 import { arbValidLog, checkerOptionsFor } from '../../testing/arbitraries/index.js'
 import { arbOps, buildFromOps, LogBuilder } from './logs.js'
-import { fcRuns } from '../fc-runs.js'
+import { fcRuns, longRuns } from '../fc-runs.js'
 
 const localLogs = arbOps.map((ops) => buildFromOps(ops))
 
@@ -41,7 +41,7 @@ function expectP1(events: readonly LogEvent[]): void {
 const isSurface = (e: LogEvent) =>
   (e.type === 'user/message' || e.type === 'assistant/message' || e.type === 'tool/result') && e.surfaceOp !== undefined
 
-/** The surface by the letter of events.md: indexOf the boundaries, splice. */
+/** The surface by the letter of docs/spec/events.md: indexOf the boundaries, splice. */
 function naiveSurface(events: readonly LogEvent[]): { seqs: number[]; generation: number; hiddenBy: Map<number, number> } {
   const seqs: number[] = []
   const hiddenBy = new Map<number, number>()
@@ -196,13 +196,14 @@ describe('P1: incremental fold = batch fold', () => {
     )
   })
 
-  it('P1 on arbValidLog (1000 runs), with the oracles', () => {
+  // 250 runs in `npm test`, the full 1000 with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns)
+  it(`P1 on arbValidLog (${longRuns(250, 1000)} runs), with the oracles`, () => {
     fc.assert(
       fc.property(arbValidLog(), (events) => {
         expectP1(events)
         checkOracles(events)
       }),
-      { numRuns: fcRuns(1000) },
+      { numRuns: longRuns(250, 1000) },
     )
   })
 })

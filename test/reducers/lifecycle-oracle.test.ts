@@ -1,7 +1,7 @@
 /**
  * An independent oracle for the lifecycle fold (reducers/lifecycle.ts; issue 15 part 3: the only
  * slice without one, 71% mutation score). The oracle reads each field off the whole prefix by its
- * definition (lifecycle.md §3–§4: the last `turn/start` not closed, the calls of the open step not
+ * definition (docs/spec/lifecycle.md §3–§4: the last `turn/start` not closed, the calls of the open step not
  * yet answered by an appended `tool/result`, …) rather than event by event, and is compared with the
  * live fold after every event (P1, P2) on the local generator and on `arbValidLog`, plus one
  * hand-built log that has every field set (a retry turn, a resume cause, a seed end, a compaction
@@ -74,7 +74,7 @@ export function lifecycleOracle(events: readonly LogEvent[]): LifecycleState {
     header: hs >= 0 ? dataOf(events[hs]!, 'request/header') : null,
     headerSeq: hs >= 0 ? events[hs]!.seq : null,
     seedEndSeq: seed >= 0 ? events[seed]!.seq : null,
-    // lifecycle §9: the last step/parked, if only inbox splices (or schedule/extension events) follow it
+    // docs/spec/lifecycle.md §9: the last step/parked, if only inbox splices (or schedule/extension events) follow it
     parkedSeq: (() => {
       const p = lastIndex(events, is('step/parked'))
       return p >= 0 && events.slice(p + 1).every((e) => e.type === 'agent/inbox/spliced' || e.type.startsWith('schedule/')) ? events[p]!.seq : null

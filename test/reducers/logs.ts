@@ -1,5 +1,5 @@
 /**
- * Test helpers: a builder of valid logs in the canonical event order (docs/ARCHITECTURE.md), and a
+ * Test helpers: a builder of valid logs in the canonical event order (docs/decisions/event-vocabulary.md), and a
  * small fast-check generator of valid logs built from it (used until `testing/arbitraries` offers
  * `arbValidLog`, and as a second source of logs after that).
  */

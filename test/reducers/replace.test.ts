@@ -1,4 +1,4 @@
-/** Surface replacement semantics (events.md "The surface"; L8, L14, L15): compaction summaries over
+/** Surface replacement semantics (docs/spec/events.md "The surface"; L8, L14, L15): compaction summaries over
  * a range, pruned tool results, empty assistant messages at a range boundary, replacements of
  * replacements — checked on the surface, the history and the transcript together. */
 import { describe, expect, it } from 'vitest'

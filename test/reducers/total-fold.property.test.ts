@@ -1,5 +1,5 @@
 /**
- * The reducers are total (quality.md "Bad input"; P7): `turnlog report` and `inspect` fold a log
+ * The reducers are total (docs/spec/reliability.md "Bad input"; P7): `turnlog report` and `inspect` fold a log
  * that breaks invariants to show it beside its violations, with no try/catch around the fold
  * (inspector/src/cursor.ts), so every reducer must fold ANY sequence of schema-valid events without
  * throwing, deterministically. A reducer that dereferences "the open step" or "the open turn"
@@ -38,7 +38,7 @@ const arbSubsequence = arbValidLog({ minTurns: 2 }).chain((log) =>
     .map((idx) => idx.map((i) => log[i]!)),
 )
 
-describe('the folds are total and deterministic on hostile event sequences (P7, quality.md bad input)', () => {
+describe('the folds are total and deterministic on hostile event sequences (P7, docs/spec/reliability.md "Bad input")', () => {
   it('P7: any subsequence of a valid log, in order or shuffled, folds in every slice without throwing, the same twice', () => {
     fc.assert(
       fc.property(arbSubsequence, (events) => {

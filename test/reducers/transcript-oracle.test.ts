@@ -1,5 +1,5 @@
 /**
- * An independent oracle for the human transcript (reducers/transcript.ts; events.md "The surface",
+ * An independent oracle for the human transcript (reducers/transcript.ts; docs/spec/events.md "The surface",
  * last paragraph; issue 15 part 3: transcript.ts had 35 surviving mutants). The oracle reads the
  * transcript's facts off the whole log by their definitions rather than event by event, and the
  * fold must agree on every valid log (P1) and every prefix of one (P2: open turns, steps, brackets):
@@ -213,7 +213,7 @@ function checkTranscript(events: readonly LogEvent[]): void {
   if (bracket) expect(bracket.end).toBeNull()
 }
 
-describe('the transcript agrees with an oracle read off the log (P1, P2, events.md "The surface")', () => {
+describe('the transcript agrees with an oracle read off the log (P1, P2, docs/spec/events.md "The surface")', () => {
   it('P1: on every valid log', () => {
     fc.assert(fc.property(arbValidLog({ minTurns: 2 }), (log) => checkTranscript(log)), { numRuns: fcRuns(150) })
   })

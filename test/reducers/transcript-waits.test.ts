@@ -1,5 +1,5 @@
 /**
- * The transcript's approvals, parked time and children (lifecycle §9, §10; reducers/transcript-waits.ts),
+ * The transcript's approvals, parked time and children (docs/spec/lifecycle.md §9, §10; reducers/transcript-waits.ts),
  * on logs the real agent wrote: each request with its decision (who, when, edited arguments, reason),
  * one parked span from the first `step/parked` to the event that ended the wait (re-parkings after a
  * decision belong to it), an open span while the log stands parked, `child/spawned` in its step.
@@ -21,7 +21,7 @@ function steps(t: TranscriptState): TranscriptStep[] {
 
 const seqOf = (events: readonly LogEvent[], type: string, n = 0): number => events.filter((e) => e.type === type)[n]!.seq
 
-describe('transcript: approvals, parked time, children (lifecycle §9, §10)', () => {
+describe('transcript: approvals, parked time, children (docs/spec/lifecycle.md §9, §10)', () => {
   it('L17/L18: requests with decisions (who, when, edited arguments, reason); one parked span through the re-parking; an open one at the end', async () => {
     const { events } = await approvalSession()
     const t = foldEvents(events).transcript

@@ -1,5 +1,5 @@
 /**
- * Budgets across process boundaries (lifecycle §10, issue 25 item 2): the budget state is derived
+ * Budgets across process boundaries (docs/spec/lifecycle.md §10, issue 25 item 2): the budget state is derived
  * from the log, so a resumed agent (JSONL store, or a crashed log repaired and re-run), `replay`
  * and `verify` (L20) see what the live agent saw; `reexecute` reproduces budget ends (P4).
  */
@@ -40,7 +40,7 @@ async function run(agent: Agent, ...prompts: string[]): Promise<void> {
   }
 }
 
-describe('budgets survive resume and replay (lifecycle §10, L20)', () => {
+describe('budgets survive resume and replay (docs/spec/lifecycle.md §10, L20)', () => {
   it('L20: resuming a JSONL session whose session budget is spent: the same budget state, and the next turn makes no request', async () => {
     const { dir, cleanup } = tempDir()
     onTestFinished(cleanup)

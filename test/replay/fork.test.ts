@@ -11,6 +11,7 @@ import { arbValidLog, checkerOptionsFor } from '../../testing/arbitraries/index.
 import { cli, tempDir } from '../cli/helpers.js'
 import { arbCommandList, arbScenario, MAX_STEPS, recordRun } from './agent-runs.js'
 import { build, HEADER, jsonlBytes, opening, um } from './replay-helpers.js'
+import { longRuns } from '../fc-runs.js'
 
 /** P6 at one seq: the fork verifies, keeps the prefix verbatim, and has its surface, transcript turns and numbering. */
 function checkForkAt(events: readonly LogEvent[], seq: number, check = {}): void {
@@ -36,19 +37,21 @@ function checkForkAt(events: readonly LogEvent[], seq: number, check = {}): void
   expect(forked.inbox).toEqual({ nextTurn: [], nextStep: [] })
 }
 
+// Each run forks at every seq of its log (a replay per seq): 60 runs each in `npm test`, the full 300
+// with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns).
 describe('P6: a fork at every seq', () => {
   it('P6: forks of generated valid logs (arbValidLog) at every seq verify and keep the prefix surface, transcript turns and turn numbering', () => {
     const opts = { maxTurns: 4 }
     fc.assert(fc.property(arbValidLog(opts), (events) => {
       for (let seq = 0; seq < events.length; seq++) checkForkAt(events, seq, checkerOptionsFor(opts))
-    }), { numRuns: 300 })
+    }), { numRuns: longRuns(60, 300) })
   })
 
   it('P6: forks of agent runs (fuzzer-like, with cancels mid-step) at every seq verify', async () => {
     await fc.assert(fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
       const run = await recordRun(sc, s, cmds)
       for (let seq = 0; seq < run.events.length; seq++) checkForkAt(run.events, seq, { maxStepsPerTurn: MAX_STEPS })
-    }), { numRuns: 300 })
+    }), { numRuns: longRuns(60, 300) })
   }, 120_000)
 })
 

@@ -1,6 +1,6 @@
 /**
  * Issue 10 "Logs from anywhere", items 1, 2, 3, 5, 7 and 8 (`--at` stops): every hostile log gets
- * a coded answer naming its place (quality.md "Bad input"), never an internal error (exit 3) or a
+ * a coded answer naming its place (docs/spec/reliability.md "Bad input"), never an internal error (exit 3) or a
  * hang. The CLI runs in-process (test/cli/helpers.ts).
  */
 import { execFileSync } from 'node:child_process'
@@ -184,7 +184,7 @@ describe('issue 10.5: CRLF logs, one reader, one answer (Bad input; L1)', () => 
   })
 })
 
-describe('issue 10.7: -0 (and numbers that overflow) are NOT_LOSSLESS everywhere (events.md: data is lossless JSON)', () => {
+describe('issue 10.7: -0 (and numbers that overflow) are NOT_LOSSLESS everywhere (docs/spec/events.md: data is lossless JSON)', () => {
   const cases: Array<[string, string]> = [
     ['"config":{"model":"scripted","t":-0}', 'data.config.t'],
     ['"config":{"model":"scripted","t":[1,-0.0e3]}', 'data.config.t[1]'],

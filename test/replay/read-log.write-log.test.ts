@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TurnlogError, type LogEvent } from '../../events/index.js'
 import { readLog, writeLog } from '../../replay/index.js'
 import { arbEvents, HEADER, smallEvents } from './jsonl-helpers.js'
+import { createAgent } from '../../agent/index.js'
+import { scriptedModel } from '../../models/index.js'
+import { verify } from '../../replay/index.js'
 
 let dir: string
 let n = 0
@@ -42,6 +45,21 @@ describe('writeLog', () => {
       }),
       { numRuns: 100 },
     )
+  })
+
+  it('P3 writeLog(path, agent): an agent is written with a header made from its session id and first event (issue 38.19)', async () => {
+    let t = 1_700_000_000_000
+    const agent = createAgent({ model: scriptedModel([{ text: 'hi' }]), sessionId: 'agent-log', clock: () => t++ })
+    agent.followup('hello')
+    await agent.whenIdle()
+    const path = fresh()
+    const r = await writeLog(path, agent)
+    expect(r.header).toEqual({ type: 'session', format: 1, id: 'agent-log', createdAt: 1_700_000_000_000, checksums: 'crc32' })
+    const back = await readLog(path)
+    expect(back.header.id).toBe('agent-log')
+    expect(back.events).toEqual(agent.events)
+    expect(verify(back.events).ok).toBe(true)
+    await agent.dispose()
   })
 
   it('defaults to checksums: the header says crc32', async () => {

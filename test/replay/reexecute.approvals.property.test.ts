@@ -1,5 +1,5 @@
 /**
- * P4 over generated approval sessions (lifecycle §9 "Re-execution and fuzzing"): steps whose calls
+ * P4 over generated approval sessions (docs/spec/lifecycle.md §9 "Re-execution and fuzzing"): steps whose calls
  * need approval (`needsApproval`) or are asked by `tools/pre-execute` (`ask`), parallel-safe or
  * not, decided while parked by a person (approve, edit, deny, in any order), by the expiry, by a
  * steer or a cancel, with the process exiting while parked (and a decision logged while none ran)
@@ -107,7 +107,7 @@ async function record(plan: Plan): Promise<LogEvent[]> {
   return agent.events.slice() as LogEvent[]
 }
 
-describe('P4 over generated approval sessions (lifecycle §9)', () => {
+describe('P4 over generated approval sessions (docs/spec/lifecycle.md §9)', () => {
   it(`P4: every generated approval session re-executes to the same log, time included (${RUNS} runs)`, async () => {
     let parkedRuns = 0
     await fc.assert(

@@ -1,5 +1,5 @@
 /**
- * P4 with approvals (lifecycle §9 "Re-execution and fuzzing"): decisions are recorded input.
+ * P4 with approvals (docs/spec/lifecycle.md §9 "Re-execution and fuzzing"): decisions are recorded input.
  * `reexecute` re-issues each recorded `tool/approval-decided` at its position: a person's through
  * the agent, an expiry by firing the expiry timer (the clock is the recorded one), a supersede
  * and a cancel by re-issuing the recorded steer / cancel; a parked session that exited and was
@@ -46,7 +46,7 @@ async function p4(events: readonly LogEvent[], opts: Partial<AgentOptions> & { t
   expect(r).toEqual({ ok: true, eventCount: events.length })
 }
 
-describe('reexecute re-issues recorded decisions (P4, lifecycle §9)', () => {
+describe('reexecute re-issues recorded decisions (P4, docs/spec/lifecycle.md §9)', () => {
   it('P4: decisions by a person (approve with edited arguments, deny with a reason, by a named person) re-execute to the same log', async () => {
     const { agent } = recorder(THREE)
     agent.followup('clean up')

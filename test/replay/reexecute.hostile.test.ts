@@ -2,7 +2,7 @@
  * Issue 24 item 4: re-execution on hostile logs ends. A splice that logs nothing when re-issued (an
  * empty one, a removal past the end, a cancel-clear of an empty list) used to count as progress, so
  * the pump re-issued it forever at 100% CPU (`turnlog reexec` on a 2-line log). Every log must end
- * with a result (reproduced or a divergence) or a coded error (P4; quality.md "Bad input": never hang).
+ * with a result (reproduced or a divergence) or a coded error (P4; docs/spec/reliability.md "Bad input": never hang).
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'

@@ -1,6 +1,6 @@
 /**
  * P4 over generated runs with process boundaries (issue 10 item 9): a recorded run cut at a random
- * event boundary (a crash), repaired, resumed (lifecycle §8: re-insertion, resume turn) and
+ * event boundary (a crash), repaired, resumed (docs/spec/lifecycle.md §8: re-insertion, resume turn) and
  * continued; and steps with more instant concurrency-safe calls than the pool cap. The whole log
  * (prefix, closers, resumed run) must re-execute identically.
  */

@@ -1,5 +1,5 @@
 /**
- * P4 with wakeups (invariants.md: "recorded inputs: … wakeups"): a recorded session with
+ * P4 with wakeups (docs/spec/invariants.md: "recorded inputs: … wakeups"): a recorded session with
  * schedules made by the app and by the model (`scheduleWakeup`), firings idle and busy (queue,
  * steer, drop), coalesced periods and a cancel re-executes to the same log; a changed whenBusy rule
  * (a different recorded firing) diverges at the firing.

@@ -1,5 +1,5 @@
 /**
- * Repair of a crashed parent whose subagent call was running, on PostgreSQL (lifecycle §10, L19,
+ * Repair of a crashed parent whose subagent call was running, on PostgreSQL (docs/spec/lifecycle.md §10, L19,
  * L5): `turnlog repair postgres://…#p` and `repairSession` read the child from the same database;
  * a child that has not ended leaves the call `TOOL_OUTCOME_UNKNOWN`.
  */
@@ -71,7 +71,7 @@ async function put(store: LogStore, id: string, header: { parent?: { session: st
 const resultOf = (events: readonly LogEvent[]) =>
   events.filter((e): e is EventOf<'tool/result'> => e.type === 'tool/result' && (e as EventOf<'tool/result'>).data.callId === 'c1').map((e) => e.data)
 
-describe('repair of a parent whose subagent call was running, PostgreSQL (lifecycle §10)', () => {
+describe('repair of a parent whose subagent call was running, PostgreSQL (docs/spec/lifecycle.md §10)', () => {
   it('L19 L5: turnlog repair postgres://…#p and repairSession take the finished child\'s answer from the database; a running child stays TOOL_OUTCOME_UNKNOWN', async () => {
     const f = await family()
     const url = await freshDb('repairkids')

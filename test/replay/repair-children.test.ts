@@ -1,5 +1,5 @@
 /**
- * Repair of a crashed parent whose subagent call was running (lifecycle §10, L19, L5): every
+ * Repair of a crashed parent whose subagent call was running (docs/spec/lifecycle.md §10, L19, L5): every
  * repair entry point gives the call its finished child's outcome when it can read the child's log
  * (the store, or the JSONL directory), and `TOOL_OUTCOME_UNKNOWN` when the outcome is unknown —
  * no child log, a child still running, no reader, or a log that is not this call's child (its
@@ -125,7 +125,7 @@ async function everyEntryPoint(d: string): Promise<Record<string, LogEvent[]>> {
   return out
 }
 
-describe('repair of a parent whose subagent call was running (lifecycle §10)', () => {
+describe('repair of a parent whose subagent call was running (docs/spec/lifecycle.md §10)', () => {
   it('L19 L5: every repair entry point gives the call its finished child\'s answer', async () => {
     const d = await crashedDir()
     const all = await everyEntryPoint(d)

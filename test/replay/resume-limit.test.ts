@@ -1,5 +1,5 @@
 /**
- * lifecycle.md §8 as amended (issue 24 items 1 and 3): only resume runs that reached their model
+ * docs/spec/lifecycle.md §8 as amended (issue 24 items 1 and 3): only resume runs that reached their model
  * request count toward `maxResumeRuns`; runs killed before their request are bounded separately
  * (`maxResumeRuns × 3`); the limit in force is recorded on the resume turn's `cause` and `verify`
  * checks L13 against it; a give-up is a durable `resume/given-up` record naming the acknowledged

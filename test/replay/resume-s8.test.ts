@@ -1,5 +1,5 @@
 /**
- * lifecycle.md §8 "Resume answers every accepted message", and issue 9 item 8 (hooks on resume).
+ * docs/spec/lifecycle.md §8 "Resume answers every accepted message", and issue 9 item 8 (hooks on resume).
  * Crashes are simulated without timing: a model or hook that never settles, and the run is taken
  * as it stands once the test knows (explicit signal) the agent is stuck there.
  */
@@ -239,7 +239,7 @@ async function record(cmds: Cmd[], toolSteps: boolean[]): Promise<LogEvent[]> {
 /**
  * The acknowledged followups, by id: every message a send put in next-turn, and every steer (a
  * next-step send) a turn claimed. A steer still pending at the crash is not owed a turn: in the log
- * it is a pending next-step item like an inject, and those never open a turn (lifecycle §3.8).
+ * it is a pending next-step item like an inject, and those never open a turn (docs/spec/lifecycle.md §3.8).
  */
 function acknowledged(events: readonly LogEvent[]): string[] {
   const out: string[] = []

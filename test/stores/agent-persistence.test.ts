@@ -155,7 +155,7 @@ describe('agent persistence', () => {
     const refused = await expectCode(() => agent.followup('third'), 'PERSISTENCE_FAILED')
     expect(TurnlogError.is(refused.cause, 'FSYNC_FAILED')).toBe(true)
     expect(verify(agent.events).violations).toEqual([])
-    await agent.dispose()
+    await expectCode(agent.dispose(), 'FSYNC_FAILED')
     // the durable log: at least what flush() acknowledged, a prefix of the in-memory log
     const log = await readLog(store.path('s'), { tolerateTornTail: true })
     expect(log.events.length).toBeGreaterThanOrEqual(durable)
@@ -172,7 +172,7 @@ describe('agent persistence', () => {
     expect(b.errors.map((e) => (e.error as TurnlogError).code)).toContain('SESSION_OWNED')
     await b.agent.whenIdle()
     await expectCode(() => b.agent.followup('again'), 'PERSISTENCE_FAILED')
-    await b.agent.dispose()
+    await expectCode(b.agent.dispose(), 'SESSION_OWNED')
     // a is unaffected
     a.agent.followup('hi')
     await a.agent.whenIdle()
@@ -191,8 +191,23 @@ describe('agent persistence', () => {
     const b = make(store, 's', [{ text: 'b' }])
     const e = await expectCode(b.agent.flush(), 'SESSION_EXISTS')
     expect(e.message).toMatch(/resumeAgent/)
-    await b.agent.dispose()
+    await expectCode(b.agent.dispose(), 'SESSION_EXISTS')
     expect(await readFile(store.path('s'))).toEqual(before)
+  })
+
+  it('issue 38 item 4: a failed persistence is not silent — dispose() (which flushes) rejects with the coded error, whatever flush() was called', async () => {
+    for (const store of [memoryStore(), jsonlStore(await tmp())]) {
+      const a = make(store, 's', [{ text: 'a' }])
+      a.agent.followup('hi')
+      await a.agent.whenIdle()
+      await a.agent.dispose()
+      const b = make(store, 's', [{ text: 'b' }])
+      b.agent.followup('hello') // accepted before the store answered
+      expect(await b.agent.whenSettled()).toBe('idle')
+      await b.agent.whenIdle()
+      const e = await expectCode(b.agent.dispose(), 'SESSION_EXISTS')
+      expect(e.sessionId).toBe('s')
+    }
   })
 
   it('issue 9 item 9: createAgent on a session holding events makes no model call and runs no hook (SESSION_EXISTS first; the prompt stays pending)', async () => {
@@ -218,7 +233,7 @@ describe('agent persistence', () => {
         { kind: 'aborted', cause: { kind: 'hook', reason: 'persistence failed: SESSION_EXISTS' } },
       ])
       expect(verify(b.agent.events).violations).toEqual([])
-      await b.agent.dispose()
+      await expectCode(b.agent.dispose(), 'SESSION_EXISTS')
     }
   })
 
@@ -255,6 +270,6 @@ describe('agent persistence', () => {
     const w2 = await store.open('s', 'write')
     const c = make(store, 's', [], { store: undefined, storeWriter: w2, prefix: prefix, ids: counterIds('k') })
     await expectCode(c.agent.flush(), 'SEQ_CONFLICT')
-    await c.agent.dispose()
+    await expectCode(c.agent.dispose(), 'SEQ_CONFLICT')
   })
 })

@@ -1,7 +1,7 @@
 /**
  * The compiled library for child processes (Node 20 cannot run the TypeScript sources). Uses
  * `dist/` when it is newer than every source file it is built from (CI: `npm ci` runs `prepare`,
- * which builds it); otherwise compiles the closure the children import (stores/jsonl, stores/postgres, workers, agent,
+ * which builds it); otherwise compiles the closure the children import (stores/jsonl, stores/postgres, stores/sqlite, workers, agent,
  * models, tools, events) with `tsc` into `node_modules/.cache/turnlog-child/` (inside the repo, so
  * the children resolve `zod` and `xstate` from its node_modules). Returns the directory.
  */
@@ -13,8 +13,8 @@ import { buildOnce } from '../support/build-once.js'
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const SOURCE_DIRS = ['events', 'machines', 'reducers', 'agent', 'tools', 'models', 'stores', 'replay', 'compaction', 'workers']
-const ENTRIES = ['stores/jsonl/index.ts', 'stores/postgres/index.ts', 'workers/index.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts', 'replay/index.ts']
-const PROBES = ['stores/jsonl/index.js', 'stores/postgres/index.js', 'workers/index.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js', 'replay/index.js']
+const ENTRIES = ['stores/jsonl/index.ts', 'stores/postgres/index.ts', 'workers/index.ts', 'stores/sqlite/index.ts', 'workers/sqlite.ts', 'agent/index.ts', 'models/index.ts', 'tools/index.ts', 'events/index.ts', 'replay/index.ts']
+const PROBES = ['stores/jsonl/index.js', 'stores/postgres/index.js', 'workers/index.js', 'stores/sqlite/index.js', 'workers/sqlite.js', 'agent/persistence.js', 'agent/index.js', 'models/index.js', 'tools/index.js', 'replay/index.js']
 
 function newestSource(): number {
   let newest = 0

@@ -1,4 +1,4 @@
-/** The store contract (api.md "Stores") against memoryStore and jsonlStore. */
+/** The store contract (docs/spec/api.md "Stores") against memoryStore and jsonlStore. */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

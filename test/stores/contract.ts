@@ -1,5 +1,5 @@
 /**
- * The store contract suite (api.md "Stores": one contract test suite runs against every store).
+ * The store contract suite (docs/spec/api.md "Stores": one contract test suite runs against every store).
  * `storeContract(name, makeStore)` registers a `describe` block; `makeStore()` returns a fresh,
  * empty store (and optionally a cleanup). The sqlite and postgres stores reuse it unchanged.
  */

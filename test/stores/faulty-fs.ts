@@ -1,5 +1,5 @@
 /**
- * A fault-injecting `StoreFs` for the jsonl store (quality.md "Reliability"): wraps the real file
+ * A fault-injecting `StoreFs` for the jsonl store (docs/spec/reliability.md "Faults"): wraps the real file
  * system and can
  * - fail an fsync (`failSync('EIO')`), a write (`failWrite('ENOSPC', { partial })`, optionally after
  *   writing a part of the buffer, as a full disk does);

@@ -1,5 +1,5 @@
-// stores/group-commit.ts, shared by the jsonl and postgres writers (docs/ARCHITECTURE.md "Decisions:
-// stores"): appends accepted in one tick share one commit, appends made while a commit runs share
+// stores/group-commit.ts, shared by the jsonl and postgres writers (docs/decisions/module-layers.md
+// , "Group commit"): appends accepted in one tick share one commit, appends made while a commit runs share
 // the next, commits run one at a time in accept order (L1: seqs stay contiguous in the store), and
 // the first failure rejects the failing batch and everything queued behind it. Synchronised with
 // explicit deferred promises, never with timers.

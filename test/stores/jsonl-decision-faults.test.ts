@@ -1,6 +1,6 @@
 /**
- * JSONL decision claims under injected faults (lifecycle §9; stores/jsonl/decisions.ts through the
- * store's `StoreFs.claims`; quality.md "Reliability"). A claim is: mkdir, create a temp file,
+ * JSONL decision claims under injected faults (docs/spec/lifecycle.md §9; stores/jsonl/decisions.ts through the
+ * store's `StoreFs.claims`; docs/spec/reliability.md "Faults"). A claim is: mkdir, create a temp file,
  * write, fsync, close, link it to its final name (first link wins), fsync the directory, unlink
  * the temp file. A fault at any step gives the decider a coded error and leaves nothing
  * half-written for the owner to read; a retry then succeeds; two deciders keep exactly one winner

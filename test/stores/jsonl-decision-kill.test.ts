@@ -1,5 +1,5 @@
 /**
- * A decider process SIGKILLed at each step of its JSONL decision claim (lifecycle §9, R10, L18;
+ * A decider process SIGKILLed at each step of its JSONL decision claim (docs/spec/lifecycle.md §9, R10, L18;
  * issue 21 "SIGKILL … real processes"): what it leaves is never half a decision. Killed before the
  * link: nothing stands (a temp dot file at most) and another decider decides as if it never came.
  * Killed after the link (before the directory fsync, or before it logged the decision): its whole

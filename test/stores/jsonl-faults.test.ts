@@ -1,5 +1,5 @@
 /**
- * jsonlStore under injected faults (quality.md "Reliability": crash between write and fsync; crash
+ * jsonlStore under injected faults (docs/spec/reliability.md "Faults": crash between write and fsync; crash
  * mid-batch; fsync EIO; ENOSPC; two writers) and its lock, fencing and quarantine rules.
  */
 import { execFileSync } from 'node:child_process'

@@ -1,5 +1,5 @@
 /**
- * A JSONL session parked on one approval of a tool `rm` that needs it (lifecycle §9), for the
+ * A JSONL session parked on one approval of a tool `rm` that needs it (docs/spec/lifecycle.md §9), for the
  * decision-claim tests: made once per file, copied for each case; and its resume in this process,
  * which counts the approved body's runs (R10) and checks the log.
  */

@@ -1,5 +1,5 @@
 /**
- * Real processes against jsonlStore (quality.md "Reliability"): two writers in two processes
+ * Real processes against jsonlStore (docs/spec/reliability.md "Faults"): two writers in two processes
  * (exactly one wins, the other gets SESSION_OWNED; a SIGKILLed owner's lock is stale and taken
  * over), and the SIGKILL crash loop: a child runs an agent and is killed at random moments; after
  * each kill every durable followup and every event `flush()` acknowledged is in the log, the log

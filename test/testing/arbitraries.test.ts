@@ -12,6 +12,7 @@ import {
   arbBlock, arbFailure, arbLogMutation, arbStreamChunks, arbUsage, arbUserMessage, arbValidLog, arbValidLogWithPlan,
   buildLog, checkerOptionsFor, LOG_INVARIANTS, mutateToBreak,
 } from '../../testing/index.js'
+import { longRuns } from '../fc-runs.js'
 import { censusSeed } from '../support/census-seed.js'
 
 const OPTS = checkerOptionsFor()
@@ -57,8 +58,9 @@ function assertValid(log: readonly LogEvent[], check: CheckerOptions = OPTS): vo
 }
 
 describe('arbValidLog (L1–L16 hold by construction)', () => {
-  it('L1–L16: every generated log is accepted by Session and by verify (1000 runs)', () => {
-    fc.assert(fc.property(arbValidLog(), (log) => assertValid(log)), { numRuns: 1000 })
+  // 250 runs in `npm test`, the full 1000 with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns)
+  it(`L1–L16: every generated log is accepted by Session and by verify (${longRuns(250, 1000)} runs)`, () => {
+    fc.assert(fc.property(arbValidLog(), (log) => assertValid(log)), { numRuns: longRuns(250, 1000) })
   })
 
   it('L1–L16: logs with other budgets (maxStepsPerTurn 1 and 5, maxRetries 1) are valid under those budgets', () => {

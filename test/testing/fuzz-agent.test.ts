@@ -8,9 +8,11 @@ import type { AgentPlugin } from '../../agent/index.js'
 import { basicCompaction } from '../../compaction/index.js'
 import type { LogEvent } from '../../events/index.js'
 import { checkR6, fuzzAgent } from '../../testing/index.js'
+import { longRuns } from '../fc-runs.js'
 import { censusSeed } from '../support/census-seed.js'
 
-const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? 500)
+// 150 scheduled runs in `npm test`, the full 500 with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns)
+const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? longRuns(150, 500))
 
 describe('fuzzAgent', () => {
   it(`L1–L16, R1–R5, R7, R8: ${runs} scheduled model-based runs of the agent (random seed)`, async () => {

@@ -1,5 +1,5 @@
 /**
- * The fuzzer with approvals (lifecycle §9 "Re-execution and fuzzing", issue 21 item 9): steps
+ * The fuzzer with approvals (docs/spec/lifecycle.md §9 "Re-execution and fuzzing", issue 21 item 9): steps
  * whose calls need approval or are asked (`ask`), decided while parked in any order (approve,
  * edit, deny), expired, steered over and cancelled; every log verifies (L17/L18) and every run
  * holds R9 and R10. A user's own `needsApproval` tool runs under it too; an agent that ran a
@@ -19,7 +19,7 @@ import { censusSeed } from '../support/census-seed.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_APPROVAL_RUNS ?? 150)
 
-describe('fuzzAgent with approvals (lifecycle §9)', () => {
+describe('fuzzAgent with approvals (docs/spec/lifecycle.md §9)', () => {
   it(`L17, L18, R9, R10 (and L1–L16, R1–R8): ${runs} runs with approvals, decisions, expiries, steers and cancels while parked, and cancels and steers landing at asks (fixed seed, so the run is reproducible)`, async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)
@@ -37,15 +37,15 @@ describe('fuzzAgent with approvals (lifecycle §9)', () => {
     if (process.env.TURNLOG_CENSUS) console.log([...seen])
     // the generator reaches the approval shapes it claims to fuzz
     // (since round 14 the fuzzer weights its approval tool's calls toward ones that park and plans
-    // the first park; every seed tried reaches every kind — docs/notes/round-14/tests14.md has the
-    // seeds; since round 15 all of them also pass the oracle, docs/notes/round-15/apagent15.md;
+    // the first park; every seed tried reaches every kind, and all of them pass the oracle
+    // (docs/decisions/fuzzer.md;
     // TURNLOG_CENSUS_SEED=<n> runs the census on another seed)
     for (const k of ['parked', 'requested', 'asked', 'decided approve by user', 'decided deny by expired']) {
       expect(seen.get(k) ?? 0, k).toBeGreaterThan(0)
     }
     expect((seen.get('decided deny by superseded') ?? 0) + (seen.get('decided deny by canceled') ?? 0)).toBeGreaterThan(0)
     // L17, L5 (round 16): the shapes round 14's two agent defects lived in, reached by the generator
-    // itself in this run (docs/notes/round-16/apfuzz16.md: with either fix reverted, these 150 runs
+    // itself in this run (docs/decisions/fuzzer.md, "Approval fuzzer reach": with either fix reverted, these 150 runs
     // fail on every seed measured). If the generator stops reaching one, this fails.
     if (process.env.TURNLOG_CENSUS) console.log(report.census.other)
     for (const shape of APPROVAL_SHAPES) expect(report.census.other[`approval: ${shape}`] ?? 0, shape).toBeGreaterThan(0)

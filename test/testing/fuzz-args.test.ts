@@ -33,7 +33,7 @@ describe('arguments from zod 4 schemas (item 13)', () => {
   for (const tool of tools) {
     it(`${tool.name}: 200 generated arguments pass the tool's own safeParse`, () => {
       fc.assert(fc.property(validArgs(tool), (args) => {
-        const r = tool.parameters.safeParse(JSON.parse(JSON.stringify(args)))
+        const r = (tool.parameters as z.ZodType).safeParse(JSON.parse(JSON.stringify(args)))
         if (!r.success) throw new Error(`${JSON.stringify(args)}: ${r.error.message}`)
       }), { numRuns: 200, seed: 9 })
     })
@@ -42,14 +42,14 @@ describe('arguments from zod 4 schemas (item 13)', () => {
   it('a refinement JSON Schema cannot express: the candidate the schema accepts is kept (most calls valid)', () => {
     const tool = defineTool({ name: 'even', description: 'even', parameters: z.object({ s: z.string().min(1).refine((v) => v.length % 2 === 0) }), execute: () => 'ok' }) as unknown as AnyTool
     const sample = fc.sample(validArgs(tool), { numRuns: 300, seed: 3 })
-    expect(sample.filter((a) => tool.parameters.safeParse(a).success).length).toBeGreaterThan(270)
+    expect(sample.filter((a) => (tool.parameters as z.ZodType).safeParse(a).success).length).toBeGreaterThan(270)
   })
 
   it('deliberately invalid calls fail validation (every schema with required properties)', () => {
     for (const tool of tools.filter((t) => t.name !== 'anything')) {
       fc.assert(fc.property(invalidCall(tool), (call) => {
         const args = 'rawArgs' in call ? call.rawArgs : JSON.parse(JSON.stringify(call.args))
-        expect(tool.parameters.safeParse(args).success, `${tool.name} ${JSON.stringify(call)}`).toBe(false)
+        expect((tool.parameters as z.ZodType).safeParse(args).success, `${tool.name} ${JSON.stringify(call)}`).toBe(false)
       }), { numRuns: 100, seed: 9 })
     }
   })
@@ -57,7 +57,7 @@ describe('arguments from zod 4 schemas (item 13)', () => {
   it('a user tool gets valid and invalid calls mixed (most valid)', () => {
     const tool = tools[0]!
     const calls = fc.sample(arbUserCall(tool), { numRuns: 500, seed: 1 })
-    const valid = calls.filter((c) => 'args' in c && tool.parameters.safeParse(c.args).success).length
+    const valid = calls.filter((c) => 'args' in c && (tool.parameters as z.ZodType).safeParse(c.args).success).length
     expect(valid).toBeGreaterThan(300)
     expect(valid).toBeLessThan(500)
   })

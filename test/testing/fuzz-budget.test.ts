@@ -9,7 +9,7 @@ import { censusSeed } from '../support/census-seed.js'
 
 const runs = Number(process.env.TURNLOG_FUZZ_RUNS ?? 300)
 
-describe('fuzzAgent with budgets (lifecycle §10)', () => {
+describe('fuzzAgent with budgets (docs/spec/lifecycle.md §10)', () => {
   it(`L20: ${runs} runs with a generated budget each (random seed)`, async () => {
     await fuzzAgent({ numRuns: runs, budgets: true })
   })

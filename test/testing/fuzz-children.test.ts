@@ -1,6 +1,6 @@
 /**
  * The fuzzer generates subagent calls (`fuzzAgent({ children: true })`, issue 25 item 4,
- * lifecycle §10): child sessions that answer, fail, trip a budget, spawn a grandchild, or are
+ * docs/spec/lifecycle.md §10): child sessions that answer, fail, trip a budget, spawn a grandchild, or are
  * cancelled by their parent mid-run; the family oracle (testing/fuzz/children-check.ts) checks L19
  * across the logs, every L invariant (L20 included) on each child's log, that a call's result is
  * its child's answer, and that no child is left running. The oracle is also shown rejecting
@@ -72,7 +72,7 @@ async function violation(t: { store: LogStore; events: LogEvent[] }): Promise<Fu
   }
 }
 
-describe('fuzzAgent with children (lifecycle §10)', () => {
+describe('fuzzAgent with children (docs/spec/lifecycle.md §10)', () => {
   it(`L19 L20: ${runs} runs with generated subagent calls; the family holds and every child shape is reached (fixed seed)`, async () => {
     const report = await fuzzAgent({ numRuns: runs, seed: 20261202, children: true })
     const other = report.census.other

@@ -1,5 +1,5 @@
 /**
- * Dispose and crash while parked under the fuzzer (lifecycle §9 "While parked" and "Re-execution
+ * Dispose and crash while parked under the fuzzer (docs/spec/lifecycle.md §9 "While parked" and "Re-execution
  * and fuzzing", issue 21 item 9): with `approvals: true` a parked run may be disposed (the session
  * stays parked: dispose writes no turn/end or step/end, the stored log's last lifecycle event is
  * `step/parked`) or crash (the agent dropped, its timers fenced), then resumed with `resumeAgent`
@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest'
 import { fuzzAgent } from '../../testing/index.js'
 
-describe('fuzzAgent: dispose and crash while parked, then resume (lifecycle §9)', () => {
+describe('fuzzAgent: dispose and crash while parked, then resume (docs/spec/lifecycle.md §9)', () => {
   it('L17, L18, R9, R10 across a dispose or a crash while parked and the resume (fixed seed, 100 runs)', async () => {
     const report = await fuzzAgent({ numRuns: 100, seed: 3, approvals: true })
     const o = report.census.other

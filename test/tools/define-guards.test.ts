@@ -41,6 +41,11 @@ const notSchemas: Array<[string, unknown]> = [
   ['_zod without safeParse', { _zod: { def: { type: 'object' } } }],
   ['_zod with a non-function safeParse', { _zod: { def: { type: 'object' } }, safeParse: 1 }],
   ['a function with _zod and safeParse', Object.assign(() => {}, { _zod: { def: { type: 'object' } }, safeParse: () => ({ success: true, data: {} }) })],
+  // near misses of Standard Schema v1
+  ['~standard of another version', { '~standard': { version: 2, vendor: 'x', validate: () => ({ value: 1 }) } }],
+  ['~standard without validate', { '~standard': { version: 1, vendor: 'x' } }],
+  ['~standard with a non-function validate', { '~standard': { version: 1, vendor: 'x', validate: 'yes' } }],
+  ['~standard that is null', { '~standard': null }],
 ]
 
 describe('defineTool: a malformed definition is a coded INVALID_ARGUMENT naming the tool and field', () => {
@@ -61,19 +66,19 @@ describe('defineTool: a malformed definition is a coded INVALID_ARGUMENT naming 
     expectInvalid(thrown(define({ description: 1 })), "tool 'x': description must be a string", 'description')
   })
 
-  it('parameters that are not a zod schema (near misses of the duck type included)', () => {
+  it('parameters that are not a schema (near misses of the duck type included)', () => {
     for (const [what, v] of notSchemas) {
       const err = thrown(define({ parameters: v }))
       expect(TurnlogError.is(err), what).toBe(true)
-      expectInvalid(err, "tool 'x': parameters must be a zod schema", 'parameters')
+      expectInvalid(err, "tool 'x': parameters must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))", 'parameters')
     }
   })
 
-  it('an output that is declared but is not a zod schema', () => {
+  it('an output that is declared but is not a schema', () => {
     for (const [what, v] of notSchemas) {
       const err = thrown(define({ output: v }))
       expect(TurnlogError.is(err), what).toBe(true)
-      expectInvalid(err, "tool 'x': output must be a zod schema", 'output')
+      expectInvalid(err, "tool 'x': output must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))", 'output')
     }
     // declared as a zod schema, or not declared: accepted
     expect(define({ output: z.object({ n: z.number() }) })()).toHaveProperty('name', 'x')
@@ -103,7 +108,7 @@ describe('defineTool: a malformed definition is a coded INVALID_ARGUMENT naming 
 
   it('a schema JSON Schema cannot express: the message carries the converter\'s reason, the cause is kept', () => {
     const err = thrown(define({ name: 'd', parameters: z.object({ when: z.date() }) }))
-    expectInvalid(err, "tool 'd': its parameters have no JSON Schema (Date cannot be represented in JSON Schema)", 'parameters')
+    expectInvalid(err, "tool 'd': its parameters (zod 4) have no JSON Schema (Date cannot be represented in JSON Schema): use only types JSON Schema can express on the input side (no z.date(), z.custom(), z.bigint()…), or give the JSON Schema with jsonSchema()", 'parameters')
     const cause = (err as Error).cause
     expect(cause).toBeInstanceOf(Error)
     expect((cause as Error).message).toBe('Date cannot be represented in JSON Schema')

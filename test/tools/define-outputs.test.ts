@@ -1,6 +1,6 @@
 /**
  * The exact results of the argument and output rules of tools/define.ts: errors are results with
- * a code and a message that says what went wrong (lifecycle §5, L5: every call gets exactly one
+ * a code and a message that says what went wrong (docs/spec/lifecycle.md §5, L5: every call gets exactly one
  * result), and only storable content reaches a `tool/result` (P3: the log is lossless JSON).
  * Written against the survivors of the mutation run on tools/define.ts (issue 15 part 3).
  */
@@ -16,7 +16,7 @@ function expectError(outcome: ReturnType<typeof outputToOutcome>, code: string, 
   expect(outcome).toEqual({ content: [{ type: 'text', text: message }], error: { code, message } })
 }
 
-describe('arguments (lifecycle §5, L5: UNKNOWN_TOOL and INVALID_ARGS are results)', () => {
+describe('arguments (docs/spec/lifecycle.md §5, L5: UNKNOWN_TOOL and INVALID_ARGS are results)', () => {
   it("UNKNOWN_TOOL names the tool the model asked for, and keeps the parsed arguments", () => {
     expect(prepareCall({ name: 'nope', arguments: '{"a":1}' }, new Map())).toEqual({
       tool: undefined,

@@ -139,7 +139,7 @@ describe('outputs', () => {
     const typed = defineTool({ name: 'o', description: '', parameters: z.object({}), output: z.object({ n: z.number() }), execute: () => ({ n: 1 }) })
     const any = weather as unknown as AnyTool
     expect(outputToOutcome(typed as unknown as AnyTool, { n: 'x' }).error?.code).toBe('INVALID_TOOL_OUTPUT')
-    expect(outputToOutcome(typed as unknown as AnyTool, { n: 2 })).toEqual({ content: [{ type: 'text', text: '{"n":2}' }] })
+    expect(outputToOutcome(typed as unknown as AnyTool, { n: 2 })).toEqual({ content: [{ type: 'text', text: '{"n":2}' }], json: true })
     expect(outputToOutcome(any, { content: [{ type: 'nope' }] }).error?.code).toBe('INVALID_TOOL_OUTPUT')
     expect(outputToOutcome(any, 10n).error?.code).toBe('INVALID_TOOL_OUTPUT')
     expect(outputToOutcome(any, () => 1).error?.code).toBe('INVALID_TOOL_OUTPUT')

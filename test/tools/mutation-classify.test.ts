@@ -1,5 +1,5 @@
 /**
- * Classification reads the tool's classifier inside its guard (lifecycle §5: "a throw" is
+ * Classification reads the tool's classifier inside its guard (docs/spec/lifecycle.md §5: "a throw" is
  * exclusive; PREAMBLE: every value from user code is read inside a guard).
  */
 import { describe, expect, it } from 'vitest'

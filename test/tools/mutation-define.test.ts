@@ -37,12 +37,12 @@ describe('defineTool refuses malformed definitions, naming the field (INVALID_AR
     ['name', { name: '' }, 'a tool needs a non-empty name'],
     ['name', { name: 7 }, 'a tool needs a non-empty name'],
     ['description', { description: 3 }, "tool 'grep': description must be a string"],
-    ['parameters', { parameters: {} }, "tool 'grep': parameters must be a zod schema"],
-    // not a zod schema although it has a safeParse: zod schemas carry `_zod`
-    ['parameters', { parameters: { safeParse: () => ({ success: true }) } }, "tool 'grep': parameters must be a zod schema"],
-    ['output', { output: 3 }, "tool 'grep': output must be a zod schema"],
-    ['output', { output: { safeParse: () => ({ success: true }) } }, "tool 'grep': output must be a zod schema"],
-    ['output', { output: { _zod: {} } }, "tool 'grep': output must be a zod schema"],
+    ['parameters', { parameters: {} }, "tool 'grep': parameters must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))"],
+    // not a schema although it has a safeParse: zod 4 schemas carry `_zod`, the others `~standard`
+    ['parameters', { parameters: { safeParse: () => ({ success: true }) } }, "tool 'grep': parameters must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))"],
+    ['output', { output: 3 }, "tool 'grep': output must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))"],
+    ['output', { output: { safeParse: () => ({ success: true }) } }, "tool 'grep': output must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))"],
+    ['output', { output: { _zod: {} } }, "tool 'grep': output must be a schema (a Standard Schema such as zod, valibot or arktype, or jsonSchema({...}))"],
     ['execute', { execute: 'run' }, "tool 'grep': execute must be a function"],
     ['isConcurrencySafe', { isConcurrencySafe: true }, "tool 'grep': isConcurrencySafe must be a function"],
     ['timeoutMs', { timeoutMs: 0 }, "tool 'grep': timeoutMs must be a positive finite number"],
@@ -63,7 +63,7 @@ describe('defineTool refuses malformed definitions, naming the field (INVALID_AR
   it('a schema JSON Schema cannot express: field parameters, the converter error as cause', () => {
     const e = refusal({ ...base, name: 'when', parameters: z.object({ at: z.date() }) })
     expect(e.field).toBe('parameters')
-    expect(e.message).toMatch(/^INVALID_ARGUMENT: tool 'when': its parameters have no JSON Schema \(.+\) \(field parameters\)$/)
+    expect(e.message).toMatch(/^INVALID_ARGUMENT: tool 'when': its parameters \(zod 4\) have no JSON Schema \(.+\): .+ \(field parameters\)$/)
     expect(e.cause).toBeInstanceOf(Error)
     expect(e.message).toContain((e.cause as Error).message)
   })

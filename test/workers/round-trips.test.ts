@@ -53,7 +53,7 @@ async function countedStore(tag: string): Promise<{ store: PostgresStore; counts
 }
 
 describe('workers: statements per session (round 14, B8)', () => {
-  it('api.md "Across machines": a one-message session costs no inbox, decisions or cancel read after its claim, one hand-back; answered once', async () => {
+  it('docs/spec/api.md "Across machines": a one-message session costs no inbox, decisions or cancel read after its claim, one hand-back; answered once', async () => {
     const { store, counts } = await countedStore('rt')
     await store.send('s1', 'hello')
     const w = runWorkers({ store, concurrency: 1, leaseMs: 30_000, pollMs: 60_000, lingerMs: 0, agent: () => echoAgent() })
@@ -69,7 +69,7 @@ describe('workers: statements per session (round 14, B8)', () => {
     expect(Object.fromEntries([...counts].filter(([k]) => k !== 'append'))).toEqual({ handBack: 1 })
   })
 
-  it('api.md "Across machines" (stop from any process): a stop recorded while the claimed session is still resuming is handled at its start', async () => {
+  it('docs/spec/api.md "Across machines" (stop from any process): a stop recorded while the claimed session is still resuming is handled at its start', async () => {
     const { store } = await countedStore('rtc')
     await store.send('s2', 'to be stopped')
     let release!: () => void

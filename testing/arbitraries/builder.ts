@@ -1,6 +1,6 @@
 /**
  * The log builder: follows a `LogPlan` and writes the events the agent would write, in the
- * canonical order of docs/ARCHITECTURE.md, tracking the open turn and step, the inbox lists,
+ * canonical order of decision record "event-vocabulary" (docs/decisions/ in the repository), tracking the open turn and step, the inbox lists,
  * the surface, the last request header and the retry chain, so the log is valid by construction.
  *
  * Split along its seams (issue 15): builder-core.ts holds the state and the inbox, surface and

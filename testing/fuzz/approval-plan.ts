@@ -6,8 +6,8 @@
  * period. Round 14's weights found two agent defects in these shapes (an asked parallel call denied
  * by a cancel whose post-execute outlived the grace period; an `ask` verdict that settled after the
  * cancel), and later weights no longer reached them: at 150 runs a seed found either about once
- * in fifteen. Aimed plans reach them in every CI run (docs/notes/round-16/apfuzz16.md has the
- * figures).
+ * in fifteen. Aimed plans reach them in every CI run (decision record "fuzzer" (docs/decisions/ in the repository),
+ * "Approval fuzzer reach").
  */
 import fc from 'fast-check'
 import type { HookMap } from '../../agent/types.js'
@@ -124,7 +124,7 @@ export function fuzzExecuteHooks(
         await schedule()
         await schedule()
       }
-      // lifecycle §9: the fuzzer's own `ask`
+      // docs/spec/lifecycle.md §9: the fuzzer's own `ask`
       if (asking) return { kind: 'ask' as const, question: 'fuzz asks' }
       return next()
     },

@@ -1,6 +1,6 @@
 /**
  * The approval shapes a run reached, for the census (`other`, one count per run that reached
- * each): the shapes round 14's two agent defects lived in (docs/notes/round-14/tests14.md), which
+ * each): the shapes two earlier agent defects lived in (decision record "fuzzer" (docs/decisions/ in the repository)), which
  * the generator (approval-plan.ts) must keep reaching. Read from the run's log and recorders, so
  * they count with any tools and hooks; test/testing/fuzz-approval-reach.test.ts asserts them.
  */

@@ -1,5 +1,5 @@
 /**
- * Approvals under the fuzzer (lifecycle §9 "Re-execution and fuzzing", issue 21 item 9), on with
+ * Approvals under the fuzzer (docs/spec/lifecycle.md §9 "Re-execution and fuzzing", issue 21 item 9), on with
  * `fuzzAgent({ approvals: true })` and whenever your tools need approval: the fuzzer's tool
  * `fuzz_approval` and its `ask` (approval-tool.ts); the commands
  * that decide while parked (approve, edit, deny, in any order) and expire (the clock jumps, the

@@ -1,21 +1,25 @@
 /**
- * Argument generation: tool call arguments from each tool's zod 4 schema, valid ones mixed with
+ * Argument generation: tool call arguments from each tool's JSON Schema, valid ones mixed with
  * deliberately invalid ones.
  *
- * Why JSON Schema and not a zod-to-fast-check library: the maintained one (`zod-fast-check`) targets
- * zod 3 and fast-check < 4, and the zod 4 fakers are not fast-check arbitraries (no shrinking, not
- * driven by the run's seed). The generator reads the JSON Schema the model is sent for the tool
- * (`toolSpec`, zod 4's `z.toJSONSchema` of the input side), which is public, stable, and exactly
- * what a real model generates arguments from. It covers what zod 4 emits: `type` (also as a list),
- * `const`, `enum`, `properties`/`required`/`additionalProperties`/`propertyNames`, `items`,
- * `prefixItems`, `minItems`/`maxItems`, `minLength`/`maxLength`, `pattern`, `format` (email, uuid,
- * uri, date-time, date, time, ipv4, ipv6), `minimum`/`maximum` and their exclusive forms,
- * `multipleOf`, `anyOf`/`oneOf`/`allOf` and `$ref` into `$defs` (recursion bounded by depth).
+ * Why JSON Schema and not a schema-library-to-fast-check bridge: a tool's schema may come from any
+ * library (zod 3 or 4, valibot, arktype, or a plain `jsonSchema()` an MCP server sent), and the one
+ * thing all of them have is the JSON Schema the model is sent (`toolSpec`), which is exactly what a
+ * real model generates arguments from. (The maintained zod bridge, `zod-fast-check`, targets zod 3
+ * and fast-check < 4; the JSON Schema fakers are not fast-check arbitraries: no shrinking, not driven
+ * by the run's seed.) The generator covers the keywords tool schemas use, in draft 2020-12 and
+ * draft-07: `type` (also as a list), `const`, `enum`, `nullable` (OpenAPI 3.0),
+ * `properties`/`required`/`additionalProperties`/`propertyNames`, `items` (also draft-07's tuple
+ * form with `additionalItems`), `prefixItems`, `minItems`/`maxItems`, `minLength`/`maxLength`,
+ * `pattern`, `format` (email, uuid, uri, date-time, date, time, ipv4, ipv6), `minimum`/`maximum` and
+ * their exclusive forms, `multipleOf`, `anyOf`/`oneOf`/`allOf` and `$ref` into `$defs` or
+ * `definitions` (recursion bounded by depth).
  * What JSON Schema cannot say (a `.refine`, a transform's own checks) is handled by asking the
- * schema itself: `validArgs` draws a few candidates and keeps the first that `safeParse` accepts.
+ * schema itself: `validArgs` draws a few candidates and keeps the first the tool's schema accepts.
  */
 import fc from 'fast-check'
 import { toolSpec } from '../../tools/define.js'
+import { checkSchema } from '../../tools/schema.js'
 import type { AnyTool } from '../../tools/types.js'
 
 type Schema = Record<string, unknown>
@@ -25,14 +29,22 @@ export type GeneratedCall = { name: string; args: unknown } | { name: string; ra
 
 /** Deeper than this, `$ref`s and arrays stop growing (a recursive schema still terminates). */
 const MAX_DEPTH = 4
-/** Candidates drawn per valid call: the first one the zod schema accepts is used. */
+/** Candidates drawn per valid call: the first one the tool's own schema accepts is used. */
 const CANDIDATES = 6
 
-/** An arbitrary of values satisfying `schema` (JSON Schema as zod 4 emits it); `root` holds `$defs`. */
+/**
+ * An arbitrary of values satisfying `schema` (draft 2020-12 or draft-07, as the schema libraries and
+ * MCP servers emit it); `root` holds `$defs`/`definitions`.
+ */
 export function arbFromJsonSchema(schema: unknown, root: Schema = schema as Schema, depth = 0): fc.Arbitrary<unknown> {
   if (schema === true || schema === undefined) return anyJson
   if (schema === false || typeof schema !== 'object' || schema === null) return fc.constant(null)
   const s = schema as Schema
+  // OpenAPI 3.0's `nullable: true` (some MCP servers and converters emit it): null, or the rest
+  if (s.nullable === true) {
+    const { nullable: _n, ...rest } = s
+    return fc.oneof(fc.constant(null), arbFromJsonSchema(rest, root, depth))
+  }
   if (typeof s.$ref === 'string') {
     // arrays and optional properties stop growing at MAX_DEPTH; only a schema that requires
     // infinite nesting gets here twice as deep
@@ -57,7 +69,11 @@ export function arbFromJsonSchema(schema: unknown, root: Schema = schema as Sche
     case 'array': return arbArray(s, root, depth)
     case 'object': return arbObject(s, root, depth)
     default:
-      if (s.properties !== undefined) return arbObject(s, root, depth)
+      // no `type`: the keywords say which kind they constrain (they are ignored for the others)
+      if (s.properties !== undefined || s.required !== undefined || s.additionalProperties !== undefined) return arbObject(s, root, depth)
+      if (s.items !== undefined || s.prefixItems !== undefined || s.minItems !== undefined) return arbArray(s, root, depth)
+      if (s.pattern !== undefined || s.format !== undefined || s.minLength !== undefined || s.maxLength !== undefined) return arbString(s)
+      if (s.minimum !== undefined || s.maximum !== undefined || s.multipleOf !== undefined) return arbNumber(s)
       return anyJson
   }
 }
@@ -151,8 +167,12 @@ function arbNumber(s: Schema): fc.Arbitrary<number> {
 function arbArray(s: Schema, root: Schema, depth: number): fc.Arbitrary<unknown[]> {
   const minLength = num(s.minItems) ?? 0
   const maxLength = depth >= MAX_DEPTH ? minLength : Math.max(minLength, Math.min(num(s.maxItems) ?? 4, minLength + 4))
-  const prefix = Array.isArray(s.prefixItems) ? (s.prefixItems as unknown[]).map((p) => arbFromJsonSchema(p, root, depth + 1)) : []
-  const rest = s.items === false ? null : arbFromJsonSchema(s.items ?? true, root, depth + 1)
+  // draft-07's tuple form: `items` a list, `additionalItems` the rest
+  const tuple = Array.isArray(s.items)
+  const prefixes = tuple ? (s.items as unknown[]) : Array.isArray(s.prefixItems) ? (s.prefixItems as unknown[]) : []
+  const prefix = prefixes.map((p) => arbFromJsonSchema(p, root, depth + 1))
+  const restSchema = tuple ? s.additionalItems : s.items
+  const rest = restSchema === false ? null : arbFromJsonSchema(restSchema ?? true, root, depth + 1)
   if (prefix.length > 0) {
     const extra = rest === null ? fc.constant([]) : fc.array(rest, { maxLength: Math.max(0, maxLength - prefix.length) })
     return fc.tuple(fc.tuple(...prefix), extra).map(([a, b]) => [...a, ...b])
@@ -171,14 +191,15 @@ function arbObject(s: Schema, root: Schema, depth: number): fc.Arbitrary<Record<
   ) as fc.Arbitrary<Record<string, unknown>>
   const extra = s.additionalProperties
   if (extra === undefined || extra === false || depth >= MAX_DEPTH) return record
-  const keys = s.propertyNames !== undefined ? arbFromJsonSchema(s.propertyNames, root, depth + 1).filter((k): k is string => typeof k === 'string') : fc.string({ minLength: 1, maxLength: 8 })
+  const names = s.propertyNames
+  const keys = typeof names === 'object' && names !== null ? arbFromJsonSchema({ type: 'string', ...names }, root, depth + 1).filter((k): k is string => typeof k === 'string') : fc.string({ minLength: 1, maxLength: 8 })
   const dict = fc.dictionary(keys.filter((k) => !(k in props) && k !== '__proto__'), arbFromJsonSchema(extra, root, depth + 1), { maxKeys: 3 })
   return fc.tuple(record, dict).map(([r, d]) => ({ ...d, ...r }))
 }
 
 /**
  * Valid arguments for `tool`: generated from its JSON Schema; of `CANDIDATES` draws, the first the
- * tool's own zod schema accepts (refinements included), else the first draw (then the call is an
+ * tool's own schema accepts (refinements included), else the first draw (then the call is an
  * `INVALID_ARGS` the generator could not avoid).
  */
 export function validArgs(tool: AnyTool): fc.Arbitrary<unknown> {
@@ -186,7 +207,7 @@ export function validArgs(tool: AnyTool): fc.Arbitrary<unknown> {
   const one = arbFromJsonSchema(schema)
   const ok = (v: unknown) => {
     try {
-      return tool.parameters.safeParse(v).success
+      return checkSchema(tool.parameters, v).ok
     } catch {
       return false
     }
@@ -196,8 +217,8 @@ export function validArgs(tool: AnyTool): fc.Arbitrary<unknown> {
 
 /**
  * Deliberately invalid arguments: not an object, a required property dropped, a property of the
- * wrong type, or text that is not JSON. (Not an unknown property: `z.object` strips those, so
- * such arguments are valid.)
+ * wrong type, or text that is not JSON. (Not an unknown property: `z.object` and most libraries
+ * strip those, so such arguments are valid.)
  */
 export function invalidCall(tool: AnyTool): fc.Arbitrary<GeneratedCall> {
   const schema = toolSpec(tool).parameters as Schema

@@ -1,5 +1,5 @@
 /**
- * Budget trips in the fuzzer (`fuzzAgent({ budgets: true })`, lifecycle §10, L20): each scenario
+ * Budget trips in the fuzzer (`fuzzAgent({ budgets: true })`, docs/spec/lifecycle.md §10, L20): each scenario
  * gets one budget (a limit, a scope, a small limit so it trips often; for cost, a price that
  * sometimes throws) and the model's responses get usage so token limits count. After the run
  * (budget-check.ts):

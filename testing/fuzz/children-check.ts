@@ -1,5 +1,5 @@
 /**
- * The family oracle (lifecycle §10, L19, L20): after a run with children, every session the
+ * The family oracle (docs/spec/lifecycle.md §10, L19, L20): after a run with children, every session the
  * parent spawned (and theirs) is read back from the run's store and checked against its parent.
  * - L19: the child's log exists and its header names the parent session, the seq of the parent's
  *   `child/spawned` and the call (`verifyChild`); each spawning call has exactly one `tool/result`

@@ -1,5 +1,5 @@
 /**
- * Child sessions under the fuzzer (lifecycle §10, L19; `fuzzAgent({ children: true })`): the
+ * Child sessions under the fuzzer (docs/spec/lifecycle.md §10, L19; `fuzzAgent({ children: true })`): the
  * fuzzer's subagent tool `fuzz_child` (a real `defineSubagent`) runs a child session in the run's
  * store for every call. What each child does is generated with the scenario (`ChildPlan`): its
  * model's answers (text, calls of its own tool, a terminal error, a call of `fuzz_child` again: a

@@ -86,7 +86,7 @@ class Cancel implements Cmd {
   toString = () => `cancel(${JSON.stringify(this.cause)}, keepInbox=${this.keepInbox})`
 }
 
-/** A person decides one open approval (lifecycle §9): any of them, in any order. */
+/** A person decides one open approval (docs/spec/lifecycle.md §9): any of them, in any order. */
 class Decide implements Cmd {
   constructor(readonly kind: 'approve' | 'edit' | 'deny', readonly pick: number) {}
   check = () => true

@@ -10,7 +10,7 @@ import type { FuzzCensus } from './census.js'
 /** Log lines in a failure's message; the whole log is always in `FuzzFailure.events`. */
 const MESSAGE_LOG_LINES = 300
 
-/** One run broke a check. `invariant` is an id from invariants.md (`L11`, `R5`…) or one of
+/** One run broke a check. `invariant` is an id from docs/spec/invariants.md (`L11`, `R5`…) or one of
  * `STUCK`, `DRIVER` (the agent reported a defect), `MEMORY` (the inbox machine differs from the
  * log), `CHECK` (your `check` threw), `ERROR` (something threw out of the agent's API). */
 export class FuzzViolation extends Error {

@@ -1,7 +1,7 @@
 /**
  * `fuzzAgent`: a fast-check model-based fuzzer of the real agent. It generates inbox operations
  * (followup, steer, inject, remove, replace, clear, bursts), model behaviours (text, reasoning,
- * tool calls with arguments from each tool's zod schema and deliberately invalid ones, transient
+ * tool calls with arguments from each tool's JSON Schema (any library's) and deliberately invalid ones, transient
  * and terminal errors, max-tokens, grammar violations, broken streams), hook decisions (reject,
  * throw, enter nothing, steer at turn-stopping), tool outcomes and cancels; lets `fc.scheduler`
  * decide the interleaving of model chunks, hooks and tool bodies; runs the agent and checks every
@@ -137,7 +137,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   await fc.scheduledModelRun(s, () => ({ model: {}, real: run }), cmds)
   // Release whatever is still in flight until the agent reaches idle by itself (R8).
   await s.waitFor(Promise.all(run.deferred))
-  // a parked run is decided (approved) until idle: a person answers, eventually (lifecycle §9)
+  // a parked run is decided (approved) until idle: a person answers, eventually (docs/spec/lifecycle.md §9)
   await settleParked(run, s, parked)
   await familyChecks(run, s, maxSteps)
   finalChecks(run, maxSteps, opts)

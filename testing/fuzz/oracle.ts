@@ -54,7 +54,7 @@ export function finalChecks(run: Run, maxSteps: number, opts: FuzzAgentOptions =
   // No driver defect and no refused append.
   const defect = driverViolation(run)
   if (defect !== null) throw defect
-  // R1: status alternates, running first (idle and parked each follow running: lifecycle §9); every
+  // R1: status alternates, running first (idle and parked each follow running: docs/spec/lifecycle.md §9); every
   // turn/start while running; idle after the last turn/end.
   run.statuses.forEach((st, i) => {
     const ok = i === 0 ? st.status === 'running' : st.status === 'running' ? run.statuses[i - 1]!.status !== 'running' : run.statuses[i - 1]!.status === 'running'

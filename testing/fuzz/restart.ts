@@ -1,5 +1,5 @@
 /**
- * Dispose and crash while parked (lifecycle §9 "While parked", "Re-execution and fuzzing"; issue
+ * Dispose and crash while parked (docs/spec/lifecycle.md §9 "While parked", "Re-execution and fuzzing"; issue
  * 21 item 9), on with `fuzzAgent({ approvals: true })`. A parked session is quiescent, so the
  * process holding it may stop: cleanly (`dispose()`: the session stays parked, the log says what
  * is owed) or by being killed. Either way `resumeAgent` restores the parked step and the run goes
@@ -79,7 +79,7 @@ export function restarter(run: RestartHost, store: LogStore | null, canCrash: bo
     const prefix = resumed.events.length
     if (prefix < before) throw fail('API', `the resumed agent holds ${prefix} events, the log had ${before}`, resumed.events)
     wire(resumed)
-    // lifecycle §9: the parked step is restored as it is (no repair closers, no re-run)
+    // docs/spec/lifecycle.md §9: the parked step is restored as it is (no repair closers, no re-run)
     const added = resumed.events.slice(before)
     const closer = added.find((e) => e.type === 'turn/end' || e.type === 'step/end' || e.type === 'tool/result')
     if (closer) throw fail('L18', `resuming a parked log wrote ${closer.type} at seq ${closer.seq} (the parked step must be restored as it is)`, resumed.events)

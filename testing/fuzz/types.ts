@@ -10,8 +10,9 @@ export interface FuzzAgentOptions {
   /**
    * Your tools, or a factory called for every run (and once more up front, for the names and
    * schemas the arguments are generated from): use a factory when a tool keeps state, so no run
-   * (and no shrinking step) sees another's. Calls get arguments generated from each tool's zod
-   * schema, valid four times out of five, deliberately invalid otherwise. The fuzzer adds its own
+   * (and no shrinking step) sees another's. Calls get arguments generated from each tool's JSON
+   * Schema (whatever library wrote it: zod, valibot, arktype, `jsonSchema()`), valid four times
+   * out of five, deliberately invalid otherwise. The fuzzer adds its own
    * tools (`fuzz_parallel`, `fuzz_exclusive`, `fuzz_throw`) unless `ownToolsOnly`.
    */
   tools?: readonly AnyTool[] | (() => readonly AnyTool[])
@@ -64,14 +65,14 @@ export interface FuzzAgentOptions {
    */
   hostile?: boolean
   /**
-   * Budget trips (lifecycle §10): every scenario gets one budget (tokens, cost with a price that
+   * Budget trips (docs/spec/lifecycle.md §10): every scenario gets one budget (tokens, cost with a price that
    * sometimes throws, or tool calls; per turn or per session; small limits) and the responses
    * report usage. Checked: L20 (with the price) and that no model request starts while the budget
    * is reached (without plugins). Default false (fixed seeds keep their scenarios).
    */
   budgets?: boolean
   /**
-   * Approvals (lifecycle §9): adds the fuzzer's tool `fuzz_approval` (needs approval, expires;
+   * Approvals (docs/spec/lifecycle.md §9): adds the fuzzer's tool `fuzz_approval` (needs approval, expires;
    * some calls are asked by `tools/pre-execute` with `ask`) and the commands that decide (approve,
    * edit, deny) and expire while parked; steers and cancels already come from the commands. With
    * or without it, a run that parks (your own `needsApproval` tools) is decided at its end, and
@@ -80,7 +81,7 @@ export interface FuzzAgentOptions {
    */
   approvals?: boolean
   /**
-   * Child sessions (lifecycle §10): adds the fuzzer's subagent tool `fuzz_child` (a real
+   * Child sessions (docs/spec/lifecycle.md §10): adds the fuzzer's subagent tool `fuzz_child` (a real
    * `defineSubagent`), whose every call runs a generated child session (text, calls of its own
    * tool, a terminal error, a grandchild, sometimes a small budget that trips) in an in-memory
    * store the run's agent writes to. The children stream and run tools under the same scheduler,

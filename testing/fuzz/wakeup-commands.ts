@@ -1,5 +1,5 @@
 /**
- * The fuzzer's wakeup commands (lifecycle.md §10): schedule a one-shot wakeup due a few clock ticks
+ * The fuzzer's wakeup commands (docs/spec/lifecycle.md §10): schedule a one-shot wakeup due a few clock ticks
  * from now (the fuzz clock advances one per reading, and the wakeup timer fires when the scheduler
  * releases it, so it comes due idle, mid-stream, mid-tool or while a turn aborts), with any
  * `deliver` and `whenBusy`; cancel a pending one. `verify` then checks W1–W3 on the run's log and

@@ -1,4 +1,4 @@
-// A child process for the approval process tests (lifecycle §9, R10): an agent on jsonlStore whose
+// A child process for the approval process tests (docs/spec/lifecycle.md §9, R10): an agent on jsonlStore whose
 // tool 'rm' needs approval; its body appends one line per run to COUNT (so runs are counted across
 // processes and kills).
 // argv: LIB DIR SESSION COUNT MODE

@@ -1,4 +1,4 @@
-// A worker process for the PostgreSQL approval chaos test (lifecycle §9, R10): runWorkers on a
+// A worker process for the PostgreSQL approval chaos test (docs/spec/lifecycle.md §9, R10): runWorkers on a
 // scripted model whose every tool call needs approval; the body appends "<session> <callId>" to
 // COUNT (so body runs are counted across processes and SIGKILLs) after a random short delay.
 // argv: LIB URL SEED WORKER-ID LEASE-MS COUNT. Prints READY once serving.

@@ -1,4 +1,4 @@
-// A child process for the sub-agent crash tests (lifecycle §10): a parent agent on jsonlStore whose
+// A child process for the sub-agent crash tests (docs/spec/lifecycle.md §10): a parent agent on jsonlStore whose
 // tool 'research' is a defineSubagent; the test SIGKILLs the process at a known point.
 // argv: LIB DIR SESSION MODE
 //   child-running  the child's model streams a chunk, waits until the parent's `child/spawned` and

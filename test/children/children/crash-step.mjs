@@ -1,5 +1,5 @@
 // A child process for the re-attach tests of a step that holds more than its running child
-// (lifecycle §10, issue 25 round 16): a parent agent on jsonlStore whose one step calls the
+// (docs/spec/lifecycle.md §10, issue 25 round 16): a parent agent on jsonlStore whose one step calls the
 // subagent 'research' (c1) and one other tool; the child's model streams a chunk, waits until the
 // parent's `child/spawned`, the child's prompt and (mode `mixed`) the other call's `tool/call` are
 // durable in DIR, prints RUNNING and never ends (the test SIGKILLs the process there).

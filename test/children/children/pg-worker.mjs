@@ -1,4 +1,4 @@
-// A worker process for the sub-agent PostgreSQL crash test (lifecycle §10): runWorkers serving a
+// A worker process for the sub-agent PostgreSQL crash test (docs/spec/lifecycle.md §10): runWorkers serving a
 // parent whose 'research' subagent call runs a child whose model streams a chunk, waits until the
 // parent's `child/spawned` and the child's prompt are committed, prints RUNNING and never ends
 // (the test SIGKILLs the process there).

@@ -1,6 +1,6 @@
 // The kill loop's worker process (test/faults/pg-kill-loop.test.ts; issue 24 item 8 "with
 // decisions"): runWorkers on a scripted model that calls `echo` (no approval) and `rm`
-// (`needsApproval`, lifecycle §9) with random delays, so a SIGKILL lands mid-stream, mid-tool,
+// (`needsApproval`, docs/spec/lifecycle.md §9) with random delays, so a SIGKILL lands mid-stream, mid-tool,
 // mid-claim/resume, between a needsApproval answer and its request, and while parked. Every body
 // appends "<session> <callId> <tool>" to COUNT when it starts (one O_APPEND write: a kill leaves
 // the line whole or absent), so body runs are counted across processes and kills (R10).

@@ -1,4 +1,4 @@
-// A child process for the decider-kill test (lifecycle §9, R10): decides an open approval through
+// A child process for the decider-kill test (docs/spec/lifecycle.md §9, R10): decides an open approval through
 // jsonlStore(DIR).decide and SIGKILLs itself at one exact step of the claim, so the parent sees
 // what a decider killed there leaves behind.
 // argv: LIB DIR SESSION APPROVAL STEP

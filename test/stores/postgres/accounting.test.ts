@@ -1,5 +1,5 @@
 /**
- * The kill loops' accounting (accounting.ts; issue 24 items 1 and 8, lifecycle §8) can fail: on
+ * The kill loops' accounting (accounting.ts; issue 24 items 1 and 8, docs/spec/lifecycle.md §8) can fail: on
  * hand-made logs, each way an acknowledged message can go wrong is counted and named (never moved:
  * lost; moved or logged twice: duplicated; logged and never answered nor named: silent), and the
  * two good ends are told apart (answered; named by `resume/given-up`, through a §8 copy).

@@ -1,12 +1,12 @@
 /**
- * The accounting of acknowledged messages after a fault run (issue 24 items 1 and 8, lifecycle §8):
+ * The accounting of acknowledged messages after a fault run (issue 24 items 1 and 8, docs/spec/lifecycle.md §8):
  * each acknowledged message must be moved into its session's log exactly once (one splice),
  * logged once as a user message (itself or one §8 resume copy, copies of copies included), and
  * then either answered (a complete final answer follows) or named by a `resume/given-up` record.
  * Anything else is a problem, named with its session and id; every log must verify (L13 against
  * the limit each resume turn recorded).
  */
-import type { PostgresStore } from '../../../stores/postgres/index.js'
+import type { LogStore } from '../../../stores/types.js'
 import { answered, givenUpIds, moves, readAll, verifyOk } from './helpers.js'
 
 export interface Accounting {
@@ -24,7 +24,7 @@ export interface Accounting {
 }
 
 /** Reads every session of `sent` (session id → acknowledged message ids, in send order) back. */
-export async function account(store: PostgresStore, sent: ReadonlyMap<string, readonly string[]>): Promise<Accounting> {
+export async function account(store: Pick<LogStore, 'open'>, sent: ReadonlyMap<string, readonly string[]>): Promise<Accounting> {
   const out: Accounting = { acknowledged: 0, answered: 0, givenUp: 0, duplicated: 0, lost: 0, silent: 0, problems: [] }
   for (const [sid, ids] of sent) {
     const events = await readAll(store, sid)

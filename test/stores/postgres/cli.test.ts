@@ -1,5 +1,5 @@
 /**
- * The CLI on PostgreSQL (api.md "CLI"): `copy` JSONL → postgres → JSONL round-trips (P3), a
+ * The CLI on PostgreSQL (docs/spec/api.md "CLI"): `copy` JSONL → postgres → JSONL round-trips (P3), a
  * `postgres://…#id` LOG for replay, verify, fork, repair; `sessions` (table and --json); a torn
  * turn left by a dead writer is closed by `repair` from the database.
  */

@@ -1,4 +1,4 @@
-/** The store contract (api.md "Stores": one suite for every store) against postgresStore on a real server. */
+/** The store contract (docs/spec/api.md "Stores": one suite for every store) against postgresStore on a real server. */
 import { afterAll } from 'vitest'
 import { postgresStore } from '../../../stores/postgres/index.js'
 import { storeContract } from '../contract.js'

@@ -1,5 +1,5 @@
 /**
- * One due column (issue 21; lifecycle §9 expiry, §10 wakeups: "the next time a worker must look at
+ * One due column (issue 21; docs/spec/lifecycle.md §9 expiry, §10 wakeups: "the next time a worker must look at
  * the session"): a database created by schema version 2 (`due_at` for approval expiries beside
  * `wakeup_due_at` for wakeups, the old DDL frozen in fixtures/schema-v2.sql) opens with today's
  * `migrate()` and keeps every due time: `due_at` becomes the earlier of the two, the old column
@@ -18,7 +18,7 @@ afterAll(async () => {
 const V2 = readFileSync(new URL('./fixtures/schema-v2.sql', import.meta.url), 'utf8')
 const header = (id: string) => JSON.stringify({ type: 'session', format: 1, id, createdAt: 0 })
 
-describe('one due column: migration from schema version 2 (issue 21, lifecycle §9/§10)', () => {
+describe('one due column: migration from schema version 2 (issue 21, docs/spec/lifecycle.md §9/§10)', () => {
   it('an old database keeps its due times: due_at = the earlier of due_at and wakeup_due_at; the old column and function are dropped; idempotent', async () => {
     const url = await freshDb('due')
     const c = new pg.Client({ connectionString: url })

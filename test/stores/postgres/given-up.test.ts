@@ -1,5 +1,5 @@
 /**
- * Resume's give-up on the PostgreSQL workers (lifecycle §8 as amended, issue 24 item 1): a worker
+ * Resume's give-up on the PostgreSQL workers (docs/spec/lifecycle.md §8 as amended, issue 24 item 1): a worker
  * that takes over a session whose interrupted turn is at its resume limit writes the durable
  * `resume/given-up` record, its `onError` hears `RESUME_LIMIT` (0 of 12 reports reached it before:
  * the listener was attached after `resumeAgent` returned), the session goes on with new input, and

@@ -4,7 +4,7 @@ import type { LogEvent } from '../../../events/envelope.js'
 import { scriptedModel } from '../../../models/index.js'
 import { defineTool } from '../../../tools/index.js'
 import { verify } from '../../../replay/verify.js'
-import type { PostgresStore } from '../../../stores/postgres/index.js'
+import type { LogStore } from '../../../stores/types.js'
 
 export const echo = defineTool({
   name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }),
@@ -25,7 +25,7 @@ export function echoAgent() {
   }
 }
 
-export async function readAll(store: PostgresStore, id: string): Promise<LogEvent[]> {
+export async function readAll(store: Pick<LogStore, 'open'>, id: string): Promise<LogEvent[]> {
   const r = await store.open(id, 'read')
   const out: LogEvent[] = []
   for await (const e of r.events()) out.push(e)
@@ -89,7 +89,7 @@ export function moves(events: readonly LogEvent[]): { inserted: Map<string, numb
   return { inserted, messages, resumedFrom }
 }
 
-/** The acknowledged ids resume's give-up records name (lifecycle §8: given up, never silent). */
+/** The acknowledged ids resume's give-up records name (docs/spec/lifecycle.md §8: given up, never silent). */
 export function givenUpIds(events: readonly LogEvent[]): Set<string> {
   const out = new Set<string>()
   for (const e of events) if (e.type === 'resume/given-up') for (const id of (e.data as { messages: string[] }).messages) out.add(id)

@@ -1,5 +1,5 @@
 /**
- * api.md "Package": importing `turnlog` never loads `pg` (an optional peer dependency of
+ * docs/spec/api.md "Package": importing `turnlog` never loads `pg` (an optional peer dependency of
  * `turnlog/stores/postgres` only). Checked on the sources: every module reachable from index.ts
  * (and from the CLI, which imports the postgres store only with a dynamic import for a
  * postgres:// URL) through static value imports, none of which is `pg` or under stores/postgres.

@@ -3,7 +3,7 @@
  * process sends; the server is restarted 10 times (`scripts/pg.sh restart`: every connection gets
  * 57P01 admin_shutdown, then refused connects while it is down). No worker process dies (an
  * unhandled pg 'error' event used to kill it: 2 of 14 restarts); afterwards every acknowledged
- * message was moved into its log once and is answered or named as given up (lifecycle §8); logs
+ * message was moved into its log once and is answered or named as given up (docs/spec/lifecycle.md §8); logs
  * verify.
  */
 import { spawn } from 'node:child_process'

@@ -17,7 +17,7 @@ afterAll(async () => {
   await dropAll()
 })
 
-describe('api.md "Across machines" (taken over within about two lease periods), B8: expired leases are claimed first', () => {
+describe('docs/spec/api.md "Across machines" (taken over within about two lease periods), B8: expired leases are claimed first', () => {
   it('a worker with one free slot takes over the expired session before 4 older waiting sessions', async () => {
     const store = postgresStore({ connectionString: await freshDb('order') })
     stores.push(store)

@@ -1,5 +1,5 @@
 /**
- * Wakeups on PostgreSQL with real worker processes (lifecycle.md §10, issue 25): a wakeup that
+ * Wakeups on PostgreSQL with real worker processes (docs/spec/lifecycle.md §10, issue 25): a wakeup that
  * came due while no process ran is claimed through `due_at` (the one due column) (kept on append from the
  * schedules reducer), fired exactly once by the worker that resumes the session, and answered;
  * a later resume (another worker, woken by a sent message) fires nothing again. Waits for events
@@ -45,7 +45,7 @@ function worker(url: string, name: string): LineChild {
   return c
 }
 
-describe('wakeups with PostgreSQL workers (lifecycle §10)', () => {
+describe('wakeups with PostgreSQL workers (docs/spec/lifecycle.md §10)', () => {
   it('W2: a wakeup due while no process runs is claimed by a worker process and fires exactly once; a later resume fires nothing again', async () => {
     const url = await freshDb('wk')
     const store = postgresStore({ connectionString: url })

@@ -1,9 +1,9 @@
 /**
- * runWorkers in this process against a real server (api.md "Across machines"): durable `send`
+ * runWorkers in this process against a real server (docs/spec/api.md "Across machines"): durable `send`
  * without the lease, each sent message moved into the log exactly once (the append that logs its
  * splice marks it moved), in send order, answered; idle sessions handed back; two workers racing
  * for one session (exactly one runs it); LEASE_LOST fencing; stop() drains.
- * Invariants: L1 (seq), the issue's "exactly once" input, quality.md "two writers on one session".
+ * Invariants: L1 (seq), the issue's "exactly once" input, docs/spec/reliability.md "two writers on one session".
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { TurnlogError } from '../../../events/errors.js'

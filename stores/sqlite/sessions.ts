@@ -1,0 +1,98 @@
+/**
+ * `SqliteStore.sessions(filter?)` and `turnlog sessions sqlite:FILE`: one row per session, from the
+ * session table alone (the log is the index: no session's events are read, except resume's rare
+ * give-up records, through their partial index). The filters `parked`, `due` and `running` are
+ * each one statement on a partial index (B11: the question over 10,000 sessions).
+ */
+import { sqlError } from './driver.js'
+import type { SqlDb } from './driver.js'
+
+/** What the listing needs of its store (`SqliteStore` provides it). */
+export interface SessionsHost {
+  readonly db: SqlDb
+  readonly file: string
+  now(): number
+}
+
+/** Which sessions `sessions(filter)` lists. */
+export type SqliteSessionFilter = 'parked' | 'due' | 'running'
+
+/** One row of `sessions()`. */
+export interface SqliteSessionRow {
+  id: string
+  events: number
+  /**
+   * `running`: a live lease; `expired`: a lease ran out (its holder died or stalled); `waiting`:
+   * sent input or a recorded decision and no holder; `due`: a wakeup or approval expiry has passed
+   * and no holder; `parked`: open approval requests and nothing else owed (docs/spec/lifecycle.md §9); `idle`.
+   */
+  status: 'running' | 'expired' | 'waiting' | 'due' | 'parked' | 'idle'
+  pending: number
+  leaseOwner: string | null
+  leaseUntil: string | null
+  token: number
+  lastActivity: string
+  createdAt: string
+  /** The session's next due time (wakeup or approval expiry), or null. */
+  dueAt: string | null
+  parked: boolean
+  /** The first user message's text (shortened), or null. */
+  title: string | null
+  /** Resume's give-ups (docs/spec/lifecycle.md §8, `resume/given-up`). */
+  givenUp: Array<{ seq: number; turn: number; runs: number; messages: string[] }>
+}
+
+const WHERE: Record<SqliteSessionFilter, string> = {
+  parked: 'parked = 1',
+  due: 'due_at IS NOT NULL AND due_at <= ?',
+  running: 'lease_owner IS NOT NULL AND lease_until > ?',
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString())
+
+export async function sessionRows(store: SessionsHost, filter?: SqliteSessionFilter): Promise<SqliteSessionRow[]> {
+  if (filter !== undefined && !Object.hasOwn(WHERE, filter)) {
+    const { TurnlogError } = await import('../../events/errors.js')
+    throw new TurnlogError('INVALID_ARGUMENT', `filter must be 'parked', 'due' or 'running', got ${String(filter)}`, { field: 'filter' })
+  }
+  const now = store.now()
+  let rows: Array<Record<string, unknown>>
+  let given: Array<{ session_id: string; seq: number; event: string }>
+  try {
+    const where = filter === undefined ? '' : `WHERE ${WHERE[filter]}`
+    rows = store.db.prepare(`SELECT id, length, pending, lease_owner, lease_until, token, last_activity, created_at, due_at, parked, title
+      FROM turnlog_sessions ${where} ORDER BY id`).all(...(filter === 'due' || filter === 'running' ? [now] : []))
+    given = store.db.prepare(`SELECT session_id, seq, event FROM turnlog_events WHERE type = 'resume/given-up' ORDER BY session_id, seq`).all() as typeof given
+  } catch (err) {
+    throw sqlError(err, undefined, 'sessions failed', store.file)
+  }
+  const givenUp = new Map<string, SqliteSessionRow['givenUp']>()
+  for (const row of given) {
+    let d: Record<string, unknown> = {}
+    try {
+      d = (JSON.parse(row.event) as { data?: Record<string, unknown> }).data ?? {}
+    } catch {
+      // listed with no messages
+    }
+    const list = givenUp.get(row.session_id) ?? []
+    list.push({
+      seq: Number(row.seq), turn: Number(d.turn) || 0, runs: (Number(d.runs) || 0) + (Number(d.unreachedRuns) || 0),
+      messages: Array.isArray(d.messages) ? d.messages.map(String) : [],
+    })
+    givenUp.set(row.session_id, list)
+  }
+  return rows.map((x) => {
+    const leaseUntil = x.lease_until === null ? null : Number(x.lease_until)
+    const live = x.lease_owner !== null && leaseUntil !== null && leaseUntil > now
+    const due = x.due_at !== null && Number(x.due_at) <= now
+    const status: SqliteSessionRow['status'] = live ? 'running' : x.lease_owner !== null ? 'expired'
+      : Number(x.pending) > 0 ? 'waiting' : due ? 'due' : x.parked === 1 ? 'parked' : 'idle'
+    return {
+      id: String(x.id), events: Number(x.length), status, pending: Number(x.pending),
+      leaseOwner: (x.lease_owner as string | null) ?? null, leaseUntil: iso(leaseUntil), token: Number(x.token),
+      lastActivity: iso(Number(x.last_activity))!, createdAt: iso(Number(x.created_at))!,
+      dueAt: iso(x.due_at === null ? null : Number(x.due_at)), parked: x.parked === 1, title: (x.title as string | null) ?? null,
+      givenUp: givenUp.get(String(x.id)) ?? [],
+    }
+  })
+}
