@@ -116,8 +116,12 @@ export function runBody(rec: CallRec, host: CallHost, input?: InputContext): Pro
         controller.abort(new DOMException(`tool '${name}' timed out after ${ms} ms`, 'TimeoutError'))
       }, ms)
     }
+    // The body's signal is made when first read (Node makes an AbortSignal lazily, and making one
+    // is a good share of an instant call's cost; benchmark B5): a body that never reads it pays nothing.
     const ctx: ToolContext = {
-      signal: controller.signal,
+      get signal() {
+        return controller.signal
+      },
       callId: rec.call.id,
       turn: env.turn,
       step: env.step,
@@ -140,7 +144,13 @@ export function runBody(rec: CallRec, host: CallHost, input?: InputContext): Pro
     let result: Promise<unknown>
     try {
       result = Promise.resolve(
-        env.execute({ call: rec.call, args: rec.prepared!.args, tool, signal: controller.signal, turn: env.turn, step: env.step }, innermost),
+        env.execute({
+          call: rec.call, args: rec.prepared!.args, tool,
+          get signal() {
+            return controller.signal
+          },
+          turn: env.turn, step: env.step,
+        }, innermost),
       )
     } catch (err) {
       result = Promise.reject(err)
