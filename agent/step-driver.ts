@@ -19,7 +19,9 @@ import { approvalEnv, type ApprovalHost } from './approvals.js'
 import { childResumer, type RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
 import { isAbandoned } from './grace.js'
+import { estimatedUsage, StreamedChars } from './estimated-usage.js'
 import type { HookRegistry } from './hooks.js'
+import type { BudgetMeter } from './budget.js'
 import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
 import type { AgentOptions, HookName, InboxHandle, Timers } from './types.js'
 import { TurnlogError, isRunnableCall } from '../events/index.js'
@@ -54,6 +56,8 @@ export interface StepHost extends ApprovalHost {
   splice(target: 'next-step', start: number, deleteCount: number, inserted: UserMessage[]): UserMessage[]
   /** Running children (docs/spec/lifecycle.md §10): a subagent call registers its child here. */
   readonly children?: { attach(child: LiveChild): () => void }
+  /** The budget meter (agent/budget.ts): the per-call `toolCalls` gate and the links a child's budget joins. */
+  readonly budget?: BudgetMeter | null
 }
 
 /** A running step, as the agent sees it (for cancel and snapshots). */
@@ -146,14 +150,22 @@ export async function runStep(
             break
           }
           let outcome: StreamOutcome | null = null
+          const seen = new StreamedChars()
           for await (const item of checkedStream(() => stream, request!, signal)) {
             if (item.kind === 'chunk') {
               const e = agent.append({ type: 'assistant/chunk', data: { turn, step, chunk: item.chunk } })
               chunkSeqs.push(e.seq)
+              seen.add(item.chunk)
               agent.emit('agent/assistant-stream', { turn, step, chunk: item.chunk })
             } else outcome = item.outcome
           }
           if (outcome === null) throw new Error('checkedStream ended without an outcome')
+          if (outcome.kind !== 'success') {
+            // cut off mid-stream before the provider's usage: the tokens were spent all the same, so
+            // the step's record gets an estimate (docs/spec/lifecycle.md §10; agent/estimated-usage.ts)
+            const usage = estimatedUsage(request, seen, chunkSeqs.length)
+            if (usage !== null) chunkSeqs.push(agent.append({ type: 'assistant/chunk', data: { turn, step, chunk: { type: 'usage', usage } } }).seq)
+          }
           if (outcome.kind === 'success') {
             success = outcome
             const calls = outcome.message.content.filter(isRunnableCall).length
@@ -287,6 +299,7 @@ function adapterStream(model: ModelAdapter, request: ModelRequest, signal: Abort
 
 function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSignal, restore: RestoredStep | null): ToolEnv {
   const restoredChild = (callId: string) => restore?.calls.find((c) => c.block.id === callId)?.child
+  const gate = agent.budget?.callGate()
   return {
     turn,
     step,
@@ -310,12 +323,14 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
     queueContext: (message) => {
       agent.splice('next-step', agent.inbox.nextStep.length, 0, [message])
     },
+    ...(gate !== undefined ? { budgetRefusal: gate } : {}),
     children: {
       session: agent.sessionId,
       store: agent.options.store,
       // a call restored with its child (docs/spec/lifecycle.md §10) logged its `child/spawned` before the crash
       spawned: (callId, child) => restoredChild(callId)?.seq ?? agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
       attach: (child) => agent.children?.attach(child) ?? (() => {}),
+      ...(agent.budget != null ? { budget: (child: string) => agent.budget!.link(child) } : {}),
       reattach: (callId) => {
         const c = restoredChild(callId)
         const resume = childResumer(agent.options)

@@ -245,5 +245,6 @@ function childHost(c: NonNullable<ToolEnv['children']>, callId: string): ChildHo
     session: c.session, store: c.store, spawned: (child) => c.spawned(callId, child),
     ...(c.attach !== undefined ? { attach: c.attach } : {}),
     ...(reattach !== undefined ? { reattach } : {}),
+    ...(c.budget !== undefined ? { budget: c.budget } : {}),
   }
 }

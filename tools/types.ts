@@ -4,7 +4,7 @@
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec'
-import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, ToolCallBlock, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, ToolCallBlock, ToolErrorInfo, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
@@ -59,6 +59,12 @@ export interface ChildHost {
    * creating it. Resolves to the resumed child agent, not yet woken.
    */
   reattach?(child: string, options: unknown): Promise<unknown>
+  /**
+   * The links to the budgets of the parent and its ancestors the child's meter joins (a parent's
+   * budget covers its children's usage, docs/spec/lifecycle.md §10): an opaque list the child's options carry.
+   * Absent when no ancestor has a budget.
+   */
+  budget?(child: string): unknown[] | undefined
 }
 
 /**
@@ -183,7 +189,14 @@ export interface ToolEnv {
     attach?(child: LiveChild): () => void
     /** The re-attachment of a call restored with its running child ({@link ChildHost.reattach}), else undefined. */
     reattach?(callId: string): ((child: string, options: unknown) => Promise<unknown>) | undefined
+    /** {@link ChildHost.budget}. */
+    budget?(child: string): unknown[] | undefined
   }
+  /**
+   * A `toolCalls` budget (docs/spec/lifecycle.md §10): asked right before each call starts; an error means the
+   * call is past the limit, gets that error (`BUDGET`) as its result and never runs. Absent: no limit.
+   */
+  budgetRefusal?(name: string): ToolErrorInfo | null
   /** The three tool hooks (waterfalls); a throwing listener is the scheduler's to turn into a result. */
   preExecute(p: PreExecutePayload, innermost: () => PreExecuteDecision): Promise<PreExecuteDecision>
   execute(p: ExecutePayload, innermost: (p: ExecutePayload) => Promise<unknown>): Promise<unknown>
