@@ -23,6 +23,13 @@ export interface ToolContext {
 export const CHILD_HOST: unique symbol = Symbol.for('turnlog.childHost')
 
 /**
+ * @internal The key, on an error a body throws, of the result code it stands for instead of
+ * `TOOL_ERROR`. Only `TOOL_OUTCOME_UNKNOWN` is honoured: a re-attached subagent call whose child
+ * log is not its child (L19) has an unknown outcome, as repair says of it.
+ */
+export const RESULT_CODE: unique symbol = Symbol.for('turnlog.resultCode')
+
+/**
  * @internal The key, on an agent's options, of the function that resumes a child session for a
  * re-attached subagent call (docs/spec/lifecycle.md §10). `resumeAgent` (replay/) sets it: agent/ cannot import
  * the repair it needs. An agent without it never restores a step to re-attach children.
