@@ -48,7 +48,7 @@ export class TurnState {
   chainUnreached = 0
   /**
    * The open step stands parked: its `step/parked` came and since then only inbox splices,
-   * decisions and schedule events (a fork taken here keeps the step open, L2).
+   * decisions, answers and schedule events (a fork taken here keeps the step open, L2).
    */
   parkedStep = false
 
@@ -227,7 +227,7 @@ export class TurnState {
 
   apply(e: SessionEvent): void {
     if (e.type === 'step/parked') this.parkedStep = this.openStep !== null
-    else if (e.type !== 'agent/inbox/spliced' && e.type !== 'tool/approval-decided' && e.type !== 'session/end-seed' && !e.type.startsWith('schedule/')) {
+    else if (e.type !== 'agent/inbox/spliced' && e.type !== 'tool/approval-decided' && e.type !== 'tool/input-provided' && e.type !== 'session/end-seed' && !e.type.startsWith('schedule/')) {
       this.parkedStep = false
     }
     if (e.type === 'agent/inbox/spliced' || e.type === 'resume/given-up') {
