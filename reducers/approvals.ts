@@ -104,10 +104,11 @@ export const approvalsReducer: Reducer<ApprovalsState> = {
 
 /**
  * Whether an event of this type ends a parked position: anything but an inbox splice, a schedule
- * event and an extension (plugin) event, which L18 lets stand after `step/parked`.
+ * event, a fork's `session/end-seed` (a fork at a parked seq keeps the step parked, docs/spec/lifecycle.md
+ * "Deliberate choices" 5) and an extension (plugin) event, which L18 lets stand after `step/parked`.
  */
 export function endsParking(type: string): boolean {
-  return type !== 'agent/inbox/spliced' && !type.startsWith('schedule/') && Object.hasOwn(EVENT_DATA, type)
+  return type !== 'agent/inbox/spliced' && type !== 'session/end-seed' && !type.startsWith('schedule/') && Object.hasOwn(EVENT_DATA, type)
 }
 
 /** The open requests, in request order. */
