@@ -15,6 +15,7 @@ import { runBody } from './call-stages.js'
 import type { CallRec, CallRound } from './call-record.js'
 import { errorOutcome, errorText, outputToOutcome } from './define.js'
 import { schemaProblem } from './json-schema-check.js'
+import { EXPIRY_TIMER } from './approval-gate.js'
 import type { InputEnv, OpenRound, RestoredRound, ToolOutcome } from './types.js'
 
 /** The default cap of a round's `state` (bytes of its JSON text). */
@@ -194,12 +195,13 @@ export class InputRounds {
       if (r !== null && r.answered === null && r.expiresAt !== undefined && r.expiresAt < first) first = r.expiresAt
     }
     if (first === Infinity) return
-    this.#timer = env.setTimeout(() => {
+    // tagged as the approvals' expiry timer is: a re-execution fires it where the log recorded the expiry
+    this.#timer = env.setTimeout(Object.assign(() => {
       this.#timer = undefined
       if (this.#closed) return
       const now = this.#host.now()
       if (this.#own({ kind: 'expired' }, (r) => r.expiresAt !== undefined && r.expiresAt <= now) === 0) this.#arm()
-    }, Math.max(0, first - this.#host.now()))
+    }, { [EXPIRY_TIMER]: true as const }), Math.max(0, first - this.#host.now()))
   }
 
   detach(): void {
