@@ -90,8 +90,7 @@ export class InputRounds {
       return errorOutcome('INVALID_INPUT_REQUEST', `Tool '${name}': expiresInMs must be a positive finite number`)
     }
     const round = (rec.input?.round ?? 0) + 1
-    const expiresAt = expiresInMs !== undefined ? Math.ceil(this.#host.now() + (expiresInMs as number)) : undefined
-    const { requestId } = this.#env.request(rec.call, round, requests, state, expiresAt)
+    const { requestId, expiresAt } = this.#env.request(rec.call, round, requests, state, expiresInMs as number | undefined)
     rec.input = {
       requestId, round, requests, client,
       ...(state !== undefined ? { state } : {}),
