@@ -89,7 +89,8 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
     answered = lastParked(run)
     const open = run.agent.approvals()
     // open input rounds (docs/spec/lifecycle.md §11) park the step as approvals do (inputs.ts answers them)
-    const rounds = run.agent.inputs()
+    // (a hand-made agent in a test may have no inputs())
+    const rounds = typeof run.agent.inputs === 'function' ? run.agent.inputs() : []
     let action = plan[i++] ?? 'approve'
     if (action === 'dispose' || action === 'crash') {
       if (rounds.length > 0 && run.restarts !== undefined) bump(run.restarts, `input: ${action} between rounds`)
