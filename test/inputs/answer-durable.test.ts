@@ -94,6 +94,8 @@ describe('an acknowledged answer is durable (R11, docs/spec/lifecycle.md §11)',
     a.followup('ship it')
     expect(await a.whenSettled()).toBe('parked')
     const id = a.inputs()[0]!.requestId
+    // the round and the park are durable; then the store goes down
+    await a.flush()
     state.down = true
     await expect(a.answer(id, { action: 'accept', responses: { address: { city: 'Gent' } } })).rejects.toBeInstanceOf(Error)
     // give the agent every chance to run the body with the unlogged answer
