@@ -73,3 +73,22 @@ describe('the input-round oracle can fail (R10, R11)', () => {
     expect(inv(run([start('1.1.c', 0)], aborted))).toBe('held')
   })
 })
+
+describe('fuzzAgent with approvals and input rounds together (docs/spec/lifecycle.md §9, §11)', () => {
+  it('L17, L18, L21, R9, R10, R11: 100 runs whose steps hold open approvals and open rounds at once, decided and answered in any order (fixed seed)', async () => {
+    let together = 0
+    const report = await fuzzAgent({
+      numRuns: 100, seed: censusSeed(20261208), approvals: true, inputs: true,
+      onRun: (events) => {
+        // a step/parked that lists an approval and a round at once
+        const rounds = new Set(events.filter((e) => e.type === 'tool/input-requested').map((e) => (e.data as { requestId: string }).requestId))
+        const approvals = new Set(events.filter((e) => e.type === 'tool/approval-requested').map((e) => (e.data as { approvalId: string }).approvalId))
+        if (events.some((e) => e.type === 'step/parked' && (e.data as { approvals: string[] }).approvals.some((id) => rounds.has(id)) &&
+          (e.data as { approvals: string[] }).approvals.some((id) => approvals.has(id)))) together++
+      },
+    })
+    expect(report.numRuns).toBe(100)
+    expect(together).toBeGreaterThan(0)
+    expect(report.census.other['input: answered'] ?? 0).toBeGreaterThan(0)
+  }, 600_000)
+})

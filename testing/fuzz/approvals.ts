@@ -53,6 +53,10 @@ export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expir
 // the loop then stands parked again on the resumed agent and takes the plan's next action
 export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'expire', 'steer', 'cancel', 'dispose', 'crash']
 
+/** With input rounds: a person's refusal (`deny`: a decline or a dismissal of a round, in turn)
+ * four times as often, so that every seed tried reaches both in a 150-run fuzz. */
+export const INPUT_PARKED_ACTIONS: readonly ParkedAction[] = [...PARKED_ACTIONS, 'deny', 'deny', 'deny']
+
 /** Census: a person's decision reached an agent resumed after a dispose or crash while parked. */
 export function countDecision(run: Pick<Run, 'restarts'>): void {
   // (a hand-made run in a test may have no restart bookkeeping)
@@ -72,6 +76,7 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
   // again), so a run may park any number of times; a bound on the parks (100 before round 15)
   // called a long run R9 (seed 1623662664: six followups of retry chains, 100 parks).
   let answered: number | null = null
+  let refusals = 0
   for (let parks = 0; parks < MAX_PARKS; parks++) {
     let st = await s.waitFor(run.agent.whenSettled())
     if (st === 'idle') return
@@ -105,7 +110,8 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
     // a person's action on the first open request (by seq; the last for approve-last): a round is answered
     const round = pickRound(open, rounds, action)
     if (round !== null) {
-      const kind: AnswerKind = action === 'edit' ? 'invalid' : action === 'deny' ? (i % 2 === 0 ? 'decline' : 'dismiss') : 'accept'
+      // a run's refusals of rounds alternate: a decline, then a dismissal, …
+      const kind: AnswerKind = action === 'edit' ? 'invalid' : action === 'deny' ? (refusals++ % 2 === 0 ? 'decline' : 'dismiss') : 'accept'
       await answerRound(run, round.requestId, kind, i)
       continue
     }

@@ -183,7 +183,7 @@ export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzC
       // input rounds (docs/spec/lifecycle.md §11): answers at any time; expiries and restarts as with approvals
       ...(inputs
         ? [
-          fc.tuple(fc.constantFrom<AnswerKind>('accept', 'accept', 'decline', 'dismiss', 'invalid'), fc.nat(9)).map(([k, p]) => new Answer(k, p)),
+          fc.tuple(fc.constantFrom<AnswerKind>('accept', 'accept', 'decline', 'decline', 'dismiss', 'dismiss', 'invalid'), fc.nat(9)).map(([k, p]) => new Answer(k, p)),
           ...(approvals ? [] : [fc.constant(new Expire()), fc.constantFrom('dispose', 'crash').map((k) => new Restart(k as 'dispose' | 'crash'))]),
         ]
         : []),

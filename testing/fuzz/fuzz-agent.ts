@@ -26,7 +26,7 @@
 import fc from 'fast-check'
 import { arbApprovalCall } from './approval-tool.js'
 import { arbFuzzApprovalCall } from './approval-plan.js'
-import { checkApprovals, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
+import { checkApprovals, INPUT_PARKED_ACTIONS, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
 import { arbUserCall } from './args.js'
 import { arbInputCall, ASK_TOOL, CLIENT_TOOL } from './input-tool.js'
 import { checkInputs, inputShapes } from './inputs.js'
@@ -86,7 +86,7 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls, opts.hostile !== false), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath, opts.approvals === true, opts.inputs === true),
     // at least the first park is planned (an empty plan only approved, and whether an expiry, a steer or a
     // cancel while parked came up at all depended on the seed)
-    parks ? fc.array(fc.constantFrom(...PARKED_ACTIONS), { minLength: 1, maxLength: 4 }) : fc.constant<ParkedAction[]>([]), async (sc, s, cmds, parked) => {
+    parks ? fc.array(fc.constantFrom(...(opts.inputs === true ? INPUT_PARKED_ACTIONS : PARKED_ACTIONS)), { minLength: 1, maxLength: 4 }) : fc.constant<ParkedAction[]>([]), async (sc, s, cmds, parked) => {
     if (timedStucks > MAX_TIMED_STUCK_SHRINKS) fc.pre(false)
     const run = buildRun(sc, s, opts)
     const quick = hangs.size > 0 ? () => run.pending.list().some((p) => hangs.has(signature(p))) : undefined

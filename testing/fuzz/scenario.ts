@@ -16,6 +16,7 @@ import { arbBudget, type FuzzBudget } from './budget.js'
 import { arbChildPlan, type ChildPlan } from './children.js'
 import { arbApprovalPlan, arbAskStep, type ApprovalPlan } from './approval-plan.js'
 import { arbInputCall } from './input-tool.js'
+import { arbApprovalCall } from './approval-tool.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
@@ -103,9 +104,10 @@ export function arbResponse(
     ...(providerStreams ? [{ weight: 2, arbitrary: arbProviderStream() as fc.Arbitrary<Response> }] : []),
     // with approvals (round 16): a step whose asked call comes after parallel-safe calls (approval-plan.ts)
     ...(askSteps ? [{ weight: 2, arbitrary: arbAskStep(arbToolCall(toolNames, userCalls)) as fc.Arbitrary<Response> }] : []),
-    // with input rounds: a step of one or two calls that ask (input-tool.ts), maybe beside one call of any kind
+    // with input rounds: a step of one or two calls that ask (input-tool.ts), maybe beside one call
+    // of any kind (with approvals: a call of the approval tool, so approvals and rounds are open at once)
     ...(inputSteps !== null
-      ? [{ weight: 4, arbitrary: fc.tuple(fc.array(inputSteps, { minLength: 1, maxLength: 2 }), fc.array(arbToolCall(toolNames, userCalls), { maxLength: 1 })).map(([a, b]) => ({ toolCalls: [...a, ...b] })) as fc.Arbitrary<Response> }]
+      ? [{ weight: 4, arbitrary: fc.tuple(fc.array(inputSteps, { minLength: 1, maxLength: 2 }), fc.array(askSteps ? arbApprovalCall() : arbToolCall(toolNames, userCalls), { maxLength: 1 })).map(([a, b]) => ({ toolCalls: [...a, ...b] })) as fc.Arbitrary<Response> }]
       : []),
   )
 }
