@@ -340,8 +340,11 @@ export interface ApprovalEnv {
 
 /** The driver's side of input rounds (docs/spec/lifecycle.md §11). */
 export interface InputEnv {
-  /** Appends `tool/input-requested` for the call's round and returns its id. */
-  request(call: ToolCallBlock, round: number, requests: InputRequests, state: unknown, expiresAt: number | undefined): { requestId: string }
+  /**
+   * Appends `tool/input-requested` for the call's round and returns its id and its `expiresAt`:
+   * the event's time plus `expiresInMs`, from one clock reading (the log says `expiresAt = time + ms`).
+   */
+  request(call: ToolCallBlock, round: number, requests: InputRequests, state: unknown, expiresInMs: number | undefined): { requestId: string; expiresAt?: number }
   /** Claims an answer before it is logged (first answer wins across processes). */
   claim(requestId: string, answer: InputAnswer, by: InputBy): { won: boolean; answer: InputAnswer; by: InputBy }
   /** Appends `tool/input-provided`. */
