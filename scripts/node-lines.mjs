@@ -12,12 +12,18 @@
  * - `ensureNativeAddons(node)`: every node-gyp addon in node_modules (a package with a binding.gyp
  *   and a built `.node` file) loads under that Node, else it is rebuilt for its ABI against the
  *   headers the registry package ships (`npm rebuild --nodedir`, no download), and the build is
- *   cached per ABI in node_modules/.cache/turnlog-native so switching lines costs a copy.
+ *   cached per ABI in node_modules/.cache/turnlog-native so switching lines costs a copy. An addon
+ *   found through the `bindings` package (better-sqlite3) keeps one build per ABI side by side in
+ *   `lib/binding/node-v<ABI>-<platform>-<arch>/` (a place `bindings` looks in) and none in
+ *   `build/Release` (which it tries first), so each line loads its own and lanes of different
+ *   lines can run at once in one node_modules (docs/decisions/node-lines.md).
+ * - `node scripts/node-lines.mjs addons 22 24 26`: prepares those lines' addons (CI, before its
+ *   lanes run concurrently: a rebuild while another lane loads the addon would hand it the wrong one).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
-import { delimiter, dirname, join, relative, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { basename, delimiter, dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -114,9 +120,10 @@ export function nativeAddons(root = ROOT) {
       if (name.startsWith('@')) { visit(p); continue }
       if (!existsSync(join(p, 'binding.gyp'))) continue
       const built = findNodeFiles(join(p, 'build'))
-      if (built.length === 0) continue
-      const version = JSON.parse(readFileSync(join(p, 'package.json'), 'utf8')).version
-      out.push({ name: relative(nm, p), dir: p, version, files: built })
+      const pkg = JSON.parse(readFileSync(join(p, 'package.json'), 'utf8'))
+      const bindings = pkg.dependencies?.bindings !== undefined
+      if (built.length === 0 && !(bindings && existsSync(join(p, 'lib', 'binding')))) continue
+      out.push({ name: relative(nm, p), dir: p, version: pkg.version, files: built, bindings })
     }
   }
   visit(nm)
@@ -158,6 +165,10 @@ process.exit(bad ? 1 : 0)`
 /** Makes every node-gyp addon load under `node`: a cached build for its ABI, else a rebuild. */
 export function ensureNativeAddons(node, log = (l) => process.stderr.write(l + '\n'), root = ROOT) {
   for (const addon of nativeAddons(root)) {
+    if (addon.bindings) {
+      sideBySide(node, addon, log, root)
+      continue
+    }
     if (loads(node, addon.files)) continue
     const cache = join(root, 'node_modules', '.cache', 'turnlog-native', `${addon.name}@${addon.version}`, `abi-${node.abi}`)
     const cached = addon.files.map((f) => join(cache, relative(addon.dir, f)))
@@ -180,5 +191,63 @@ export function ensureNativeAddons(node, log = (l) => process.stderr.write(l + '
       mkdirSync(dirname(to), { recursive: true })
       copyFileSync(f, to)
     }
+  }
+}
+
+/** Where `bindings` finds a build for one ABI: node-pre-gyp's folder name, tried after build/. */
+const slotOf = (dir, abi) => join(dir, 'lib', 'binding', `node-v${abi}-${process.platform}-${process.arch}`)
+const cacheOf = (root, addon, abi) => join(root, 'node_modules', '.cache', 'turnlog-native', `${addon.name}@${addon.version}`, `abi-${abi}`)
+const list = (dir) => safeList(dir).filter((n) => n.endsWith('.node')).map((n) => join(dir, n))
+
+/**
+ * An addon loaded through `bindings`: each ABI's build in its own folder, none in build/Release.
+ * A build npm just made there (npm ci, npm rebuild) moves to the folder of the supported line whose
+ * Node loads it (or is dropped: built for a Node no line uses, the system Node that ran npm ci).
+ */
+function sideBySide(node, addon, log, root) {
+  const release = join(addon.dir, 'build', 'Release')
+  const loose = list(release)
+  if (loose.length > 0) {
+    const owner = supportedLines(root).map((l) => registryNode(l.major, root)).filter(Boolean).map((r) => describe(r.path))
+      .find((n) => n && loads(n, loose))
+    for (const f of loose) {
+      if (owner) {
+        mkdirSync(slotOf(addon.dir, owner.abi), { recursive: true })
+        renameSync(f, join(slotOf(addon.dir, owner.abi), basename(f)))
+      } else rmSync(f)
+    }
+  }
+  const slot = slotOf(addon.dir, node.abi)
+  if (list(slot).length > 0 && loads(node, list(slot))) return
+  const cache = cacheOf(root, addon, node.abi)
+  const cached = list(join(cache, 'build', 'Release'))
+  if (cached.length > 0) {
+    mkdirSync(slot, { recursive: true })
+    for (const f of cached) copyFileSync(f, join(slot, basename(f)))
+    if (loads(node, list(slot))) {
+      log(`${addon.name}: the cached build for Node ${node.version} (ABI ${node.abi})`)
+      return
+    }
+  }
+  log(`${addon.name}: building for Node ${node.version} (ABI ${node.abi})`)
+  const args = ['rebuild', addon.name, '--foreground-scripts=false', '--loglevel=error']
+  if (node.headers) args.push(`--nodedir=${node.headers}`)
+  execFileSync('npm', args, { cwd: root, stdio: ['ignore', 'ignore', 'inherit'], env: { ...envFor(node), npm_config_build_from_source: 'true' } })
+  const built = list(release)
+  if (built.length === 0 || !loads(node, built)) throw new Error(`${addon.name} does not load under Node ${node.version} after a rebuild`)
+  mkdirSync(slot, { recursive: true })
+  mkdirSync(join(cache, 'build', 'Release'), { recursive: true })
+  for (const f of built) {
+    copyFileSync(f, join(cache, 'build', 'Release', basename(f)))
+    renameSync(f, join(slot, basename(f)))
+  }
+}
+
+// `node scripts/node-lines.mjs addons 22 24 26`: those lines' addons, before lanes run at once
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href && process.argv[2] === 'addons') {
+  for (const line of process.argv.slice(3)) {
+    const node = pickNode(line)
+    ensureNativeAddons(node)
+    process.stdout.write(`native addons ready for Node ${node.version} (ABI ${node.abi})\n`)
   }
 }

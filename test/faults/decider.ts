@@ -15,6 +15,24 @@ import { TurnlogError } from '../../events/index.js'
 import type { PostgresStore } from '../../stores/postgres/index.js'
 import type { MadeDecision } from './decisions.js'
 
+/** One event read by a scan: its session, seq, type and approval id (null when it has none). */
+export interface ScanRow { session_id: string; seq: number; type: string; approval: string | null }
+
+/** What the decider needs of a store: `decide`, and the events of each session after a seq. */
+export interface DeciderStore {
+  decide(sessionId: string, approvalId: string, decision: { kind: 'approve' } | { kind: 'deny'; reason: string }, opts: { by: { kind: 'user'; id: string }; waitMs: number }): Promise<unknown>
+}
+
+/** PostgreSQL: one indexed statement for every session's new events. */
+export const pgScan = (store: PostgresStore) => async (seen: ReadonlyMap<string, number>): Promise<ScanRow[]> => {
+  const ids = [...seen.keys()]
+  const r = await store.pool.query(
+    `SELECT e.session_id, e.seq, e.event->>'type' AS type, e.event->'data'->>'approvalId' AS approval
+     FROM turnlog_events e JOIN unnest($1::text[], $2::int[]) AS h(sid, seen) ON e.session_id = h.sid AND e.seq > h.seen
+     ORDER BY e.session_id, e.seq`, [ids, ids.map((s) => seen.get(s)!)])
+  return r.rows as ScanRow[]
+}
+
 interface Open {
   sessionId: string
   approvalId: string
@@ -30,7 +48,8 @@ export class Decider {
   readonly #open = new Map<string, Open>()
   #n = 0
 
-  constructor(private readonly store: PostgresStore, sessions: readonly string[], private readonly rand: () => number) {
+  constructor(private readonly store: DeciderStore, sessions: readonly string[], private readonly rand: () => number,
+    private readonly newEvents: (seen: ReadonlyMap<string, number>) => Promise<ScanRow[]>) {
     for (const s of sessions) this.#seen.set(s, 0)
   }
 
@@ -46,12 +65,7 @@ export class Decider {
 
   /** Reads the sessions' events after the last seq read; notes requests and decisions. */
   async scan(): Promise<void> {
-    const ids = [...this.#seen.keys()]
-    const r = await this.store.pool.query(
-      `SELECT e.session_id, e.seq, e.event->>'type' AS type, e.event->'data'->>'approvalId' AS approval
-       FROM turnlog_events e JOIN unnest($1::text[], $2::int[]) AS h(sid, seen) ON e.session_id = h.sid AND e.seq > h.seen
-       ORDER BY e.session_id, e.seq`, [ids, ids.map((s) => this.#seen.get(s)!)])
-    for (const row of r.rows as Array<{ session_id: string; seq: number; type: string; approval: string | null }>) {
+    for (const row of await this.newEvents(this.#seen)) {
       this.#seen.set(row.session_id, Math.max(this.#seen.get(row.session_id)!, row.seq))
       if (row.approval === null) continue
       const key = `${row.session_id} ${row.approval}`

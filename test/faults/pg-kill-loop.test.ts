@@ -34,7 +34,7 @@ import { childLib, ROOT } from '../stores/child-lib.js'
 import { LineChild, readAll, until } from '../stores/postgres/helpers.js'
 import { killAll } from '../support/line-child.js'
 import { restartServer, startServer, stopServer } from '../support/own-server.js'
-import { Decider } from './decider.js'
+import { Decider, pgScan } from './decider.js'
 import { accountDecisions, decisionsLine } from './decisions.js'
 
 const WORKER = fileURLToPath(new URL('./children/decide-worker.mjs', import.meta.url))
@@ -100,7 +100,7 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     for (const c of pool) expect(await c.waitFor((l) => l === 'READY', 0, 120_000)).toBe('READY')
 
     const sent = new Map<string, string[]>()
-    const decider = new Decider(store, Array.from({ length: SESSIONS }, (_, i) => `k${i}`), rand)
+    const decider = new Decider(store, Array.from({ length: SESSIONS }, (_, i) => `k${i}`), rand, pgScan(store))
     const deciding = decider.run()
     let sending = true
     let n = 0

@@ -30,7 +30,11 @@ beforeEach(async () => {
   handler = sessionHandler({
     store, authorize: allow, pollMs: 10,
     agent: () => ({
-      model: scriptedModel([{ text: PARTIAL, chunkSize: 6, error: { code: 'SERVER' } }, { text: ANSWER, chunkSize: 6 }], { beforeChunk: gate.wait }),
+      // the gate holds the retry's chunks only (request 1): the failed attempt (request 0) streams
+      // and fails on its own, so a test waiting for its end cannot release the retry by mistake
+      model: scriptedModel([{ text: PARTIAL, chunkSize: 6, error: { code: 'SERVER' } }, { text: ANSWER, chunkSize: 6 }], {
+        beforeChunk: (at) => (at.request === 0 ? undefined : gate.wait()),
+      }),
       retry: { baseDelayMs: 0, maxDelayMs: 0, jitter: 0 },
     }),
   })
@@ -71,13 +75,10 @@ describe('a retried model failure through the chat (issue 38 items 5, 7)', () =>
   it('H5 resumeStream() during the retry: GET /chat/:id/stream serves the chain from its first turn to the answer', async () => {
     const first = new NodeChat({ id: 'r2', api: `${served.url}/chat` })
     const sending = first.sendMessage({ text: 'Weather in Paris?' })
-    // the failed attempt streams and fails; the retry turn waits at a chunk (the history shows the failed turn's end)
-    await until(async () => {
-      if ((await history('r2'))[1]?.parts.some((p) => p.type === 'data-turnlog-turn-end') === true) return true
-      await gate.held()
-      gate.release(1)
-      return false
-    })
+    // the failed attempt streams and fails; the retry turn waits at its first chunk (the history
+    // shows the failed turn's end). Releasing chunks until the end showed could let the whole retry
+    // through before it did, and then no chunk was ever held again (a hang on a loaded machine).
+    await until(async () => (await history('r2'))[1]?.parts.some((p) => p.type === 'data-turnlog-turn-end') === true)
     await gate.held()
     await first.stop()
     await sending

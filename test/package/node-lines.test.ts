@@ -39,14 +39,23 @@ describe('Node lines: engines, binaries, CI lanes and README agree', () => {
     expect(got.sort()).toEqual(lines.map((l) => l.major))
   })
 
-  // The goal is the whole suite on 22 and 26 and the library's tests on 24. Today CI runs 22 only:
-  // on 24 and 26 a deepEqual property test and (26) a SQLite process test fail (said in .ci/run).
-  it('.ci/run runs the whole suite and the long loops on the oldest line, every lane on a supported line', () => {
+  it('.ci/run: the whole suite on the oldest and the newest line, the library\'s tests on the middle one, the long and fault loops once, every line\'s addon prepared before lanes run at once', () => {
     const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
-    const lanes = [...ci.matchAll(/^(?:\w+=\S+ )*lane (\S+) (\d+) (\S+)$/gm)].map((m) => [Number(m[2]), m[3]])
-    expect(lanes).toContainEqual([22, 'test'])
-    expect(lanes).toContainEqual([22, 'test:lib'])
-    expect(lanes.every(([l]) => lines.some((x) => x.major === l))).toBe(true)
+    const rows = [...ci.matchAll(/^((?:\w+=\S+ )*)lane (\S+) (\d+) (\S+)( > \S+)?( &)?$/gm)]
+    const lanes = rows.map((m) => [Number(m[3]), m[4]])
+    const majors = lines.map((l) => l.major)
+    const [oldest, newest] = [majors[0]!, majors[majors.length - 1]!]
+    expect(lanes).toContainEqual([oldest, 'test'])
+    expect(lanes).toContainEqual([newest, 'test'])
+    for (const middle of majors.slice(1, -1)) expect(lanes).toContainEqual([middle, 'test:lib'])
+    expect(lanes.every(([l]) => majors.includes(l as number))).toBe(true)
+    // the long loops at full budget and the fault loops run in exactly one lane each
+    expect(rows.filter((m) => /TURNLOG_LONG=1/.test(m[1]!))).toHaveLength(1)
+    expect(lanes.filter(([, script]) => script === 'test:faults')).toHaveLength(1)
+    // lanes started at once (&) come after the step that builds every line's addon side by side
+    const prepare = ci.search(new RegExp(`^node scripts/node-lines\\.mjs addons ${majors.join(' ')}$`, 'm'))
+    expect(prepare).toBeGreaterThan(-1)
+    for (const m of rows.filter((r) => r[6])) expect(m.index).toBeGreaterThan(prepare)
   })
 
   it('the README names the same lines', () => {

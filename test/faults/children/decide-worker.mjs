@@ -8,16 +8,20 @@
 // own `call_1, call_2, …` restart in each process, and the count is keyed by call id.
 // Phase markers on stdout: READY | STANDBY | claim <sid> | stream <sid> | approval <sid> |
 // tool <sid> | error <sid> <code>. SIGTERM: stop() and exit 0.
-// argv: LIB URL SEED WORKER-ID LEASE-MS COUNT
+// argv: LIB URL SEED WORKER-ID LEASE-MS COUNT [BODY-MS]; URL is postgres://… or sqlite:FILE; a body
+// takes up to BODY-MS (default 15; the SQLite loop makes it long enough that a kill aimed at a
+// body's marker lands while the body runs)
 import { appendFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { z } from 'zod'
 import { mulberry32 } from '../../support/prng.mjs'
 
-const [lib, url, seedArg, workerId, leaseArg, count] = process.argv.slice(2)
+const [lib, url, seedArg, workerId, leaseArg, count, bodyArg] = process.argv.slice(2)
 const load = (p) => import(pathToFileURL(join(lib, p)).href)
-const { postgresStore, runWorkers } = await load('workers/index.js')
+const sqlite = url.startsWith('sqlite:')
+const { postgresStore, sqliteStore, runWorkers } = await load(sqlite ? 'workers/sqlite.js' : 'workers/index.js')
+const bodyMs = Number(bodyArg ?? 15)
 const { scriptedModel } = await load('models/index.js')
 const { defineTool } = await load('tools/index.js')
 
@@ -32,7 +36,7 @@ function agentFor(sid) {
   const body = (name) => async ({ text }, ctx) => {
     appendFileSync(count, `${sid} ${ctx.callId} ${name}\n`)
     say(`tool ${sid}`)
-    await sleep(Math.floor(rand() * 15))
+    await sleep(Math.floor(rand() * bodyMs))
     return text
   }
   const echo = defineTool({
@@ -77,7 +81,7 @@ if (process.env.TURNLOG_STANDBY) {
     })
   })
 }
-const store = postgresStore({ connectionString: url, owner: workerId })
+const store = sqlite ? sqliteStore(url.slice('sqlite:'.length), { owner: workerId }) : postgresStore({ connectionString: url, owner: workerId })
 const workers = runWorkers({
   store, concurrency: 40, leaseMs: Number(leaseArg), pollMs: 100, workerId, agent: (sid) => ({ ...agentFor(sid), maxResumeRuns: 20 }),
   onError: (e, sid) => say(`error ${sid ?? '-'} ${e?.code ?? String(e?.message ?? e).slice(0, 80).replace(/\s+/g, '_')}`),
