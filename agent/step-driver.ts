@@ -54,6 +54,8 @@ export interface StepHost extends ApprovalHost {
   splice(target: 'next-step', start: number, deleteCount: number, inserted: UserMessage[]): UserMessage[]
   /** Running children (docs/spec/lifecycle.md §10): a subagent call registers its child here. */
   readonly children?: { attach(child: LiveChild): () => void }
+  /** Reads the live tool lists again at this step boundary (agent/tool-catalogs.ts). */
+  refreshTools?(): void
 }
 
 /** A running step, as the agent sees it (for cancel and snapshots). */
@@ -97,6 +99,7 @@ export async function runStep(
         }
         case 'assembling': {
           try {
+            agent.refreshTools?.()
             const r = await agent.within(agent.hooks.waterfall('system-prompt/assemble', { turn, step, system: agent.options.system ?? '', tools: agent.toolSpecs, signal }, (p) => ({ system: p.system, tools: p.tools })), 'system-prompt/assemble')
             system = r.system
             tools = r.tools

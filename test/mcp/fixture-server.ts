@@ -1,0 +1,132 @@
+/**
+ * A real MCP server for the turnlog/mcp tests, on the SDK's own server package: tools with every
+ * annotation, rich content, errors, a hang, a list that changes. Served over Streamable HTTP on
+ * loopback (`startHttpServer`, both protocol eras through `createMcpHandler`) or over stdio
+ * (test/mcp/stdio-server.ts, `serveStdio`).
+ */
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { appendFileSync } from 'node:fs'
+import { McpServer, createMcpHandler } from '@modelcontextprotocol/server'
+import { z } from 'zod'
+import { toNodeListener } from '../../http/node.js'
+
+/** Shared between the server instances of one fixture (the HTTP handler builds one per request). */
+export interface FixtureState {
+  /** Calls of `count` so far (idempotency tests). */
+  counter: number
+  /** The `echo` tool's description (a list change changes it). */
+  echoDescription: string
+  /** An extra tool appears after `grow`. */
+  extra: boolean
+  /** Calls of `hang` started, and those the client cancelled. */
+  hanging: number
+  cancelled: number
+  /** Every Authorization header the server saw (credential tests). */
+  authorizations: string[]
+  /** A file that `slow_write` appends a line to per call (SIGKILL tests count the lines). */
+  callLog?: string
+}
+
+export function fixtureState(): FixtureState {
+  return { counter: 0, hanging: 0, cancelled: 0, echoDescription: 'Echoes its text.', extra: false, authorizations: [] }
+}
+
+export function buildServer(state: FixtureState): McpServer {
+  const server = new McpServer({ name: 'fixture', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
+  const echo = server.registerTool('echo', {
+    description: state.echoDescription,
+    inputSchema: z.object({ text: z.string() }),
+    annotations: { readOnlyHint: true },
+  }, async ({ text }) => ({ content: [{ type: 'text', text }] }))
+  server.registerTool('delete_file', {
+    description: 'Deletes a file.',
+    inputSchema: z.object({ path: z.string() }),
+    annotations: { destructiveHint: true },
+  }, async ({ path }) => ({ content: [{ type: 'text', text: `deleted ${path}` }] }))
+  server.registerTool('count', {
+    description: 'Counts calls.',
+    inputSchema: z.object({}),
+    annotations: { idempotentHint: true, readOnlyHint: false, destructiveHint: false },
+  }, async () => {
+    state.counter++
+    return { content: [{ type: 'text', text: String(state.counter) }], structuredContent: { n: state.counter } }
+  })
+  server.registerTool('rich', {
+    description: 'Answers with every kind of content block.',
+    inputSchema: z.object({}),
+  }, async () => ({
+    content: [
+      { type: 'text', text: 'hello' },
+      { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+      { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' },
+      { type: 'resource_link', uri: 'file:///tmp/a.txt', name: 'a.txt', mimeType: 'text/plain' },
+      { type: 'resource', resource: { uri: 'file:///tmp/b.txt', mimeType: 'text/plain', text: 'inside b' } },
+      { type: 'resource', resource: { uri: 'file:///tmp/c.bin', mimeType: 'application/octet-stream', blob: 'AAEC' } },
+    ],
+    structuredContent: { ok: true },
+  }))
+  server.registerTool('fail', {
+    description: 'Always fails.',
+    inputSchema: z.object({}),
+  }, async () => ({ content: [{ type: 'text', text: 'it broke' }], isError: true }))
+  server.registerTool('hang', {
+    description: 'Never answers until cancelled.',
+    inputSchema: z.object({}),
+  }, async (_args, ctx) => {
+    state.hanging++
+    await new Promise<void>((resolve) => {
+      const signal = (ctx as unknown as { mcpReq?: { signal?: AbortSignal } }).mcpReq?.signal
+      signal?.addEventListener('abort', () => {
+        state.cancelled++
+        resolve()
+      }, { once: true })
+    })
+    return { content: [{ type: 'text', text: 'cancelled' }] }
+  })
+  server.registerTool('slow_write', {
+    description: 'Appends a line to the call log, then waits a while.',
+    inputSchema: z.object({ ms: z.number().optional() }),
+  }, async ({ ms }) => {
+    if (state.callLog) appendFileSync(state.callLog, 'slow_write\n')
+    await new Promise((r) => setTimeout(r, ms ?? 60_000))
+    return { content: [{ type: 'text', text: 'written' }] }
+  })
+  server.registerTool('grow', {
+    description: 'Changes the tool list: a new tool appears and echo changes its description.',
+    inputSchema: z.object({}),
+  }, async () => {
+    state.extra = true
+    state.echoDescription = 'Echoes its text, louder.'
+    // a long-lived server instance (stdio) changes its own list; the SDK notifies the client
+    echo.update({ description: state.echoDescription })
+    if (!server.isConnected() || extra === null) extra = addExtra()
+    return { content: [{ type: 'text', text: 'grown' }] }
+  })
+  const addExtra = () => server.registerTool('extra', { description: 'Appeared later.', inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: 'extra' }] }))
+  let extra = state.extra ? addExtra() : null
+  return server
+}
+
+/** Serves the fixture over Streamable HTTP on 127.0.0.1 (both eras); `notifyToolsChanged` publishes a list change. */
+export async function startHttpServer(state: FixtureState = fixtureState()): Promise<{ url: string; state: FixtureState; notifyToolsChanged(): void; close(): Promise<void> }> {
+  const handler = createMcpHandler(() => buildServer(state))
+  const listener = toNodeListener(async (req: Request) => {
+    const auth = req.headers.get('authorization')
+    if (auth !== null) state.authorizations.push(auth)
+    return handler.fetch(req)
+  })
+  const server: Server = createServer(listener)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    state,
+    notifyToolsChanged: () => { void handler.notify.toolsChanged() },
+    close: async () => {
+      await handler.close()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
