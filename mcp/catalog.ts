@@ -66,7 +66,8 @@ export class McpCatalog implements ToolCatalog {
     const count = new Map<string, number>()
     for (const s of this.#servers) {
       for (const t of s.tools) {
-        const n = safeName(t.name)
+        if (typeof t?.name !== 'string' || s.config.tools?.[t.name]?.enabled === false) continue
+        const n = safeName(s.config.tools?.[t.name]?.name ?? t.name)
         count.set(n, (count.get(n) ?? 0) + 1)
       }
     }
