@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto'
 import { jsonSchema } from '../tools/json-schema.js'
 import { TOOL_NAME } from '../tools/define.js'
-import { TOOL_CATALOG, type AnyTool, type ToolCatalog } from '../tools/types.js'
+import { REISSUE, TOOL_CATALOG, type AnyTool, type ToolCatalog } from '../tools/types.js'
 import { outputOf } from './content.js'
 import type { ListedTool, ServerConnection } from './connection.js'
 import type { McpToolOverride } from './types.js'
@@ -125,6 +125,8 @@ export class McpCatalog implements ToolCatalog {
       source: { mcp: s.name, tool: t.name, hash },
       [TOOL_CATALOG]: this,
       [MCP_TOOL]: info,
+      // an idempotent tool's call that a crash interrupted is issued again on resume (else TOOL_OUTCOME_UNKNOWN)
+      ...(idempotent ? { [REISSUE]: true } : {}),
       ...(concurrencySafe ? { isConcurrencySafe: () => true } : {}),
       // the SDK request gets a little longer than the call's timeout: the scheduler decides
       // TOOL_TIMEOUT and aborts the signal, which cancels the request on the wire

@@ -130,6 +130,23 @@ export interface Tool<P extends StandardSchemaV1 = StandardSchemaV1, O = unknown
   source?: ToolSource
 }
 
+/**
+ * @internal The key, on a tool, of its crash rule (docs/spec/lifecycle.md §8, §12): `true` when a call of it
+ * that a crash interrupted may be issued again by the resumed agent (an idempotent MCP tool). Resume
+ * then leaves the step open and the call's body runs again, once; any other interrupted call is
+ * `TOOL_OUTCOME_UNKNOWN`.
+ */
+export const REISSUE: unique symbol = Symbol.for('turnlog.reissue')
+
+/** @internal True when a tool's interrupted calls are issued again on resume ({@link REISSUE}). */
+export function reissues(tool: unknown): boolean {
+  try {
+    return typeof tool === 'object' && tool !== null && (tool as { [REISSUE]?: unknown })[REISSUE] === true
+  } catch {
+    return false
+  }
+}
+
 /** @internal The key, on a tool, of the live list it belongs to ({@link ToolCatalog}). */
 export const TOOL_CATALOG: unique symbol = Symbol.for('turnlog.toolCatalog')
 
@@ -307,6 +324,11 @@ export interface RestoredCall {
    * (its pre-execute verdict was `allow` before the crash, so the hooks are not asked again).
    */
   child?: { id: string; seq: number }
+  /**
+   * A started call without a result at a crash whose tool is issued again ({@link REISSUE}): the
+   * scheduler runs its body again (its pre-execute allowed it before the crash).
+   */
+  reissue?: true
   /**
    * A started call that ran beside a re-attached child at a crash (docs/spec/lifecycle.md §8, §10): its body may
    * have run, so it is not run again; this is its result (`TOOL_OUTCOME_UNKNOWN`), committed in model

@@ -26,10 +26,37 @@ export interface FixtureState {
   authorizations: string[]
   /** A file that `slow_write` appends a line to per call (SIGKILL tests count the lines). */
   callLog?: string
+  /** While true, `slow_count` and `slow_write` hold every call until `release()` (or a cancel). */
+  hold: boolean
+  /** Calls of `slow_count` and `slow_write` that reached the server, in order. */
+  calls: string[]
+  release(): void
 }
 
 export function fixtureState(): FixtureState {
-  return { counter: 0, hanging: 0, cancelled: 0, echoDescription: 'Echoes its text.', extra: false, authorizations: [] }
+  const waiting: Array<() => void> = []
+  const state: FixtureState & { [WAITING]: Array<() => void> } = {
+    counter: 0, hanging: 0, cancelled: 0, echoDescription: 'Echoes its text.', extra: false, authorizations: [],
+    hold: false,
+    calls: [],
+    release() {
+      state.hold = false
+      for (const w of waiting.splice(0)) w()
+    },
+    [WAITING]: waiting,
+  }
+  return state
+}
+
+const WAITING = Symbol('waiting')
+
+/** Resolves when the state releases its held calls, or the request is cancelled. */
+function held(state: FixtureState, signal: AbortSignal | undefined): Promise<void> {
+  if (!state.hold) return Promise.resolve()
+  return new Promise((resolve) => {
+    ;(state as unknown as { [WAITING]: Array<() => void> })[WAITING].push(resolve)
+    signal?.addEventListener('abort', () => resolve(), { once: true })
+  })
 }
 
 export function buildServer(state: FixtureState): McpServer {
@@ -76,8 +103,7 @@ export function buildServer(state: FixtureState): McpServer {
   }, async (_args, ctx) => {
     state.hanging++
     await new Promise<void>((resolve) => {
-      const signal = (ctx as unknown as { mcpReq?: { signal?: AbortSignal } }).mcpReq?.signal
-      signal?.addEventListener('abort', () => {
+      ctx.mcpReq.signal.addEventListener('abort', () => {
         state.cancelled++
         resolve()
       }, { once: true })
@@ -85,12 +111,22 @@ export function buildServer(state: FixtureState): McpServer {
     return { content: [{ type: 'text', text: 'cancelled' }] }
   })
   server.registerTool('slow_write', {
-    description: 'Appends a line to the call log, then waits a while.',
-    inputSchema: z.object({ ms: z.number().optional() }),
-  }, async ({ ms }) => {
+    description: 'Writes something (not idempotent); held while the fixture holds calls.',
+    inputSchema: z.object({}),
+  }, async (_args, ctx) => {
+    state.calls.push('slow_write')
     if (state.callLog) appendFileSync(state.callLog, 'slow_write\n')
-    await new Promise((r) => setTimeout(r, ms ?? 60_000))
+    await held(state, ctx.mcpReq.signal)
     return { content: [{ type: 'text', text: 'written' }] }
+  })
+  server.registerTool('slow_count', {
+    description: 'Counts (idempotent); held while the fixture holds calls.',
+    inputSchema: z.object({}),
+    annotations: { idempotentHint: true },
+  }, async (_args, ctx) => {
+    state.calls.push('slow_count')
+    await held(state, ctx.mcpReq.signal)
+    return { content: [{ type: 'text', text: `counted ${state.calls.length}` }] }
   })
   server.registerTool('grow', {
     description: 'Changes the tool list: a new tool appears and echo changes its description.',
