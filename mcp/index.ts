@@ -21,7 +21,7 @@ import { ServerConnection } from './connection.js'
 import type { McpTools, McpToolsOptions } from './types.js'
 import { TurnlogError } from '../events/index.js'
 
-export type { DriftPolicy, McpAuth, McpHttpServer, McpServerConfig, McpStdioServer, McpToolOverride, McpTools, McpToolsOptions } from './types.js'
+export type { DriftPolicy, McpAuth, McpHttpServer, McpServerCommon, McpServerConfig, McpStdioServer, McpToolOverride, McpTools, McpToolsOptions } from './types.js'
 export { outputOf, type McpCallResult } from './content.js'
 
 /**

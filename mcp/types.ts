@@ -33,7 +33,8 @@ export interface McpToolOverride {
  */
 export type McpAuth = { headers: Record<string, string> } | { readonly [key: string]: unknown }
 
-interface McpServerCommon {
+/** What every server accepts, whatever its transport. */
+export interface McpServerCommon {
   /** What a changed definition of a tool already offered in the session gets. Default `'ask'`. */
   onDrift?: DriftPolicy
   /** Per-tool overrides, by the tool's name on the server. */
