@@ -31,6 +31,7 @@ import { Maintenance, type MaintenanceControl } from './maintenance.js'
 import { toUserMessage } from './messages.js'
 import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
+import { applyAnswer, openInputList, type InputAnswerInput, type OpenInput } from './inputs.js'
 import { resumesChildren, restoredStep, runningChildren, standsParked } from './restore.js'
 import { reissues } from '../tools/types.js'
 import { isSubagent } from './subagent-mark.js'
@@ -195,6 +196,8 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.splice(t, this.inboxDriver.list(t).length, 0, [m])
     // docs/spec/lifecycle.md §9, §10: a steer supersedes the open approvals, its running children's too (never approves them) unless told to queue
     if (wake && t === 'next-step' && this.options.approvals?.onSteer !== 'queue') this.supersedeApprovals()
+    // docs/spec/lifecycle.md §11: and its open input rounds, its running children's too (answered `cancel` `by: superseded`) unless told to queue
+    if (wake && t === 'next-step') this.supersedeInputs()
     if (wake) this.#waking.now(m.id)
     return m.id
   }
@@ -202,6 +205,12 @@ export class TurnlogAgent extends AgentCore implements Agent {
   /** @internal Denies every open approval `by: superseded`, this agent's and its running children's (a steer). */
   supersedeApprovals(): number {
     return (this.approvalRun?.supersede() ?? 0) + this.children.supersede()
+  }
+
+  /** @internal Answers every open round `cancel` `by: superseded`, this agent's and its running children's (a steer). */
+  supersedeInputs(): number {
+    if (this.options.inputs?.onSteer === 'queue') return 0
+    return (this.approvalRun?.supersedeInputs?.() ?? 0) + this.children.supersedeInputs()
   }
 
   followup(message: MessageInput): string {
@@ -306,6 +315,19 @@ export class TurnlogAgent extends AgentCore implements Agent {
     await this.flush()
   }
 
+  inputs(): OpenInput[] {
+    return [...openInputList(this), ...(this.children.inputs() as OpenInput[])]
+  }
+
+  async answer(requestId: string, answer: InputAnswerInput, options: { by?: { kind: 'user'; id?: string } } = {}): Promise<void> {
+    this.#assertUsable()
+    // a running child's round is answered in the child (logged there; docs/spec/lifecycle.md §10, §11)
+    const inChild = typeof requestId === 'string' && !Object.hasOwn(this.inputsState.byId, requestId) ? this.children.inputOwner(requestId) : undefined
+    if (inChild?.answer !== undefined) return inChild.answer(requestId, answer, options)
+    await applyAnswer(this, requestId, answer, options?.by)
+    await this.flush()
+  }
+
   /** @internal The store's write handle has a decision side channel (persistence opened it). */
   onDecisionChannel(channel: DecisionChannel): void {
     this.claimed.attach(channel)
@@ -337,10 +359,10 @@ export class TurnlogAgent extends AgentCore implements Agent {
 
   /**
    * Something is owed to a person: an approval of this session the log holds open, or a running
-   * child that owes one (docs/spec/lifecycle.md §9, §10). Input requests join here when they park a step.
+   * child that owes one, or an input round the log holds open (docs/spec/lifecycle.md §9–§11).
    */
   #owed(): boolean {
-    return this.approvalsState.open.length > 0 || this.children.owesPerson()
+    return this.approvalsState.open.length > 0 || this.inputsState.open.length > 0 || this.children.owesPerson()
   }
 
   /** @internal True when the agent is parked only because a running child is (docs/spec/lifecycle.md §10). */

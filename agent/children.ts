@@ -122,6 +122,44 @@ export class LiveChildren {
     return n
   }
 
+  /** The open input rounds of every running child (a child lists its own children's too; docs/spec/lifecycle.md §11). */
+  inputs(): Array<{ requestId: string; session: string }> {
+    const out: Array<{ requestId: string; session: string }> = []
+    for (const { child } of this.#running()) {
+      try {
+        out.push(...(child.inputs?.() ?? NONE))
+      } catch {
+        // a disposed child handle: nothing of it is open here
+      }
+    }
+    return out
+  }
+
+  /** A steer of the parent: every running child's open rounds are answered `cancel` `by: superseded` in the child. */
+  supersedeInputs(): number {
+    let n = 0
+    for (const { child } of this.#running()) {
+      try {
+        n += child.supersedeInputs?.() ?? 0
+      } catch {
+        // a disposed child handle: nothing of it to supersede
+      }
+    }
+    return n
+  }
+
+  /** The running child that lists input request `requestId` as open, if any. */
+  inputOwner(requestId: string): LiveChild | undefined {
+    for (const { child } of this.#running()) {
+      try {
+        if (child.inputs?.().some((r) => r.requestId === requestId)) return child
+      } catch {
+        // a disposed child handle
+      }
+    }
+    return undefined
+  }
+
   /** The running child that lists `approvalId` as open, if any. */
   owner(approvalId: string): LiveChild | undefined {
     for (const { child } of this.#running()) if (child.approvals().some((a) => a.approvalId === approvalId)) return child

@@ -9,6 +9,7 @@ import type { MachineRunner } from '../machines/lean-actor.js'
 import { Session, type EventDraft, type LogEvent, type RequestConfig, type ToolSpec, type UserMessage } from '../events/index.js'
 import type { StepContext, StepEvent } from '../machines/step.js'
 import { approvalsReducer } from '../reducers/approvals.js'
+import { inputsReducer } from '../reducers/inputs.js'
 import { historyReducer } from '../reducers/history.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
 import { toolSpec } from '../tools/define.js'
@@ -50,6 +51,12 @@ export abstract class AgentCore {
   /** @internal */ readonly lifecycle = lifecycleReducer.initial()
   /** @internal the approvals of the log (docs/spec/lifecycle.md §9), folded live. */
   readonly approvalsState = approvalsReducer.initial()
+  /** @internal the input rounds of the log (docs/spec/lifecycle.md §11), folded live. */
+  readonly inputsState = inputsReducer.initial()
+  /** @internal `options.inputs`. */
+  get inputOptions(): AgentOptions['inputs'] {
+    return this.options.inputs
+  }
   /** @internal the running step's approvals (tools/approval-gate.ts), or null. */
   approvalRun: ApprovalRun | null = null
   /**

@@ -8,6 +8,7 @@ import type { TurnContext, TurnEvent } from '../machines/turn.js'
 import { historyReducer } from '../reducers/history.js'
 import { lifecycleReducer } from '../reducers/lifecycle.js'
 import { approvalsReducer } from '../reducers/approvals.js'
+import { inputsReducer } from '../reducers/inputs.js'
 import { transcriptReducer, type TranscriptState } from '../reducers/transcript.js'
 import type { InboxDriver } from './inbox-driver.js'
 import type { StepRun } from './step-driver.js'
@@ -18,6 +19,7 @@ export interface LiveFolds {
   readonly historyState: ReturnType<typeof historyReducer.initial>
   readonly lifecycle: ReturnType<typeof lifecycleReducer.initial>
   readonly approvalsState: ReturnType<typeof approvalsReducer.initial>
+  readonly inputsState: ReturnType<typeof inputsReducer.initial>
   retriesInChain: number
 }
 
@@ -37,6 +39,7 @@ export function foldLive(agent: LiveFolds, e: LogEvent): void {
   historyReducer.apply(agent.historyState, e)
   lifecycleReducer.apply(agent.lifecycle, e)
   approvalsReducer.apply(agent.approvalsState, e)
+  inputsReducer.apply(agent.inputsState, e)
   if (e.type === 'llm/retry') agent.retriesInChain = (e.data as { attempt: number }).attempt
   // a failure chain is linked by retry causes only (L16)
   else if (e.type === 'turn/start' && (e.data as { cause?: { kind: string } }).cause?.kind !== 'retry') agent.retriesInChain = 0

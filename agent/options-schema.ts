@@ -47,6 +47,7 @@ const HOOKS: Record<HookName, true> = {
   'agent/error': true,
   'agent/assistant-stream': true,
   'agent/approval': true,
+  'agent/input': true,
   'agent/budget': true,
 }
 export const HOOK_NAMES = Object.keys(HOOKS) as readonly HookName[]
@@ -126,6 +127,7 @@ export const AGENT_OPTION_FIELDS = {
   budget: z.union([budgetSchema(), z.array(budgetSchema())], { error: 'must be a budget { ..., scope } or an array of them' }),
   inspect: fn,
   approvals: z.strictObject({ onSteer: z.enum(['supersede', 'queue']).optional() }),
+  inputs: z.strictObject({ onSteer: z.enum(['supersede', 'queue']).optional(), maxStateBytes: z.number().int().positive().optional() }),
 } satisfies Record<keyof AgentOptions, z.ZodType>
 
 /**

@@ -9,7 +9,7 @@
 import { isRunnableCall, type EventOf, type LogEvent, type ToolCallBlock } from '../events/index.js'
 import type { ApprovalsState } from '../reducers/approvals.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
-import { RESUME_CHILD, type ChildResumer, type RestoredCall } from '../tools/types.js'
+import { RESUME_CHILD, type ChildResumer, type RestoredCall, type RestoredRound } from '../tools/types.js'
 
 export interface RestoredStep {
   turn: number
@@ -83,10 +83,30 @@ export function restoredStep(
   let start = events.length - 1
   while (start >= 0 && !(events[start]!.type === 'step/start' && (events[start] as EventOf<'step/start'>).data.step === step)) start--
   let blocks: ToolCallBlock[] = []
+  let answeredSinceParked = false
   const called = new Map<string, { seq: number; args: string }>()
   const answered = new Set<string>()
+  // each call's last round (docs/spec/lifecycle.md §11): open, or answered and not yet gone on
+  const rounds = new Map<string, RestoredRound>()
   for (let i = start + 1; i < events.length; i++) {
     const e = events[i]!
+    if (e.type === 'tool/input-requested') {
+      const d = (e as EventOf<'tool/input-requested'>).data
+      rounds.set(d.callId, {
+        requestId: d.requestId, round: d.round, requests: d.requests,
+        ...(d.state !== undefined ? { state: d.state } : {}),
+        ...(d.expiresAt !== undefined ? { expiresAt: d.expiresAt } : {}),
+        answered: null,
+      })
+      continue
+    }
+    if (e.type === 'tool/input-provided') {
+      const d = (e as EventOf<'tool/input-provided'>).data
+      const r = rounds.get(d.callId)
+      if (r !== undefined && r.requestId === d.requestId) r.answered = { answer: d.answer, by: d.by }
+      if (e.seq > (approvals.waiting?.parkedSeq ?? Infinity)) answeredSinceParked = true
+      continue
+    }
     if (e.type === 'assistant/message' && e.surfaceOp === 'append' && !(e as EventOf<'assistant/message'>).data.interrupted) {
       blocks = (e as EventOf<'assistant/message'>).data.message.content.filter(isRunnableCall)
     } else if (e.type === 'tool/call') {
@@ -95,7 +115,7 @@ export function restoredStep(
     } else if (e.type === 'tool/result' && e.surfaceOp === 'append') answered.add((e as EventOf<'tool/result'>).data.callId)
   }
   const byCall = new Map<string, RestoredCall['approval']>()
-  let decidedSinceParked = false
+  let decidedSinceParked = answeredSinceParked
   const parkedSeq = approvals.waiting?.parkedSeq ?? Infinity
   for (const r of Object.values(approvals.byId)) {
     if (r.turn !== turn || r.step !== step) continue
@@ -113,7 +133,9 @@ export function restoredStep(
     const running = c !== undefined && !answered.has(block.id)
     const found = running ? children?.get(block.id) : undefined
     const child = found === REISSUED ? undefined : found
+    const round = running ? rounds.get(block.id) : undefined
     return {
+      ...(round !== undefined ? { input: round } : {}),
       block,
       callSeq: c?.seq ?? null,
       calledArguments: c?.args ?? null,

@@ -15,6 +15,7 @@ import type { HistoryState } from '../reducers/history.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
 import type { AnyTool, LiveChild, ToolEnv, ToolOutcome } from '../tools/types.js'
+import { inputEnv, type InputHost } from './inputs.js'
 import { approvalEnv, type ApprovalHost } from './approvals.js'
 import { childResumer, type RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
@@ -28,7 +29,7 @@ import { TurnlogError, isRunnableCall } from '../events/index.js'
  * What a step needs of its agent: exactly these members (the agent, `TurnlogAgent`, provides
  * them). The driver reads the live projections and writes only `stepActor`, `step` and `resumed`.
  */
-export interface StepHost extends ApprovalHost {
+export interface StepHost extends InputHost {
   readonly sessionId: string
   readonly options: Pick<AgentOptions, 'inspect' | 'system' | 'model' | 'checkRequests' | 'store'>
   readonly hooks: HookRegistry
@@ -296,7 +297,7 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
     tools: agent.tools,
     maxParallelToolCalls: agent.maxParallelToolCalls,
     signal,
-    approvals: approvalEnv(agent, turn, step),
+    approvals: { ...approvalEnv(agent, turn, step), inputs: inputEnv(agent, turn, step) },
     appendCall: (call) =>
       agent.append({ type: 'tool/call', data: { turn, step, callId: call.id, name: call.name, arguments: call.arguments } }) as EventOf<'tool/call'>,
     appendResult: (call, callSeq, outcome: ToolOutcome) =>

@@ -186,6 +186,8 @@ export interface AgentOptions {
   inspect?: (event: InspectionEvent) => void
   /** Approvals while parked (docs/spec/lifecycle.md §9): what a steer does to open requests. */
   approvals?: ApprovalOptions
+  /** Input rounds (docs/spec/lifecycle.md §11): what a steer does to open rounds, the cap of a round's state. */
+  inputs?: InputOptions
   /**
    * Budgets (docs/spec/lifecycle.md §10): one or a list of `{ inputTokens?, outputTokens?, totalTokens?,
    * costUsd?, toolCalls?, scope: 'turn' | 'session', price?, warnAt? }`. Checked from the usage
@@ -283,6 +285,8 @@ export interface HookMap {
   'agent/status': (e: { status: AgentStatus }) => void
   /** A new approval request (docs/spec/lifecycle.md §9); the status becomes `parked` when only decisions are owed. */
   'agent/approval': (e: { approval: OpenApproval }) => void
+  /** A new input round (docs/spec/lifecycle.md §11); the status becomes `parked` when only people are owed. */
+  'agent/input': (e: { input: OpenInput }) => void
   'agent/inbox/spliced': (e: { target: InboxTarget; start: number; removedCount: number; inserted: readonly UserMessage[]; outcome?: 'canceled' }) => void
   'agent/inbox/inserted': (e: { target: InboxTarget; message: UserMessage }) => void
   'agent/inbox/discarded': (e: { target: InboxTarget; message: UserMessage; outcome: 'canceled' }) => void
@@ -401,6 +405,15 @@ export interface Agent extends WakeupHandle {
    * refuses, or edits of an `ask` call whose `tool/call` is logged), `INVALID_ARGUMENT` (not a decision).
    */
   decide(approvalId: string, decision: ApprovalDecisionInput, options?: { by?: { kind: 'user'; id?: string } }): Promise<void>
+  /** The open input rounds of the session and of its running children, in request order (docs/spec/lifecycle.md §11). */
+  inputs(): OpenInput[]
+  /**
+   * Answers an open input round: `{ action: 'accept', responses }` (one response per requested key,
+   * each checked against its request), `{ action: 'decline' }` or `{ action: 'cancel' }`. Resolves when
+   * the answer is durable. Refused, with nothing logged: `UNKNOWN_INPUT`, `INPUT_ANSWERED` (the first
+   * answer wins), `INVALID_INPUT` (naming the field), `INVALID_ARGUMENT` (not an answer).
+   */
+  answer(requestId: string, answer: InputAnswerInput, options?: { by?: { kind: 'user'; id?: string } }): Promise<void>
   /**
    * Resolves when every event committed so far is durable in the store (at once without one), its
    * running children's included: the prompts `followup` returned ids for are then accepted, and a
@@ -446,6 +459,8 @@ export interface Agent extends WakeupHandle {
   budgets(): BudgetStatus[]
 }
 
+export type { InputOptions, OpenInput, InputAnswerInput } from './input-types.js'
+import type { InputOptions, OpenInput, InputAnswerInput } from './input-types.js'
 export type { AgentSnapshot, AgentStatus, TurnPhase, TurnStateValue } from './snapshot-types.js'
 import type { AgentSnapshot, AgentStatus } from './snapshot-types.js'
 

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { StreamChunk } from './chunks.js'
 import { APPROVAL_EVENT_DATA } from './approvals.js'
 import { CHILD_EVENT_DATA } from './children.js'
+import { INPUT_EVENT_DATA } from './inputs.js'
 import { AssistantMessage, Failure, ToolErrorInfo, ToolResultMessage, Usage, UserMessage } from './messages.js'
 import { SCHEDULE_EVENT_DATA } from './schedules.js'
 
@@ -185,6 +186,8 @@ export const EVENT_DATA = {
   ...SCHEDULE_EVENT_DATA,
   // child sessions (docs/spec/lifecycle.md §10): events/children.ts
   ...CHILD_EVENT_DATA,
+  // input requests (docs/spec/lifecycle.md §11): events/inputs.ts
+  ...INPUT_EVENT_DATA,
 } as const
 
 export type EventDataMap = { [K in keyof typeof EVENT_DATA]: z.infer<(typeof EVENT_DATA)[K]> }

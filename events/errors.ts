@@ -65,6 +65,13 @@ export const ERROR_CODES = [
   'UNKNOWN_APPROVAL',
   /** an approval's edited arguments do not fit the tool's schema */
   'INVALID_ARGS',
+  // input requests (docs/spec/lifecycle.md §11): refusals of an answer, which log nothing
+  /** the input request was already answered (the first answer wins; an expired one too) */
+  'INPUT_ANSWERED',
+  /** no input request with that id was asked in the session */
+  'UNKNOWN_INPUT',
+  /** an answer that does not fit its request (a form's schema, a choice's options, the requested keys) */
+  'INVALID_INPUT',
   /** a budget's `price` function threw or returned something other than a finite number >= 0: the call's cost is unknown (docs/spec/lifecycle.md §10) */
   'BUDGET_PRICE',
   /** `turnlog import`: the input is not JSON / JSONL (names file and line) */

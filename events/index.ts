@@ -22,6 +22,9 @@ export {
 export {
   ApprovalId, ApprovalDecision, ApprovalBy, APPROVAL_EVENT_DATA, denialCode,
 } from './approvals.js'
+export {
+  InputRequestId, InputRequest, InputRequests, InputAnswer, InputBy, INPUT_EVENT_DATA, clientRefusalCode,
+} from './inputs.js'
 export { EventRegistry, defaultRegistry, type EventTypeSpec } from './registry.js'
 export { findLossy, deepFreeze, MAX_NESTING, type FindLossyOptions } from './lossless.js'
 export { spliceAll, pushAll } from './splice.js'

@@ -96,7 +96,9 @@ export const approvalsReducer: Reducer<ApprovalsState> = {
         break
     }
     if (draft.parked !== null && endsParking(event.type)) draft.parked = null
-    if (draft.waiting !== null && endsParking(event.type) && event.type !== 'tool/approval-decided') draft.waiting = null
+    // a decision or an answer (a store gave it while no agent ran) keeps the log waiting: resume
+    // restores the step and the decided call or the answered round goes on (docs/spec/lifecycle.md §9, §11)
+    if (draft.waiting !== null && endsParking(event.type) && event.type !== 'tool/approval-decided' && event.type !== 'tool/input-provided') draft.waiting = null
   },
 }
 

@@ -20,6 +20,7 @@ export {
 export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'
 export { approvalsReducer, openApprovals, endsParking, type ApprovalsState, type ApprovalRecord } from './approvals.js'
+export { inputsReducer, openInputs, roundsOf, type InputsState, type InputRecord } from './inputs.js'
 export { usageReducer, addUsage, emptyTotals, type UsageState, type UsageTotals } from './usage.js'
 export { rollUpUsage, ownUsage, sumTotals, spawnedChildren, type UsageRollUp } from './usage-tree.js'
 export { budgetReducer, type BudgetState } from './budget.js'

@@ -33,6 +33,7 @@ import { surfaceReducer } from './surface.js'
 import { transcriptReducer } from './transcript.js'
 import { usageReducer } from './usage.js'
 import { approvalsReducer } from './approvals.js'
+import { inputsReducer } from './inputs.js'
 
 /** A fresh, empty, mutable state. */
 export function initialReplayState(): ReplayState {
@@ -44,6 +45,7 @@ export function initialReplayState(): ReplayState {
     lifecycle: lifecycleReducer.initial(),
     usage: usageReducer.initial(),
     approvals: approvalsReducer.initial(),
+    inputs: inputsReducer.initial(),
     budget: budgetReducer.initial(),
     schedules: schedulesReducer.initial(),
   }
@@ -58,6 +60,7 @@ export function applyEvent(draft: ReplayState, event: LogEvent): void {
   lifecycleReducer.apply(draft.lifecycle, event)
   usageReducer.apply(draft.usage, event)
   approvalsReducer.apply(draft.approvals, event)
+  inputsReducer.apply(draft.inputs, event)
   budgetReducer.apply(draft.budget, event)
   schedulesReducer.apply(draft.schedules, event)
 }

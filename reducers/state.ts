@@ -7,6 +7,7 @@ import { approvalsReducer, type ApprovalsState } from './approvals.js'
 import { budgetReducer, type BudgetState } from './budget.js'
 import { historyReducer, type HistoryState } from './history.js'
 import { inboxReducer, type InboxState } from './inbox.js'
+import { inputsReducer, type InputsState } from './inputs.js'
 import { lifecycleReducer, type LifecycleState } from './lifecycle.js'
 import { schedulesReducer, type SchedulesState } from './schedules.js'
 import { surfaceReducer, type SurfaceState } from './surface.js'
@@ -22,6 +23,7 @@ export const ALL_REDUCERS = {
   lifecycle: lifecycleReducer,
   usage: usageReducer,
   approvals: approvalsReducer,
+  inputs: inputsReducer,
   budget: budgetReducer,
   schedules: schedulesReducer,
 } as const
@@ -35,6 +37,8 @@ export interface ReplayState {
   lifecycle: LifecycleState
   usage: UsageState
   approvals: ApprovalsState
+  /** Input rounds and their answers (docs/spec/lifecycle.md §11). */
+  inputs: InputsState
   /** Tokens and tool calls per budget scope (docs/spec/lifecycle.md §10; events/budget.ts). */
   budget: BudgetState
   /** Pending wakeups and their due times (docs/spec/lifecycle.md §10). */

@@ -39,6 +39,7 @@ import { isRunnableCall } from '../events/index.js'
 import { MessageAssembler } from '../models/assembler.js'
 import { lifecycleReducer, type LifecycleState } from '../reducers/lifecycle.js'
 import { approvalsReducer, type ApprovalRecord, type ApprovalsState } from '../reducers/approvals.js'
+import { inputsReducer, type InputsState } from '../reducers/inputs.js'
 import { denialCode, type ApprovalBy, type ApprovalDecision } from '../events/index.js'
 import { surfaceReducer, type SurfaceState } from '../reducers/surface.js'
 import { inboxReducer, type InboxState } from '../reducers/inbox.js'
@@ -69,6 +70,8 @@ export class CloserState {
   readonly surface: SurfaceState = surfaceReducer.initial()
   /** Approvals (docs/spec/lifecycle.md §9): a parked step is not closed; an interrupted one's open requests are decided. */
   readonly approvals: ApprovalsState = approvalsReducer.initial()
+  /** Input rounds (docs/spec/lifecycle.md §11): an interrupted step's open rounds are answered `cancel` `by: canceled`. */
+  readonly inputs: InputsState = inputsReducer.initial()
   step: OpenStep | null = null
   /** The last core event (for the "right after" rules of L14 and L15). */
   last: LogEvent | null = null
@@ -87,6 +90,7 @@ export class CloserState {
     lifecycleReducer.apply(this.lifecycle, e)
     surfaceReducer.apply(this.surface, e)
     approvalsReducer.apply(this.approvals, e)
+    inputsReducer.apply(this.inputs, e)
     if (e.type === 'schedule/fired') {
       const d = (e as EventOf<'schedule/fired'>).data
       const p = this.schedules.pending.find((x) => x.scheduleId === d.scheduleId)
@@ -188,7 +192,7 @@ const CORE = new Set([
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'assistant/chunk', 'assistant/message', 'tool/call',
   'tool/result', 'request/header', 'agent/inbox/spliced', 'llm/retry', 'compaction/start', 'compaction/summary',
   'compaction/prune', 'compaction/end', 'session/end-seed', 'schedule/created', 'schedule/fired', 'schedule/canceled',
-  'tool/approval-requested', 'tool/approval-decided', 'step/parked', 'child/spawned',
+  'tool/approval-requested', 'tool/approval-decided', 'step/parked', 'child/spawned', 'tool/input-requested', 'tool/input-provided',
 ])
 function isCoreType(t: string): boolean {
   return CORE.has(t)
@@ -392,10 +396,21 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
           if (d === undefined || d.decision.kind !== 'deny') return null
           return { code: denialCode(d.by), message: `Tool '${name}' was not run: its approval was ${d.by.kind === 'canceled' ? 'canceled' : 'denied'} (${why}).` }
         }
+        // Input rounds (docs/spec/lifecycle.md §11, L21): every open round of the step is answered
+        // `cancel` `by: canceled` (no result, no step/end while one is open); its call waited for a
+        // person, no body ran: its result is ABORTED, as a cancel gives it.
+        const waitedForInput = new Set<string>()
+        for (const id of s.inputs.open) {
+          const r = s.inputs.byId[id]!
+          if (r.turn !== turn || r.step !== step) continue
+          push({ type: 'tool/input-provided', data: { turn, step, callId: r.callId, requestId: r.requestId, round: r.round, answer: { action: 'cancel' }, by: { kind: 'canceled' } } })
+          waitedForInput.add(r.callId)
+        }
         // Started calls without a result, in model order (the lifecycle keeps them in call order).
         for (const call of l.pendingToolCalls) {
           const text = `The outcome of tool '${call.name}' is unknown: ${why}.`
-          const error = denied(call.callId, call.name) ?? { code: 'TOOL_OUTCOME_UNKNOWN', message: text }
+          const error = denied(call.callId, call.name)
+            ?? (waitedForInput.has(call.callId) ? { code: 'ABORTED', message: `Tool '${call.name}' was aborted while it waited for input: ${why}.` } : { code: 'TOOL_OUTCOME_UNKNOWN', message: text })
           // a subagent call whose child ended: the child's outcome, from its log (docs/spec/lifecycle.md §10)
           const child = st.spawned.has(call.callId) && denied(call.callId, call.name) === null ? opts.children?.get(call.callId) : undefined
           push({

@@ -5,6 +5,7 @@
  * frozen JSON copies, so a caller's later mutation cannot change the log (P3: what goes in comes
  * back out, deep-equal). Appends resolve on the next microtask (nothing to fsync), in order.
  */
+import { answerInStore, type StoreAnswerOptions, type StoreAnswered } from './answer.js'
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import { LogHeader, JSONL_FORMAT } from '../events/jsonl.js'
@@ -31,7 +32,7 @@ interface Entry {
   owner: MemoryWriter | null
 }
 
-export function memoryStore(opts: MemoryStoreOptions = {}): LogStore {
+export function memoryStore(opts: MemoryStoreOptions = {}): LogStore & { answer(id: string, requestId: string, answer: unknown, opts?: StoreAnswerOptions): Promise<StoreAnswered> } {
   return new MemoryStore(opts)
 }
 
@@ -44,6 +45,14 @@ class MemoryStore implements LogStore {
   constructor(opts: MemoryStoreOptions) {
     this.#registry = opts.registry ?? defaultRegistry
     this.#clock = opts.clock ?? Date.now
+  }
+
+  /**
+   * Answers an open input round of a session no agent owns now (docs/spec/lifecycle.md §11;
+   * stores/answer.ts). `SESSION_OWNED` while an agent owns it: answer through that agent.
+   */
+  answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+    return answerInStore(this, id, requestId, answer, { clock: this.#clock, ...opts })
   }
 
   async create(id: string, init: HeaderInit = {}): Promise<LogHeader> {

@@ -10,7 +10,9 @@ import { denialCode, isProviderApproval, type ApprovalBy, type ApprovalDecision,
 import type { CallHost } from './call-stages.js'
 import type { CallRec } from './call-record.js'
 import { errorOutcome, errorText, prepareCall } from './define.js'
-import type { ApprovalEnv, ApprovalRun, ToolOutcome } from './types.js'
+import type { InputRounds } from './input-rounds.js'
+import type { ApprovalEnv, ApprovalRun, OpenRound, ToolOutcome } from './types.js'
+import type { InputAnswer, InputBy } from '../events/index.js'
 
 /**
  * Marks the function of the gate's expiry timer, so that timers that stand in for the clock
@@ -31,8 +33,9 @@ export interface GateHost {
   /** Wakes every wait of the run. */
   notify(): void
   /** The first waiting call when the step may park now (nothing runs, everything before it
-   * committed, nothing commits), else null. */
-  parkable(): CallRec | null
+   * committed, nothing commits), else null; undefined while the run cannot tell yet (its start loop
+   * has not reached a wait): the parked position stays as it is. */
+  parkable(): CallRec | null | undefined
 }
 
 export class ApprovalGate implements ApprovalRun {
@@ -50,6 +53,8 @@ export class ApprovalGate implements ApprovalRun {
   #retryTimer: unknown = undefined
   /** A steer superseded the open requests; some are still to be decided (a claim failed). */
   #superseding = false
+  /** The step's input rounds (docs/spec/lifecycle.md §11), parked with the approvals; null without them. */
+  rounds: InputRounds | null = null
 
   constructor(env: ApprovalEnv, host: GateHost, calls: CallHost) {
     this.#env = env
@@ -172,13 +177,33 @@ export class ApprovalGate implements ApprovalRun {
     // down); the session stays parked (docs/spec/lifecycle.md §9) and its log is closed, so nothing is decided
     if (this.#closed) return
     this.#superseding = false // the cancel decides them instead
+    this.rounds?.cancelOpen()
     if (this.#retryTimer !== undefined) return // a retry is due: it keeps the backoff
     this.#ownDecisions('canceled')
   }
 
-  /** True while a request of the step is undecided (never once detached: nothing decides them then). */
+  /** True while a request of the step is undecided or a round unanswered (never once detached: nothing decides them then). */
   hasOpen(): boolean {
-    return !this.#closed && this.#host.recs.some((r) => r.approval !== null && r.approval.decided === null)
+    return !this.#closed && (this.#host.recs.some((r) => r.approval !== null && r.approval.decided === null) || this.rounds?.hasOpen() === true)
+  }
+
+  /** A round was asked or answered: a still parked step parks again, listing what is open now. */
+  noteChange(): void {
+    this.#decidedSinceParked = true
+  }
+
+  answer(requestId: string, answer: InputAnswer, by: InputBy): 'answered' | 'lost' | 'unknown' | 'already-answered' {
+    return this.#closed || this.rounds === null ? 'unknown' : this.rounds.answer(requestId, answer, by)
+  }
+
+  openInputs(): OpenRound[] {
+    return this.#closed || this.rounds === null ? [] : this.rounds.open()
+  }
+
+  /** A steer: every open round is answered `cancel` `by: superseded` (unless the rounds queue steers). */
+  supersedeInputs(): number {
+    if (this.#closed || this.rounds === null || this.rounds.onSteer === 'queue') return 0
+    return this.rounds.supersede()
   }
 
   /** Decides the open requests for a cancel or a steer; at the first claim fault, stops and retries later. */
@@ -328,6 +353,7 @@ export class ApprovalGate implements ApprovalRun {
   refresh(): void {
     if (this.#closed) return
     const w = this.#host.parkable()
+    if (w === undefined) return
     if (w === null) {
       if (this.#parked) {
         this.#parked = false
@@ -336,7 +362,7 @@ export class ApprovalGate implements ApprovalRun {
       return
     }
     if (this.#parked && !this.#decidedSinceParked) return
-    const ids = this.open().map((o) => o.approvalId)
+    const ids = [...this.open().map((o) => o.approvalId), ...(this.rounds?.openIds() ?? [])]
     this.#env.park(ids)
     this.#parked = true
     this.#decidedSinceParked = false
@@ -353,6 +379,7 @@ export class ApprovalGate implements ApprovalRun {
 
   detach(): void {
     this.#closed = true
+    this.rounds?.detach()
     if (this.#timer !== undefined) {
       this.#calls.env.clearTimeout(this.#timer)
       this.#timer = undefined

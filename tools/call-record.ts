@@ -3,7 +3,7 @@
  * the pure form of `callMachine`), what it resolved to, and how far it got (started, settled,
  * committed).
  */
-import type { ApprovalBy, ApprovalDecision, ToolCallBlock, ToolErrorInfo } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, InputAnswer, InputBy, InputRequests, ToolCallBlock, ToolErrorInfo } from '../events/index.js'
 import { callTransition, initialCallSnapshot, type CallEvent, type CallSnapshot } from './call-machine.js'
 import type { PreparedCall } from './define.js'
 import type { ToolOutcome } from './types.js'
@@ -17,6 +17,18 @@ export interface CallApproval {
   decided: { decision: ApprovalDecision; by: ApprovalBy } | null
 }
 
+/** A call's current input round (docs/spec/lifecycle.md §11). */
+export interface CallRound {
+  readonly requestId: string
+  readonly round: number
+  readonly requests: InputRequests
+  readonly state?: unknown
+  readonly expiresAt?: number
+  /** A client tool's round: its accepted response is the call's result. */
+  readonly client: boolean
+  answered: { answer: InputAnswer; by: InputBy } | null
+}
+
 export interface CallRec {
   readonly index: number
   /** The model's call; an approval with edited arguments replaces it (the `tool/call` carries those). */
@@ -25,6 +37,8 @@ export interface CallRec {
   readonly requested: ToolCallBlock
   /** Its approval request, once made. */
   approval: CallApproval | null
+  /** Its current input round, once it asked one (docs/spec/lifecycle.md §11). */
+  input: CallRound | null
   /** `needsApproval` threw or answered a non-boolean: the call's `HOOK_ERROR` result. */
   approvalProblem: ToolErrorInfo | null
   /** Resolves when its `tools/pre-execute` verdict is known (an `ask` included, before its decision). */
@@ -52,6 +66,7 @@ export function newCallRec(call: ToolCallBlock, index: number): CallRec {
     call,
     requested: call,
     approval: null,
+    input: null,
     approvalProblem: null,
     verdict: null,
     machine: initialCallSnapshot(),

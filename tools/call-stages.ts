@@ -10,9 +10,9 @@ import type { PreVerdict } from './call-machine.js'
 import type { CallRec } from './call-record.js'
 import { errorOutcome, errorText, outputToOutcome } from './define.js'
 import type {
-  ChildHost, ExecutePayload, PostExecuteDecision, PreExecuteDecision, ToolContext, ToolEnv, ToolOutcome,
+  ChildHost, ExecutePayload, InputContext, InputRequiredSpec, PostExecuteDecision, PreExecuteDecision, ToolContext, ToolEnv, ToolOutcome,
 } from './types.js'
-import { CHILD_HOST } from './types.js'
+import { CHILD_HOST, INPUT_REQUIRED, isInputRequired } from './types.js'
 
 /** What the stages need of the run: the env, the running bodies' signals, and three guards. */
 export interface CallHost {
@@ -73,8 +73,10 @@ export async function preExecute(rec: CallRec, host: CallHost): Promise<PreVerdi
 }
 
 /** Runs the body through `tools/execute`; resolves with the outcome at the first of: the body
- * ends, the timeout fires. Never rejects. */
-export function runBody(rec: CallRec, host: CallHost): Promise<ToolOutcome> {
+ * ends, the timeout fires. Never rejects. `input`: the answer of the call's last round
+ * (docs/spec/lifecycle.md §11); a body that returns `ctx.inputRequired(…)` resolves with an outcome
+ * whose `required` holds the round it asks. */
+export function runBody(rec: CallRec, host: CallHost, input?: InputContext): Promise<ToolOutcome> {
   const env = host.env
   const tool = rec.prepared!.tool!
   const name = rec.call.name
@@ -122,6 +124,8 @@ export function runBody(rec: CallRec, host: CallHost): Promise<ToolOutcome> {
       concludeTurn: () => {
         if (!done) rec.concludeRequested = true
       },
+      ...(input !== undefined ? { input } : {}),
+      inputRequired: (spec: InputRequiredSpec) => ({ [INPUT_REQUIRED]: true as const, spec }) as never,
       ...(env.children !== undefined ? { [CHILD_HOST]: childHost(env.children, rec.call.id) } : {}),
     }
     let bodyThrew: { error: unknown } | null = null
@@ -143,7 +147,14 @@ export function runBody(rec: CallRec, host: CallHost): Promise<ToolOutcome> {
     }
     host.within(result, 'tools/execute').then(
       (value) => {
-        if (!done) finish(outputToOutcome(tool, value))
+        if (done) return
+        let required: { spec: unknown } | null = null
+        try {
+          if (isInputRequired(value)) required = { spec: value.spec }
+        } catch {
+          // a hostile value (a throwing proxy): an output like any other, converted below
+        }
+        finish(required !== null ? { content: [], required: required.spec } : outputToOutcome(tool, value))
       },
       (err: unknown) => {
         if (done) return

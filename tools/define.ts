@@ -27,6 +27,12 @@ export const TOOL_ERROR_CODES = [
   'BLOCKED',
   /** An approval nobody decided before its `expiresAt` (docs/spec/lifecycle.md §9). */
   'APPROVAL_EXPIRED',
+  /** A client tool's round nobody answered before its `expiresAt` (docs/spec/lifecycle.md §11). */
+  'INPUT_EXPIRED',
+  /** A body's `ctx.inputRequired` round that cannot be asked (malformed requests, a form schema that is not one). */
+  'INVALID_INPUT_REQUEST',
+  /** A round's `state` larger than the cap (default 64 KB). */
+  'INPUT_STATE_TOO_LARGE',
 ] as const
 export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number]
 
@@ -45,7 +51,20 @@ export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
  * without `@valibot/to-json-schema` installed) fails at definition time with `INVALID_ARGUMENT`
  * naming the library and what to do, not in the middle of a turn.
  */
-export function defineTool<P extends ToolSchema, O = unknown>(def: Tool<P, O>): Tool<P, O> {
+export function defineTool<P extends ToolSchema, O = unknown>(input: (Tool<P, O> & { client?: false }) | ClientToolDefinition<P, O>): Tool<P, O> {
+  let def = input as Tool<P, O>
+  if (typeof input === 'object' && input !== null && (input as { client?: unknown }).client === true) {
+    if ((input as { execute?: unknown }).execute !== undefined) {
+      throw new TurnlogError('INVALID_ARGUMENT', `tool '${String((input as { name?: unknown }).name)}': a client tool has no execute (the client answers it)`, { field: 'execute' })
+    }
+    def = {
+      ...input,
+      description: (input as { description?: string }).description ?? '',
+      execute: () => {
+        throw new TurnlogError('INVALID_ARGUMENT', `tool '${input.name}' is a client tool: the client answers it`)
+      },
+    } as Tool<P, O>
+  }
   const where = typeof def?.name === 'string' && def.name !== '' ? `tool '${def.name}'` : 'tool'
   if (typeof def !== 'object' || def === null) throw new TurnlogError('INVALID_ARGUMENT', 'a tool definition must be an object')
   if (typeof def.name !== 'string' || def.name === '') throw new TurnlogError('INVALID_ARGUMENT', 'a tool needs a non-empty name', { field: 'name' })
@@ -73,6 +92,18 @@ export function defineTool<P extends ToolSchema, O = unknown>(def: Tool<P, O>): 
   }
   toolSpec(def as unknown as AnyTool)
   return def
+}
+
+/**
+ * What `defineTool({ client: true, … })` takes: a client tool (docs/spec/lifecycle.md §11), with no
+ * body here and no description needed. Each call logs one `client` round; the client's accepted
+ * response (validated against `output` when given) is the call's result. Answer it with
+ * `agent.answer(requestId, { action: 'accept', responses: { output } })` (or `turnlog/http`'s
+ * client-side tool flow).
+ */
+export type ClientToolDefinition<P extends ToolSchema, O = unknown> = Omit<Tool<P, O>, 'execute' | 'description' | 'client'> & {
+  client: true
+  description?: string
 }
 
 const SCHEMA_KINDS = 'a Standard Schema such as zod, valibot or arktype, or jsonSchema({...})'

@@ -39,7 +39,8 @@ export function restoreRecs(
       rec.machine = { state: 'settled', mode: 'exclusive', error: rec.outcome.error! }
       started = i + 1
     } else if (c.callSeq !== null) {
-      rec.machine = { state: 'pre', mode: 'exclusive', error: null }
+      // a call with a logged round (docs/spec/lifecycle.md §11) ran its body already: it waits in its round
+      rec.machine = { state: c.input !== undefined ? 'executing' : 'pre', mode: 'exclusive', error: null }
       rec.prepared = prepareCall(rec.call, tools)
       started = i + 1
       inFlight++
@@ -58,7 +59,7 @@ export function continuing(recs: readonly CallRec[], calls: readonly RestoredCal
   const out: Array<{ rec: CallRec; verdict: PreVerdict }> = []
   calls.forEach((c, i) => {
     const rec = recs[i]!
-    if (rec.committed || rec.callSeq === null || rec.restoredOutcome) return
+    if (rec.committed || rec.callSeq === null || rec.restoredOutcome || c.input !== undefined) return
     out.push({ rec, verdict: (c.child !== undefined || c.reissue === true) && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' } })
   })
   return out

@@ -24,6 +24,7 @@
 import type { ToolCallBlock, ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
 import { closeOut } from './close-out.js'
+import { CLIENT_KEY, InputRounds, afterRound, throughRounds, type RoundRun } from './input-rounds.js'
 import { continuing, restoreRecs } from './restore-calls.js'
 import type { PreVerdict } from './call-machine.js'
 import { newCallRec, send, type CallRec } from './call-record.js'
@@ -46,6 +47,17 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], env: ToolEnv
   return new ToolRun(calls, env).run()
 }
 
+/** A client tool's one round (its `input.timeoutMs` read inside a guard: an unreadable one is none). */
+function clientRound(rec: CallRec): unknown {
+  let ms: unknown
+  try {
+    ms = rec.prepared!.tool!.input?.timeoutMs
+  } catch {
+    ms = undefined
+  }
+  return { requests: { [CLIENT_KEY]: { kind: 'client' } }, ...(typeof ms === 'number' && ms > 0 && Number.isFinite(ms) ? { expiresInMs: ms } : {}) }
+}
+
 class ToolRun {
   readonly #env: ToolEnv
   readonly #recs: CallRec[]
@@ -64,6 +76,14 @@ class ToolRun {
   readonly #host: CallHost
   /** The step's approvals (approval-gate.ts); null without `env.approvals`. */
   readonly #gate: ApprovalGate | null
+  /** What a call's input rounds need of the run (input-rounds.ts). */
+  readonly #roundRun: RoundRun
+  /**
+   * While the start loop waits: the condition it waits on (true while it still cannot start the
+   * next call). The step parks only when this holds (docs/spec/lifecycle.md §9, §11): a start loop
+   * about to start a call never stands parked.
+   */
+  #startBlocked: (() => boolean) | null = null
 
   constructor(calls: readonly ToolCallBlock[], env: ToolEnv) {
     this.#env = env
@@ -80,6 +100,19 @@ class ToolRun {
     this.#gate = env.approvals
       ? new ApprovalGate(env.approvals, { recs: this.#recs, notify: () => this.#notify(), parkable: () => this.#parkable() }, this.#host)
       : null
+    const gate = this.#gate
+    if (gate !== null && env.approvals!.inputs !== undefined) {
+      gate.rounds = new InputRounds(env.approvals!.inputs, {
+        recs: this.#recs, notify: () => this.#notify(), changed: () => gate.noteChange(), now: () => env.approvals!.now(),
+      }, this.#host)
+    }
+    this.#roundRun = {
+      rounds: gate?.rounds ?? null,
+      calls: this.#host,
+      wait: () => this.#wait(),
+      dead: () => this.#dead,
+      durable: () => env.approvals?.durable() ?? Promise.resolve(),
+    }
     if (env.restored !== undefined) {
       const at = restoreRecs(this.#recs, env.restored.calls, env.tools)
       this.#n.started = at.started
@@ -114,7 +147,21 @@ class ToolRun {
         rec.verdict = new Promise<void>((resolve) => (known = resolve))
         void this.#continueCall(rec, verdict, known).catch((err: unknown) => this.#fail(err)).finally(known)
       }
-      if (env.restored !== undefined) this.#commits.pump() // restored §8 results commit in their place
+      // restored rounds (docs/spec/lifecycle.md §11): wait for their answer, or go on with the logged one
+      if (env.restored !== undefined) {
+        env.restored.calls.forEach((c, i) => {
+          const rec = this.#recs[i]!
+          if (c.input === undefined || rec.committed || rec.callSeq === null) return
+          const client = rec.prepared?.tool?.client === true
+          if (this.#roundRun.rounds === null) return
+          this.#roundRun.rounds.restore(rec, c.input, client)
+          void afterRound(rec, this.#roundRun)
+            .then((o) => throughRounds(rec, o, this.#roundRun, client))
+            .then((o) => this.#settle(rec, o))
+            .catch((err: unknown) => this.#fail(err))
+        })
+        this.#commits.pump() // restored §8 results commit in their place
+      }
       await this.#schedule()
       if (this.#failure) throw this.#failure.error
     } catch (err) {
@@ -174,14 +221,39 @@ class ToolRun {
     gate.refresh()
   }
 
-  /** The first call waiting for a decision, when only decisions are owed (docs/spec/lifecycle.md §9 "Parked"). */
-  #parkable(): CallRec | null {
+  /**
+   * The first call waiting for a person, when only people are owed (docs/spec/lifecycle.md §9 "Parked", §11):
+   * the start loop cannot start its next call, every running call waits for a decision or an
+   * answer, and the next call in model order cannot commit.
+   */
+  #parkable(): CallRec | null | undefined {
     if (this.#commits.committing || this.#failure !== null || this.#dead || this.#env.signal.aborted) return null
-    const w = this.#recs.find((r) => r.approval !== null && r.approval.decided === null)
-    if (w === undefined) return null
-    const ask = w.callSeq !== null ? 1 : 0
-    if (this.#n.committed !== w.index || this.#n.started !== w.index + ask || this.#n.inFlight !== ask) return null
-    return w
+    const blocked = this.#startBlocked
+    // the start loop is starting a call or waiting on its verdict: no change of the parked position
+    if (blocked === null) return undefined
+    if (!blocked()) return null
+    let first: CallRec | null = null
+    let waiting = 0
+    for (const r of this.#recs) {
+      const open = (r.approval !== null && r.approval.decided === null) || (r.input !== null && r.input.answered === null)
+      if (!open) continue
+      first ??= r
+      if (r.callSeq !== null && !r.committed && r.outcome === null) waiting++
+    }
+    if (first === null || this.#n.inFlight !== waiting) return null
+    const next = this.#recs[this.#n.committed]
+    if (this.#n.committed < this.#n.started && next !== undefined && next.outcome !== null) return null
+    return first
+  }
+
+  /**
+   * A wait of the start loop while `blocked` holds (the step may park then). The condition stays
+   * in place after the wait (it reads the current state, so it stays true exactly while the loop
+   * would wait again) until the loop starts a call (`#start`).
+   */
+  async #startWait(blocked: () => boolean): Promise<void> {
+    this.#startBlocked = blocked
+    await this.#wait()
   }
 
   // ---------------------------------------------------------------- the start loop
@@ -193,14 +265,16 @@ class ToolRun {
     // A restored call re-attaching its child is a barrier too (a subagent call is exclusive).
     for (const rec of recs) {
       if (rec.committed || rec.callSeq === null) continue
-      while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
+      while (this.#n.committed <= rec.index && !this.#failure) await this.#startWait(() => this.#n.committed <= rec.index)
     }
     while (this.#n.started < recs.length && !this.#stopped()) {
       const rec = recs[this.#n.started]!
       if (rec.approval !== null) {
         // A needsApproval call holds its place as a barrier: the calls before it commit, then it
         // waits for its decision (parked when nothing else is owed; docs/spec/lifecycle.md §9 "Order").
-        while ((this.#n.committed < this.#n.started || rec.approval.decided === null) && !this.#stopped()) await this.#wait()
+        const approval = rec.approval
+        const undecided = (): boolean => this.#n.committed < this.#n.started || approval.decided === null
+        while (undecided() && !this.#stopped()) await this.#startWait(undecided)
         if (this.#stopped()) break
         // decided: the step goes on (a decision made right after the park woke no wait to unpark it)
         this.#gate?.refresh()
@@ -215,7 +289,7 @@ class ToolRun {
         // approved: it runs alone, with the approved arguments
         send(rec, { type: 'CLASSIFY', mode: 'exclusive' })
         this.#start(rec, prepareCall(rec.call, this.#env.tools))
-        while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
+        while (this.#n.committed <= rec.index && !this.#failure) await this.#startWait(() => this.#n.committed <= rec.index)
         continue
       }
       // Classified right before it starts: the registry and the classifier are read now.
@@ -226,7 +300,7 @@ class ToolRun {
         if (this.#n.inFlight >= this.#cap) {
           // Pool full: wait for a slot, then classify again.
           send(rec, { type: 'DEFER' })
-          await this.#wait()
+          await this.#startWait(() => this.#n.inFlight >= this.#cap)
           continue
         }
         this.#start(rec, prepared)
@@ -234,12 +308,12 @@ class ToolRun {
           // Its verdict may be `ask`: no later call starts before it is known (L17), and an asking
           // call is a barrier until its decision is committed.
           await rec.verdict
-          if (rec.approval !== null) while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
+          if (rec.approval !== null) while (this.#n.committed <= rec.index && !this.#failure) await this.#startWait(() => this.#n.committed <= rec.index)
         }
         continue
       }
       // A barrier: the pool stops filling and drains (every earlier call commits) …
-      while (this.#n.committed < this.#n.started && !this.#failure) await this.#wait()
+      while (this.#n.committed < this.#n.started && !this.#failure) await this.#startWait(() => this.#n.committed < this.#n.started)
       if (this.#stopped()) {
         send(rec, { type: 'DEFER' })
         break
@@ -247,7 +321,7 @@ class ToolRun {
       // … then it runs alone (resolved again: the registry may have changed during the drain) …
       this.#start(rec, prepareCall(rec.call, this.#env.tools))
       // … and nothing starts before it commits.
-      while (this.#n.committed <= rec.index && !this.#failure) await this.#wait()
+      while (this.#n.committed <= rec.index && !this.#failure) await this.#startWait(() => this.#n.committed <= rec.index)
     }
     // Cancelled (or all started): open requests are decided `by: canceled`, the started calls
     // drain and commit in model order …
@@ -255,13 +329,14 @@ class ToolRun {
     // … a claim that failed is retried by the gate (after a backoff): the step waits for every
     // decision (L17: no result, no `step/end` while a request is open) …
     while (this.#env.signal.aborted && this.#gate?.hasOpen() === true && !this.#failure) await this.#wait()
-    while (this.#n.committed < this.#n.started && !this.#failure) await this.#wait()
+    while (this.#n.committed < this.#n.started && !this.#failure) await this.#startWait(() => this.#n.committed < this.#n.started)
     if (this.#failure) return
     // … and the rest get a synthetic pair.
     for (let i = this.#n.started; i < recs.length; i++) this.#notDispatched(recs[i]!, 'the turn was cancelled before it started')
   }
 
   #start(rec: CallRec, prepared: PreparedCall): void {
+    this.#startBlocked = null
     const ev = this.#env.appendCall(rec.call) // a throw: not started, the scheduler fails
     rec.callSeq = ev.seq
     rec.prepared = prepared
@@ -342,7 +417,10 @@ class ToolRun {
       }
       if (this.#dead) return
     }
-    const outcome = await runBody(rec, this.#host)
+    // a client tool has no body here: its one round is the client's (docs/spec/lifecycle.md §11)
+    const client = rec.prepared!.tool!.client === true
+    const first = client ? { content: [], required: clientRound(rec) } : await runBody(rec, this.#host)
+    const outcome = await throughRounds(rec, first, this.#roundRun, client)
     this.#settle(rec, outcome)
   }
 

@@ -4,7 +4,7 @@
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec'
-import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, ToolCallBlock, ToolSource, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, ToolSource, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
@@ -15,8 +15,62 @@ export interface ToolContext {
   step: number
   /** Ends the turn after this step's results are committed (the step ends `concluded`). */
   concludeTurn(): void
+  /**
+   * The answer to this call's last round (docs/spec/lifecycle.md §11), when the body is called
+   * again after it; undefined on the call's first run.
+   */
+  input?: InputContext
+  /**
+   * Ends a round instead of returning a result: `return ctx.inputRequired({ requests, state?, expiresInMs? })`.
+   * The round is logged (`tool/input-requested`); when a person (or the client, or another process)
+   * answers, the body is called again with `ctx.input`. Nothing waits in memory: the next round may
+   * run in another process. A malformed round (an unknown request kind, a form schema that is not
+   * JSON Schema, `state` that is not JSON or larger than the cap) is the call's
+   * `INVALID_INPUT_REQUEST` result. Typed `never` so that `return ctx.inputRequired(…)` fits any
+   * body's return type; its value is an {@link InputRequired} the scheduler recognises.
+   */
+  inputRequired(spec: InputRequiredSpec): never
   /** @internal What `defineSubagent` needs of the running agent (absent outside one). */
   readonly [CHILD_HOST]?: ChildHost
+}
+
+/** The answer a body is called again with (docs/spec/lifecycle.md §11). */
+export interface InputContext {
+  /** The round this answers (1 for the call's first round). */
+  round: number
+  /** `accept` (responses by request key), `decline` (the person said no), `cancel` (nobody will answer:
+   * it expired, new input superseded it, or the person dismissed it). */
+  action: InputAnswer['action']
+  responses?: Record<string, unknown>
+  /** The `state` the body gave with the round. */
+  state?: unknown
+  /** Who answered. */
+  by: InputBy
+}
+
+/** What a body passes to `ctx.inputRequired`. */
+export interface InputRequiredSpec {
+  /** What to ask, by key: `{kind: 'form', message, schema}`, `{kind: 'text', message}`,
+   * `{kind: 'choice', message, options}`, `{kind: 'url', message, url}`. */
+  requests: InputRequests
+  /** Opaque JSON given back in `ctx.input.state` (logged; capped, default 64 KB). */
+  state?: unknown
+  /** Answered `cancel` `by: expired` after this long (the agent's clock). */
+  expiresInMs?: number
+}
+
+/** @internal The brand of the value `ctx.inputRequired` returns. */
+export const INPUT_REQUIRED: unique symbol = Symbol.for('turnlog.inputRequired')
+
+/** The value a body returns to end a round (from `ctx.inputRequired`). */
+export interface InputRequired {
+  readonly [INPUT_REQUIRED]: true
+  readonly spec: InputRequiredSpec
+}
+
+/** True for the value of `ctx.inputRequired` (read inside the caller's guard). */
+export function isInputRequired(v: unknown): v is InputRequired {
+  return typeof v === 'object' && v !== null && (v as { [INPUT_REQUIRED]?: unknown })[INPUT_REQUIRED] === true
 }
 
 /** @internal The key of {@link ChildHost} on a {@link ToolContext}. */
@@ -75,6 +129,12 @@ export interface LiveChild {
   usage(): unknown
   /** Denies its open approvals (and its children's) `by: superseded`: its parent was steered. */
   supersedeApprovals?(): number
+  /** Its open input rounds and its children's (`agent.inputs()`, docs/spec/lifecycle.md §11). */
+  inputs?(): ReadonlyArray<{ requestId: string; session: string }>
+  /** Answers one of them (`agent.answer`): logged in the log of the session that asked. */
+  answer?(requestId: string, answer: unknown, options?: unknown): Promise<void>
+  /** Answers its open rounds (and its children's) `cancel` `by: superseded`: its parent was steered. */
+  supersedeInputs?(): number
   /** Parked with something owed to a person now (not a parked step about to take a held decision). */
   owesPerson?(): boolean
   /** Makes every event it committed durable (`agent.flush()`): a parent's `flush()` covers its running children. */
@@ -108,8 +168,16 @@ export interface Tool<P extends StandardSchemaV1 = StandardSchemaV1, O = unknown
   output?: StandardSchemaV1<O, unknown>
   /** The body. Its return value becomes the result text (strings as is, other values as JSON), or
    * return `{ content: Block[] }` for rich results (`{ content, isError: true }`: an error result the
-   * model sees, with its blocks, coded `TOOL_ERROR`). A throw is a `TOOL_ERROR` result. */
+   * model sees, with its blocks, coded `TOOL_ERROR`). A throw is a `TOOL_ERROR` result. Returning
+   * `ctx.inputRequired(…)` ends a round instead (docs/spec/lifecycle.md §11). */
   execute(args: ToolArgs<P>, ctx: ToolContext): Promise<O> | O
+  /**
+   * A client tool (docs/spec/lifecycle.md §11): no body here. Its call logs one `client` round, and
+   * the accepted response (validated against `output` when given) is the call's result.
+   */
+  client?: boolean
+  /** A client tool's round: `timeoutMs` answers it `cancel` `by: expired` (the call's `INPUT_EXPIRED` result) after this long. */
+  input?: { timeoutMs?: number }
   /** Exactly `true` makes the call parallel-safe; anything else (or a throw) makes it exclusive. */
   isConcurrencySafe?(args: ToolArgs<P>): boolean
   /** Per-call timeout; past it the call's signal aborts and the result is `TOOL_TIMEOUT`. */
@@ -196,6 +264,8 @@ export interface ToolOutcome {
   error?: { code: string; message: string }
   /** The output was a JSON value (not text, not `{content}` blocks): `content` is its JSON text. */
   json?: true
+  /** @internal The body ended a round (`ctx.inputRequired`): not a result yet. */
+  required?: unknown
 }
 
 /** `signal` in the tool hooks: the turn's cancel signal (for `tools/execute`, the call's own, which also aborts on its timeout). */
@@ -286,6 +356,22 @@ export interface ApprovalEnv {
   askable: boolean
   /** The run registers (and unregisters with null) the entry point that decisions reach it by. */
   attach(run: ApprovalRun | null): void
+  /** Input rounds (docs/spec/lifecycle.md §11); absent: a body's `inputRequired` is its `INVALID_INPUT_REQUEST` result. */
+  inputs?: InputEnv
+}
+
+/** The driver's side of input rounds (docs/spec/lifecycle.md §11). */
+export interface InputEnv {
+  /** Appends `tool/input-requested` for the call's round and returns its id. */
+  request(call: ToolCallBlock, round: number, requests: InputRequests, state: unknown, expiresAt: number | undefined): { requestId: string }
+  /** Claims an answer before it is logged (first answer wins across processes). */
+  claim(requestId: string, answer: InputAnswer, by: InputBy): { won: boolean; answer: InputAnswer; by: InputBy }
+  /** Appends `tool/input-provided`. */
+  appendAnswer(call: ToolCallBlock, requestId: string, round: number, answer: InputAnswer, by: InputBy): void
+  /** The cap of a round's `state` (bytes of its JSON text). */
+  maxStateBytes: number
+  /** A steer while rounds are open: supersede them (default) or keep them open. */
+  onSteer: 'supersede' | 'queue'
 }
 
 /** A running step's approvals, as the agent reaches them. */
@@ -302,8 +388,35 @@ export interface ApprovalRun {
   open(): Array<{ approvalId: string; callId: string; name: string; ask: boolean; provider?: true }>
   /** True while the step is parked. */
   readonly parked: boolean
+  /** Applies an answer (already validated): claims it, appends the winner, wakes the body's next round. */
+  answer?(requestId: string, answer: InputAnswer, by: InputBy): 'answered' | 'lost' | 'unknown' | 'already-answered'
+  /** The open rounds. */
+  openInputs?(): OpenRound[]
+  /** A steer: answers every open round `cancel` `by: superseded` (unless the rounds queue steers). Returns how many. */
+  supersedeInputs?(): number
   /** Stops the expiry timer (dispose of a parked agent: the session stays parked). */
   detach(): void
+}
+
+/** An open round of a running step. */
+export interface OpenRound {
+  requestId: string
+  callId: string
+  name: string
+  round: number
+  requests: InputRequests
+  /** The tool's output schema, for a client round's accepted response (validated when given). */
+  client: boolean
+}
+
+/** A call's round as the log holds it (a restored step). */
+export interface RestoredRound {
+  requestId: string
+  round: number
+  requests: InputRequests
+  state?: unknown
+  expiresAt?: number
+  answered: { answer: InputAnswer; by: InputBy } | null
 }
 
 /**
@@ -324,6 +437,8 @@ export interface RestoredCall {
    * (its pre-execute verdict was `allow` before the crash, so the hooks are not asked again).
    */
   child?: { id: string; seq: number }
+  /** Its last round (docs/spec/lifecycle.md §11), when it asked one and has no result yet. */
+  input?: RestoredRound
   /**
    * A started call without a result at a crash whose tool is issued again ({@link REISSUE}): the
    * scheduler runs its body again (its pre-execute allowed it before the crash).

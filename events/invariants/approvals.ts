@@ -9,6 +9,7 @@
 import { denialCode, type ApprovalBy, type ApprovalDecision } from '../approvals.js'
 import type { SessionEvent } from '../envelope.js'
 import { isRunnableCall } from '../messages.js'
+import type { InputState } from './inputs.js'
 import type { TurnState } from './structure.js'
 import type { Emit } from './types.js'
 
@@ -38,12 +39,12 @@ export class ApprovalState {
   /** A `step/parked` stands and no decision of the step came since (L18). */
   #parked = false
 
-  constructor(readonly turns: TurnState) {}
+  constructor(readonly turns: TurnState, readonly inputs?: InputState) {}
 
   check(e: SessionEvent, emit: Emit): void {
     const open = this.turns.openStep !== null
     if (this.#parked && open && !allowedWhileParked(e)) {
-      emit('L18', `${e.type} after step/parked, before a decision of the step (only inbox splices may stand between)`)
+      emit('L18', `${e.type} after step/parked, before a decision or an answer of the step (only inbox splices may stand between)`)
     }
     if (this.#deniedPair !== null && open && !(e.type === 'tool/result' && e.surfaceOp === 'append' && e.data.callId === this.#deniedPair)) {
       emit('L17', `${e.type} between the tool/call of the denied call ${this.#deniedPair} and its tool/result`)
@@ -129,17 +130,22 @@ export class ApprovalState {
           emit('L18', `step/parked names ${d.turn}.${d.step}, which is not the open step`)
           return
         }
-        if (this.#undecided === 0) emit('L18', 'step/parked with no undecided request in the step')
+        const rounds = this.inputs?.openCount ?? 0
+        if (this.#undecided === 0 && rounds === 0) emit('L18', 'step/parked with no undecided request and no open input round in the step')
         const listed = new Set(d.approvals)
+        // an open input round waits as an approval does (docs/spec/lifecycle.md §11): listed too
+        for (const id of this.inputs?.openIds() ?? []) if (!listed.has(id)) emit('L18', `step/parked does not list the open input request ${id}`)
         for (const [id, r] of this.#requests) {
           if (r.decided === null && !listed.has(id)) emit('L18', `step/parked does not list the undecided approval ${id}`)
         }
         for (const id of d.approvals) {
+          if (this.inputs?.isOpen(id) === true) continue
           const r = this.#requests.get(id)
           if (r === undefined || r.decided !== null) emit('L18', `step/parked lists ${id}, which is not an undecided request of the step`)
         }
         for (const c of this.#called) {
           if (this.#answered.has(c)) continue
+          if (this.inputs?.callWaits(c) === true) continue
           const a = this.#byCall.get(c)
           if (a !== undefined && this.#requests.get(a)!.ask && this.#requests.get(a)!.decided === null) continue
           emit('L18', `step/parked while tool/call ${c} has no tool/result`)
@@ -193,6 +199,10 @@ export class ApprovalState {
       case 'tool/result':
         if (e.surfaceOp === 'append') this.#answered.add(e.data.callId)
         return
+      case 'tool/input-provided':
+        // an answer ends the parked stretch as a decision does (L18)
+        this.#parked = false
+        return
       case 'step/parked':
         this.#parked = true
         return
@@ -216,5 +226,5 @@ export class ApprovalState {
 }
 
 function allowedWhileParked(e: SessionEvent): boolean {
-  return e.type === 'agent/inbox/spliced' || e.type === 'tool/approval-decided' || e.type.startsWith('schedule/')
+  return e.type === 'agent/inbox/spliced' || e.type === 'tool/approval-decided' || e.type === 'tool/input-provided' || e.type.startsWith('schedule/')
 }

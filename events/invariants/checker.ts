@@ -1,5 +1,5 @@
 /**
- * The log invariant checker: L1–L20 exactly as decision record "invariant-checker" (docs/decisions/ in the repository)
+ * The log invariant checker: L1–L21 exactly as decision record "invariant-checker" (docs/decisions/ in the repository)
  * states them. `check` is pure; `apply` advances O(1)-amortised state (per open
  * turn and step, cleared at their boundaries; a surface replace costs O(range)).
  *
@@ -17,6 +17,7 @@ import { BudgetCheck } from './budget.js'
 import { ChildState } from './children.js'
 import { CompactionState } from './compaction.js'
 import { InboxState } from './inbox.js'
+import { InputState } from './inputs.js'
 import { ScheduleState } from './schedules.js'
 import { StepContent } from './step-content.js'
 import { TurnState } from './structure.js'
@@ -37,6 +38,8 @@ export class LogChecker {
   readonly #inbox: InboxState
   readonly #compaction = new CompactionState()
   readonly #approvals: ApprovalState
+  /** L21, input rounds (inputs.ts); the approvals' L18 reads it. */
+  readonly #inputs: InputState
   readonly #budget: BudgetCheck
   /** W1–W3, the wakeup rules (schedules.ts). */
   readonly #schedules: ScheduleState
@@ -47,7 +50,8 @@ export class LogChecker {
     this.#turns = new TurnState(opts.maxStepsPerTurn ?? 64, opts.maxRetries ?? 5, opts.maxResumeRuns ?? 3)
     this.#content = new StepContent(this.#turns)
     this.#inbox = new InboxState(this.#turns)
-    this.#approvals = new ApprovalState(this.#turns)
+    this.#inputs = new InputState(this.#turns)
+    this.#approvals = new ApprovalState(this.#turns, this.#inputs)
     this.#budget = new BudgetCheck(opts.price)
     this.#schedules = new ScheduleState(this.#turns)
     this.#children = new ChildState(this.#turns)
@@ -85,8 +89,8 @@ export class LogChecker {
   check(e: LogEvent): Violation[] {
     const out: Violation[] = []
     const seq = this.#position
-    const emit: Emit = (invariant, message) => {
-      out.push({ invariant, seq, message })
+    const emit: Emit = (invariant, message, rule) => {
+      out.push(rule === undefined ? { invariant, seq, message } : { invariant, seq, message, rule })
     }
     if (e.seq !== seq) emit('L1', `seq ${e.seq} at position ${seq}`)
     if (!isCoreEvent(e)) return out
@@ -96,6 +100,7 @@ export class LogChecker {
     this.#inbox.check(e, emit)
     this.#compaction.check(e, emit)
     this.#approvals.check(e, emit)
+    this.#inputs.check(e, emit)
     this.#budget.check(e, emit)
     this.#schedules.check(e, emit)
     this.#children.check(e, emit)
@@ -112,6 +117,7 @@ export class LogChecker {
     this.#inbox.apply(e)
     this.#compaction.apply(e)
     this.#approvals.apply(e)
+    this.#inputs.apply(e)
     this.#budget.apply(e)
     this.#schedules.apply(e)
     this.#children.apply(e)

@@ -7,6 +7,8 @@ export interface Violation {
   message: string
   /** For 'SCHEMA' violations: the offending field, when known (`data.turn`). */
   field?: string
+  /** The rule of the invariant that was broken, for invariants with coded rules (L21: `INPUT_ROUND`, …). */
+  rule?: string
 }
 
 export interface CheckerOptions {
@@ -29,9 +31,10 @@ export type LogInvariant =
   | 'L1' | 'L2' | 'L3' | 'L4' | 'L5' | 'L6' | 'L7' | 'L8' | 'L9' | 'L10' | 'L11' | 'L12' | 'L13' | 'L14' | 'L15' | 'L16' | 'L17' | 'L18'
   | 'L19'
   | 'L20'
+  | 'L21'
 
 /** The wakeup rules (events/invariants/schedules.ts): W1–W3 of docs/spec/invariants.md. */
 export type ScheduleInvariant = 'W1' | 'W2' | 'W3'
 
 /** How a rule group reports a violation at the event being checked. */
-export type Emit = (invariant: LogInvariant | ScheduleInvariant, message: string) => void
+export type Emit = (invariant: LogInvariant | ScheduleInvariant, message: string, rule?: string) => void

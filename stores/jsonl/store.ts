@@ -14,6 +14,7 @@
  * file in `scan.ts`, the handles in `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
 import { decideThroughChildren } from '../decide-children.js'
+import { answerInStore, type StoreAnswerOptions, type StoreAnswered } from '../answer.js'
 import { decideInStore, type StoreDecided, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
 import { JsonlDecisionChannel } from './decision-watch.js'
 import { randomBytes } from 'node:crypto'
@@ -108,6 +109,16 @@ export class JsonlStore implements LogStore {
     // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) =>
       decideInStore(this, sid, approvalId, decision, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid, { fs: this.fs }), ...opts }))
+  }
+
+  /**
+   * Answers an open input round of a session nobody runs now (docs/spec/lifecycle.md §11;
+   * stores/answer.ts): checked, then logged under the write lock; durable when it resolves. The
+   * next process that resumes the session runs the body's next round with it, once.
+   */
+  answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+    assertSessionId(id)
+    return answerInStore(this, id, requestId, answer, { clock: this.clock, ...opts })
   }
 
   /** The log file of a session (the id is checked first). */

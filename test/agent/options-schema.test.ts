@@ -109,6 +109,7 @@ describe('createAgent options, checked at the call (issue 27 item 5, R7)', () =>
       plugins: [], compaction: { name: 'c', install: () => {} }, clock: () => 1, ids: () => 'x', timers: { random: () => 0.5 },
       cancelGraceMs: 0, hooks: { 'agent/status': [() => {}], 'agent/pre-step': (_p, next) => next() }, checkRequests: 'full', inspect: () => {},
       approvals: { onSteer: 'queue' },
+      inputs: { onSteer: 'queue', maxStateBytes: 1024 },
       budget: [{ costUsd: 1, scope: 'session', price: () => 0, warnAt: 0.5 }, { toolCalls: 3, totalTokens: 100, scope: 'turn' }],
       wakeups: { timer: true, tool: { name: 'wake', minDelayMs: 1, maxDelayMs: 10, deliver: 'steer', whenBusy: 'drop' } },
     }

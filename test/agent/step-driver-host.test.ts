@@ -21,6 +21,7 @@ import { TurnlogError, type LogEvent, type ModelMessage, type UserMessage } from
 import { Session } from '../../events/session.js'
 import { scriptedModel, type ScriptedEntry } from '../../models/index.js'
 import { historyReducer } from '../../reducers/history.js'
+import { inputsReducer } from '../../reducers/inputs.js'
 import { approvalsReducer } from '../../reducers/approvals.js'
 import { lifecycleReducer } from '../../reducers/lifecycle.js'
 import { defineTool } from '../../tools/index.js'
@@ -71,6 +72,9 @@ function makeHost(script: readonly ScriptedEntry[], { checkRequests, tools = fal
     resumed: false,
     // approvals (docs/spec/lifecycle.md §9): none of these tools needs one
     approvalsState: approvalsReducer.initial(),
+    // input rounds (docs/spec/lifecycle.md §11): none of these tools asks one
+    inputsState: inputsReducer.initial(),
+    inputOptions: undefined,
     approvalRun: null,
     newId: () => 'id',
     now: () => 0,
