@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto'
 import { jsonSchema } from '../tools/json-schema.js'
 import { TOOL_NAME } from '../tools/define.js'
-import { REISSUE, TOOL_CATALOG, type AnyTool, type ToolCatalog } from '../tools/types.js'
+import { REISSUE, TOOL_CATALOG, type AnyTool, type ToolCatalog, type ToolContext } from '../tools/types.js'
+import { isMcpInputRequired, responsesOf, roundOf } from './rounds.js'
 import { outputOf } from './content.js'
 import type { ListedTool, ServerConnection } from './connection.js'
 import type { McpToolOverride } from './types.js'
@@ -130,8 +131,15 @@ export class McpCatalog implements ToolCatalog {
       ...(concurrencySafe ? { isConcurrencySafe: () => true } : {}),
       // the SDK request gets a little longer than the call's timeout: the scheduler decides
       // TOOL_TIMEOUT and aborts the signal, which cancels the request on the wire
-      execute: async (args: unknown, ctx: { signal: AbortSignal }) =>
-        outputOf(await s.call(t.name, args, { signal: ctx.signal, timeoutMs: timeoutMs + 1000, resend: idempotent || readOnly })),
+      execute: async (args: unknown, ctx: ToolContext) => {
+        // a round's answer (docs/spec/lifecycle.md §11) re-issues the call with the responses and the server's state
+        const retry = ctx.input !== undefined ? responsesOf(ctx.input) : undefined
+        const r = await s.call(t.name, args, { signal: ctx.signal, timeoutMs: timeoutMs + 1000, resend: idempotent || readOnly, ...(retry !== undefined ? { retry } : {}) })
+        if (!isMcpInputRequired(r)) return outputOf(r)
+        const round = roundOf(r)
+        if ('error' in round) return { content: [{ type: 'text', text: `MCP server '${s.name}': ${round.error}.` }], isError: true }
+        return ctx.inputRequired({ requests: round.requests, state: round.state })
+      },
     }
     return tool as unknown as AnyTool
   }

@@ -12,6 +12,7 @@ import { TurnlogError } from '../events/index.js'
 import { errorText } from '../tools/define.js'
 import type { McpCallResult } from './content.js'
 import { redact, secretsOf } from './redact.js'
+import type { McpInputRequired } from './rounds.js'
 import type { McpHttpServer, McpServerConfig, McpStdioServer, McpToolsOptions } from './types.js'
 
 /** A tool as the server lists it (the SDK's `Tool`, structurally: the members read here). */
@@ -91,6 +92,9 @@ export class ServerConnection {
   async #connect(): Promise<Client> {
     const protocol = this.config.protocol ?? 'auto'
     const client = new Client(this.options.clientInfo ?? { name: 'turnlog', version: '1' }, {
+      // elicitations become turnlog input rounds (mcp/rounds.ts): answered by a person, durably
+      capabilities: { elicitation: { form: {}, url: {} } },
+      inputRequired: { autoFulfill: false },
       versionNegotiation: { mode: protocol === 'legacy' ? 'legacy' : protocol === 'auto' ? 'auto' : { pin: protocol } },
       listChanged: {
         tools: {
@@ -150,12 +154,14 @@ export class ServerConnection {
    * then a call whose server session expired or whose connection dropped is re-issued once on a
    * fresh connection. Rejects with a message free of credentials.
    */
-  async call(name: string, args: unknown, opts: { signal: AbortSignal; timeoutMs: number; resend: boolean }): Promise<McpCallResult> {
-    const attempt = async (): Promise<McpCallResult> => {
+  async call(name: string, args: unknown, opts: { signal: AbortSignal; timeoutMs: number; resend: boolean; retry?: { inputResponses: Record<string, unknown>; requestState?: string } }): Promise<McpCallResult | McpInputRequired> {
+    const attempt = async (): Promise<McpCallResult | McpInputRequired> => {
       const client = await this.#connected()
       opts.signal.throwIfAborted()
       try {
-        return (await client.callTool({ name, arguments: (args ?? {}) as Record<string, unknown> }, { signal: opts.signal, timeout: opts.timeoutMs })) as McpCallResult
+        // an `input_required` result (2026-07-28) comes back as is: it is a turnlog round
+        const params = { name, arguments: (args ?? {}) as Record<string, unknown>, ...opts.retry }
+        return (await client.callTool(params, { signal: opts.signal, timeout: opts.timeoutMs, allowInputRequired: true })) as McpCallResult
       } catch (err) {
         if (sessionGone(err) && this.#client === client) {
           this.#client = null

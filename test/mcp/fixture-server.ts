@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { appendFileSync } from 'node:fs'
-import { McpServer, createMcpHandler } from '@modelcontextprotocol/server'
+import { McpServer, acceptedContent, createMcpHandler, inputRequired } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import { toNodeListener } from '../../http/node.js'
 
@@ -138,6 +138,22 @@ export function buildServer(state: FixtureState): McpServer {
     echo.update({ description: state.echoDescription })
     if (!server.isConnected() || extra === null) extra = addExtra()
     return { content: [{ type: 'text', text: 'grown' }] }
+  })
+  server.registerTool('deploy', {
+    description: 'Deploys after asking for a confirmation (an input round).',
+    inputSchema: z.object({ env: z.string() }),
+  }, async ({ env }, ctx) => {
+    const responses = ctx.mcpReq.inputResponses
+    if (responses?.['confirm'] !== undefined) {
+      const ok = acceptedContent<{ ok?: boolean; note?: string }>(responses, 'confirm')
+      if (ok === undefined) return { content: [{ type: 'text', text: `not deployed (${String((responses['confirm'] as { action?: unknown }).action)})` }] }
+      return { content: [{ type: 'text', text: `deployed to ${env}: ${String(ok.note)} (state ${String(ctx.mcpReq.requestState())})` }] }
+    }
+    state.calls.push('deploy')
+    return inputRequired({
+      inputRequests: { confirm: inputRequired.elicit({ message: `Deploy to ${env}?`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' }, note: { type: 'string' } }, required: ['ok'] } }) },
+      requestState: `asked-${env}`,
+    })
   })
   const addExtra = () => server.registerTool('extra', { description: 'Appeared later.', inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: 'extra' }] }))
   let extra = state.extra ? addExtra() : null
