@@ -10,6 +10,8 @@ import { scriptedModel } from '../../models/index.js'
 import { reexecute, verify } from '../../replay/index.js'
 import { mcpTools } from '../../mcp/index.js'
 import { rerun } from '../../evals/index.js'
+import { logToSpans } from '../../otel/index.js'
+import { replay } from '../../replay/index.js'
 import { startHttpServer } from './fixture-server.js'
 
 describe('re-execution of MCP calls', () => {
@@ -42,5 +44,22 @@ describe('re-execution of MCP calls', () => {
       tools: [...tools],
     })
     expect(g.divergence).toBeNull()
+  })
+
+  it('replay and spans read MCP calls as ordinary tool calls; execute_tool spans name the server', async () => {
+    const s = await startHttpServer()
+    const tools = await mcpTools({ servers: { fx: { url: s.url } } })
+    const agent = createAgent({
+      model: scriptedModel([{ toolCalls: [{ name: 'echo', args: { text: 'a' }, id: 'c1' }] }, { text: 'done' }], { info: { name: 'scripted' } }),
+      tools: [...tools],
+    })
+    agent.followup('go')
+    await agent.whenIdle()
+    await tools.close()
+    await s.close()
+    const state = replay(agent.events)
+    expect(JSON.stringify(state)).toContain('"callId":"c1"')
+    const span = logToSpans(agent.events, { sessionId: 's' }).find((x) => x.name === 'execute_tool echo')!
+    expect(span.attributes).toMatchObject({ 'gen_ai.tool.name': 'echo', 'turnlog.mcp.server': 'fx', 'turnlog.mcp.tool': 'echo' })
   })
 })
