@@ -6,8 +6,9 @@
  * a call by its timeout and the turn's signal. An expired server session is re-initialised once,
  * transparently, for a request that is safe to resend.
  */
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio'
+import type { McpSdk } from './sdk.js'
 import { TurnlogError } from '../events/index.js'
 import { errorText } from '../tools/define.js'
 import type { McpCallResult } from './content.js'
@@ -46,7 +47,7 @@ export class ServerConnection {
   #attempts = 0
   #timer: ReturnType<typeof setTimeout> | null = null
 
-  constructor(readonly name: string, readonly config: McpServerConfig, readonly options: McpToolsOptions) {
+  constructor(readonly name: string, readonly config: McpServerConfig, readonly options: McpToolsOptions, readonly sdk: McpSdk) {
     this.secrets = secretsOf(config as { auth?: unknown; env?: Record<string, string> })
   }
 
@@ -63,7 +64,7 @@ export class ServerConnection {
   #transport(): StdioClientTransport | StreamableHTTPClientTransport {
     if ('command' in this.config && typeof this.config.command === 'string') {
       const c = this.config as McpStdioServer
-      return new StdioClientTransport({
+      return new this.sdk.StdioClientTransport({
         command: c.command,
         ...(c.args !== undefined ? { args: c.args } : {}),
         ...(c.env !== undefined ? { env: c.env } : {}),
@@ -74,7 +75,7 @@ export class ServerConnection {
     const c = this.config as McpHttpServer
     const auth = c.auth as { headers?: Record<string, string> } | undefined
     const headers = auth !== undefined && typeof auth.headers === 'object' && auth.headers !== null ? auth.headers : undefined
-    return new StreamableHTTPClientTransport(new URL(String(c.url)), {
+    return new this.sdk.StreamableHTTPClientTransport(new URL(String(c.url)), {
       ...(headers !== undefined ? { requestInit: { headers } } : {}),
       // anything else given as `auth` is the SDK's own provider (OAuth client provider or AuthProvider)
       ...(auth !== undefined && headers === undefined ? { authProvider: auth as never } : {}),
@@ -91,7 +92,7 @@ export class ServerConnection {
 
   async #connect(): Promise<Client> {
     const protocol = this.config.protocol ?? 'auto'
-    const client = new Client(this.options.clientInfo ?? { name: 'turnlog', version: '1' }, {
+    const client = new this.sdk.Client(this.options.clientInfo ?? { name: 'turnlog', version: '1' }, {
       // elicitations become turnlog input rounds (mcp/rounds.ts): answered by a person, durably
       capabilities: { elicitation: { form: {}, url: {} } },
       inputRequired: { autoFulfill: false },

@@ -18,6 +18,7 @@
 import { TOOL_CATALOG, type AnyTool } from '../tools/types.js'
 import { McpCatalog } from './catalog.js'
 import { ServerConnection } from './connection.js'
+import { loadSdk } from './sdk.js'
 import type { McpTools, McpToolsOptions } from './types.js'
 import { TurnlogError } from '../events/index.js'
 
@@ -44,13 +45,13 @@ export async function mcpTools(options: McpToolsOptions): Promise<McpTools> {
   if (typeof options !== 'object' || options === null || typeof options.servers !== 'object' || options.servers === null) {
     throw new TurnlogError('INVALID_ARGUMENT', 'mcpTools needs { servers: { name: { command } | { url } } }', { field: 'servers' })
   }
-  const servers: ServerConnection[] = []
   for (const [name, config] of Object.entries(options.servers)) {
     const ok = typeof config === 'object' && config !== null && (typeof (config as { command?: unknown }).command === 'string' || typeof (config as { url?: unknown }).url === 'string' || (config as { url?: unknown }).url instanceof URL)
     if (!ok) throw new TurnlogError('INVALID_ARGUMENT', `mcpTools: server '${name}' needs a command (stdio) or a url (Streamable HTTP)`, { field: `servers.${name}` })
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) throw new TurnlogError('INVALID_ARGUMENT', `mcpTools: server name ${JSON.stringify(name)} must be 1 to 64 of A-Za-z0-9_-`, { field: `servers.${name}` })
-    servers.push(new ServerConnection(name, config, options))
   }
+  const sdk = await loadSdk()
+  const servers = Object.entries(options.servers).map(([name, config]) => new ServerConnection(name, config, options, sdk))
   const closeAll = async (): Promise<void> => {
     await Promise.all(servers.map((s) => s.close()))
   }

@@ -145,6 +145,11 @@ describe('turnlog/mcp over Streamable HTTP', () => {
     await until(() => s.state.cancelled > 0)
   })
 
+  it('a server without a command or a url is INVALID_ARGUMENT naming it, before anything is started', async () => {
+    const err = await mcpTools({ servers: { broken: {} as never } }).catch((e: unknown) => e)
+    expect(TurnlogError.is(err) && [err.code, err.field]).toEqual(['INVALID_ARGUMENT', 'servers.broken'])
+  })
+
   it('credentials: static headers reach the server, never the log or an error message', async () => {
     const s = await server()
     const secret = 'Bearer tok-very-secret-123'
