@@ -100,6 +100,8 @@ export async function runStep(
           break
         }
         case 'assembling': {
+          // live tool lists (an MCP server's) are read here, at the step boundary (agent/tool-catalogs.ts)
+          agent.refreshTools?.()
           // No listener: the options' prompt and tools, with no payload, no wait and no guard (a
           // hook a session does not use costs nothing per step; benchmark B5)
           if (agent.hooks.count('system-prompt/assemble') === 0) {
@@ -109,7 +111,6 @@ export async function runStep(
             break
           }
           try {
-            agent.refreshTools?.()
             const r = await agent.within(agent.hooks.waterfall('system-prompt/assemble', { turn, step, system: agent.options.system ?? '', tools: agent.toolSpecs, signal }, (p) => ({ system: p.system, tools: p.tools })), 'system-prompt/assemble')
             system = r.system
             tools = r.tools

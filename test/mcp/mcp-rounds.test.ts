@@ -51,6 +51,19 @@ describe('MCP input rounds (2026-07-28 input_required)', () => {
     expect(verify(agent.events).violations).toEqual([])
   })
 
+  it('a 2025-11-25 connection: the server\'s elicitation is refused by the client (no live rounds yet) and the call ends as the server\'s error result, never hanging', async () => {
+    const s = await startHttpServer()
+    cleanup.push(() => s.close())
+    const tools = await mcpTools({ servers: { fx: { url: s.url, protocol: 'legacy' } } })
+    cleanup.push(() => tools.close())
+    const agent = createAgent({ model: scriptedModel([{ toolCalls: [{ name: 'deploy', args: { env: 'prod' }, id: 'c1' }] }, { text: 'done' }], { info: { name: 'scripted' } }), tools: [...tools] })
+    agent.followup('deploy')
+    expect(await agent.whenSettled()).toBe('idle')
+    const r = of(agent.events, 'tool/result')[0]!
+    expect(r.error?.code).toBe('TOOL_ERROR')
+    expect(of(agent.events, 'tool/input-requested')).toEqual([])
+  })
+
   it('R10 R11: a decline reaches the server as a declined elicitation', async () => {
     const { tools } = await setup()
     const agent = createAgent({ model: scriptedModel([{ toolCalls: [{ name: 'deploy', args: { env: 'dev' }, id: 'c1' }] }, { text: 'done' }], { info: { name: 'scripted' } }), tools: [...tools] })
