@@ -34,6 +34,7 @@ import { checkHook } from './options-schema.js'
 import { Persistence, type DecisionChannel } from './persistence.js'
 import { applyAnswer, openInputList, type InputAnswerInput, type OpenInput } from './inputs.js'
 import { resumesChildren, restoredStep, runningChildren, standsParked } from './restore.js'
+import { reissues } from '../tools/types.js'
 import { isSubagent } from './subagent-mark.js'
 import { LiveChildren } from './children.js'
 import { budgetMeter, installFold, wakeups } from './setup.js'
@@ -91,8 +92,11 @@ export class TurnlogAgent extends AgentCore implements Agent {
     this.budget = budgetMeter(options, (err, where) => this.reportError(err, where), (n, p) => this.emit(n, p))
     this.wakeups = wakeups(options, new TurnlogAgent.#WakeupView(this), this.session.length > 0)
     const pending = installFold(this)
-    const kids = this.lifecycle.openTurn !== null && resumesChildren(options)
-      ? runningChildren(this.session.events, this.lifecycle, (name) => (options.tools ?? []).some((t) => isSubagent(t) && t.name === name))
+    // a crash while subagent calls (docs/spec/lifecycle.md §10) or calls of a re-issued tool (§12) ran
+    const kids = this.lifecycle.openTurn !== null
+      ? runningChildren(this.session.events, this.lifecycle,
+        (name) => resumesChildren(options) && (options.tools ?? []).some((t) => isSubagent(t) && t.name === name),
+        (name) => reissues(this.tools.get(name)))
       : null
     if (this.lifecycle.openTurn !== null && standsParked(this.lifecycle, this.approvalsState)) {
       this.restoreStep = restoredStep(this.session.events, this.lifecycle, this.approvalsState)

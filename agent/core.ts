@@ -24,6 +24,7 @@ import type { RestoredStep } from './restore.js'
 import { realTimers, resolveRetry, type ResolvedRetry } from './retry-policy.js'
 import type { StepRun } from './step-driver.js'
 import type { AgentOptions, HookName, Timers } from './types.js'
+import { refreshTools } from './tool-catalogs.js'
 import { scheduleWakeupTool } from './wakeup-tool.js'
 import type { Wakeups } from './wakeups.js'
 
@@ -33,8 +34,9 @@ export abstract class AgentCore {
   /** @internal */ readonly hooks = new HookRegistry()
   /** @internal */ readonly options: AgentOptions
   /** @internal */ readonly timers: Timers
-  /** @internal */ readonly tools: ReadonlyMap<string, AnyTool>
-  /** @internal */ readonly toolSpecs: readonly ToolSpec[]
+  /** @internal the tools now: the options' own, and a live list's (agent/tool-catalogs.ts) as of the last step boundary. */
+  tools: ReadonlyMap<string, AnyTool>
+  /** @internal */ toolSpecs: readonly ToolSpec[]
   /** @internal */ readonly baseConfig: RequestConfig
   /** @internal */ readonly newId: () => string
   /** @internal */ readonly maxParallelToolCalls: number
@@ -124,6 +126,11 @@ export abstract class AgentCore {
    */
   within<T>(value: Promise<T>, where: string): Promise<T> {
     return this.grace ? this.grace.within(value, where) : value
+  }
+
+  /** @internal Reads the live tool lists again at a step boundary (docs/spec/lifecycle.md §12; agent/tool-catalogs.ts). */
+  refreshTools(): void {
+    refreshTools(this)
   }
 
   /** @internal Appends one event to the log. */

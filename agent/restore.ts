@@ -40,7 +40,8 @@ export interface RunningChild {
  */
 export function runningChildren(
   events: readonly LogEvent[], lifecycle: LifecycleState, reattach: (name: string) => boolean,
-): Map<string, RunningChild> | null {
+  reissue: (name: string) => boolean = () => false,
+): Map<string, RunningChild | typeof REISSUED> | null {
   const turn = lifecycle.openTurn
   const step = lifecycle.openStep
   if (turn === null || step === null || lifecycle.pendingToolCalls.length === 0) return null
@@ -53,13 +54,19 @@ export function runningChildren(
       spawned.set(d.callId, { id: d.child, seq: e.seq })
     }
   }
-  const out = new Map<string, RunningChild>()
+  const out = new Map<string, RunningChild | typeof REISSUED>()
   for (const call of lifecycle.pendingToolCalls) {
     const c = spawned.get(call.callId)
-    if (c !== undefined && reattach(call.name)) out.set(call.callId, c)
+    if (c !== undefined ? reattach(call.name) : reissue(call.name)) out.set(call.callId, c ?? REISSUED)
   }
   return out.size > 0 ? out : null
 }
+
+/**
+ * A running call that is issued again (docs/spec/lifecycle.md §8, §12: its tool is idempotent), in the map of
+ * `runningChildren` (its step is restored for it as for a re-attached child).
+ */
+export const REISSUED = 'reissue' as const
 
 /** True when the log stands parked in its open step (resume restores it; repair leaves it alone). */
 export function standsParked(lifecycle: LifecycleState, approvals: ApprovalsState): boolean {
@@ -69,7 +76,7 @@ export function standsParked(lifecycle: LifecycleState, approvals: ApprovalsStat
 
 /** Where each call of the parked open step stands, from the log (O(step)). */
 export function restoredStep(
-  events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState, children: ReadonlyMap<string, RunningChild> | null = null,
+  events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState, children: ReadonlyMap<string, RunningChild | typeof REISSUED> | null = null,
 ): RestoredStep {
   const turn = lifecycle.openTurn!
   const step = lifecycle.openStep!
@@ -124,7 +131,8 @@ export function restoredStep(
     const c = called.get(block.id)
     const approval = byCall.get(block.id) ?? null
     const running = c !== undefined && !answered.has(block.id)
-    const child = running ? children?.get(block.id) : undefined
+    const found = running ? children?.get(block.id) : undefined
+    const child = found === REISSUED ? undefined : found
     const round = running ? rounds.get(block.id) : undefined
     return {
       ...(round !== undefined ? { input: round } : {}),
@@ -134,9 +142,10 @@ export function restoredStep(
       committed: answered.has(block.id),
       approval,
       ...(child !== undefined ? { child } : {}),
+      ...(found === REISSUED ? { reissue: true as const } : {}),
       // a step restored for its children (docs/spec/lifecycle.md §10): another call that was running at the
       // crash (no request of its own waits) may have run: its §8 repair result, as the closers give it
-      ...(children !== null && running && child === undefined && approval?.decided?.decision.kind !== 'deny' && !(approval !== null && approval.decided === null)
+      ...(children !== null && running && found === undefined && approval?.decided?.decision.kind !== 'deny' && !(approval !== null && approval.decided === null)
         ? { unknown: { code: 'TOOL_OUTCOME_UNKNOWN', message: `The outcome of tool '${block.name}' is unknown: ${UNKNOWN_WHY}.` } }
         : {}),
     }

@@ -60,6 +60,8 @@ export interface StepHost extends InputHost {
   readonly children?: { attach(child: LiveChild): () => void }
   /** The budget meter (agent/budget.ts): the per-call `toolCalls` gate and the links a child's budget joins. */
   readonly budget?: BudgetMeter | null
+  /** Reads the live tool lists again at this step boundary (agent/tool-catalogs.ts). */
+  refreshTools?(): void
 }
 
 /** A running step, as the agent sees it (for cancel and snapshots). */
@@ -102,6 +104,8 @@ export async function runStep(
           break
         }
         case 'assembling': {
+          // live tool lists (an MCP server's) are read here, at the step boundary (agent/tool-catalogs.ts)
+          agent.refreshTools?.()
           // No listener: the options' prompt and tools, with no payload, no wait and no guard (a
           // hook a session does not use costs nothing per step; benchmark B5)
           if (agent.hooks.count('system-prompt/assemble') === 0) {

@@ -55,6 +55,8 @@ export const REGISTRY: readonly BenchEntry[] = [
   { ids: ['B8SQLITE'], title: 'sqlite workers: sessions/s with 1, 2, 4, 8 worker processes on one file, 200 ms model', module: './b8-sqlite.js', export: 'benchSqliteWorkers', sources: [...STEP, 'stores/sqlite', 'workers', 'bench/b8-sqlite.ts', 'bench/b8-sqlite-worker.ts'] },
   // B10: parked sessions cost nothing per session (workers; app-owned parked agents LISTEN)
   { ids: ['B10'], title: 'postgres: 10,000 parked sessions, workers and app-owned agents, nothing decided', module: './b10-parked.js', export: 'benchParked', sources: [...STEP, 'stores/postgres', 'workers', 'bench/b10-parked.ts', 'bench/pg-server.ts'] },
+  // B12: one MCP call through turnlog/mcp (logged, durable) vs the MCP SDK's bare client, stdio and HTTP
+  { ids: ['B12'], title: 'MCP: one tool call through turnlog/mcp vs the SDK bare client, stdio and Streamable HTTP', module: './b12-mcp.js', export: 'benchMcp', optional: true, sources: [...STEP, 'mcp', 'stores/jsonl', 'bench/b12-mcp.ts', 'bench/b12-server.ts'] },
   { ids: ['INSPECTOR'], title: 'inspector page: first paint and scrub, 1k / 100k events', module: './b6-inspector.js', export: 'benchInspector', sources: ['inspector', 'replay', 'reducers', 'cli', 'bench/b6-inspector.ts', 'bench/common.ts'] },
 ]
 

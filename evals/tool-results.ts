@@ -11,7 +11,7 @@
 import type { EventOf, LogEvent } from '../events/index.js'
 import { isAbortedBeforeBody } from '../replay/reexecute/facts.js'
 import { checkSchema } from '../tools/schema.js'
-import type { AnyTool, ToolContext } from '../tools/types.js'
+import { TOOL_CATALOG, type AnyTool, type ToolContext } from '../tools/types.js'
 import { callKey } from './canonical.js'
 import { before, type LivePlan } from './golden.js'
 import type { SettleOrder } from './settle-order.js'
@@ -91,8 +91,10 @@ export class ToolResults {
   /** The tool as the re-run's agent gets it: same name, schemas and classifier; the body decided here. */
   wrap(tool: AnyTool): AnyTool {
     const out = tool.output
+    // a tool of a live list (an MCP server's) is re-run as a fixed tool: its list is not read again
+    const { [TOOL_CATALOG]: _live, ...own } = tool as AnyTool & { [TOOL_CATALOG]?: unknown }
     return {
-      ...tool,
+      ...own,
       ...(out !== undefined ? {
         // a recorded output passes as it was; any other goes through the tool's own schema
         output: {
@@ -212,7 +214,9 @@ function serve(s: Served, ctx: ToolContext): unknown {
   if (code === 'TOOL_TIMEOUT' || code === 'ABORTED') return waitForAbort(ctx.signal)
   if (code === 'TOOL_ERROR') {
     const m = /^Tool '[^']*' failed: ([\s\S]*)$/.exec(d.error!.message)
-    throw new Error(m ? m[1]! : d.error!.message)
+    // a body that returned `{content, isError: true}` (an MCP server's isError) wrote its own blocks
+    if (m === null) return { content: d.message.content, isError: true }
+    throw new Error(m[1]!)
   }
   if (s.concluded) ctx.concludeTurn()
   // a JSON value is served as the value (the re-run logs it as the golden did, marked `json`)

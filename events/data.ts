@@ -84,10 +84,19 @@ export type StepOutcome = z.infer<typeof StepOutcome>
 export const InboxTarget = z.enum(['next-turn', 'next-step'])
 export type InboxTarget = z.infer<typeof InboxTarget>
 
+/**
+ * Where a tool came from when it is not the app's own (docs/spec/lifecycle.md §12): an MCP server's
+ * name, the tool's name on that server, and the hash of its definition there (drift shows as a
+ * new hash).
+ */
+export const ToolSource = z.strictObject({ mcp: z.string().min(1), tool: z.string().min(1), hash: z.string().min(1) })
+export type ToolSource = z.infer<typeof ToolSource>
+
 export const ToolSpec = z.strictObject({
   name: z.string().min(1),
   description: z.string(),
   parameters: z.record(z.string(), z.unknown()),
+  source: ToolSource.optional(),
 })
 export type ToolSpec = z.infer<typeof ToolSpec>
 

@@ -78,6 +78,8 @@ export const ERROR_CODES = [
   'IMPORT_NOT_JSON',
   /** `turnlog import`: the input parses but is not the format's shape (names file, line and field) */
   'IMPORT_BAD_SHAPE',
+  /** `turnlog/mcp`: an MCP server could not be started, reached or initialised within its bounds (names the server) */
+  'MCP_CONNECT',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

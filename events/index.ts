@@ -7,7 +7,7 @@ export {
 } from './messages.js'
 export { StreamChunk, FinishChunk, type SuccessFinishReason } from './chunks.js'
 export {
-  EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, ResumeCause, TurnCause, InboxTarget, ToolSpec, RequestConfig,
+  EVENT_DATA, SURFACE_TYPES, TurnEndReason, StepOutcome, CancelCause, RetryCause, ResumeCause, TurnCause, InboxTarget, ToolSpec, ToolSource, RequestConfig,
   BudgetEndReason, type EventDataMap, type CoreEventType,
 } from './data.js'
 export { ScheduleDeliver, ScheduleWhenBusy, SCHEDULE_EVENT_DATA } from './schedules.js'

@@ -28,6 +28,8 @@ export interface ApprovalHost {
   includeContent: boolean
   /** The open tool spans by call id (the fold's own map: a span opened here is ended at the call's result). */
   tools: Map<string, { key: string; startSeq: number }>
+  /** The MCP attributes of a tool by name, from the last logged definitions (none for the app's own). */
+  source?(name: string): Attributes
 }
 
 export const APPROVAL_ATTR = {
@@ -71,7 +73,7 @@ export class ApprovalSpans {
       // a needsApproval request: the call's span starts with the wait
       tool = { key: `tool-${callId}`, startSeq: seq }
       host.tools.set(callId, tool)
-      const attributes = toolAttributes(host.common(), { name: call.name, callId, turn: d.turn, step: d.step })
+      const attributes = { ...toolAttributes(host.common(), { name: call.name, callId, turn: d.turn, step: d.step }), ...host.source?.(call.name) }
       if (host.includeContent) attributes[ATTR.toolArguments] = call.arguments
       host.start(out, { key: tool.key, parentKey: host.turnKey(), name: `execute_tool ${call.name}`, kind: 'internal', startTime: time, attributes })
     }

@@ -48,6 +48,9 @@ export const ATTR = {
   systemInstructions: 'gen_ai.system_instructions',
   errorType: 'error.type',
   seqStart: 'turnlog.seq.start',
+  /** An MCP tool's server and its name there (the logged definition's `source`, docs/spec/lifecycle.md §12). */
+  mcpServer: 'turnlog.mcp.server',
+  mcpTool: 'turnlog.mcp.tool',
   seqEnd: 'turnlog.seq.end',
   turn: 'turnlog.turn',
   step: 'turnlog.step',

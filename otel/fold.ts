@@ -88,6 +88,16 @@ export class SpanFold {
   readonly #host: ApprovalHost = {
     start: (out, s) => this.#start(out, s), end: (out, e) => this.#end(out, e), common: () => this.#common(),
     turnKey: () => this.#turn?.key, includeContent: false, tools: this.#tools,
+    source: (name) => this.#source(name),
+  }
+
+  /** An MCP tool's server and name there, from the last `request/header` (docs/spec/lifecycle.md §12). */
+  #source(name: string): Attributes {
+    const tools = (this.#header as { tools?: unknown } | undefined)?.tools
+    if (!Array.isArray(tools)) return {}
+    const t = tools.find((x) => (x as { name?: unknown })?.name === name) as { source?: { mcp?: unknown; tool?: unknown } } | undefined
+    const s = t?.source
+    return typeof s?.mcp === 'string' && typeof s.tool === 'string' ? { [ATTR.mcpServer]: s.mcp, [ATTR.mcpTool]: s.tool } : {}
   }
 
   constructor(opts: SpanFoldOptions) {
@@ -210,6 +220,7 @@ export class SpanFold {
           [ATTR.toolType]: 'function',
           [ATTR.turn]: d.turn,
           [ATTR.step]: d.step,
+          ...this.#source(String(d.name)),
         }
         if (this.#opts.includeContent && typeof d.arguments === 'string') attributes[ATTR.toolArguments] = d.arguments
         this.#start(out, { key, parentKey: this.#turn?.key, name: `execute_tool ${d.name}`, kind: 'internal', startTime: time, attributes })

@@ -231,6 +231,11 @@ export interface CloserOptions {
    */
   reattach?: (call: { callId: string; name: string }) => boolean
   /**
+   * Re-issue (docs/spec/lifecycle.md §8, §12): answers whether the resumed agent issues this running call again
+   * (its tool is idempotent). Like a re-attached call, it leaves the open step open.
+   */
+  reissue?: (call: { callId: string; name: string }) => boolean
+  /**
    * Outcomes of finished children (docs/spec/lifecycle.md §10), by call id: a running subagent call whose child
    * session has ended gets the child's outcome as its result instead of `TOOL_OUTCOME_UNKNOWN`
    * (replay/child-outcome.ts reads them from the child's log).
@@ -463,6 +468,8 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
 function reattaches(s: CloserState, opts: CloserOptions): boolean {
   const l = s.lifecycle
   const st = s.step
-  if (opts.reattach === undefined || st === null || l.openStep === null || l.openTurn === null) return false
-  return l.pendingToolCalls.some((c) => st.spawned.has(c.callId) && opts.reattach!({ callId: c.callId, name: c.name }))
+  if ((opts.reattach === undefined && opts.reissue === undefined) || st === null || l.openStep === null || l.openTurn === null) return false
+  return l.pendingToolCalls.some((c) => st.spawned.has(c.callId)
+    ? opts.reattach?.({ callId: c.callId, name: c.name }) === true
+    : opts.reissue?.({ callId: c.callId, name: c.name }) === true)
 }

@@ -48,6 +48,8 @@ export interface RepairOptions extends CheckerOptions {
   decisions?: ReadonlyMap<string, AcceptedDecision>
   /** Leaves the open step to a resumed agent that re-attaches its children (closers.ts `CloserOptions.reattach`). */
   reattach?: CloserOptions['reattach']
+  /** Leaves the open step to a resumed agent that issues its running idempotent calls again (closers.ts `CloserOptions.reissue`). */
+  reissue?: CloserOptions['reissue']
   /** Finished children's outcomes by call id (closers.ts `CloserOptions.children`; replay/child-outcome.ts). */
   children?: ReadonlyMap<string, ChildOutcome>
 }
@@ -158,6 +160,7 @@ export class Repairer {
     const closers = closersAt(this.#closer, { length: this.#count, time: this.#lastTime }, {
       reason: 'interrupted', ...(this.opts.decisions !== undefined ? { decisions: this.opts.decisions } : {}),
       ...(this.opts.reattach !== undefined ? { reattach: this.opts.reattach } : {}),
+      ...(this.opts.reissue !== undefined ? { reissue: this.opts.reissue } : {}),
       ...(this.opts.children !== undefined ? { children: this.opts.children } : {}),
     })
     for (const c of closers) this.#verifier.push(c)

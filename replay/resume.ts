@@ -28,7 +28,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
 import { isSubagent } from '../agent/subagent.js'
-import { RESULT_CODE, RESUME_CHILD, type ChildResumer } from '../tools/types.js'
+import { RESULT_CODE, RESUME_CHILD, reissues, type ChildResumer } from '../tools/types.js'
 import { openLogInStore } from './log-into-store.js'
 import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
@@ -93,7 +93,7 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
     if (!agentOptions.store || agentOptions.sessionId === undefined) {
       throw new TurnlogError('INVALID_ARGUMENT', 'resumeAgent needs { store, sessionId } or { log }', { field: 'log' })
     }
-    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true, reattach: reattaching(agentOptions) })
+    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true, reattach: reattaching(agentOptions), reissue: reissuing(agentOptions) })
     onRepaired?.({
       log: { header: r.header, events: r.events }, closers: r.closers, keptEventCount: r.keptEventCount,
       quarantined: r.quarantined ? { offset: r.quarantined.offset, bytes: new Uint8Array(0) } : null,
@@ -103,7 +103,7 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   let repaired: RepairResult
   // continued into a store, the children live there: a running subagent call re-attaches its child
   // (and a finished child's outcome is read from there; a path's own directory otherwise)
-  const into = agentOptions.store ? { reattach: reattaching(agentOptions) } : {}
+  const into = agentOptions.store ? { reattach: reattaching(agentOptions), reissue: reissuing(agentOptions) } : {}
   if (typeof log === 'string' || log instanceof Uint8Array) {
     repaired = await repair(log, { ...checker(agentOptions), ...into, ...(agentOptions.store ? { childLogs: agentOptions.store } : {}) })
   } else {
@@ -130,6 +130,14 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
  */
 function reattaching(o: Pick<AgentOptions, 'tools'>): (call: { name: string }) => boolean {
   return (call) => (o.tools ?? []).some((t) => isSubagent(t) && t.name === call.name)
+}
+
+/**
+ * Re-issue (docs/spec/lifecycle.md §8, §12): a running call whose tool is issued again after a crash (an
+ * idempotent MCP tool) keeps its step open; the agent restores it and runs the call again, once.
+ */
+function reissuing(o: Pick<AgentOptions, 'tools'>): (call: { name: string }) => boolean {
+  return (call) => (o.tools ?? []).some((t) => t.name === call.name && reissues(t))
 }
 
 /** The options with the child resumer: a re-attached call resumes its child with `resumeAgent`. */

@@ -120,7 +120,7 @@ const specCache = new WeakMap<object, ToolSpec>()
  */
 export function toolSpec(tool: AnyTool): ToolSpec {
   const cached = specCache.get(tool)
-  if (cached && cached.name === tool.name && cached.description === tool.description) return cached
+  if (cached && cached.name === tool.name && cached.description === tool.description && cached.source?.hash === tool.source?.hash) return cached
   // The JSON text of a parameters schema is cached per schema object (schemas are immutable):
   // a tool set rebuilt per agent over shared schemas (the fuzzer, B7) converts each schema once.
   let json = jsonSchemaCache.get(tool.parameters)
@@ -131,6 +131,7 @@ export function toolSpec(tool: AnyTool): ToolSpec {
   // A JSON round trip: the spec goes into `request/header`, which must be lossless JSON; each spec
   // gets its own copy of the parameters.
   const spec: ToolSpec = { name: tool.name, description: tool.description, parameters: JSON.parse(json) as Record<string, unknown> }
+  if (tool.source !== undefined) spec.source = { mcp: tool.source.mcp, tool: tool.source.tool, hash: tool.source.hash }
   specCache.set(tool, spec)
   return spec
 }
@@ -228,8 +229,22 @@ function convertOutput(tool: AnyTool, value: unknown): ToolOutcome {
   if ('error' in c) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be a result: ${c.error}`)
   const lossy = findLossy(c.content, 'content')
   if (lossy) return errorOutcome('INVALID_TOOL_OUTPUT', `Tool '${tool.name}' returned an output that cannot be stored: ${lossy.why} at ${lossy.path}`)
+  // `{content, isError: true}`: an error result the model sees with all its blocks (an MCP tool's
+  // `isError`), coded TOOL_ERROR like a throwing body
+  if (isErrorOutput(out)) return { content: c.content, error: { code: 'TOOL_ERROR', message: errorMessageOf(tool.name, c.content) } }
   // a value that is neither text nor blocks is logged as its JSON, marked so a UI can show the value
   return isJsonValue(out) ? { content: c.content, json: true } : { content: c.content }
+}
+
+/** `{content: [...], isError: true}`. */
+function isErrorOutput(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { content?: unknown }).content) && (value as { isError?: unknown }).isError === true
+}
+
+/** The error message of an `isError` output: its text blocks, or a line saying there was none. */
+function errorMessageOf(name: string, content: readonly Block[]): string {
+  const text = content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('\n')
+  return text !== '' ? text : `Tool '${name}' reported an error.`
 }
 
 /** True for the outputs `outputToContent` writes as JSON text (not a string, `undefined` or `{content}` blocks). */

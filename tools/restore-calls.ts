@@ -60,7 +60,7 @@ export function continuing(recs: readonly CallRec[], calls: readonly RestoredCal
   calls.forEach((c, i) => {
     const rec = recs[i]!
     if (rec.committed || rec.callSeq === null || rec.restoredOutcome || c.input !== undefined) return
-    out.push({ rec, verdict: c.child !== undefined && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' } })
+    out.push({ rec, verdict: (c.child !== undefined || c.reissue === true) && rec.approval === null ? { kind: 'allow' } : { kind: 'ask' } })
   })
   return out
 }

@@ -4,7 +4,7 @@
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec'
-import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, ToolErrorInfo, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, ToolErrorInfo, ToolSource, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
@@ -180,7 +180,8 @@ export interface Tool<P extends StandardSchemaV1 = StandardSchemaV1, O = unknown
    */
   output?: StandardSchemaV1<O, unknown>
   /** The body. Its return value becomes the result text (strings as is, other values as JSON), or
-   * return `{ content: Block[] }` for rich results. A throw is a `TOOL_ERROR` result. Returning
+   * return `{ content: Block[] }` for rich results (`{ content, isError: true }`: an error result the
+   * model sees, with its blocks, coded `TOOL_ERROR`). A throw is a `TOOL_ERROR` result. Returning
    * `ctx.inputRequired(…)` ends a round instead (docs/spec/lifecycle.md §11). */
   execute(args: ToolArgs<P>, ctx: ToolContext): Promise<O> | O
   /**
@@ -203,6 +204,47 @@ export interface Tool<P extends StandardSchemaV1 = StandardSchemaV1, O = unknown
   needsApproval?: boolean | ApprovalPolicy<ToolArgs<P>>
   /** `timeoutMs`: how long a request waits (from the agent's clock) before it is decided `by: expired`. */
   approval?: { timeoutMs?: number }
+  /**
+   * Where the tool came from when it is not the app's own (an MCP server's tool, set by
+   * `turnlog/mcp`): logged with the tool's definition in `request/header` (docs/spec/lifecycle.md §12).
+   */
+  source?: ToolSource
+}
+
+/**
+ * @internal The key, on a tool, of its crash rule (docs/spec/lifecycle.md §8, §12): `true` when a call of it
+ * that a crash interrupted may be issued again by the resumed agent (an idempotent MCP tool). Resume
+ * then leaves the step open and the call's body runs again, once; any other interrupted call is
+ * `TOOL_OUTCOME_UNKNOWN`.
+ */
+export const REISSUE: unique symbol = Symbol.for('turnlog.reissue')
+
+/** @internal True when a tool's interrupted calls are issued again on resume ({@link REISSUE}). */
+export function reissues(tool: unknown): boolean {
+  try {
+    return typeof tool === 'object' && tool !== null && (tool as { [REISSUE]?: unknown })[REISSUE] === true
+  } catch {
+    return false
+  }
+}
+
+/** @internal The key, on a tool, of the live list it belongs to ({@link ToolCatalog}). */
+export const TOOL_CATALOG: unique symbol = Symbol.for('turnlog.toolCatalog')
+
+/**
+ * @internal A tool list that changes while an agent runs (an MCP server's, docs/spec/lifecycle.md §12).
+ * Every tool of the list carries it under {@link TOOL_CATALOG}; the agent reads `current` again at
+ * each step boundary when `version` moved (and at its first step), so a change reaches the model
+ * only there, as a `request/header {reason: 'change'}`.
+ */
+export interface ToolCatalog {
+  /** Moves whenever the list may have changed. */
+  readonly version: number
+  /**
+   * The list's tools now. `offered(source)`: the hash of the definition the session first offered
+   * the model for that source (from its log), or undefined: what drift is measured against.
+   */
+  current(offered: (mcp: string, tool: string) => string | undefined): readonly AnyTool[]
 }
 
 /** A `needsApproval` policy (declared as a method type, so a tool's policy over its own argument type
@@ -420,6 +462,11 @@ export interface RestoredCall {
   child?: { id: string; seq: number }
   /** Its last round (docs/spec/lifecycle.md §11), when it asked one and has no result yet. */
   input?: RestoredRound
+  /**
+   * A started call without a result at a crash whose tool is issued again ({@link REISSUE}): the
+   * scheduler runs its body again (its pre-execute allowed it before the crash).
+   */
+  reissue?: true
   /**
    * A started call that ran beside a re-attached child at a crash (docs/spec/lifecycle.md §8, §10): its body may
    * have run, so it is not run again; this is its result (`TOOL_OUTCOME_UNKNOWN`), committed in model

@@ -6,13 +6,16 @@
 import type { Timers } from '../../agent/types.js'
 import { EXPIRY_TIMER } from '../../tools/approval-gate.js'
 import type { EventOf } from '../../events/index.js'
-import type { AnyTool, ExecutePayload, ToolContext } from '../../tools/types.js'
+import { TOOL_CATALOG, type AnyTool, type ExecutePayload, type ToolContext } from '../../tools/types.js'
 import { isAbortedWhileRunning, isExecuteHookError, key2, key3, NEVER } from './facts.js'
 import type { BodyServe, FakeTimer, Gate, Host } from './state.js'
 
 export function servedTool(rx: Host, t: AnyTool, gen: number): AnyTool {
+  // a tool of a live list (an MCP server's) is served as a fixed tool: the list is never read
+  // again, so no server is contacted (docs/spec/lifecycle.md §12)
+  const { [TOOL_CATALOG]: _live, ...own } = t as AnyTool & { [TOOL_CATALOG]?: unknown }
   return {
-    ...t,
+    ...own,
     output: servedOutput(t.name) as unknown as AnyTool['output'],
     execute: (_args: unknown, ctx: ToolContext) => (gen === rx.gen ? servedBody(rx, ctx) : NEVER),
   } as AnyTool
@@ -94,7 +97,10 @@ export function settle(rx: Host, b: BodyServe): boolean {
   if (code === 'TOOL_ERROR') {
     const msg = r.data.error!.message
     const m = /^Tool '[^']*' failed: ([\s\S]*)$/.exec(msg)
-    b.reject(new Error(m ? m[1]! : msg))
+    // a body that threw wrote "Tool 'x' failed: …"; one that returned `{content, isError: true}`
+    // (an MCP server's isError) wrote its own blocks: served back as that output
+    if (m === null) b.resolve({ content: r.data.message.content, isError: true })
+    else b.reject(new Error(m[1]!))
     return true
   }
   if (rx.stepRec()?.outcome?.kind === 'concluded' || rx.steps.get(key2(b.ctx.turn, b.ctx.step))?.outcome?.kind === 'concluded') {
