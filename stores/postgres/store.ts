@@ -27,7 +27,9 @@ import { MIGRATE_LOCK, MIGRATION } from './schema.js'
 import { DUE_MIGRATION } from './wakeup-due.js'
 import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
-import { decideThroughChildren } from '../decide-children.js'
+import { answerThroughChildren, decideThroughChildren } from '../decide-children.js'
+import { answerPg } from './answer.js'
+import type { StoreAnswered, StoreAnswerOptions } from '../answer.js'
 import { pendingSendsPg, sendPg, type MessageLike, type SendOptions } from './sends.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
@@ -215,6 +217,19 @@ export class PostgresStore implements LogStore {
   decide(id: string, approvalId: string, decision: StoreDecisionInput, opts: StoreDecideOptions = {}): Promise<StoreDecided> {
     // an id of a running child's request is decided in that child (docs/spec/lifecycle.md §10, decide-children.ts)
     return decideThroughChildren(this, id, approvalId, (sid) => decidePg(this, sid, approvalId, decision, opts))
+  }
+
+  /**
+   * Answers an open input round from any machine, with or without a worker running the session
+   * (docs/spec/lifecycle.md §11; stores/postgres/answer.ts): checked against the log (an invalid answer is
+   * refused naming the field, nothing recorded), recorded beside the decisions (the first answer
+   * wins: `INPUT_ANSWERED`), durable when this resolves; the worker that owns the session (NOTIFY)
+   * or claims it (`pending`) logs it once and runs the body's next round. `seq` is where it was
+   * logged if that happened within `waitMs` (default 0), else null. A request id of a running
+   * child's round is answered in that child.
+   */
+  answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+    return answerThroughChildren(this, id, requestId, (sid) => answerPg(this, sid, requestId, answer, opts))
   }
 
   /**
