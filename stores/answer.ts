@@ -45,6 +45,11 @@ export interface StoreAnswered {
   time: number
   /** Where it was logged, or null while the session's running owner has not logged it yet (it is durable all the same). */
   seq: number | null
+  /**
+   * True when this call appended the answer itself because no process owned the session: the
+   * session then waits for whoever resumes it. False when a running owner logged it (or will).
+   */
+  loggedHere: boolean
 }
 
 /** The `tool/input-provided` event for `requestId` at the end of `events`, or a coded refusal. */
@@ -106,7 +111,7 @@ export async function answerInStore(store: LogStore, sessionId: string, requestI
         if (logged !== undefined) return answered(sessionId, logged, logged.seq)
         const e = await answerEvent(sessionId, events, requestId, draft.data.answer, by, time)
         await w.append([e], { expectedSeq: events.length })
-        return answered(sessionId, e, e.seq)
+        return answered(sessionId, e, e.seq, true)
       } finally {
         await w.close()
       }
@@ -124,9 +129,9 @@ export function loggedAnswer(events: readonly LogEvent[], requestId: string): Ev
 }
 
 /** What `store.answer` resolves with, from the answer's event. @internal */
-export function answered(sessionId: string, e: EventOf<'tool/input-provided'>, seq: number | null): StoreAnswered {
+export function answered(sessionId: string, e: EventOf<'tool/input-provided'>, seq: number | null, loggedHere = false): StoreAnswered {
   const d = e.data
-  return { sessionId, requestId: d.requestId, callId: d.callId, turn: d.turn, step: d.step, round: d.round, answer: d.answer, by: d.by, time: e.time, seq }
+  return { sessionId, requestId: d.requestId, callId: d.callId, turn: d.turn, step: d.step, round: d.round, answer: d.answer, by: d.by, time: e.time, seq, loggedHere }
 }
 
 async function answerUnderLock(store: LogStore, sessionId: string, requestId: string, input: unknown, by: InputBy, clock: () => number, waitMs: number): Promise<StoreAnswered> {
@@ -136,7 +141,7 @@ async function answerUnderLock(store: LogStore, sessionId: string, requestId: st
     for await (const e of w.events()) events.push(e)
     const e = await answerEvent(sessionId, events, requestId, input, by, clock())
     await w.append([e], { expectedSeq: events.length })
-    return answered(sessionId, e, e.seq)
+    return answered(sessionId, e, e.seq, true)
   } finally {
     await w.close()
   }

@@ -21,11 +21,11 @@ import { LogHeader } from '../../events/jsonl.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
-import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
+import type { AnswerRecord, DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { pgError } from './errors.js'
 import { MIGRATE_LOCK, MIGRATION } from './schema.js'
 import { DUE_MIGRATION } from './wakeup-due.js'
-import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
+import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedAnswers, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
 import { answerThroughChildren, decideThroughChildren } from '../decide-children.js'
 import { answerPg } from './answer.js'
@@ -243,6 +243,16 @@ export class PostgresStore implements LogStore {
       return await unloggedDecisions((sql, params) => this.pool.query(sql, params), id)
     } catch (err) {
       throw pgError(err, id, 'reading the recorded decisions failed')
+    }
+  }
+
+  /** The session's answers of input rounds recorded and not logged yet, by request id (what `turnlog inputs` shows). */
+  async answersNotLogged(id: string): Promise<Map<string, AnswerRecord>> {
+    assertSessionId(id)
+    try {
+      return await unloggedAnswers((sql, params) => this.pool.query(sql, params), id)
+    } catch (err) {
+      throw pgError(err, id, 'reading the recorded answers failed')
     }
   }
 

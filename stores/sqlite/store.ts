@@ -27,7 +27,7 @@ import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
 import type { AnswerRecord, DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { isBusy, openDb, sqlError, type SqlDb, type SqlStatement, type SqliteDriverName } from './driver.js'
-import { unloggedDecisions } from './rows.js'
+import { unloggedAnswers, unloggedDecisions } from './rows.js'
 import { migrate } from './schema.js'
 import { sessionRows, type SqliteSessionFilter, type SqliteSessionRow } from './sessions.js'
 import { answerSqlite, cancelSqlite, decideSqlite, pendingSendsSqlite, sendSqlite, type CancelRequest, type CancelRequestCause, type MessageLike, type SendOptions } from './side.js'
@@ -329,6 +329,12 @@ export class SqliteStore implements LogStore {
   async decisionsNotLogged(id: string): Promise<Map<string, DecisionRecord>> {
     assertSessionId(id)
     return unloggedDecisions(this.db, id)
+  }
+
+  /** The session's answers of input rounds recorded and not logged yet, by request id (what `turnlog inputs` shows). */
+  async answersNotLogged(id: string): Promise<Map<string, AnswerRecord>> {
+    assertSessionId(id)
+    return unloggedAnswers(this.db, id)
   }
 
   /** Asks the worker that holds (or next takes) the session to stop (as PostgreSQL's `cancel`). */
