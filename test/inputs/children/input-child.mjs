@@ -1,6 +1,6 @@
 // A child process for the input-round process tests (docs/spec/lifecycle.md §11, R10, R11): a tool 'ship'
 // whose body asks two rounds (a form, then a choice) and then finishes; each body run appends its
-// round (0, 1, 2) to COUNT, so runs are counted across processes and kills.
+// call id and round (0, 1, 2) to COUNT, so runs are counted across processes and kills.
 // argv: LIB KIND TARGET SESSION COUNT MODE
 //   KIND jsonl (TARGET a directory), pg (a postgres:// URL) or sqlite (a file)
 //   ask-exit  (jsonl) followup, park, print PARKED <status> <requestId>, dispose (stays parked), exit 0
@@ -20,7 +20,7 @@ const ship = defineTool({
   name: 'ship', description: 'ship a parcel, asking where and how fast', parameters: z.object({ item: z.string() }),
   execute: ({ item }, ctx) => {
     const round = ctx.input?.round ?? 0
-    appendFileSync(count, `${ctx.sessionId ?? sessionId} ${round} ${ctx.input?.action ?? '-'}\n`)
+    appendFileSync(count, `${ctx.sessionId ?? sessionId} ${ctx.callId} ${round} ${ctx.input?.action ?? '-'}\n`)
     if (ctx.input !== undefined && ctx.input.action !== 'accept') return `not shipped: ${ctx.input.action}`
     if (round === 0) {
       return ctx.inputRequired({ requests: { address: { kind: 'form', message: 'Where to?', schema: { type: 'object', properties: { city: { type: 'string', minLength: 1 } }, required: ['city'], additionalProperties: false } } } })
@@ -58,6 +58,6 @@ if (kind === 'jsonl') {
 
 const { runWorkers, ...stores } = kind === 'pg' ? await load('workers/index.js') : await load('workers/sqlite.js')
 const store = kind === 'pg' ? stores.postgresStore({ connectionString: target }) : stores.sqliteStore(target)
-runWorkers({ store, concurrency: 4, leaseMs: 1000, pollMs: 50, lingerMs: 20, agent: () => ({ model: model(), tools: [ship], system: 'sys' }), onError: () => {} })
+runWorkers({ store, concurrency: 4, leaseMs: 3000, pollMs: 50, lingerMs: 20, agent: () => ({ model: model(), tools: [ship], system: 'sys' }), onError: () => {} })
 process.stdout.write('READY\n')
 await new Promise(() => {})
