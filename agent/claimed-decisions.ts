@@ -15,8 +15,7 @@
 import type { ApprovalBy, ApprovalDecision, InputAnswer, InputBy } from '../events/index.js'
 import type { ApprovalsState } from '../reducers/approvals.js'
 import type { InputsState } from '../reducers/inputs.js'
-import type { AnswerRecord } from '../stores/types.js'
-import type { DecisionChannel, DecisionRecord, DecisionWatch } from './persistence.js'
+import type { AnswerRecord, DecisionChannel, DecisionRecord, DecisionWatch } from './persistence.js'
 import type { ApprovalRun } from '../tools/types.js'
 
 /** What the channel needs of its agent. */
