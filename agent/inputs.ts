@@ -46,8 +46,8 @@ export function inputEnv(agent: InputHost, turn: number, step: number): InputEnv
       agent.emit('agent/input', { input })
       return { requestId, ...(expiresAt !== undefined ? { expiresAt } : {}) }
     },
-    // answers are arbitrated by the agent alone for now: the stores' side channels carry decisions
-    claim: (_requestId, answer, by) => ({ won: true, answer, by }),
+    // the store's side channel arbitrates across processes (first answer wins), as for decisions
+    claim: (requestId, answer, by) => agent.claimed?.claimAnswer(requestId, answer, by) ?? { won: true, answer, by },
     appendAnswer: (call, requestId, round, answer, by) => {
       agent.append({ type: 'tool/input-provided', data: { turn, step, callId: call.id, requestId, round, answer, by } })
     },

@@ -17,10 +17,10 @@
 import type { LogEvent } from '../events/envelope.js'
 import { TurnlogError } from '../events/errors.js'
 import type { Session } from '../events/session.js'
-import type { DecisionChannel, DecisionRecord, DecisionWatch, LogStore, LogWriter } from '../stores/types.js'
+import type { AnswerRecord, DecisionChannel, DecisionRecord, DecisionWatch, LogStore, LogWriter } from '../stores/types.js'
 
 /** The store's decision side channel, as the agent sees it (its one sanctioned type import of stores). */
-export type { DecisionChannel, DecisionRecord, DecisionWatch }
+export type { AnswerRecord, DecisionChannel, DecisionRecord, DecisionWatch }
 
 export interface PersistenceHost {
   readonly sessionId: string

@@ -7,6 +7,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Command, CommanderError, Option } from 'commander'
 import { approvalsCommand, decideCommand, type DecideCommandOptions } from './commands/approvals.js'
+import { answerCommand, inputsCommand, type AnswerCommandOptions } from './commands/inputs.js'
 import { demoCommand } from './commands/demo.js'
 import { exportCommand, FORMATS } from './commands/export.js'
 import { fuzzCommand, type FuzzCommandOptions } from './commands/fuzz.js'
@@ -168,6 +169,21 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--arguments <JSON>', "edited arguments (with --approve), validated against the tool's schema")
     .option('--by <NAME>', 'who decides (logged)')
     .action(async (log: string, id: string, opts: DecideCommandOptions) => done(await decideCommand(log, id, opts, io)))
+
+  // input requests (docs/spec/lifecycle.md §11): cli/commands/inputs.ts
+  p.command('inputs')
+    .description('list the open input requests of a session (and of its running children)')
+    .argument('<LOG>', 'a JSONL log, postgres://…#session-id or sqlite:FILE#session-id')
+    .option('--json', 'print them as JSON')
+    .action(async (log: string, opts: { json?: boolean }) => done(await inputsCommand(log, opts, io)))
+  p.command('answer')
+    .description('answer an open input request (durable when it exits 0); the session goes on from it')
+    .argument('<LOG>', "a store's JSONL log DIR/<session-id>.jsonl, postgres://…#session-id or sqlite:FILE#session-id")
+    .argument('<ID>', 'the request id (turnlog inputs LOG)')
+    .option('--json <RESPONSES>', 'accept with these responses by request key, e.g. \'{"address":{"city":"Gent"}}\' (validated against the requests)')
+    .option('--decline', 'decline the request')
+    .option('--by <NAME>', 'who answers (logged)')
+    .action(async (log: string, id: string, opts: AnswerCommandOptions) => done(await answerCommand(log, id, opts, io)))
 
   // wakeups (docs/spec/lifecycle.md §10): cli/commands/schedules.ts
   p.command('schedules')

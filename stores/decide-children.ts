@@ -13,6 +13,7 @@
  */
 import { TurnlogError, type EventOf, type LogEvent } from '../events/index.js'
 import { approvalsReducer } from '../reducers/approvals.js'
+import { inputsReducer } from '../reducers/inputs.js'
 import { readAll } from './decide.js'
 import type { LogStore } from './types.js'
 
@@ -30,14 +31,44 @@ export async function decideThroughChildren<T>(
     return await decide(sessionId)
   } catch (err) {
     if (!TurnlogError.is(err, 'UNKNOWN_APPROVAL')) throw err
-    const holder = await childHolding(store, sessionId, approvalId, 0)
+    const holder = await childHolding(store, sessionId, approvalId, 0, holdsApproval)
     if (holder === undefined) throw err
     return decide(holder)
   }
 }
 
+/**
+ * `store.answer` through a parent (docs/spec/lifecycle.md §11: "a child's open input requests surface in the
+ * parent's inputs() as its approvals do"): as `decideThroughChildren`, for `UNKNOWN_INPUT`.
+ */
+export async function answerThroughChildren<T>(
+  store: LogStore, sessionId: string, requestId: string, answer: (sessionId: string) => Promise<T>,
+): Promise<T> {
+  try {
+    return await answer(sessionId)
+  } catch (err) {
+    if (!TurnlogError.is(err, 'UNKNOWN_INPUT')) throw err
+    const holder = await childHolding(store, sessionId, requestId, 0, holdsInput)
+    if (holder === undefined) throw err
+    return answer(holder)
+  }
+}
+
+function holdsApproval(events: readonly LogEvent[], id: string): boolean {
+  const s = approvalsReducer.initial()
+  for (const e of events) approvalsReducer.apply(s, e)
+  return Object.hasOwn(s.byId, id)
+}
+
+function holdsInput(events: readonly LogEvent[], id: string): boolean {
+  const s = inputsReducer.initial()
+  for (const e of events) inputsReducer.apply(s, e)
+  return Object.hasOwn(s.byId, id)
+}
+
 /** The descendant session whose log holds request `approvalId`, through running subagent calls. */
-async function childHolding(store: LogStore, sessionId: string, approvalId: string, depth: number): Promise<string | undefined> {
+async function childHolding(store: LogStore, sessionId: string, approvalId: string, depth: number,
+  holds: (events: readonly LogEvent[], id: string) => boolean): Promise<string | undefined> {
   if (depth >= MAX_DEPTH) return undefined
   let events: LogEvent[]
   try {
@@ -52,10 +83,8 @@ async function childHolding(store: LogStore, sessionId: string, approvalId: stri
     } catch {
       continue
     }
-    const s = approvalsReducer.initial()
-    for (const e of childEvents) approvalsReducer.apply(s, e)
-    if (Object.hasOwn(s.byId, approvalId)) return child
-    const deeper = await childHolding(store, child, approvalId, depth + 1)
+    if (holds(childEvents, approvalId)) return child
+    const deeper = await childHolding(store, child, approvalId, depth + 1, holds)
     if (deeper !== undefined) return deeper
   }
   return undefined

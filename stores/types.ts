@@ -20,6 +20,7 @@ import type { LogEvent } from '../events/envelope.js'
 import type { TurnlogError } from '../events/errors.js'
 import type { LogHeader, TornTail } from '../events/jsonl.js'
 import type { ApprovalBy, ApprovalDecision } from '../events/approvals.js'
+import type { InputAnswer, InputBy } from '../events/inputs.js'
 
 /**
  * A decision as a store's side channel holds it (docs/spec/lifecycle.md §9: the first decision wins, whoever
@@ -29,6 +30,18 @@ export interface DecisionRecord {
   approvalId: string
   decision: ApprovalDecision
   by: ApprovalBy
+  time: number
+}
+
+/**
+ * An answer to an input round as a store's side channel holds it (docs/spec/lifecycle.md §11: answers travel
+ * the same channels as decisions; the first answer wins). Request ids and approval ids share one
+ * key space per session (both are the agent's fresh ids), so a channel keys both by id.
+ */
+export interface AnswerRecord {
+  requestId: string
+  answer: InputAnswer
+  by: InputBy
   time: number
 }
 
@@ -45,11 +58,16 @@ export interface DecisionChannel {
    */
   claim(rec: DecisionRecord): DecisionRecord | null
   /**
+   * Claims the answer of an input round as `claim` does a decision (docs/spec/lifecycle.md §11): null when this
+   * claim won (or the same answer was claimed before), else the answer that won.
+   */
+  claimAnswer?(rec: AnswerRecord): AnswerRecord | null
+  /**
    * Calls `listener` once for every claimed decision: the ones there already, then new ones as
    * they appear (a file-system watch, with a bounded poll as the fallback). `onError` hears an
    * unreadable record (it is skipped). Closing the writer stops it too.
    */
-  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch
+  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void, onAnswer?: (rec: AnswerRecord) => void): DecisionWatch
 }
 
 /** A running watch of a decision channel. */

@@ -6,9 +6,9 @@
  * or cannot be read, is reported once per file and problem (not at every poll) and skipped, so a
  * torn or foreign file never stops the watch nor reaches the agent as a decision.
  */
-import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
+import type { AnswerRecord, DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
 import { TurnlogError } from '../../events/errors.js'
-import { claimDecision, decisionsDir, readDecisions } from './decisions.js'
+import { claimAnswer, claimDecision, decisionsDir, isAnswerClaim, readClaims, type ClaimRecord } from './decisions.js'
 import { nodeFs, type StoreFs } from './fs.js'
 
 /** Default interval of the poll that backs up the file-system watch. */
@@ -29,7 +29,12 @@ export class JsonlDecisionChannel implements DecisionChannel {
     return claimDecision(this.dir, this.sessionId, rec, this.fs)
   }
 
-  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch {
+  /** Claims an answer of an input round (docs/spec/lifecycle.md §11), in the same directory. */
+  claimAnswer(rec: AnswerRecord): AnswerRecord | null {
+    return claimAnswer(this.dir, this.sessionId, rec, this.fs)
+  }
+
+  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void, onAnswer?: (rec: AnswerRecord) => void): DecisionWatch {
     const d = decisionsDir(this.dir, this.sessionId)
     const seen = new Set<string>()
     /** Problems reported already (file and message): a file that stays bad is reported once. */
@@ -47,9 +52,9 @@ export class JsonlDecisionChannel implements DecisionChannel {
     }
     const scan = () => {
       if (stopped) return
-      let recs: Map<string, DecisionRecord>
+      let recs: Map<string, ClaimRecord>
       try {
-        recs = readDecisions(this.dir, this.sessionId, report, this.fs)
+        recs = readClaims(this.dir, this.sessionId, report, this.fs)
       } catch (err) {
         report(err)
         return
@@ -58,7 +63,8 @@ export class JsonlDecisionChannel implements DecisionChannel {
         if (seen.has(id) || stopped) continue
         seen.add(id)
         try {
-          listener(rec)
+          if (!isAnswerClaim(rec)) listener(rec)
+          else onAnswer?.(rec)
         } catch (err) {
           report(err)
         }

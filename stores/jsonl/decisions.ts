@@ -23,6 +23,10 @@
  * - Files are never deleted: a decider that read the log before the owner logged a decision still
  *   finds its claim taken (deleting them would let a late claim win a second time). They are small.
  *
+ * - Answers of input rounds (docs/spec/lifecycle.md §11) are claimed the same way, in the same directory: a
+ *   request id and an approval id are both the agent's fresh ids, so one name space holds both; a
+ *   record with `answer` is an answer (`claimAnswer`, `readAnswers`), every other is a decision.
+ *
  * Synchronous file I/O on purpose: the agent's decision paths are synchronous (a decision is
  * claimed and appended in the same tick it is made). It goes through the store's injectable
  * `StoreFs.claims` (fs.ts), so the fault tests reach every step (test/stores/jsonl-decision-faults.test.ts).
@@ -33,11 +37,27 @@ import { isDeepStrictEqual } from 'node:util'
 import { z } from 'zod'
 import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
 import { TurnlogError } from '../../events/errors.js'
-import type { DecisionRecord } from '../types.js'
+import { InputAnswer, InputBy } from '../../events/inputs.js'
+import type { AnswerRecord, DecisionRecord } from '../types.js'
 import { nodeFs, type ClaimFs, type StoreFs } from './fs.js'
 import { errno, ioError } from './io.js'
 
-const Record = z.object({ approvalId: z.string(), decision: ApprovalDecision, by: ApprovalBy, time: z.number() })
+const DecisionRec = z.object({ approvalId: z.string(), decision: ApprovalDecision, by: ApprovalBy, time: z.number() })
+const AnswerRec = z.object({ requestId: z.string(), answer: InputAnswer, by: InputBy, time: z.number() })
+const Record = z.union([DecisionRec, AnswerRec])
+
+/** A claim: a decision or an answer. */
+export type ClaimRecord = DecisionRecord | AnswerRecord
+
+/** The id a claim is filed under. */
+function claimId(rec: ClaimRecord): string {
+  return 'approvalId' in rec ? rec.approvalId : rec.requestId
+}
+
+/** True for an answer's claim. */
+export function isAnswerClaim(rec: ClaimRecord): rec is AnswerRecord {
+  return !('approvalId' in rec)
+}
 
 /** A claim file larger than this is not a claim (a record with edited arguments is far smaller). */
 export const MAX_CLAIM_BYTES = 16 * 1024 * 1024
@@ -70,7 +90,7 @@ function parseName(name: string): { base: string; gen: number } | null {
  * `INVALID_EVENT` for a file whose content is not a claim (torn, not JSON, malformed, a special
  * file, too large, under another approval's name), `IO_ERROR` when it cannot be read.
  */
-export function readDecisionFile(file: string, sessionId: string, fs: StoreFs = nodeFs, gen?: number): DecisionRecord {
+export function readDecisionFile(file: string, sessionId: string, fs: StoreFs = nodeFs, gen?: number): ClaimRecord {
   let buf: Buffer
   try {
     buf = fs.claims.readFile(file, MAX_CLAIM_BYTES)
@@ -91,10 +111,11 @@ export function readDecisionFile(file: string, sessionId: string, fs: StoreFs = 
   if (!r.success) throw new TurnlogError('INVALID_EVENT', `a claimed decision is malformed: ${r.error.issues[0]!.message}`, { sessionId, file, field: r.error.issues[0]!.path.join('.') })
   const name = basename(file)
   const at = gen ?? parseName(name)?.gen ?? 0
-  if (decisionFileName(r.data.approvalId, at) !== name) {
-    throw new TurnlogError('INVALID_EVENT', `a claimed decision's file name does not match its approval id ${JSON.stringify(r.data.approvalId)}`, { sessionId, file })
+  const id = claimId(r.data as ClaimRecord)
+  if (decisionFileName(id, at) !== name) {
+    throw new TurnlogError('INVALID_EVENT', `a claimed decision's file name does not match its id ${JSON.stringify(id)}`, { sessionId, file })
   }
-  return r.data
+  return r.data as ClaimRecord
 }
 
 /**
@@ -104,8 +125,22 @@ export function readDecisionFile(file: string, sessionId: string, fs: StoreFs = 
  * cannot be read for I/O is left out this time (a later read tells).
  */
 export function readDecisions(dir: string, sessionId: string, onError?: (err: unknown) => void, fs: StoreFs = nodeFs): Map<string, DecisionRecord> {
-  const d = decisionsDir(dir, sessionId)
   const out = new Map<string, DecisionRecord>()
+  for (const [id, rec] of readClaims(dir, sessionId, onError, fs)) if (!isAnswerClaim(rec)) out.set(id, rec)
+  return out
+}
+
+/** Every claimed answer of a session's input rounds, by request id (as `readDecisions`). */
+export function readAnswers(dir: string, sessionId: string, onError?: (err: unknown) => void, fs: StoreFs = nodeFs): Map<string, AnswerRecord> {
+  const out = new Map<string, AnswerRecord>()
+  for (const [id, rec] of readClaims(dir, sessionId, onError, fs)) if (isAnswerClaim(rec)) out.set(id, rec)
+  return out
+}
+
+/** Every claim of a session (decisions and answers), by id. */
+export function readClaims(dir: string, sessionId: string, onError?: (err: unknown) => void, fs: StoreFs = nodeFs): Map<string, ClaimRecord> {
+  const d = decisionsDir(dir, sessionId)
+  const out = new Map<string, ClaimRecord>()
   let names: string[]
   try {
     names = fs.claims.readdir(d)
@@ -126,7 +161,7 @@ export function readDecisions(dir: string, sessionId: string, onError?: (err: un
       const file = join(d, gen === 0 ? `${base}.json` : `${base}~${gen}.json`)
       try {
         const rec = readDecisionFile(file, sessionId, fs, gen)
-        out.set(rec.approvalId, rec)
+        out.set(claimId(rec), rec)
         break
       } catch (err) {
         onError?.(err)
@@ -187,11 +222,25 @@ function writeTemp(cfs: ClaimFs, tmp: string, bytes: Buffer, final: string, sess
  * survive a crash: the caller reports the failure, and a retry of the same decision wins.
  */
 export function claimDecision(dir: string, sessionId: string, rec: DecisionRecord, fs: StoreFs = nodeFs): DecisionRecord | null {
+  const w = claimRecord(dir, sessionId, rec, fs)
+  if (w !== null && isAnswerClaim(w)) throw new TurnlogError('INVALID_ARGUMENT', `${rec.approvalId} is an input request's id, not an approval's`, { sessionId, field: 'approvalId' })
+  return w
+}
+
+/** Claims an answer of an input round (as `claimDecision`): null when this claim won, else the answer that won. */
+export function claimAnswer(dir: string, sessionId: string, rec: AnswerRecord, fs: StoreFs = nodeFs): AnswerRecord | null {
+  const w = claimRecord(dir, sessionId, rec, fs)
+  if (w !== null && !isAnswerClaim(w)) throw new TurnlogError('INVALID_ARGUMENT', `${rec.requestId} is an approval's id, not an input request's`, { sessionId, field: 'requestId' })
+  return w
+}
+
+function claimRecord(dir: string, sessionId: string, rec: ClaimRecord, fs: StoreFs): ClaimRecord | null {
   const cfs = fs.claims
   const d = decisionsDir(dir, sessionId)
   const r = Record.safeParse(rec)
   if (!r.success) throw new TurnlogError('INVALID_ARGUMENT', `a decision to claim is malformed: ${r.error.issues[0]!.message}`, { sessionId, field: r.error.issues[0]!.path.join('.') })
-  const checked = r.data
+  const checked = r.data as ClaimRecord
+  const id = claimId(checked)
   const bytes = Buffer.from(`${JSON.stringify(checked)}\n`, 'utf8')
   if (bytes.length > MAX_CLAIM_BYTES) {
     throw new TurnlogError('INVALID_ARGUMENT', `a decision to claim is ${bytes.length} bytes, more than ${MAX_CLAIM_BYTES}`, { sessionId, field: 'decision' })
@@ -202,28 +251,29 @@ export function claimDecision(dir: string, sessionId: string, rec: DecisionRecor
     throw ioError('IO_ERROR', err, d, 'cannot create the decisions directory', sessionId)
   }
   const tmp = join(d, `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
-  let final = join(d, decisionFileName(checked.approvalId))
+  let final = join(d, decisionFileName(id))
   try {
     writeTemp(cfs, tmp, bytes, final, sessionId)
     for (let gen = 0; ; gen++) {
       if (gen >= MAX_GENERATIONS) {
-        throw new TurnlogError('INVALID_EVENT', `approval ${checked.approvalId}'s claim names hold ${MAX_GENERATIONS} files that are not claims: move them away to decide it`, { sessionId, file: final })
+        throw new TurnlogError('INVALID_EVENT', `${id}'s claim names hold ${MAX_GENERATIONS} files that are not claims: move them away to decide it`, { sessionId, file: final })
       }
-      final = join(d, decisionFileName(checked.approvalId, gen))
+      final = join(d, decisionFileName(id, gen))
       try {
         cfs.link(tmp, final)
         break // ours
       } catch (err) {
         if (errno(err) !== 'EEXIST') throw ioError('IO_ERROR', err, final, 'cannot link the claim into place', sessionId)
       }
-      let winner: DecisionRecord
+      let winner: ClaimRecord
       try {
         winner = readDecisionFile(final, sessionId, fs, gen)
       } catch (err) {
         if (TurnlogError.is(err, 'INVALID_EVENT')) continue // not a claim: the next generation
         throw err
       }
-      if (winner.approvalId !== checked.approvalId || !isDeepStrictEqual(winner.decision, checked.decision) || !isDeepStrictEqual(winner.by, checked.by)) return winner
+      if (claimId(winner) !== id || isAnswerClaim(winner) !== isAnswerClaim(checked) || !isDeepStrictEqual(winner.by, checked.by)) return winner
+      if (isAnswerClaim(winner) ? !isDeepStrictEqual(winner.answer, (checked as AnswerRecord).answer) : !isDeepStrictEqual(winner.decision, (checked as DecisionRecord).decision)) return winner
       break // the same decision, claimed before: ours; made durable below
     }
     try {

@@ -13,7 +13,7 @@
  * This file holds the store (create, open, list); the lock protocol is in `lock.ts`, reading the
  * file in `scan.ts`, the handles in `reader.ts` and `writer.ts`, small I/O helpers in `io.ts`.
  */
-import { decideThroughChildren } from '../decide-children.js'
+import { answerThroughChildren, decideThroughChildren } from '../decide-children.js'
 import { answerInStore, type StoreAnswerOptions, type StoreAnswered } from '../answer.js'
 import { decideInStore, type StoreDecided, type StoreDecideOptions, type StoreDecisionInput } from '../decide.js'
 import { JsonlDecisionChannel } from './decision-watch.js'
@@ -112,13 +112,17 @@ export class JsonlStore implements LogStore {
   }
 
   /**
-   * Answers an open input round of a session nobody runs now (docs/spec/lifecycle.md §11;
-   * stores/answer.ts): checked, then logged under the write lock; durable when it resolves. The
-   * next process that resumes the session runs the body's next round with it, once.
+   * Answers an open input round of a session from any process on this machine, while an agent
+   * runs the session or not (docs/spec/lifecycle.md §11; stores/answer.ts): checked, claimed in
+   * `<id>.decisions/` like a decision (the first answer wins, durable when this resolves), then
+   * logged under the write lock, or by the running owner, which watches the claims. The body's
+   * next round runs once, in whichever process owns the session then. A request id of a running
+   * child's round is answered in that child.
    */
-  answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+  async answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
     assertSessionId(id)
-    return answerInStore(this, id, requestId, answer, { clock: this.clock, ...opts })
+    return answerThroughChildren(this, id, requestId, (sid) =>
+      answerInStore(this, sid, requestId, answer, { clock: this.clock, channel: new JsonlDecisionChannel(this.dir, sid, { fs: this.fs }), ...opts }))
   }
 
   /** The log file of a session (the id is checked first). */

@@ -22,7 +22,8 @@
  *   instead of its own decision); otherwise the claim wins here and the append is the arbiter.
  */
 import { TurnlogError } from '../../events/errors.js'
-import type { DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
+import type { AnswerRecord, DecisionChannel, DecisionRecord, DecisionWatch } from '../types.js'
+import { sameAnswer } from '../answer-records.js'
 import { unloggedDecisions } from './decisions.js'
 import type { DecisionListener } from './listen.js'
 
@@ -37,13 +38,16 @@ export const PG_DECISION_POLL_MS = 30_000
 export class PgDecisionChannel implements DecisionChannel {
   /** Rows read by the watch (recorded first: they win every later claim of their approval). */
   readonly #known = new Map<string, DecisionRecord>()
+  /** Answer rows read by the watch (they win every later claim of their round). */
+  readonly #knownAnswers = new Map<string, AnswerRecord>()
 
   constructor(readonly query: Query, readonly sessionId: string, readonly listener: DecisionListener) {}
 
   /** The rows `open` read with the lease: `watch` delivers them at once, without a query. @internal */
-  prime(rows: ReadonlyMap<string, DecisionRecord>): void {
+  prime(rows: ReadonlyMap<string, DecisionRecord>, answers?: ReadonlyMap<string, AnswerRecord>): void {
     this.#primed = true
     for (const [id, rec] of rows) this.#known.set(id, rec)
+    for (const [id, rec] of answers ?? []) this.#knownAnswers.set(id, rec)
   }
 
   #primed = false
@@ -68,7 +72,13 @@ export class PgDecisionChannel implements DecisionChannel {
     return JSON.stringify([k.decision, k.by]) === JSON.stringify([rec.decision, rec.by]) ? null : k
   }
 
-  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void): DecisionWatch {
+  claimAnswer(rec: AnswerRecord): AnswerRecord | null {
+    const k = this.#knownAnswers.get(rec.requestId)
+    if (k === undefined) return null
+    return sameAnswer(k, rec) ? null : k
+  }
+
+  watch(listener: (rec: DecisionRecord) => void, onError?: (err: unknown) => void, onAnswer?: (rec: AnswerRecord) => void): DecisionWatch {
     let stopped = false
     let unsubscribe: (() => void) | null = null
     const delivered = new Set<string>()
@@ -79,12 +89,14 @@ export class PgDecisionChannel implements DecisionChannel {
         // a listener's own failure must not stop the watch
       }
     }
-    const deliver = (rows: ReadonlyMap<string, DecisionRecord>): void => {
+    const deliver = (rows: ReadonlyMap<string, DecisionRecord | AnswerRecord>): void => {
       for (const [id, rec] of rows) {
-        this.#known.set(id, rec)
+        if ('approvalId' in rec) this.#known.set(id, rec)
+        else this.#knownAnswers.set(id, rec)
         if (stopped || delivered.has(id)) continue
         delivered.add(id)
-        listener(rec)
+        if ('approvalId' in rec) listener(rec)
+        else onAnswer?.(rec)
       }
     }
     if (this.#primed) {
@@ -93,10 +105,17 @@ export class PgDecisionChannel implements DecisionChannel {
         delivered.add(id)
         listener(rec)
       }
+      for (const [id, rec] of this.#knownAnswers) {
+        delivered.add(id)
+        onAnswer?.(rec)
+      }
     }
-    const read = (): Promise<void> => unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
-      `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })))
-      .then(deliver, report) // a failed read: the parked subscription (or the next poll) reads them again
+    const read = (): Promise<void> => {
+      const answers = new Map<string, AnswerRecord>()
+      return unloggedDecisions(this.query, this.sessionId, (err) => report(new TurnlogError('INVALID_EVENT',
+        `a recorded decision of session ${this.sessionId} is malformed: ${err instanceof Error ? err.message : String(err)}`, { sessionId: this.sessionId })), answers)
+        .then((rows) => deliver(new Map<string, DecisionRecord | AnswerRecord>([...rows, ...answers])), report) // a failed read: the parked subscription (or the next poll) reads them again
+    }
     if (!this.#primed) void read()
     this.#reads.add(read)
     return {

@@ -20,6 +20,11 @@
  *   batch moves either (both folded from the stored events the first time, then per batch).
  *   Workers claim an unleased session whose `due_at` has passed (`DUE`), and the resumed agent
  *   decides the expired approvals and fires the due wakeups at once.
+ * - Answers of input rounds (docs/spec/lifecycle.md §11) are rows of the same table, keyed by request id (one
+ *   id space with approvals: both are the agent's fresh ids), record `{answer, by, time}`:
+ *   `store.answer` records them with `turnlog_decide`, the append that logs a `tool/input-provided`
+ *   settles them as it does decisions, and the open rounds' `expiresAt` count in `due_at`. Every
+ *   reader of decisions skips them (answer-records.ts).
  * - Clock skew: due times in the log are the agent's clock. The writer passes the **delay** from
  *   the batch's own time (its last event's `time`, the same clock) and the function adds it to the
  *   server's `clock_timestamp()`, so `due_at` and every claim and hand-back compare on the
@@ -29,11 +34,13 @@
 import type { LogEvent } from '../../events/envelope.js'
 import type { EventOf } from '../../events/index.js'
 import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
+import { inputsReducer, type InputsState } from '../../reducers/inputs.js'
+import { isAnswerRow, parseAnswerRecord } from '../answer-records.js'
 import { SQLSTATE } from './schema.js'
 import { TurnlogError } from '../../events/errors.js'
 import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
 import { z } from 'zod'
-import type { DecisionRecord } from '../types.js'
+import type { AnswerRecord, DecisionRecord } from '../types.js'
 
 /** Raised by `turnlog_append_decided` when a batch logs a decision other than the one recorded first. */
 const DECISION_CONFLICT = SQLSTATE.decisionConflict
@@ -92,7 +99,8 @@ BEGIN
       INSERT INTO turnlog_decisions (session_id, approval_id, record, logged_seq) VALUES (p_session, d.id, d.rec, d.seq);
     ELSIF cur.logged_seq IS NOT NULL THEN
       RAISE EXCEPTION 'approval % was logged already at seq %', d.id, cur.logged_seq USING ERRCODE = '${DECISION_CONFLICT}';
-    ELSIF (cur.record->'decision')::text::jsonb = (d.rec->'decision')::text::jsonb
+    ELSIF (cur.record->'decision')::text::jsonb IS NOT DISTINCT FROM (d.rec->'decision')::text::jsonb
+          AND (cur.record->'answer')::text::jsonb IS NOT DISTINCT FROM (d.rec->'answer')::text::jsonb
           AND (cur.record->'by')::text::jsonb = (d.rec->'by')::text::jsonb
           OR (d.rec->'by'->>'kind') = 'canceled' THEN
       UPDATE turnlog_decisions SET logged_seq = d.seq WHERE session_id = p_session AND approval_id = d.id;
@@ -131,10 +139,12 @@ type Query = (sql: string, params: unknown[]) => Promise<{ rows: unknown[] }>
  */
 export class ApprovalTracker {
   #state: ApprovalsState | null = null
+  #inputs: InputsState | null = null
 
-  /** Whether a batch records a decision or moves the next expiry. */
+  /** Whether a batch records a decision or an answer, or moves the next expiry. */
   static holds(batch: readonly LogEvent[]): boolean {
-    return batch.some((e) => e.type === 'tool/approval-requested' || e.type === 'tool/approval-decided')
+    return batch.some((e) => e.type === 'tool/approval-requested' || e.type === 'tool/approval-decided' ||
+      e.type === 'tool/input-requested' || e.type === 'tool/input-provided')
   }
 
   constructor(readonly sessionId: string, readonly query: Query, readonly decode: (text: string, seq: number) => LogEvent) {}
@@ -145,28 +155,44 @@ export class ApprovalTracker {
    */
   async after(batch: readonly LogEvent[], expected: number, force = false): Promise<{ decided: string; dueMs: number | null } | undefined> {
     if (!force && !ApprovalTracker.holds(batch)) return undefined
-    if (this.#state === null) {
+    if (this.#state === null || this.#inputs === null) {
       const state = approvalsReducer.initial()
+      const inputs = inputsReducer.initial()
       const r = await this.query(
         `SELECT seq, event::text AS e FROM turnlog_events
-         WHERE session_id = $1 AND seq < $2 AND (event->>'type') IN ('tool/approval-requested', 'tool/approval-decided', 'step/parked', 'step/start', 'step/end')
+         WHERE session_id = $1 AND seq < $2 AND (event->>'type') IN ('tool/approval-requested', 'tool/approval-decided', 'step/parked', 'step/start', 'step/end',
+           'tool/input-requested', 'tool/input-provided')
          ORDER BY seq`,
         [this.sessionId, expected],
       )
-      for (const row of r.rows as Array<{ seq: number; e: string }>) approvalsReducer.apply(state, this.decode(row.e, row.seq))
+      for (const row of r.rows as Array<{ seq: number; e: string }>) {
+        const e = this.decode(row.e, row.seq)
+        approvalsReducer.apply(state, e)
+        inputsReducer.apply(inputs, e)
+      }
       this.#state = state
+      this.#inputs = inputs
     }
-    const decided: Array<{ approvalId: string; seq: number; record: Omit<DecisionRow, 'approvalId'> }> = []
+    const decided: Array<{ approvalId: string; seq: number; record: Omit<DecisionRow, 'approvalId'> | Omit<AnswerRecord, 'requestId'> }> = []
     for (const e of batch) {
       approvalsReducer.apply(this.#state, e)
+      inputsReducer.apply(this.#inputs, e)
       if (e.type === 'tool/approval-decided') {
         const d = (e as EventOf<'tool/approval-decided'>).data
         decided.push({ approvalId: d.approvalId, seq: e.seq, record: { decision: d.decision, by: d.by, time: e.time } })
+      } else if (e.type === 'tool/input-provided') {
+        // an answer settles its row as a decision does (keyed by the request id)
+        const d = (e as EventOf<'tool/input-provided'>).data
+        decided.push({ approvalId: d.requestId, seq: e.seq, record: { answer: d.answer, by: d.by, time: e.time } })
       }
     }
     let due: number | null = null
     for (const id of this.#state.open) {
       const x = this.#state.byId[id]?.expiresAt
+      if (x !== undefined && (due === null || x < due)) due = x
+    }
+    for (const id of this.#inputs.open) {
+      const x = this.#inputs.byId[id]?.expiresAt
       if (x !== undefined && (due === null || x < due)) due = x
     }
     return { decided: JSON.stringify(decided), dueMs: due }
@@ -182,7 +208,7 @@ export const UNLOGGED_JSON = `SELECT json_agg(json_build_object('approval_id', d
   FROM turnlog_decisions d WHERE d.session_id = $1 AND d.logged_seq IS NULL`
 
 /** Parses `UNLOGGED_JSON`'s text (null: no rows); a malformed row is reported through `onError` and skipped. */
-export function parseUnlogged(text: string | null, onError?: (err: unknown) => void): Map<string, DecisionRecord> {
+export function parseUnlogged(text: string | null, onError?: (err: unknown) => void, answers?: Map<string, AnswerRecord>): Map<string, DecisionRecord> {
   const out = new Map<string, DecisionRecord>()
   if (text === null) return out
   let rows: unknown
@@ -194,8 +220,13 @@ export function parseUnlogged(text: string | null, onError?: (err: unknown) => v
   }
   for (const row of Array.isArray(rows) ? rows as Array<{ approval_id?: unknown; record?: unknown }> : []) {
     try {
-      const rec = RowRecord.parse(row.record)
       const id = z.string().parse(row.approval_id)
+      if (isAnswerRow(row.record)) {
+        // an answer of an input round: the caller's, when it wants them
+        answers?.set(id, parseAnswerRecord('?', id, row.record))
+        continue
+      }
+      const rec = RowRecord.parse(row.record)
       out.set(id, { approvalId: id, decision: rec.decision, by: rec.by, time: rec.time })
     } catch (err) {
       onError?.(err)
@@ -225,7 +256,7 @@ export function parseRecord(sessionId: string, approvalId: string, text: string)
  * through `onError` and skipped (it cannot be logged; the next owner's pull reports it too).
  */
 export async function unloggedDecisions(
-  query: Query, sessionId: string, onError?: (err: unknown) => void,
+  query: Query, sessionId: string, onError?: (err: unknown) => void, answers?: Map<string, AnswerRecord>,
 ): Promise<Map<string, DecisionRecord>> {
   const r = await query(
     'SELECT approval_id, record::text AS record FROM turnlog_decisions WHERE session_id = $1 AND logged_seq IS NULL ORDER BY decided_at',
@@ -234,11 +265,23 @@ export async function unloggedDecisions(
   const out = new Map<string, DecisionRecord>()
   for (const row of r.rows as Array<{ approval_id: string; record: string }>) {
     try {
-      const rec = RowRecord.parse(JSON.parse(row.record))
+      const parsed = JSON.parse(row.record) as unknown
+      if (isAnswerRow(parsed)) {
+        answers?.set(row.approval_id, parseAnswerRecord(sessionId, row.approval_id, parsed))
+        continue
+      }
+      const rec = RowRecord.parse(parsed)
       out.set(row.approval_id, { approvalId: row.approval_id, decision: rec.decision, by: rec.by, time: rec.time })
     } catch (err) {
       onError?.(err)
     }
   }
   return out
+}
+
+/** The session's recorded, unlogged answers of input rounds (docs/spec/lifecycle.md §11), by request id. */
+export async function unloggedAnswers(query: Query, sessionId: string, onError?: (err: unknown) => void): Promise<Map<string, AnswerRecord>> {
+  const answers = new Map<string, AnswerRecord>()
+  await unloggedDecisions(query, sessionId, onError, answers)
+  return answers
 }

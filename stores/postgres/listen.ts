@@ -23,7 +23,8 @@
  *   to the subscribers' `onError` (once per outage), never out of here.
  */
 import pg from 'pg'
-import type { DecisionRecord } from '../types.js'
+import type { AnswerRecord, DecisionRecord } from '../types.js'
+import { isAnswerRow, parseAnswerRecord } from '../answer-records.js'
 import { parseRecord } from './decisions.js'
 import { INPUT_CHANNEL } from './schema.js'
 
@@ -38,7 +39,8 @@ export interface ListenHost {
 export const PG_DECISION_DOWN_POLL_MS = 500
 
 interface Sub {
-  deliver: (rows: ReadonlyMap<string, DecisionRecord>) => void
+  /** The unlogged rows by id: decisions, and answers of input rounds (the same table). */
+  deliver: (rows: ReadonlyMap<string, DecisionRecord | AnswerRecord>) => void
   onError: (err: unknown) => void
 }
 
@@ -137,18 +139,19 @@ export class DecisionListener {
       for (const id of ids) this.#report(id, err)
       return
     }
-    const by = new Map<string, Map<string, DecisionRecord>>()
+    const by = new Map<string, Map<string, DecisionRecord | AnswerRecord>>()
     for (const row of rows) {
-      let rec: DecisionRecord
+      let rec: DecisionRecord | AnswerRecord
       try {
-        rec = parseRecord(row.session_id, row.approval_id, row.record)
+        const parsed = JSON.parse(row.record) as unknown
+        rec = isAnswerRow(parsed) ? parseAnswerRecord(row.session_id, row.approval_id, parsed) : parseRecord(row.session_id, row.approval_id, row.record)
       } catch (err) {
         this.#report(row.session_id, err)
         continue
       }
       let m = by.get(row.session_id)
       if (!m) by.set(row.session_id, (m = new Map()))
-      m.set(rec.approvalId, rec)
+      m.set(row.approval_id, rec)
     }
     for (const [id, m] of by) {
       for (const sub of [...(this.#subs.get(id) ?? [])]) {

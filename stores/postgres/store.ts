@@ -22,13 +22,15 @@ import { decodeStoredEvent, parseStoredHeader, positiveOption } from '../stored-
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
-import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
+import type { AnswerRecord, DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { pgError } from './errors.js'
 import { MIGRATE_LOCK, MIGRATION } from './schema.js'
 import { DUE_MIGRATION } from './wakeup-due.js'
-import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedDecisions } from './decisions.js'
+import { DECISIONS_MIGRATION, UNLOGGED_JSON, unloggedAnswers, unloggedDecisions } from './decisions.js'
 import { decidePg } from './decide.js'
-import { decideThroughChildren } from '../decide-children.js'
+import { answerThroughChildren, decideThroughChildren } from '../decide-children.js'
+import { answerPg } from './answer.js'
+import type { StoreAnswered, StoreAnswerOptions } from '../answer.js'
 import { pendingSendsPg, sendPg, type MessageLike, type SendOptions } from './sends.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { PgReader, PgWriter } from './writer.js'
@@ -219,6 +221,19 @@ export class PostgresStore implements LogStore {
   }
 
   /**
+   * Answers an open input round from any machine, with or without a worker running the session
+   * (docs/spec/lifecycle.md §11; stores/postgres/answer.ts): checked against the log (an invalid answer is
+   * refused naming the field, nothing recorded), recorded beside the decisions (the first answer
+   * wins: `INPUT_ANSWERED`), durable when this resolves; the worker that owns the session (NOTIFY)
+   * or claims it (`pending`) logs it once and runs the body's next round. `seq` is where it was
+   * logged if that happened within `waitMs` (default 0), else null. A request id of a running
+   * child's round is answered in that child.
+   */
+  answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+    return answerThroughChildren(this, id, requestId, (sid) => answerPg(this, sid, requestId, answer, opts))
+  }
+
+  /**
    * The session's decisions recorded in `turnlog_decisions` that its log does not hold yet (a
    * worker or the next owner logs them), by approval id, with who decided and when: what
    * `turnlog approvals` lists as "decided, not logged yet". A malformed row is skipped.
@@ -229,6 +244,16 @@ export class PostgresStore implements LogStore {
       return await unloggedDecisions((sql, params) => this.pool.query(sql, params), id)
     } catch (err) {
       throw pgError(err, id, 'reading the recorded decisions failed')
+    }
+  }
+
+  /** The session's answers of input rounds recorded and not logged yet, by request id (what `turnlog inputs` shows). */
+  async answersNotLogged(id: string): Promise<Map<string, AnswerRecord>> {
+    assertSessionId(id)
+    try {
+      return await unloggedAnswers((sql, params) => this.pool.query(sql, params), id)
+    } catch (err) {
+      throw pgError(err, id, 'reading the recorded answers failed')
     }
   }
 

@@ -11,7 +11,7 @@ import type { LogHeader } from '../../events/jsonl.js'
 import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
-import type { AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
+import type { AppendOptions, AppendResult, AnswerRecord, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
 import { PgDecisionChannel } from './decision-channel.js'
 import { ApprovalTracker, parseUnlogged, unloggedDecisions } from './decisions.js'
 import { isConnectionError, pgError } from './errors.js'
@@ -314,8 +314,9 @@ export class PgWriter implements LogWriter {
    * the channel delivers them when the agent attaches, and repair's first read uses them. @internal
    */
   openedWith(text: string | null): void {
-    this.#opened = parseUnlogged(text)
-    if (this.decisions instanceof PgDecisionChannel) this.decisions.prime(this.#opened)
+    const answers = new Map<string, AnswerRecord>()
+    this.#opened = parseUnlogged(text, undefined, answers)
+    if (this.decisions instanceof PgDecisionChannel) this.decisions.prime(this.#opened, answers)
   }
 
   /** The session's recorded, unlogged decisions (decisions.ts; read by repair, replay/closers.ts). */

@@ -11,13 +11,17 @@
  */
 import type { EventOf, LogEvent } from '../../events/index.js'
 import { approvalsReducer, type ApprovalsState } from '../../reducers/approvals.js'
+import { inputsReducer, type InputsState } from '../../reducers/inputs.js'
 import { nextDue, schedulesReducer, type SchedulesState } from '../../reducers/schedules.js'
 
-/** A decision a batch logs, as `turnlog_decisions.record` holds it. */
+/**
+ * A decision a batch logs, as `turnlog_decisions.record` holds it; or an answer of an input round
+ * (docs/spec/lifecycle.md §11: a row of the same table keyed by the request id, `record.answer`).
+ */
 export interface LoggedDecision {
   approvalId: string
   seq: number
-  record: { decision: unknown; by: { kind?: string }; time: number }
+  record: { decision?: unknown; answer?: unknown; by: { kind?: string }; time: number }
 }
 
 export interface FoldResult {
@@ -33,10 +37,12 @@ export const TITLE_MAX = 120
 export class SessionFold {
   #approvals: ApprovalsState | null = null
   #schedules: SchedulesState | null = null
+  #inputs: InputsState | null = null
 
   /** Whether a batch can move the due time or the parked flag. */
   static holds(batch: readonly LogEvent[]): boolean {
     return batch.some((e) => e.type === 'tool/approval-requested' || e.type === 'tool/approval-decided' ||
+      e.type === 'tool/input-requested' || e.type === 'tool/input-provided' ||
       e.type === 'step/parked' || e.type.startsWith('schedule/'))
   }
 
@@ -48,25 +54,33 @@ export class SessionFold {
   load(stored: Iterable<LogEvent>): void {
     const a = approvalsReducer.initial()
     const s = schedulesReducer.initial()
+    const i = inputsReducer.initial()
     for (const e of stored) {
       approvalsReducer.apply(a, e)
       schedulesReducer.apply(s, e)
+      inputsReducer.apply(i, e)
     }
     this.#approvals = a
     this.#schedules = s
+    this.#inputs = i
   }
 
   /** Applies a batch (after `load`). */
   apply(batch: readonly LogEvent[]): FoldResult {
     const a = this.#approvals!
     const s = this.#schedules!
+    const i = this.#inputs!
     const decided: LoggedDecision[] = []
     for (const e of batch) {
       approvalsReducer.apply(a, e)
       schedulesReducer.apply(s, e)
+      inputsReducer.apply(i, e)
       if (e.type === 'tool/approval-decided') {
         const d = (e as EventOf<'tool/approval-decided'>).data
         decided.push({ approvalId: d.approvalId, seq: e.seq, record: { decision: d.decision, by: d.by, time: e.time } })
+      } else if (e.type === 'tool/input-provided') {
+        const d = (e as EventOf<'tool/input-provided'>).data
+        decided.push({ approvalId: d.requestId, seq: e.seq, record: { answer: d.answer, by: d.by, time: e.time } })
       }
     }
     let due: number | null = null
@@ -74,9 +88,14 @@ export class SessionFold {
       const x = a.byId[id]?.expiresAt
       if (x !== undefined && (due === null || x < due)) due = x
     }
+    for (const id of i.open) {
+      const x = i.byId[id]?.expiresAt
+      if (x !== undefined && (due === null || x < due)) due = x
+    }
     const w = nextDue(s)
     const dueMs = due === null ? w : w === null ? due : Math.min(due, w)
-    return { decided, dueMs, parked: a.open.length > 0 && (a.parked !== null || a.waiting !== null) }
+    // parked: open requests (approvals or rounds) and the step parked (or waiting on them)
+    return { decided, dueMs, parked: (a.open.length > 0 || i.open.length > 0) && (a.parked !== null || a.waiting !== null) }
   }
 }
 

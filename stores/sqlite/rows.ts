@@ -6,7 +6,8 @@
 import { z } from 'zod'
 import { ApprovalBy, ApprovalDecision } from '../../events/approvals.js'
 import { TurnlogError } from '../../events/errors.js'
-import type { DecisionRecord } from '../types.js'
+import type { AnswerRecord, DecisionRecord } from '../types.js'
+import { isAnswerRow, parseAnswerRecord } from '../answer-records.js'
 import type { SqlDb } from './driver.js'
 import { sqlError } from './driver.js'
 
@@ -23,8 +24,11 @@ export function parseRecord(sessionId: string, approvalId: string, text: string)
   }
 }
 
-/** The session's recorded decisions not logged yet, by approval id, in decision order. */
-export function unloggedDecisions(db: SqlDb, sessionId: string, onError?: (err: unknown) => void): Map<string, DecisionRecord> {
+/**
+ * The session's recorded decisions not logged yet, by approval id, in decision order. Answers of
+ * input rounds (rows of the same table, docs/spec/lifecycle.md §11) go to `answers` when given, else are skipped.
+ */
+export function unloggedDecisions(db: SqlDb, sessionId: string, onError?: (err: unknown) => void, answers?: Map<string, AnswerRecord>): Map<string, DecisionRecord> {
   let rows: Array<{ approval_id: string; record: string }>
   try {
     rows = db.prepare('SELECT approval_id, record FROM turnlog_decisions WHERE session_id = ? AND logged_seq IS NULL ORDER BY decided_at, rowid')
@@ -35,12 +39,26 @@ export function unloggedDecisions(db: SqlDb, sessionId: string, onError?: (err: 
   const out = new Map<string, DecisionRecord>()
   for (const row of rows) {
     try {
-      out.set(row.approval_id, parseRecord(sessionId, row.approval_id, row.record))
+      let parsed: unknown = null
+      try {
+        parsed = JSON.parse(row.record)
+      } catch {
+        // not JSON: parseRecord reports it
+      }
+      if (isAnswerRow(parsed)) answers?.set(row.approval_id, parseAnswerRecord(sessionId, row.approval_id, parsed))
+      else out.set(row.approval_id, parseRecord(sessionId, row.approval_id, row.record))
     } catch (err) {
       onError?.(err)
     }
   }
   return out
+}
+
+/** The session's recorded answers of input rounds not logged yet, by request id. */
+export function unloggedAnswers(db: SqlDb, sessionId: string, onError?: (err: unknown) => void): Map<string, AnswerRecord> {
+  const answers = new Map<string, AnswerRecord>()
+  unloggedDecisions(db, sessionId, onError, answers)
+  return answers
 }
 
 /** One unmoved sent message, as the workers' pull reads it (the PostgreSQL row's shape). */

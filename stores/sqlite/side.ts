@@ -12,6 +12,8 @@ import {
   type StoreDecided, type StoreDecideOptions, type StoreDecisionInput,
 } from '../decide.js'
 import { assertSessionId } from '../ids.js'
+import { answered, answerEvent, loggedAnswer, type StoreAnswered, type StoreAnswerOptions } from '../answer.js'
+import { refusal } from '../postgres/answer.js'
 import { makeHeader } from '../memory.js'
 import type { CancelRequest, CancelRequestCause } from '../postgres/cancels.js'
 import { toMessage, type MessageLike, type SendOptions } from '../postgres/sends.js'
@@ -111,6 +113,45 @@ export async function decideSqlite(
     const logged = loggedDecision(await readAll(store, id), approvalId)
     if (logged !== undefined) return decided(id, logged, logged.seq)
     if (Date.now() + delay > until) return decided(id, draft, null)
+    await new Promise((res) => setTimeout(res, delay))
+  }
+}
+
+/**
+ * `SqliteStore.answer` for one session (docs/spec/lifecycle.md §11): as `decideSqlite`, an answer of an input
+ * round is a row of `turnlog_decisions` keyed by its request id (first answer wins; `pending`
+ * makes the session claimable); checked against the log first (refusals record nothing).
+ */
+export async function answerSqlite(store: SqliteStore, id: string, requestId: string, input: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+  const by = checkBy(opts.by)
+  const time = (opts.clock ?? Date.now)()
+  const draft = await answerEvent(id, await readAll(store, id), requestId, input, by, time)
+  let won: boolean
+  try {
+    won = await store.tx(() => {
+      const db = store.db
+      if (db.prepare('SELECT 1 AS x FROM turnlog_sessions WHERE id = ?').get(id) === undefined) {
+        throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+      }
+      const now = store.now()
+      const r = db.prepare(`INSERT INTO turnlog_decisions (session_id, approval_id, record, decided_at) VALUES (?, ?, ?, ?)
+        ON CONFLICT (session_id, approval_id) DO NOTHING`).run(id, requestId, JSON.stringify({ requestId, answer: draft.data.answer, by, time }), now)
+      if (Number(r.changes) === 0) return false
+      db.prepare('UPDATE turnlog_sessions SET pending = pending + 1, last_activity = ? WHERE id = ?').run(now, id)
+      return true
+    })
+  } catch (err) {
+    throw sqlError(err, id, 'answer failed', store.file)
+  }
+  if (!won) {
+    throw refusal(id, requestId, store.db.prepare('SELECT record, logged_seq FROM turnlog_decisions WHERE session_id = ? AND approval_id = ?').get(id, requestId) as
+      { record: string; logged_seq: number | null } | undefined)
+  }
+  const until = Date.now() + (opts.waitMs ?? 0)
+  for (let delay = 20; ; delay = Math.min(delay * 2, 200)) {
+    const logged = loggedAnswer(await readAll(store, id), requestId)
+    if (logged !== undefined) return answered(id, logged, logged.seq)
+    if (Date.now() + delay > until) return answered(id, draft, null)
     await new Promise((res) => setTimeout(res, delay))
   }
 }

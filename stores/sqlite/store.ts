@@ -21,16 +21,17 @@ import { TurnlogError } from '../../events/errors.js'
 import type { LogHeader } from '../../events/jsonl.js'
 import { decodeStoredEvent, parseStoredHeader, positiveOption } from '../stored-text.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
-import { decideThroughChildren } from '../decide-children.js'
+import { answerThroughChildren, decideThroughChildren } from '../decide-children.js'
+import type { StoreAnswered, StoreAnswerOptions } from '../answer.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
-import type { DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
+import type { AnswerRecord, DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
 import { isBusy, openDb, sqlError, type SqlDb, type SqlStatement, type SqliteDriverName } from './driver.js'
-import { unloggedDecisions } from './rows.js'
+import { unloggedAnswers, unloggedDecisions } from './rows.js'
 import { migrate } from './schema.js'
 import { sessionRows, type SqliteSessionFilter, type SqliteSessionRow } from './sessions.js'
-import { cancelSqlite, decideSqlite, pendingSendsSqlite, sendSqlite, type CancelRequest, type CancelRequestCause, type MessageLike, type SendOptions } from './side.js'
+import { answerSqlite, cancelSqlite, decideSqlite, pendingSendsSqlite, sendSqlite, type CancelRequest, type CancelRequestCause, type MessageLike, type SendOptions } from './side.js'
 import { SqliteReader, SqliteWriter } from './writer.js'
 
 /**
@@ -235,7 +236,7 @@ export class SqliteStore implements LogStore {
     if (mode !== 'write') {
       throw new TurnlogError('INVALID_ARGUMENT', `open mode must be 'read' or 'write', got ${String(mode)}`, { sessionId: id })
     }
-    let got: { token: number; length: number; header: string; parked: number; title: string | null; decisions: Map<string, DecisionRecord> } | null
+    let got: { token: number; length: number; header: string; parked: number; title: string | null; decisions: Map<string, DecisionRecord>; answers: Map<string, AnswerRecord> } | null
     try {
       got = await this.tx(() => {
         const now = this.now()
@@ -244,7 +245,8 @@ export class SqliteStore implements LogStore {
         if (Number(r.changes) === 0) return null
         const row = this.db.prepare('SELECT token, length, header, parked, title FROM turnlog_sessions WHERE id = ?').get(id) as
           { token: number; length: number; header: string; parked: number; title: string | null }
-        return { ...row, decisions: unloggedDecisions(this.db, id) }
+        const answers = new Map<string, AnswerRecord>()
+        return { ...row, decisions: unloggedDecisions(this.db, id, undefined, answers), answers }
       })
     } catch (err) {
       throw sqlError(err, id, 'open failed', this.file)
@@ -258,7 +260,7 @@ export class SqliteStore implements LogStore {
       })
     }
     const w = this.adopt(id, Number(got.token), Number(got.length), got.header, this.leaseMs, true, got)
-    w.openedWith(got.decisions)
+    w.openedWith(got.decisions, got.answers)
     return w
   }
 
@@ -312,10 +314,28 @@ export class SqliteStore implements LogStore {
     return decideThroughChildren(this, id, approvalId, (sid) => decideSqlite(this, sid, approvalId, decision, opts))
   }
 
+  /**
+   * Answers an open input round from any process, with or without a worker or an app running the
+   * session (docs/spec/lifecycle.md §11; side.ts): checked against the log (an invalid answer is refused
+   * naming the field, nothing recorded), recorded beside the decisions (the first answer wins:
+   * `INPUT_ANSWERED`), durable when this resolves; the owner (its poll, or the worker that claims
+   * the session: `pending`) logs it once and runs the body's next round. `seq` is where it was
+   * logged within `waitMs` (default 0), else null. A running child's request is answered in that child.
+   */
+  answer(id: string, requestId: string, answer: unknown, opts: StoreAnswerOptions = {}): Promise<StoreAnswered> {
+    return answerThroughChildren(this, id, requestId, (sid) => answerSqlite(this, sid, requestId, answer, opts))
+  }
+
   /** The session's decisions recorded and not logged yet (what `turnlog approvals` shows). */
   async decisionsNotLogged(id: string): Promise<Map<string, DecisionRecord>> {
     assertSessionId(id)
     return unloggedDecisions(this.db, id)
+  }
+
+  /** The session's answers of input rounds recorded and not logged yet, by request id (what `turnlog inputs` shows). */
+  async answersNotLogged(id: string): Promise<Map<string, AnswerRecord>> {
+    assertSessionId(id)
+    return unloggedAnswers(this.db, id)
   }
 
   /** Asks the worker that holds (or next takes) the session to stop (as PostgreSQL's `cancel`). */

@@ -13,7 +13,7 @@ import type { LogHeader } from '../../events/jsonl.js'
 import type { EventRegistry } from '../../events/registry.js'
 import { checkBatch } from '../batch.js'
 import { GroupCommit } from '../group-commit.js'
-import type { AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
+import type { AnswerRecord, AppendOptions, AppendResult, DecisionChannel, DecisionRecord, LogReader, LogWriter } from '../types.js'
 import { SqliteDecisionChannel } from './decision-channel.js'
 import type { SqlDb, SqlStatement } from './driver.js'
 import { sqlError } from './driver.js'
@@ -270,8 +270,10 @@ export class SqliteWriter implements LogWriter {
       }
       let same = false
       try {
-        const rec = JSON.parse(cur.record) as { decision?: unknown; by?: unknown }
-        same = JSON.stringify(canon(rec.decision)) === JSON.stringify(canon(d.record.decision)) && JSON.stringify(canon(rec.by)) === JSON.stringify(canon(d.record.by))
+        // a decision, or an answer of an input round (a row of the same table, keyed by request id)
+        const rec = JSON.parse(cur.record) as { decision?: unknown; answer?: unknown; by?: unknown }
+        same = JSON.stringify(canon(rec.decision)) === JSON.stringify(canon(d.record.decision)) && JSON.stringify(canon(rec.answer)) === JSON.stringify(canon(d.record.answer)) &&
+          JSON.stringify(canon(rec.by)) === JSON.stringify(canon(d.record.by))
       } catch {
         same = false
       }
@@ -325,9 +327,9 @@ export class SqliteWriter implements LogWriter {
   #opened: Map<string, DecisionRecord> | null = null
 
   /** @internal `open(id, 'write')` read the unlogged decisions with the lease. */
-  openedWith(rows: Map<string, DecisionRecord>): void {
+  openedWith(rows: Map<string, DecisionRecord>, answers?: Map<string, AnswerRecord>): void {
     this.#opened = rows
-    if (this.decisions instanceof SqliteDecisionChannel) this.decisions.prime(rows)
+    if (this.decisions instanceof SqliteDecisionChannel) this.decisions.prime(rows, answers)
   }
 
   /** The session's recorded, unlogged decisions (read by repair, replay/closers.ts). */
