@@ -6,7 +6,8 @@
  * | --- | --- |
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
  * | `POST /chat` with a user message | `write` |
- * | `POST /chat` with approval responses (`addToolApprovalResponse`) | `decide` |
+ * | `POST /chat` with approval responses (`addToolApprovalResponse`) or client tool outputs (`addToolOutput`) | `decide` |
+ * | `POST /chat/:id/inputs/:requestId` (an answer to an input round) | `decide` |
  * | `POST /chat/:id` (the same, the session in the path) | `write`, else `decide`, before the body is read; then as above |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
  * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
@@ -18,8 +19,8 @@
 import { TurnlogError } from '../events/errors.js'
 import { isValidSessionId } from '../stores/ids.js'
 import type { LogStore } from '../stores/types.js'
-import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
-import { planApprovals, responseDecision, sameDecision, type ApprovalResponse } from './chat-approvals.js'
+import type { ApprovalBy, ApprovalDecision, InputAnswer, InputBy } from '../events/index.js'
+import { planApprovals, responseDecision, sameDecision, sameOutput, type ApprovalResponse, type OutputAnswer } from './chat-approvals.js'
 import { chatStreamResponse, messageAt, parseChatBody } from './chat.js'
 import type { ChatScanner, ChatPlace } from './chat-place.js'
 import { ChatScanner as Scanner } from './chat-place.js'
@@ -29,7 +30,7 @@ import { Sessions, type SendingStore, type SessionAgentOptions } from './session
 import type { SessionTail } from './tail.js'
 import { toUIMessages } from './ui-messages.js'
 
-/** What a request wants to do with a session. */
+/** What a request wants to do with a session (`decide`: answer its approvals and input requests). */
 export type SessionAction = 'read' | 'write' | 'cancel' | 'decide'
 
 export interface SessionHandlerOptions {
@@ -84,6 +85,8 @@ export interface SessionHandler {
 }
 
 const ROUTE = /^\/(sessions|chat)(?:\/([^/]+))?(?:\/(stream|stop|messages))?\/?$/
+/** `POST /chat/:id/inputs/:requestId`: an answer to an input round (docs/spec/lifecycle.md §11). */
+const INPUT_ROUTE = /^\/chat\/([^/]+)\/inputs\/([^/]+)\/?$/
 
 export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   if (typeof options?.authorize !== 'function') {
@@ -183,6 +186,8 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   async function route(req: Request, hold: (release: () => void) => void): Promise<Response> {
     const url = new URL(req.url)
     if (base !== '' && !url.pathname.startsWith(base + '/')) throw new HttpError(404, 'NOT_FOUND', 'no such route')
+    const input = INPUT_ROUTE.exec(url.pathname.slice(base.length))
+    if (input) return answerInput(req, input[1]!, input[2]!)
     const m = ROUTE.exec(url.pathname.slice(base.length))
     if (!m) throw new HttpError(404, 'NOT_FOUND', 'no such route')
     const [, kind, rawId, sub] = m
@@ -221,6 +226,11 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
         for (const r of plan.toDecide) {
           await decideResponse(sessions, tail, prompt.sessionId, r)
           decided.add(r.approvalId)
+        }
+        // a client tool's output answers its round: durable before the stream goes on
+        for (const a of plan.toAnswer) {
+          await answerOutput(sessions, tail, prompt.sessionId, a)
+          decided.add(a.requestId)
         }
         return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: plan.turnIndex }), { from: plan.from, decided })
       }
@@ -286,6 +296,36 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       return chatStreamResponse(req, tail, (s: ChatScanner): ChatPlace => now.kind === 'turn' ? now : unlogged.some((m) => !s.known(m)) ? { kind: 'wait' } : s.forResume(after))
     }
     throw new HttpError(404, 'NOT_FOUND', 'no such route')
+  }
+
+  /**
+   * `POST /chat/:id/inputs/:requestId` with an answer (`{action: 'accept', responses}`,
+   * `{action: 'decline'}`, `{action: 'cancel'}`): authorized `decide` before the body is read; the
+   * body is capped like every other; 200 `{requestId, action}` once the answer is durable. Refused
+   * with nothing logged: 404 `UNKNOWN_INPUT`, 409 `INPUT_ANSWERED` (the first answer wins), 400
+   * `INVALID_INPUT` (with the `field` that does not fit) or `INVALID_ARGUMENT` (not an answer).
+   */
+  async function answerInput(req: Request, rawId: string, rawRequest: string): Promise<Response> {
+    if (req.method.toUpperCase() !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST an answer', { allow: 'POST' })
+    if (options.readOnly) throw new HttpError(405, 'READ_ONLY', 'this server only reads sessions (no agent runs here)', { allow: 'GET, HEAD' })
+    const id = sessionId(rawId)
+    await authorize(req, id, 'decide')
+    let requestId: string
+    try {
+      requestId = decodeURIComponent(rawRequest)
+    } catch {
+      throw new HttpError(400, 'BAD_REQUEST', 'the request id is not valid URL encoding')
+    }
+    if (requestId === '' || requestId.length > 256) throw new HttpError(400, 'BAD_REQUEST', 'the request id must be 1–256 characters')
+    const body = await readBody(req)
+    if (!await sessions.exists(id)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
+    try {
+      await sessions.answer(id, requestId, body as InputAnswer)
+    } catch (err) {
+      throw inputError(err)
+    }
+    const action = (body as { action?: unknown }).action
+    return new Response(JSON.stringify({ requestId, action }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
   }
 
   /**
@@ -365,6 +405,44 @@ async function decideResponse(sessions: Sessions, tail: SessionTail, sessionId: 
     const left = until - Date.now()
     if (left <= 0 || !await tail.wait(seen, undefined, left)) {
       throw new HttpError(409, 'APPROVAL_DECIDED', `approval ${r.approvalId} was already decided by someone else (not logged yet)`)
+    }
+  }
+}
+
+/** An answer's refusal as the client sees it: the agent's or store's words about the answer, with the field. */
+function inputError(err: unknown): HttpError {
+  if (!TurnlogError.is(err)) return asHttp(err)
+  const status = INPUT_ERRORS[err.code]
+  if (status === undefined) return asHttp(err)
+  return new HttpError(status, err.code, err.message, {}, undefined, err.field)
+}
+
+const INPUT_ERRORS: Readonly<Record<string, number>> = { UNKNOWN_INPUT: 404, INPUT_ANSWERED: 409, INVALID_INPUT: 400, INVALID_ARGUMENT: 400 }
+
+/**
+ * A client tool's output as the answer of its round (`agent.answer` in-process, `store.answer`
+ * with workers). Lost to another answer meanwhile: the same answer is not an error (a resend),
+ * another one is 409 `INPUT_ANSWERED` (once the winner is logged: up to 5 s).
+ */
+async function answerOutput(sessions: Sessions, tail: SessionTail, sessionId: string, a: OutputAnswer): Promise<void> {
+  try {
+    await sessions.answer(sessionId, a.requestId, a.answer)
+    return
+  } catch (err) {
+    if (!TurnlogError.is(err) || err.code !== 'INPUT_ANSWERED') throw inputError(err)
+  }
+  const until = Date.now() + 5_000
+  for (let seen = 0; ;) {
+    for (; seen < tail.events.length; seen++) {
+      const e = tail.events[seen]!
+      const d = e.data as { requestId?: string; answer?: InputAnswer; by?: InputBy }
+      if (e.type !== 'tool/input-provided' || d.requestId !== a.requestId || !d.answer || !d.by) continue
+      if (sameOutput({ answer: d.answer, by: d.by }, a.output)) return
+      throw new HttpError(409, 'INPUT_ANSWERED', `the client tool call ${a.callId} was already answered (${d.answer.action} by ${d.by.kind} at seq ${e.seq}): the first answer wins`)
+    }
+    const left = until - Date.now()
+    if (left <= 0 || !await tail.wait(seen, undefined, left)) {
+      throw new HttpError(409, 'INPUT_ANSWERED', `the client tool call ${a.callId} was already answered by someone else (not logged yet)`)
     }
   }
 }
