@@ -10,7 +10,8 @@ import type {
 } from '../events/index.js'
 import type { Session } from '../events/session.js'
 import { stepMachine, type StepContext, type StepEvent } from '../machines/step.js'
-import { checkedStream, type ModelAdapter, type ModelRequest, type PartialMessage, type StreamOutcome } from '../models/index.js'
+import type { ModelAdapter, ModelRequest, PartialMessage, StreamOutcome } from '../models/index.js'
+import { consumeCheckedStream } from '../models/checked-stream.js'
 import type { HistoryState } from '../reducers/history.js'
 import type { LifecycleState } from '../reducers/lifecycle.js'
 import { runToolCalls } from '../tools/scheduler.js'
@@ -97,6 +98,14 @@ export async function runStep(
           break
         }
         case 'assembling': {
+          // No listener: the options' prompt and tools, with no payload, no wait and no guard (a
+          // hook a session does not use costs nothing per step; benchmark B5)
+          if (agent.hooks.count('system-prompt/assemble') === 0) {
+            system = agent.options.system ?? ''
+            tools = agent.toolSpecs
+            actor.send({ type: 'ASSEMBLED' })
+            break
+          }
           try {
             const r = await agent.within(agent.hooks.waterfall('system-prompt/assemble', { turn, step, system: agent.options.system ?? '', tools: agent.toolSpecs, signal }, (p) => ({ system: p.system, tools: p.tools })), 'system-prompt/assemble')
             system = r.system
@@ -116,7 +125,8 @@ export async function runStep(
         }
         case 'requesting': {
           let config: RequestConfig
-          try {
+          if (agent.hooks.count('agent/request') === 0) config = { ...agent.baseConfig }
+          else try {
             config = await agent.within(agent.hooks.waterfall('agent/request', { turn, step, config: { ...agent.baseConfig }, system, tools, signal }, (p) => p.config), 'agent/request')
           } catch (err) {
             if (!isAbandoned(err)) agent.reportError(err, 'agent/request')
@@ -139,22 +149,20 @@ export async function runStep(
         }
         case 'streaming': {
           let stream: AsyncIterable<StreamChunk>
-          try {
+          if (agent.hooks.count('llm/stream') === 0) stream = adapterStream(agent.options.model, request!, signal)
+          else try {
             stream = await agent.within(agent.hooks.waterfall('llm/stream', { turn, step, request: request!, signal }, (p) => adapterStream(agent.options.model, p.request, p.signal)), 'llm/stream')
           } catch (err) {
             if (!isAbandoned(err)) agent.reportError(err, 'llm/stream')
             actor.send({ type: 'HOOK_FAILED', failure: hookFailure('llm/stream', err) })
             break
           }
-          let outcome: StreamOutcome | null = null
-          for await (const item of checkedStream(() => stream, request!, signal)) {
-            if (item.kind === 'chunk') {
-              const e = agent.append({ type: 'assistant/chunk', data: { turn, step, chunk: item.chunk } })
-              chunkSeqs.push(e.seq)
-              agent.emit('agent/assistant-stream', { turn, step, chunk: item.chunk })
-            } else outcome = item.outcome
-          }
-          if (outcome === null) throw new Error('checkedStream ended without an outcome')
+          const outcome = await consumeCheckedStream(() => stream, request!, signal, (chunk) => {
+            const e = agent.append({ type: 'assistant/chunk', data: { turn, step, chunk } })
+            chunkSeqs.push(e.seq)
+            // no payload built for a hook nobody listens to
+            if (agent.hooks.count('agent/assistant-stream') !== 0) agent.emit('agent/assistant-stream', { turn, step, chunk })
+          })
           if (outcome.kind === 'success') {
             success = outcome
             const calls = outcome.message.content.filter(isRunnableCall).length

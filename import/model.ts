@@ -26,4 +26,8 @@ export interface ImportedConversation {
   sessionId?: string
   /** Epoch ms of the source's own timestamps, one per event is not known: only a start. */
   startedAt?: number
+  /** Sub-agent conversations by the id of the call that ran each (a child session per call). */
+  children?: Map<string, ImportedConversation>
+  /** What the source holds that the log leaves out, counted (Claude Code sidechain lines no call claims). */
+  leftOut?: { sidechainLines: number }
 }

@@ -3,7 +3,12 @@
  * without `type: "message"`; content a string or `input_text` / `output_text` / `refusal` /
  * `input_image` parts), `reasoning` (its summary text), `function_call` and
  * `function_call_output`. The provider's own calls (`web_search_call`, `file_search_call`, …) are
- * provider-executed calls: recorded, never run. Accepts the array or a request body `{input}`.
+ * provider-executed calls: recorded, never run. Accepts the array or a request body `{input}`
+ * (its `instructions`, when a non-empty string, is the system prompt). A reasoning item's
+ * `encrypted_content` and id are kept as the block's provider data (`{openai: {itemId,
+ * reasoningEncryptedContent}}`, the keys the AI SDK's OpenAI provider uses) so the log can send it
+ * back; an assistant message with no text (`content: ""`, which some clients send before calls)
+ * adds no block.
  */
 import type { Block } from '../events/messages.js'
 import { badShape, elementLines, parseJsonFile } from './errors.js'
@@ -16,8 +21,13 @@ type Step = Extract<ImportedItem, { kind: 'step' }>
 export function parseOpenAiResponses(text: string, file?: string): ImportedConversation {
   const raw = parseJsonFile(text, file)
   const lines = elementLines(text)
-  const list = Array.isArray(raw) ? raw : arr(obj(raw, { file, line: 1 }).input, { file, line: 1, field: 'input' })
+  const body = Array.isArray(raw) ? undefined : obj(raw, { file, line: 1 })
+  const list = body ? arr(body.input, { file, line: 1, field: 'input' }) : (raw as unknown[])
   const items: ImportedItem[] = []
+  if (body && body.instructions !== undefined && body.instructions !== null) {
+    const instructions = str(body.instructions, { file, line: 1, field: 'instructions' })
+    if (instructions) items.push({ kind: 'system', text: instructions })
+  }
   let step: Step | undefined
   let answered = false // the open step already has results: the next model item is a new response
   const modelStep = (): Step => {
@@ -41,12 +51,16 @@ export function parseOpenAiResponses(text: string, file?: string): ImportedConve
         items.push({ kind: 'user', content })
         step = undefined
       } else if (role === 'assistant') {
-        modelStep().content.push(...content)
+        const said = content.filter((b) => b.type !== 'text' || b.text !== '')
+        if (said.length) modelStep().content.push(...said)
       } else throw badShape(at(w, 'role'), `unknown role "${role}" (system, developer, user or assistant)`)
     } else if (type === 'reasoning') {
       const summary = item.summary === undefined ? [] : arr(item.summary, at(w, 'summary'))
       const t = summary.map((s, j) => str(obj(s, at(w, `summary[${j}]`)).text, at(w, `summary[${j}].text`))).join('\n\n')
-      modelStep().content.push({ type: 'reasoning', text: t })
+      const openai: Record<string, unknown> = {}
+      if (typeof item.id === 'string') openai.itemId = item.id
+      if (typeof item.encrypted_content === 'string') openai.reasoningEncryptedContent = item.encrypted_content
+      modelStep().content.push({ type: 'reasoning', text: t, ...(Object.keys(openai).length ? { providerData: { openai } } : {}) })
     } else if (type === 'function_call' || type === 'custom_tool_call') {
       const args = type === 'function_call' ? str(item.arguments, at(w, 'arguments')) : JSON.stringify(str(item.input, at(w, 'input')))
       modelStep().content.push({ type: 'tool-call', id: str(item.call_id, at(w, 'call_id')), name: str(item.name, at(w, 'name')), arguments: args })

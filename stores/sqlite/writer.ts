@@ -84,6 +84,8 @@ export class SqliteWriter implements LogWriter {
   /** The row's parked flag as this writer last left it (a fold clears it). */
   #parked: boolean
   #titled: boolean
+  /** The lease's end as this writer last wrote it (0: not known yet, so the first append extends it). */
+  #leaseUntil = 0
   readonly #commits = new GroupCommit<readonly LogEvent[]>({
     commit: (batch) => this.#commit(batch),
     stop: (err) => {
@@ -173,19 +175,40 @@ export class SqliteWriter implements LogWriter {
     try {
       await this.store.tx(() => {
         const now = this.store.now()
-        const s = this.store.prep('SELECT token, length, lease_until FROM turnlog_sessions WHERE id = ?').get(id) as
-          { token: number; length: number; lease_until: number | null } | undefined
-        if (!s) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
-        if (Number(s.token) !== this.token || s.lease_until === null || Number(s.lease_until) <= now) {
-          throw new TurnlogError('LEASE_LOST', `lease lost: this writer holds token ${this.token}, the session has token ${s.token}`, {
-            sessionId: id, info: { token: this.token, current: Number(s.token) },
-          })
+        // the fold first (pure, but its first load reads the stored events: inside this transaction)
+        let folded: ReturnType<SessionFold['apply']> | null = null
+        if (this.#fold.loaded || this.#parked || SessionFold.holds(flat)) {
+          if (!this.#fold.loaded) this.#fold.load(readStored(this.store, id, 0, expected))
+          folded = this.#fold.apply(flat)
         }
-        if (Number(s.length) !== expected) {
-          throw new TurnlogError('SEQ_CONFLICT', `expected seq ${expected}, but the log's next seq is ${s.length}`, { sessionId: id, expectedSeq: expected, actualSeq: Number(s.length) })
+        let sets = ''
+        const params: Array<string | number | null> = []
+        if (folded !== null) {
+          // a delay from the batch's own time (the agent's clock) added to the lease clock, so a
+          // test clock or a skewed agent clock cannot make a session due early or late
+          const at = flat[flat.length - 1]!.time
+          sets += ', due_at = ?, parked = ?'
+          params.push(folded.dueMs === null ? null : now + Math.round(folded.dueMs - at), folded.parked ? 1 : 0)
         }
-        const ins = this.store.prep('INSERT INTO turnlog_events (session_id, seq, type, event) VALUES (?, ?, ?, ?)')
-        for (const e of flat) ins.run(id, e.seq, e.type, JSON.stringify(e))
+        if (title !== null) {
+          sets += ', title = coalesce(title, ?)'
+          params.push(title)
+        }
+        // the lease is extended only when less than half of it is left by what this writer last
+        // wrote or saw (a lower bound: the heartbeat keeps it anyway), so an append mostly writes no
+        // index entry of the lease
+        const extend = this.#leaseUntil - now < this.leaseMs / 2
+        if (extend) {
+          sets += ', lease_until = ?'
+          params.push(now + Math.round(this.leaseMs))
+        }
+        // one statement fences the batch (token, live lease, expected seq) and moves the row;
+        // only when it changes nothing is the row read, to say why
+        const changed = Number(this.store.prep(`UPDATE turnlog_sessions SET length = ?, last_activity = ?${sets}
+          WHERE id = ? AND token = ? AND length = ? AND lease_until > ?`).run(expected + flat.length, now, ...params, id, this.token, expected, now).changes)
+        if (changed !== 1) this.#refused(now, expected)
+        if (extend) this.#leaseUntil = now + Math.round(this.leaseMs)
+        insertEvents(this.store, id, flat)
         let freed = 0
         if (moves.length > 0) {
           const mv = db.prepare('UPDATE turnlog_inbox SET moved_seq = ? WHERE session_id = ? AND message_id = ? AND moved_seq IS NULL')
@@ -196,32 +219,11 @@ export class SqliteWriter implements LogWriter {
             freed++
           }
         }
-        let sets = ''
-        const params: Array<string | number | null> = []
-        if (this.#fold.loaded || this.#parked || SessionFold.holds(flat)) {
-          // first time: fold what is stored before the batch (inside this transaction: current)
-          if (!this.#fold.loaded) this.#fold.load(readStored(this.store, id, 0, expected))
-          const f = this.#fold.apply(flat)
-          freed += this.#settleDecisions(f.decided)
-          // a delay from the batch's own time (the agent's clock) added to the lease clock, so a
-          // test clock or a skewed agent clock cannot make a session due early or late
-          const at = flat[flat.length - 1]!.time
-          sets += ', due_at = ?, parked = ?'
-          params.push(f.dueMs === null ? null : now + Math.round(f.dueMs - at), f.parked ? 1 : 0)
-          this.#parked = f.parked
+        if (folded !== null) {
+          freed += this.#settleDecisions(folded.decided)
+          this.#parked = folded.parked
         }
-        if (title !== null) {
-          sets += ', title = coalesce(title, ?)'
-          params.push(title)
-        }
-        // the lease is extended only when less than half of it is left (the heartbeat keeps it
-        // anyway): an append then writes no index entry of the lease
-        if (Number(s.lease_until) - now < this.leaseMs / 2) {
-          sets += ', lease_until = ?'
-          params.push(now + Math.round(this.leaseMs))
-        }
-        this.store.prep(`UPDATE turnlog_sessions SET length = ?, pending = pending - ?, last_activity = ?${sets} WHERE id = ?`)
-          .run(expected + flat.length, freed, now, ...params, id)
+        if (freed > 0) this.store.prep('UPDATE turnlog_sessions SET pending = pending - ? WHERE id = ?').run(freed, id)
       })
     } catch (err) {
       throw sqlError(err, id, 'append failed')
@@ -229,6 +231,20 @@ export class SqliteWriter implements LogWriter {
     if (title !== null) this.#titled = true
     for (const [mid] of moves) this.#moves.delete(mid)
     this.#durableLength = expected + flat.length
+  }
+
+  /** Why the fencing update changed no row: the session is gone, the lease lost, or the seq moved. */
+  #refused(now: number, expected: number): never {
+    const id = this.sessionId
+    const s = this.store.prep('SELECT token, length, lease_until FROM turnlog_sessions WHERE id = ?').get(id) as
+      { token: number; length: number; lease_until: number | null } | undefined
+    if (!s) throw new TurnlogError('SESSION_NOT_FOUND', 'no such session', { sessionId: id })
+    if (Number(s.token) !== this.token || s.lease_until === null || Number(s.lease_until) <= now) {
+      throw new TurnlogError('LEASE_LOST', `lease lost: this writer holds token ${this.token}, the session has token ${s.token}`, {
+        sessionId: id, info: { token: this.token, current: Number(s.token) },
+      })
+    }
+    throw new TurnlogError('SEQ_CONFLICT', `expected seq ${expected}, but the log's next seq is ${s.length}`, { sessionId: id, expectedSeq: expected, actualSeq: Number(s.length) })
   }
 
   /**
@@ -285,11 +301,14 @@ export class SqliteWriter implements LogWriter {
   async #beat(): Promise<void> {
     if (this.#failed || this.#closed || this.#released) return
     try {
+      let until = 0
       const changes = await this.store.tx(() => {
         const now = this.store.now()
-        return Number(this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_until > ?')
-          .run(now + Math.round(this.leaseMs), this.sessionId, this.token, now).changes)
+        until = now + Math.round(this.leaseMs)
+        return Number(this.store.prep('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_until > ?')
+          .run(until, this.sessionId, this.token, now).changes)
       })
+      if (changes === 1) this.#leaseUntil = Math.max(this.#leaseUntil, until)
       if (changes === 0 && !this.#released && !this.#closed) this.leaseLost()
     } catch {
       // busy past the timeout: the next beat (or the append's own check) decides
@@ -391,6 +410,29 @@ export class SqliteWriter implements LogWriter {
     }
   }
 }
+
+/** Rows per multi-row INSERT (4 parameters each: far below SQLite's parameter limit). */
+const ROWS_PER_INSERT = 64
+
+/**
+ * Inserts a batch's events: one multi-row `INSERT` per 64 events (a cached statement per row
+ * count), so a batch costs a statement, not one per event. The event's JSON text as given.
+ */
+function insertEvents(store: SqliteHost, id: string, flat: readonly LogEvent[]): void {
+  for (let i = 0; i < flat.length; i += ROWS_PER_INSERT) {
+    const n = Math.min(ROWS_PER_INSERT, flat.length - i)
+    const params: Array<string | number> = new Array(n * 4)
+    for (let k = 0; k < n; k++) {
+      const e = flat[i + k]!
+      params[4 * k] = id
+      params[4 * k + 1] = e.seq
+      params[4 * k + 2] = e.type
+      params[4 * k + 3] = JSON.stringify(e)
+    }
+    store.prep(INSERT_SQL[n] ??= `INSERT INTO turnlog_events (session_id, seq, type, event) VALUES ${'(?, ?, ?, ?), '.repeat(n - 1)}(?, ?, ?, ?)`).run(...params)
+  }
+}
+const INSERT_SQL: string[] = []
 
 /** A JSON value with sorted keys (decisions compare by value, as PostgreSQL's jsonb does). */
 function canon(v: unknown): unknown {

@@ -4,7 +4,7 @@
  * them), and that replay, report and export read; bad input gets a coded error naming file, line
  * and field.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { TurnlogError } from '../../events/errors.js'
@@ -40,30 +40,41 @@ function logTranscript(log: ImportedLog): { said: Entry[]; results: Entry[] } {
   return { said, results }
 }
 
-/** Imports a sample through the CLI, then verify, replay, report, export and eval run on it. */
-async function importAndUse(format: string, file: string): Promise<ImportedLog> {
+/**
+ * Imports a sample through the CLI, then verify (with its children), replay, report, export and
+ * eval run on it; `children` receives the child logs written beside it.
+ */
+async function importAndUse(format: string, file: string, children?: (logs: ImportedLog[], importOut: string) => void): Promise<ImportedLog> {
   const { dir, cleanup } = tempDir()
   try {
     const out = join(dir, 'out.jsonl')
     const r = await cli(['import', format, join(FIX, file), '-o', out])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
-    const v = await cli(['verify', out])
+    const v = await cli(['verify', out, '--children'])
     expect(v.stdout).toContain('every invariant holds')
+    expect(v.stdout).not.toMatch(/violation|FAMILY_/)
     expect(v.code).toBe(0)
+    const kids = readdirSync(dir).filter((f) => f !== 'out.jsonl').sort()
+    const kidLogs: ImportedLog[] = []
+    for (const k of kids) {
+      const l = await readLog(join(dir, k))
+      kidLogs.push({ header: l.header, events: [...l.events] } as ImportedLog)
+    }
+    children?.(kidLogs, r.stdout)
     const rep = await cli(['replay', out])
     expect(rep.code).toBe(0)
     const html = await cli(['report', out, '-o', join(dir, 'r.html')])
     expect(html.code).toBe(0)
     expect(readFileSync(join(dir, 'r.html'), 'utf8')).toContain('<html')
     for (const f of ['chrome-trace', 'otlp-json']) {
-      const x = await cli(['export', out, '--format', f])
+      const x = await cli(['export', out, '--format', f, ...(kids.length ? ['--children'] : [])])
       expect(x.code).toBe(0)
       expect(() => JSON.parse(x.stdout)).not.toThrow()
     }
     // the imported log is a golden: the recorded model re-streams its whole-block chunks
     const ev = await cli(['eval', dir, '--model', 'recorded'])
-    expect(ev.stdout).toContain('1/1 goldens passed')
+    expect(ev.stdout).toContain(`${kids.length + 1}/${kids.length + 1} goldens passed`)
     expect(ev.code).toBe(0)
     const log = await readLog(out)
     return { header: log.header, events: [...log.events] } as ImportedLog
@@ -159,8 +170,8 @@ describe('turnlog import openai-chat', () => {
 })
 
 describe('turnlog import openai-responses', () => {
-  // written here from the Responses API's input item shapes (no public sample with
-  // function_call_output was found with a known source; see test/fixtures/import/SOURCES.md)
+  // written here from the Responses API's input item shapes (custom parts, string outputs); the
+  // recorded samples are in the describe below (test/fixtures/import/SOURCES.md)
   const input = [
     { role: 'developer', content: 'Be brief.' },
     { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'record this' }] },
@@ -200,8 +211,8 @@ describe('turnlog import openai-responses', () => {
 })
 
 describe('turnlog import claude-code', () => {
-  // written here from the session line shapes (user / assistant lines, message.content blocks);
-  // no public session file with a known source was vendored
+  // written here from the session line shapes (user / assistant lines, message.content blocks); a
+  // recorded session with sub-agents is vendored below (test/fixtures/import/SOURCES.md)
   const line = (o: unknown): string => JSON.stringify(o)
   const base = { sessionId: 's-1', isSidechain: false, cwd: '/p', version: '1.0.3' }
   const session = [
@@ -238,6 +249,138 @@ describe('turnlog import claude-code', () => {
     expect(catchErr(() => importLog('claude-code', session + '{torn', { file: 's.jsonl' }))).toMatchObject({ code: 'IMPORT_NOT_JSON', file: 's.jsonl', line: 8 })
     const bad = line({ type: 'user', message: { role: 'user', content: 7 } })
     expect(catchErr(() => importLog('claude-code', bad, { file: 's.jsonl' }))).toMatchObject({ code: 'IMPORT_BAD_SHAPE', line: 1, field: 'message.content' })
+  })
+})
+
+describe('turnlog import openai-responses: recorded request bodies', () => {
+  /** The conversation a Responses body says, read from its items the way the API documents them. */
+  function responsesTranscript(body: { instructions?: string; input: Array<Record<string, unknown>> }): { said: Entry[]; results: Entry[] } {
+    const said: Entry[] = []
+    const results: Entry[] = []
+    if (body.instructions) said.push(['system', body.instructions])
+    const texts = (c: unknown): string[] => (typeof c === 'string' ? [c] : (c as Array<{ text: string }>).map((p) => p.text))
+    for (const it of body.input) {
+      const type = (it.type as string | undefined) ?? 'message'
+      if (type === 'message' && it.role === 'user') for (const t of texts(it.content)) said.push(['user', t])
+      if (type === 'message' && it.role === 'assistant') for (const t of texts(it.content)) if (t !== '') said.push(['text', t])
+      if (type === 'reasoning') said.push(['reasoning', (it.summary as Array<{ text: string }>).map((x) => x.text).join('\n\n')])
+      if (type === 'function_call') said.push(['call', it.call_id, it.name, JSON.parse(it.arguments as string)])
+      if (type === 'function_call_output') results.push(['result', it.call_id, it.output, false])
+    }
+    return { said, results }
+  }
+
+  it('L1-L9: pydantic-ai\'s recorded gpt-5 body (instructions, encrypted reasoning, a commentary message, a call and its output, the final answer) becomes a log whose transcript is the source\'s; verify, replay, report, export and eval run', async () => {
+    const log = await importAndUse('openai-responses', 'openai-responses-phase.json')
+    const src = JSON.parse(read('openai-responses-phase.json')) as { instructions: string; input: Array<Record<string, unknown>> }
+    expect(logTranscript(log)).toEqual(responsesTranscript(src))
+    // the instructions are the system prompt of the first request
+    expect(log.events.find((e) => e.type === 'request/header')?.data).toMatchObject({ system: src.instructions })
+    // the encrypted reasoning is kept to send back, under the keys the AI SDK's OpenAI provider reads
+    const reasoning = src.input.find((i) => i.type === 'reasoning')!
+    const msg = log.events.find((e) => e.type === 'assistant/message')!.data as { message: { content: Array<Record<string, unknown>> } }
+    expect(msg.message.content[0]).toEqual({ type: 'reasoning', text: '', providerData: { openai: { itemId: reasoning.id, reasoningEncryptedContent: reasoning.encrypted_content } } })
+    expect(log.header.imported).toMatchObject({ from: 'openai-responses', times: 'order', usage: 'absent' })
+  })
+
+  it('L5/L6: pydantic-ai\'s recorded retry body (an empty assistant message, two parallel calls, both outputs) imports as one step with both calls and no empty text block', async () => {
+    const log = await importAndUse('openai-responses', 'openai-responses-retry.json')
+    const src = JSON.parse(read('openai-responses-retry.json')) as { instructions: string; input: Array<Record<string, unknown>> }
+    expect(logTranscript(log)).toEqual(responsesTranscript(src))
+    const first = log.events.find((e) => e.type === 'assistant/message')!.data as { message: { content: Array<{ type: string }> } }
+    expect(first.message.content.map((b) => b.type)).toEqual(['tool-call', 'tool-call'])
+    // an empty instructions string is no system prompt
+    expect(log.events.some((e) => e.type === 'request/header')).toBe(false)
+  })
+})
+
+describe('turnlog import claude-code: a recorded session with sub-agents', () => {
+  type Line = { type: string; isSidechain?: boolean; parentUuid: string | null; message?: { content: string | Array<Record<string, unknown>> } }
+  const lines = (): Line[] => read('claude-code-subagents.jsonl').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Line)
+
+  /** What a thread's lines say: text, thinking, tool_use in order; tool_result in call order. */
+  function threadTranscript(thread: Line[]): { said: Entry[]; results: Entry[] } {
+    const said: Entry[] = []
+    const byCall = new Map<string, Entry>()
+    const calls: string[] = []
+    for (const l of thread) {
+      if (l.type !== 'user' && l.type !== 'assistant') continue
+      const c = l.message!.content
+      if (typeof c === 'string') {
+        said.push([l.type === 'user' ? 'user' : 'text', c])
+        continue
+      }
+      for (const b of c) {
+        if (b.type === 'text') said.push([l.type === 'user' ? 'user' : 'text', b.text])
+        if (b.type === 'thinking') said.push(['reasoning', b.thinking])
+        if (b.type === 'tool_use') {
+          said.push(['call', b.id, b.name, b.input])
+          calls.push(b.id as string)
+        }
+        if (b.type === 'tool_result') {
+          const text = typeof b.content === 'string' ? b.content : (b.content as Array<{ text: string }>).map((p) => p.text).join('')
+          byCall.set(b.tool_use_id as string, ['result', b.tool_use_id, text, b.is_error === true])
+        }
+      }
+    }
+    return { said, results: calls.map((id) => byCall.get(id)!) }
+  }
+
+  /** The sidechain runs, each from its line without a parent to the next such line. */
+  function runs(all: Line[]): Line[][] {
+    const out: Line[][] = []
+    for (const l of all.filter((x) => x.isSidechain === true)) {
+      if (l.parentUuid === null) out.push([])
+      out.at(-1)!.push(l)
+    }
+    return out
+  }
+
+  it('L1-L9, L19: the main thread is the log\'s transcript and each Task sub-agent is a child log (header names the parent, the child/spawned seq and the call; its transcript is the sidechain\'s); verify --children, replay, report, export and eval run', async () => {
+    let kids: ImportedLog[] = []
+    let printed = ''
+    const log = await importAndUse('claude-code', 'claude-code-subagents.jsonl', (k, out) => {
+      kids = k
+      printed = out
+    })
+    const all = lines()
+    expect(logTranscript(log)).toEqual(threadTranscript(all.filter((l) => l.isSidechain !== true)))
+    const spawned = log.events.filter((e) => e.type === 'child/spawned') as Array<{ seq: number; data: { callId: string; child: string } }>
+    const sidechains = runs(all)
+    expect(spawned).toHaveLength(sidechains.length)
+    expect(sidechains).toHaveLength(2)
+    expect(printed).toContain('2 sub-agents as child logs beside it')
+    for (const [i, s] of spawned.entries()) {
+      const kid = kids.find((k) => k.header.id === s.data.child)!
+      expect(kid.header.parent).toEqual({ session: log.header.id, seq: s.seq, callId: s.data.callId })
+      expect(logTranscript(kid)).toEqual(threadTranscript(sidechains[i]!))
+      // the child runs between its spawn and the call's result in the parent's order
+      const result = log.events.find((e) => e.type === 'tool/result' && (e.data as { callId: string }).callId === s.data.callId)!
+      expect(kid.events.every((e) => e.time >= log.events[s.seq]!.time && e.time < result.time)).toBe(true)
+    }
+    // the Task call the tool rejected (is_error, no prompt) ran no sub-agent: an error result, no child
+    const failed = log.events.find((e) => e.type === 'tool/result' && (e.data as { message: { isError?: true } }).message.isError === true)!
+    expect(spawned.some((s) => s.data.callId === (failed.data as { callId: string }).callId)).toBe(false)
+    expect(log.header.createdAt).toBe(Date.parse('2025-09-07T09:52:03.071Z'))
+  })
+
+  it('L19: a sidechain run no Task call ran (its prompt is no call\'s) is left out and counted, and the log still verifies', async () => {
+    const text = read('claude-code-subagents.jsonl').split('\n').map((l) => l.replace('"content":"Analyze the current project structure', '"content":"Something else entirely: Analyze the current project structure')).join('\n')
+    const log = importLog('claude-code', text, { file: 's.jsonl' })
+    expect(log.children).toHaveLength(1)
+    expect(log.leftOut).toEqual({ sidechainLines: runs(lines())[1]!.length })
+    const { dir, cleanup } = tempDir()
+    try {
+      const { writeFileSync } = await import('node:fs')
+      writeFileSync(join(dir, 's.jsonl'), text)
+      const r = await cli(['import', 'claude-code', join(dir, 's.jsonl'), '-o', join(dir, 'o.jsonl')])
+      expect(r.code).toBe(0)
+      expect(r.stdout).toContain(`left out: ${runs(lines())[1]!.length} sidechain lines`)
+      const v = await cli(['verify', join(dir, 'o.jsonl'), '--children'])
+      expect(v.code).toBe(0)
+    } finally {
+      cleanup()
+    }
   })
 })
 

@@ -131,10 +131,17 @@ describe('SQLite: two processes racing for one session (one owner, no duplicate 
     const b = writer(file, 'node:sqlite', 4)
     const won = await b.waitFor((l) => l.startsWith('WON '), 0, 60_000)
     await b.waitFor((l) => l.startsWith('D '), b.lines.indexOf(won!) + 1, 60_000)
-    b.proc.kill('SIGKILL') // freeze the log: what a writes after waking must not land
+    // freeze the log: what a writes after waking must not land. b is killed between transactions:
+    // a commit it had in flight could be in the WAL but not yet in its index (killed during the
+    // WAL sync), invisible to the read below, and appear once the file is next opened by a first
+    // connection, after a exits (docs/decisions/sqlite-durability.md): unacknowledged, b's, and not
+    // what this test is about
+    b.send('PAUSE')
+    expect(await b.waitFor((l) => l === 'PAUSED', 0, 60_000)).toBe('PAUSED')
+    b.proc.kill('SIGKILL')
     await b.exited
     const before = await reread(file)
-    expect(before.length).toBeGreaterThanOrEqual(durable(b))
+    expect(before.length).toBe(durable(b))
     a.proc.kill('SIGCONT')
     a.send('RESUME')
     const err = await a.waitFor((l) => l.startsWith('ERR '), 0, 60_000)
