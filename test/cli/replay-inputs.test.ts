@@ -4,15 +4,13 @@
  * declined, cancelled; by whom; how long it waited) and the parked time between, in log order inside
  * their step, and a summary line; `--json` holds the same facts in the transcript; the OTel spans
  * have each round as an `await_input {name}` child span of its call's `execute_tool` span, from
- * the request to the answer, with what was asked and who answered; the report and inspect page's
- * transcript lines (inspector/src/transcript.ts) show the same rounds and answers.
+ * the request to the answer, with what was asked and who answered (the report and inspect page:
+ * test/browser/report-inputs.test.ts).
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LogEvent } from '../../events/index.js'
-import { transcriptLines } from '../../inspector/src/transcript.js'
 import { logToSpans } from '../../otel/index.js'
-import { stateAt } from '../../replay/replay.js'
 import { writeLog } from '../../replay/write-log.js'
 import { inputSession } from '../fixtures/input-logs.js'
 import { cli, tempDir } from './helpers.js'
@@ -91,21 +89,5 @@ describe('input rounds in the views', () => {
     // the requests' messages and the responses are content: not in the spans
     expect(JSON.stringify(waits)).not.toContain('Where to?')
     expect(JSON.stringify(waits)).not.toContain('Paris')
-  })
-
-  it('L21 the report and inspect page: the transcript lines show each round and its answer (how, by whom, after how long) at their seqs', () => {
-    const lines = transcriptLines(stateAt(events, events.length - 1).transcript)
-    const rounds = lines.filter((l) => l.kind === 'input' || l.kind === 'answer').map((l) => [l.seq, l.kind, l.text])
-    const req = events.filter((e) => e.type === 'tool/input-requested').map((e) => e.seq)
-    const ans = events.filter((e) => e.type === 'tool/input-provided').map((e) => e.seq)
-    expect(rounds).toEqual([
-      [req[0], 'input', 'q2: round 1 of ship({"item":"books"}) c1 asks address (form)'],
-      [ans[0], 'answer', 'q2 accepted by ann after 2 h'],
-      [req[1], 'input', 'q3: round 2 of ship({"item":"books"}) c1 asks speed (choice)'],
-      [ans[1], 'answer', 'q3 declined by bob after 2 h'],
-      [req[2], 'input', 'q4: client tool pick_color({"palette":"sea"}) c2 waits for the client'],
-      [ans[2], 'answer', 'q4 accepted by ann after 2 h'],
-      [req[3], 'input', 'q6: round 1 of ship({"item":"lamp"}) c3 asks address (form)'],
-    ])
   })
 })
