@@ -40,7 +40,7 @@
 import type { LogEvent } from '../events/envelope.js'
 import { CLIENT_KEY } from '../tools/input-rounds.js'
 import { RetryChains } from './retry-chain.js'
-import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt, type UIMessageMetadata } from './ui-types.js'
+import { turnMessageId, type TurnlogInputData, type UIMessageChunk, type UIMessageChunkAt, type UIMessageMetadata } from './ui-types.js'
 
 interface Block { kind: 'text' | 'reasoning'; id: string }
 
@@ -70,25 +70,6 @@ interface TurnState {
   client: Map<string, 'open' | 'shown' | 'refused'>
   /** Non-client rounds shown as `data-turnlog-input` parts: request id → their data. */
   inputs: Map<string, TurnlogInputData>
-}
-
-/**
- * The data of a `data-turnlog-input` part (part id: the request id): an input round that is not a
- * client tool's (docs/spec/lifecycle.md §11), answered by `POST /chat/:id/inputs/:requestId`. The
- * same part is sent again, with `answered`, when the log answers it.
- */
-export interface TurnlogInputData {
-  requestId: string
-  callId: string
-  /** The tool whose body asked (its call's part is the `tool-<name>` part of the same message). */
-  toolName: string
-  round: number
-  /** What is asked, by key: `form` (JSON Schema), `text`, `choice` (options), `url`. */
-  requests: Record<string, unknown>
-  /** Epoch ms after which nobody can answer (the round is answered `cancel` by `expired`). */
-  expiresAt?: number
-  /** Once answered: how, by whom (`user`, `expired`, `superseded`, `canceled`) and when (epoch ms). */
-  answered?: { action: 'accept' | 'decline' | 'cancel'; by: string; at: number }
 }
 
 /** True when a round's requests are a client tool's (its one `client` request). */
