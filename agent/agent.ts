@@ -18,6 +18,7 @@
  */
 import { runMachine, type MachineRunner } from '../machines/lean-actor.js'
 import { TurnlogError, type CancelCause, type EventDraft, type InboxTarget, type LogEvent, type ModelMessage, type SessionEvent, type UserMessage } from '../events/index.js'
+import { checkMessageSize } from '../events/input-size.js'
 import { turnMachine, type TurnContext, type TurnEvent } from '../machines/turn.js'
 import type { TranscriptState } from '../reducers/transcript.js'
 import { ownUsage, rollUpUsage, type UsageRollUp } from '../reducers/usage-tree.js'
@@ -186,6 +187,8 @@ export class TurnlogAgent extends AgentCore implements Agent {
   send(message: MessageInput, target: InboxTarget, wake: boolean): string {
     this.#assertUsable()
     const m = toUserMessage(message, this.newId)
+    // the one input limit, as on every store's send and decision (decision record "input-size-limit" (docs/decisions/ in the repository))
+    checkMessageSize(m, 'message', this.sessionId)
     // Waking input never joins an aborted turn: it is re-targeted to next-turn and latched.
     const aborting = this.#status.value === 'running' && this.abort?.signal.aborted === true
     const t = wake && aborting ? 'next-turn' : target

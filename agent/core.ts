@@ -63,6 +63,8 @@ export abstract class AgentCore {
    * else the id source draws it.
    */
   approvalIdFor: ((turn: number, step: number, callId: string) => string | undefined) | null = null
+  /** @internal likewise the id of a call's input round (docs/spec/lifecycle.md §11: the golden's request ids). */
+  inputIdFor: ((turn: number, step: number, callId: string, round: number) => string | undefined) | null = null
   /** @internal decisions through the store's side channel (agent/claimed-decisions.ts). */
   readonly claimed = new ClaimedDecisions(this)
   /** @internal a parked step of the prefix, restored at the first wake (docs/spec/lifecycle.md §9; agent/restore.ts). */

@@ -17,14 +17,18 @@ import { toBy } from './approvals.js'
 export interface InputHost extends ApprovalHost {
   readonly inputsState: InputsState
   readonly inputOptions: InputOptions | undefined
+  /** A re-run's recorded request id for a call's round (turnlog/evals), else the id source draws one. */
+  readonly inputIdFor?: ((turn: number, step: number, callId: string, round: number) => string | undefined) | null
 }
 
 /** The env of one step's input rounds. */
 export function inputEnv(agent: InputHost, turn: number, step: number): InputEnv {
   return {
-    request: (call, round, requests, state, expiresAt) => {
-      const requestId = agent.newId()
+    request: (call, round, requests, state, expiresInMs) => {
+      const requestId = agent.inputIdFor?.(turn, step, call.id, round) ?? agent.newId()
+      // one clock reading for the event's time and its expiry (as an approval's, agent/approvals.ts)
       const now = agent.now()
+      const expiresAt = expiresInMs !== undefined ? Math.ceil(now + expiresInMs) : undefined
       const e = agent.append({
         type: 'tool/input-requested',
         data: {
@@ -40,7 +44,7 @@ export function inputEnv(agent: InputHost, turn: number, step: number): InputEnv
         ...(expiresAt !== undefined ? { expiresAt } : {}),
       }
       agent.emit('agent/input', { input })
-      return { requestId }
+      return { requestId, ...(expiresAt !== undefined ? { expiresAt } : {}) }
     },
     // answers are arbitrated by the agent alone for now: the stores' side channels carry decisions
     claim: (_requestId, answer, by) => ({ won: true, answer, by }),

@@ -1,8 +1,8 @@
 /**
  * The agent's persistence: every event the session commits is forwarded to a `LogStore` write
- * handle, in batches (one `append` per macrotask: what a step does between two waits on the
- * outside; the jsonl store then coalesces the appends that arrive during an fsync into one write +
- * one fsync). `flush()` resolves when everything committed so far is durable.
+ * handle, in batches (one `append` per microtask; the jsonl store then coalesces the appends that
+ * arrive during an fsync into one write + one fsync). `flush()` resolves when everything committed
+ * so far is durable.
  *
  * Failure (opening the store, a refused or failed append): the error (coded) is reported once as
  * `agent/error` (where `'store'`), persistence stops for good (an fsync is never retried), every
@@ -37,13 +37,6 @@ export interface PersistenceOptions {
   /** An open write handle (resumeAgent's, after repair); the agent owns and closes it. */
   writer?: LogWriter
 }
-
-/**
- * The host's own `setImmediate`, taken when this module loads: a test's fake timers, installed
- * later, must not hold persistence back. Where there is none, a zero-delay `setTimeout`.
- */
-const afterMacrotask: (fn: () => void) => void =
-  typeof globalThis.setImmediate === 'function' ? globalThis.setImmediate.bind(globalThis) : (fn) => void globalThis.setTimeout(fn, 0)
 
 interface Waiter {
   target: number
@@ -135,11 +128,7 @@ export class Persistence {
     this.#buffer.push(e)
     if (!this.#scheduled) {
       this.#scheduled = true
-      // After the macrotask, not the microtask: everything a step does between two waits on the
-      // outside (a model's answer, a tool's I/O) runs in microtasks, so it all goes in one batch,
-      // one statement of a database store (benchmark B8: queries per session) instead of one for
-      // the first event and one for the rest.
-      afterMacrotask(() => {
+      queueMicrotask(() => {
         this.#scheduled = false
         this.#drain()
       })

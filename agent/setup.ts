@@ -7,18 +7,23 @@
 import type { LogEvent, Session } from '../events/index.js'
 import { inboxReducer, type InboxState } from '../reducers/inbox.js'
 import { BudgetMeter, normaliseBudgets } from './budget.js'
+import { PARENT_BUDGET, type AccountLink } from './budget-family.js'
 import { foldLive, type LiveFolds } from './live-state.js'
 import type { HookName, AgentOptions } from './types.js'
 import { Wakeups, type WakeupHost } from './wakeups.js'
 
-/** `options.budget`'s live meter, or null without a budget (agent/budget.ts). */
+/**
+ * `options.budget`'s live meter, with the links to its ancestors' budgets a subagent call gave it
+ * (agent/budget-family.ts), or null when neither applies (agent/budget.ts).
+ */
 export function budgetMeter(
   options: AgentOptions,
   reportError: (error: unknown, where: string) => void,
   emit: (name: HookName, payload: unknown) => void,
 ): BudgetMeter | null {
-  if (options.budget === undefined) return null
-  return new BudgetMeter(normaliseBudgets(options.budget), reportError, (w) => emit('agent/budget', w))
+  const up = (options as { [PARENT_BUDGET]?: readonly AccountLink[] })[PARENT_BUDGET] ?? []
+  if (options.budget === undefined && up.length === 0) return null
+  return new BudgetMeter(options.budget === undefined ? [] : normaliseBudgets(options.budget), reportError, (w) => emit('agent/budget', w), up)
 }
 
 /** The wakeups (docs/spec/lifecycle.md §10): one timer unless `wakeups.timer: false`; held while a prefix waits for its first wake. */

@@ -21,7 +21,9 @@ import { approvalEnv, type ApprovalHost } from './approvals.js'
 import { childResumer, type RestoredStep } from './restore.js'
 import { hookFailure } from './decisions.js'
 import { isAbandoned } from './grace.js'
+import { estimatedUsage, StreamedChars } from './estimated-usage.js'
 import type { HookRegistry } from './hooks.js'
+import type { BudgetMeter } from './budget.js'
 import { headerChanged, historyFromLog, requestFromLog, requestMismatch } from './request.js'
 import type { AgentOptions, HookName, InboxHandle, Timers } from './types.js'
 import { TurnlogError, isRunnableCall } from '../events/index.js'
@@ -56,6 +58,8 @@ export interface StepHost extends InputHost {
   splice(target: 'next-step', start: number, deleteCount: number, inserted: UserMessage[]): UserMessage[]
   /** Running children (docs/spec/lifecycle.md §10): a subagent call registers its child here. */
   readonly children?: { attach(child: LiveChild): () => void }
+  /** The budget meter (agent/budget.ts): the per-call `toolCalls` gate and the links a child's budget joins. */
+  readonly budget?: BudgetMeter | null
 }
 
 /** A running step, as the agent sees it (for cancel and snapshots). */
@@ -157,12 +161,20 @@ export async function runStep(
             actor.send({ type: 'HOOK_FAILED', failure: hookFailure('llm/stream', err) })
             break
           }
+          const seen = new StreamedChars()
           const outcome = await consumeCheckedStream(() => stream, request!, signal, (chunk) => {
             const e = agent.append({ type: 'assistant/chunk', data: { turn, step, chunk } })
             chunkSeqs.push(e.seq)
+            seen.add(chunk)
             // no payload built for a hook nobody listens to
             if (agent.hooks.count('agent/assistant-stream') !== 0) agent.emit('agent/assistant-stream', { turn, step, chunk })
           })
+          if (outcome.kind !== 'success') {
+            // cut off mid-stream before the provider's usage: the tokens were spent all the same, so
+            // the step's record gets an estimate (docs/spec/lifecycle.md §10; agent/estimated-usage.ts)
+            const usage = estimatedUsage(request, seen, chunkSeqs.length)
+            if (usage !== null) chunkSeqs.push(agent.append({ type: 'assistant/chunk', data: { turn, step, chunk: { type: 'usage', usage } } }).seq)
+          }
           if (outcome.kind === 'success') {
             success = outcome
             const calls = outcome.message.content.filter(isRunnableCall).length
@@ -296,6 +308,7 @@ function adapterStream(model: ModelAdapter, request: ModelRequest, signal: Abort
 
 function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSignal, restore: RestoredStep | null): ToolEnv {
   const restoredChild = (callId: string) => restore?.calls.find((c) => c.block.id === callId)?.child
+  const gate = agent.budget?.callGate()
   return {
     turn,
     step,
@@ -319,12 +332,14 @@ function toolEnv(agent: StepHost, turn: number, step: number, signal: AbortSigna
     queueContext: (message) => {
       agent.splice('next-step', agent.inbox.nextStep.length, 0, [message])
     },
+    ...(gate !== undefined ? { budgetRefusal: gate } : {}),
     children: {
       session: agent.sessionId,
       store: agent.options.store,
       // a call restored with its child (docs/spec/lifecycle.md §10) logged its `child/spawned` before the crash
       spawned: (callId, child) => restoredChild(callId)?.seq ?? agent.append({ type: 'child/spawned', data: { turn, step, callId, child } }).seq,
       attach: (child) => agent.children?.attach(child) ?? (() => {}),
+      ...(agent.budget != null ? { budget: (child: string) => agent.budget!.link(child) } : {}),
       reattach: (callId) => {
         const c = restoredChild(callId)
         const resume = childResumer(agent.options)

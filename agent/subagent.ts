@@ -12,6 +12,7 @@ import { defineTool } from '../tools/define.js'
 import { CHILD_HOST, type AnyTool, type LiveChild, type ToolContext } from '../tools/types.js'
 import { createAgent } from './agent.js'
 import { markSubagent } from './subagent-mark.js'
+import { PARENT_BUDGET } from './budget-family.js'
 
 export { isSubagent } from './subagent-mark.js'
 import type { Agent, AgentOptions } from './types.js'
@@ -67,11 +68,15 @@ export function defineSubagent<P extends ToolSchema>(config: SubagentConfig<P>):
 async function runChild<P extends ToolSchema>(config: SubagentConfig<P>, args: ToolArgs<P>, ctx: ToolContext): Promise<string> {
   const host = ctx[CHILD_HOST]
   if (host === undefined) throw new Error(`subagent '${config.name}' runs only as a call of an agent`)
-  const options = await config.agent(args, ctx)
+  const own = await config.agent(args, ctx)
+  const id = childSessionId(host.session, ctx)
+  // a parent's budget covers its children's usage (docs/spec/lifecycle.md §10): the child's meter joins its
+  // ancestors' budgets (agent/budget-family.ts)
+  const links = host.budget?.(id)
+  const options = links !== undefined && links.length > 0 ? { ...own, [PARENT_BUDGET]: links } : own
   const prompt = config.prompt !== undefined ? config.prompt(args) : defaultPrompt(args)
   if (typeof prompt !== 'string') throw new Error(`subagent '${config.name}': prompt must return a string`)
   ctx.signal.throwIfAborted()
-  const id = childSessionId(host.session, ctx)
   let child: Agent
   let send = true
   if (host.reattach !== undefined) {

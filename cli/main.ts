@@ -211,6 +211,8 @@ Start here: turnlog demo --store demo.jsonl, then turnlog replay demo.jsonl and 
     .option('--stuck-after <MS>', 'a run with no progress for MS milliseconds fails STUCK (default 5000)')
     .option('--fail-on <KINDS>', 'also fail (exit 1) when one of your tools reached any of these contained failures: tool-error, invalid-output, timeout (comma-separated)')
     .option('--check <MODULE>', 'a JS module exporting check(run): your own property, run after every run (throw to fail)')
+    .option('--approvals', 'add tool approvals: decisions, expiries, steers, cancels, restarts while parked (lifecycle §9)')
+    .option('--inputs', 'add input rounds: bodies asking 0-3 rounds, a client tool, answers, declines, expiries, steers, cancels, crashes between rounds (lifecycle §11)')
     .option('--json', 'print one JSON object (report with census, or the failure)')
     .action(async (opts: FuzzCommandOptions) => done(await fuzzCommand(opts, io)))
 

@@ -21,6 +21,11 @@ function untimed(e: LogEvent): unknown {
     const d = (e as EventOf<'tool/approval-requested'>).data
     if (d.expiresAt !== undefined) return { ...e, time: 0, data: { ...d, expiresAt: `time + ${d.expiresAt - e.time}` } }
   }
+  if (e.type === 'tool/input-requested') {
+    // a round's expiry likewise (docs/spec/lifecycle.md §11)
+    const d = (e as EventOf<'tool/input-requested'>).data
+    if (d.expiresAt !== undefined) return { ...e, time: 0, data: { ...d, expiresAt: `time + ${d.expiresAt - e.time}` } }
+  }
   return { ...e, time: 0 }
 }
 

@@ -6,7 +6,7 @@
  * expiry, re-issued as the decision it recorded; a `superseded` or `canceled` decision follows from
  * the re-issued steer or cancel and is not an input). Pure: `planInputs` reads the golden only.
  */
-import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, LogEvent, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, CancelCause, EventOf, InputAnswer, InputBy, LogEvent, UserMessage } from '../events/index.js'
 import { isAbortedWhileRunning, settlesAfterCancel } from '../replay/reexecute/facts.js'
 import { isAgentSplice } from './agent-splice.js'
 import { openApprovalsAt, planCancels } from './cancel-plan.js'
@@ -48,6 +48,13 @@ export type PlannedInput =
    * message id), issued through the agent's wakeups as recorded (replay/reexecute/schedules.ts).
    */
   | { kind: 'schedule'; seq: number; at: string; event: LogEvent; messageId?: string; /** Recorded after its turn's end, between turns. */ betweenTurns?: boolean }
+  | {
+    /**
+     * A recorded answer to an input round (docs/spec/lifecycle.md §11, a person's or an expiry):
+     * matched to the re-run's open round of the same call and round, issued right after it is asked.
+     */
+    kind: 'answer'; seq: number; at: string; turn: number; step: number; callId: string; round: number; answer: InputAnswer; by: InputBy
+  }
   | {
     /** A recorded decision: matched to the re-run's open approval of the same call (turn, step, call id), not by approval id. */
     kind: 'decision'; seq: number; at: string; turn: number; step: number; callId: string; decision: ApprovalDecision; by: ApprovalBy
@@ -149,6 +156,11 @@ export function planInputs(events: readonly LogEvent[], cut: number): PlannedInp
       out.push({ kind: 'decision', seq: i, at, turn: d.turn, step: d.step, callId: d.callId, decision: d.decision, by: d.by })
       continue // an input, never a position (positions.ts)
     }
+    if (isAnswerInput(e)) {
+      const d = (e as EventOf<'tool/input-provided'>).data
+      out.push({ kind: 'answer', seq: i, at, turn: d.turn, step: d.step, callId: d.callId, round: d.round, answer: d.answer, by: d.by })
+      continue // an input, never a position (positions.ts)
+    }
     if (e.type === 'turn/start' && i > cut && (e as EventOf<'turn/start'>).data.cause?.kind !== 'retry' &&
       events[i - 1]?.type !== 'agent/inbox/spliced') {
       out.push({ kind: 'wake', seq: i, at })
@@ -190,6 +202,34 @@ export function recordedApprovalIds(events: readonly LogEvent[], cut: number): (
     ids.delete(k)
     return id
   }
+}
+
+/**
+ * The golden's input request ids from `cut` on, by call and round: a re-run's round of the same
+ * call gets the recorded id (each at most once), so an unchanged re-run logs the same request and
+ * a recorded answer names it.
+ */
+export function recordedInputIds(events: readonly LogEvent[], cut: number): (turn: number, step: number, callId: string, round: number) => string | undefined {
+  const ids = new Map<string, string>()
+  for (let i = cut; i < events.length; i++) {
+    const e = events[i]!
+    if (e.type !== 'tool/input-requested') continue
+    const d = (e as EventOf<'tool/input-requested'>).data
+    ids.set(`${d.turn}.${d.step}.${d.callId}.${d.round}`, d.requestId)
+  }
+  return (turn, step, callId, round) => {
+    const k = `${turn}.${step}.${callId}.${round}`
+    const id = ids.get(k)
+    ids.delete(k)
+    return id
+  }
+}
+
+/** An answer from outside the agent's run (a person's, or an expiry): an input, like a send. */
+export function isAnswerInput(e: LogEvent): boolean {
+  if (e.type !== 'tool/input-provided') return false
+  const k = (e as EventOf<'tool/input-provided'>).data.by.kind
+  return k === 'user' || k === 'expired'
 }
 
 /** A decision from outside the agent's run (a person's, or an expiry): an input, like a send. */

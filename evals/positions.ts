@@ -20,6 +20,8 @@ export class PositionCounter {
   next(e: LogEvent): string | null {
     if (e.type === 'agent/inbox/spliced' && !isAgentSplice((e as EventOf<'agent/inbox/spliced'>).data)) return null
     if (e.type === 'tool/approval-decided' && ['user', 'expired'].includes((e as EventOf<'tool/approval-decided'>).data.by.kind)) return null
+    // likewise a person's answer to an input round, or its expiry (docs/spec/lifecycle.md §11)
+    if (e.type === 'tool/input-provided' && ['user', 'expired'].includes((e as EventOf<'tool/input-provided'>).data.by.kind)) return null
     if (e.type === 'turn/start') {
       this.#turn = (e as EventOf<'turn/start'>).data.turn
       this.#step = 0

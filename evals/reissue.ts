@@ -11,6 +11,7 @@
 import type { TurnlogAgent } from '../agent/agent.js'
 import type { Wakeups } from '../agent/wakeups.js'
 import { applyDecision } from '../agent/approvals.js'
+import { applyAnswer } from '../agent/inputs.js'
 import { deepEqual } from '../events/deep-equal.js'
 import type { EventOf, LogEvent, UserMessage } from '../events/index.js'
 import { toUserMessage } from '../agent/messages.js'
@@ -323,6 +324,17 @@ export class Reissuer {
           }
           return
         }
+        case 'answer': {
+          // the re-run's round of the same call and round (its id is the golden's when it asked the same)
+          const open = a.inputs().find((o) => o.turn === input.turn && o.step === input.step && o.callId === input.callId && o.round === input.round)
+          if (open === undefined) return record('dropped')
+          record(late ? 'late' : 'issued')
+          const refused = (err: unknown) => this.onError(`the recorded answer of seq ${input.seq} (round ${input.round} of call ${input.callId}) was refused: ${answerError(err)}`)
+          if (input.by.kind === 'user') void applyAnswer(a, open.requestId, input.answer, input.by).catch(refused)
+          // an expiry: the round is answered as the clock would (the re-run's clock need not reach it)
+          else if (a.approvalRun?.answer?.(open.requestId, input.answer, input.by) !== 'answered') refused(new Error('no step of the re-run waits for it'))
+          return
+        }
         case 'decision': {
           // the re-run's approval of the same call (its id is the re-run's own)
           const open = a.approvals().find((o) => o.turn === input.turn && o.step === input.step && o.callId === input.callId)
@@ -337,5 +349,15 @@ export class Reissuer {
     } finally {
       this.#issuing = false
     }
+  }
+}
+
+/** A refused answer's code, field and message (an `INVALID_INPUT` names the field the answer no longer fits). */
+function answerError(err: unknown): string {
+  try {
+    const e = err as { code?: unknown; field?: unknown; message?: unknown }
+    return `${typeof e?.code === 'string' ? `${e.code} ` : ''}${typeof e?.field === 'string' ? `at ${e.field}: ` : ''}${String(e?.message ?? err)}`
+  } catch {
+    return String(err)
   }
 }

@@ -23,7 +23,7 @@ import type { PreExecutePayload } from '../tools/types.js'
 import { verify } from '../replay/verify.js'
 import { firstDivergence, toolSequenceDiff, usageDelta } from './compare.js'
 import { before, goldenGaps, headerBefore, loadGolden, planLive } from './golden.js'
-import { isAgentSplice, planInputs, recordedApprovalIds } from './inputs.js'
+import { isAgentSplice, planInputs, recordedApprovalIds, recordedInputIds } from './inputs.js'
 import { recordedStream } from './model.js'
 import { Reissuer } from './reissue.js'
 import { SettleOrder } from './settle-order.js'
@@ -166,6 +166,7 @@ export async function rerun(goldenInput: GoldenInput, opts: RerunOptions): Promi
   agent.resumed = false
   reissuer = new Reissuer(agent, planInputs(events, cut), (m) => errors.push(m))
   agent.approvalIdFor = recordedApprovalIds(events, cut) // docs/spec/lifecycle.md §9: the golden's approval ids
+  agent.inputIdFor = recordedInputIds(events, cut) // docs/spec/lifecycle.md §11: and its input request ids
   agent.subscribe((e) => reissuer.onAppend(e))
   agent.subscribe((e) => order.onAppend(e))
   // A send by the re-run's own code (a hook's steer): the recorded inputs the log shows before the

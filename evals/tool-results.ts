@@ -23,6 +23,8 @@ const BODY_CODES = new Set([undefined, 'TOOL_ERROR', 'TOOL_TIMEOUT', 'ABORTED', 
 interface Served {
   result: EventOf<'tool/result'>
   concluded: boolean
+  /** The rounds the recorded body asked before its result (docs/spec/lifecycle.md §11), in order. */
+  rounds: Array<EventOf<'tool/input-requested'>>
 }
 
 /** A served value: passes the tool's output schema unchanged (it was validated when recorded). */
@@ -36,6 +38,8 @@ export class ToolResults {
   /** Live part: `name canonical` → results in golden order. */
   readonly #byCall = new Map<string, Served[]>()
   readonly #occurrences = new Map<string, number>()
+  /** Each re-run call's match, kept across its rounds (docs/spec/lifecycle.md §11). */
+  readonly #calls = new Map<string, ToolCallAt>()
   readonly unrecorded: ToolCallAt[] = []
 
   constructor(
@@ -46,6 +50,7 @@ export class ToolResults {
     readonly order: SettleOrder | null = null,
   ) {
     const calls = new Map<string, EventOf<'tool/call'>>()
+    const rounds = new Map<string, Array<EventOf<'tool/input-requested'>>>()
     const concluded = new Set<string>()
     for (const e of golden) {
       if (e.type === 'step/end') {
@@ -59,11 +64,16 @@ export class ToolResults {
         const d = (e as EventOf<'tool/call'>).data
         calls.set(`${d.turn}.${d.step}.${d.callId}`, e as EventOf<'tool/call'>)
       }
+      if (e.type === 'tool/input-requested') {
+        const d = (e as EventOf<'tool/input-requested'>).data
+        const k = `${d.turn}.${d.step}.${d.callId}`
+        rounds.set(k, [...(rounds.get(k) ?? []), e as EventOf<'tool/input-requested'>])
+      }
       if (e.type !== 'tool/result' || e.surfaceOp !== 'append') continue
       const r = e as EventOf<'tool/result'>
       const d = r.data
       const key = `${d.turn}.${d.step}.${d.callId}`
-      const served = { result: r, concluded: concluded.has(`${d.turn}.${d.step}`) }
+      const served = { result: r, concluded: concluded.has(`${d.turn}.${d.step}`), rounds: rounds.get(key) ?? [] }
       if (i < plan.liveSeq) {
         this.#exact.set(key, served)
         continue
@@ -117,7 +127,10 @@ export class ToolResults {
       if (exact) return this.#held(exact, ctx)
       return this.#unrecorded(tool, args, ctx, this.#callAt(tool, args, ctx))
     }
-    const call = this.#callAt(tool, args, ctx)
+    // a body called again with an answer (docs/spec/lifecycle.md §11) is the same call: one occurrence
+    const own = `${ctx.turn}.${ctx.step}.${ctx.callId}`
+    const call = ctx.input !== undefined ? this.#calls.get(own) ?? this.#callAt(tool, args, ctx) : this.#callAt(tool, args, ctx)
+    this.#calls.set(own, call)
     const recorded = () => {
       const served = this.#byCall.get(call.canonical)?.[call.occurrence]
       return served ? serve(served, ctx) : this.#unrecorded(tool, args, ctx, call)
@@ -139,6 +152,15 @@ export class ToolResults {
    * A recorded timeout or abort is not held: it waits for the signal, as the recorded body did.
    */
   #held(s: Served, ctx: ToolContext): unknown {
+    // the recorded body asked a round here: it asks the same (the requests, state and expiry as logged)
+    const round = s.rounds.find((r) => r.data.round === (ctx.input?.round ?? 0) + 1)
+    if (round !== undefined) {
+      const d = round.data
+      return ctx.inputRequired({
+        requests: d.requests, ...(d.state !== undefined ? { state: d.state } : {}),
+        ...(d.expiresAt !== undefined ? { expiresInMs: d.expiresAt - round.time } : {}),
+      })
+    }
     const code = s.result.data.error?.code
     if (this.order === null || code === 'TOOL_TIMEOUT' || code === 'ABORTED') return serve(s, ctx)
     return this.order.hold(ctx).then(() => serve(s, ctx))

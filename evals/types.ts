@@ -143,7 +143,7 @@ export interface UsageDelta {
 export interface ReissuedInput {
   /** The golden seq it came from. */
   seq: number
-  kind: 'send' | 'edit' | 'cancel' | 'wake' | 'decision' | 'schedule'
+  kind: 'send' | 'edit' | 'cancel' | 'wake' | 'decision' | 'answer' | 'schedule'
   /** The lifecycle position it was recorded at (e.g. `turn 2 after step/end of step 1`). */
   at: string
   /**

@@ -11,7 +11,7 @@
  *   token: the buckets are disjoint); `outputTokens` = output + reasoning; `totalTokens` = both.
  * - tool calls: every appended `tool/result` whose call was started, that is every result except
  *   the synthetic ones of calls that never started (`ABORTED_BEFORE_DISPATCH`, `TOOL_NOT_STARTED`,
- *   `DENIED`, `APPROVAL_EXPIRED`). A replacing `tool/result` (compaction) is not a new call.
+ *   `DENIED`, `APPROVAL_EXPIRED`, and `BUDGET`: a call past a `toolCalls` limit). A replacing `tool/result` (compaction) is not a new call.
  * - cost: each counted model call priced by the user's `price(model, usage)`; `model` is the
  *   `config.model` of the last `request/header` (the header in force for that call). Pricing is the
  *   user's code, so it is done by `BudgetTracker`, never by the pure fold.
@@ -28,7 +28,7 @@ import type { Usage } from './messages.js'
 export { BUDGET_LIMITS, BUDGET_SCOPES, type BudgetLimitName, type BudgetScope } from './data.js'
 
 /** Result codes of calls that never started: not counted as tool calls. */
-const NOT_STARTED: ReadonlySet<string> = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED', 'DENIED', 'APPROVAL_EXPIRED'])
+const NOT_STARTED: ReadonlySet<string> = new Set(['ABORTED_BEFORE_DISPATCH', 'TOOL_NOT_STARTED', 'DENIED', 'APPROVAL_EXPIRED', 'BUDGET'])
 
 /** What one scope has used, apart from cost. */
 export interface BudgetCounts {

@@ -42,6 +42,10 @@ export type BudgetScope = (typeof BUDGET_SCOPES)[number]
  * A turn ended by a budget (docs/spec/lifecycle.md §10, L20): the limit `which` of the budget of `scope` was
  * reached before a request: `used` (derived from the log) >= `limit`. `unpriced`: calls whose
  * price was unknown (the price function threw), which make a cost limit count as reached.
+ * `outside`: the part of `used` that other logs of the session's family recorded (a parent's
+ * budget covers its children: on the parent, its children's usage; on a child stopped by an
+ * ancestor's budget, the rest of the family's), so `used` = the usage derived from this log +
+ * `outside`.
  */
 export const BudgetEndReason = z.strictObject({
   kind: z.literal('budget'),
@@ -50,6 +54,7 @@ export const BudgetEndReason = z.strictObject({
   limit: z.number().min(0),
   used: z.number().min(0),
   unpriced: z.number().int().positive().optional(),
+  outside: z.number().positive().optional(),
 })
 export type BudgetEndReason = z.infer<typeof BudgetEndReason>
 

@@ -21,3 +21,24 @@ export function checkInputSize(text: string, field: string, sessionId?: string):
     throw new TurnlogError('INPUT_TOO_LARGE', `${field} is larger than ${MAX_INPUT_BYTES} bytes (at least ${bytes}): every input sent into a session is at most 1 MiB`, { ...(sessionId !== undefined ? { sessionId } : {}), field })
   }
 }
+
+/**
+ * Refuses a message (a sent `UserMessage`) whose JSON is over `MAX_INPUT_BYTES`, as
+ * {@link checkInputSize}. A message whose strings are small enough that even fully escaped
+ * (6 bytes a UTF-16 unit) it fits is passed without serialising it: the per-send cost stays
+ * a walk over its blocks.
+ */
+export function checkMessageSize(message: { content?: unknown }, field: string, sessionId?: string): void {
+  let bound = 256
+  const blocks = Array.isArray(message.content) ? message.content : []
+  for (const b of blocks) {
+    bound += 64
+    if (typeof b !== 'object' || b === null) continue
+    for (const v of Object.values(b as Record<string, unknown>)) {
+      if (typeof v === 'string') bound += v.length * 6
+      else if (typeof v === 'object' && v !== null) bound = Infinity // nested data: measured below
+    }
+  }
+  if (bound <= MAX_INPUT_BYTES) return
+  checkInputSize(JSON.stringify(message), field, sessionId)
+}

@@ -149,6 +149,8 @@ export const Usage = z.strictObject({
   cacheReadTokens: count.optional(),
   cacheWriteTokens: count.optional(),
   reasoningTokens: count.optional(),
+  /** An estimate: the request was cut off mid-stream before the provider reported its usage (docs/spec/events.md "Usage and failures"). */
+  estimated: z.literal(true).optional(),
 })
 export type Usage = z.infer<typeof Usage>
 

@@ -246,6 +246,8 @@ function ancestors(n: Node | null): Node[] {
 }
 
 function valueOf(atomic: Node): StateValue {
+  // a state just below the root: its key, a string (immutable, so the same one every time)
+  if (atomic.parent !== null && atomic.parent.parent === null) return atomic.key
   // the path below the root, outermost first
   const path: string[] = []
   for (let c: Node | null = atomic; c && c.parent; c = c.parent) path.push(c.key)
@@ -258,6 +260,8 @@ function valueOf(atomic: Node): StateValue {
 
 function matchesValue(current: StateValue, wanted: StateValue): boolean {
   if (typeof wanted === 'string') {
+    // the common case, a state just below the root asked by its key: no split (each `matches`)
+    if (typeof current === 'string') return current === wanted
     const parts = wanted.split('.')
     let cur: StateValue | undefined = current
     for (const p of parts) {

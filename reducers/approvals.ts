@@ -97,17 +97,25 @@ export const approvalsReducer: Reducer<ApprovalsState> = {
     }
     if (draft.parked !== null && endsParking(event.type)) draft.parked = null
     // a decision or an answer (a store gave it while no agent ran) keeps the log waiting: resume
-    // restores the step and the decided call or the answered round goes on (docs/spec/lifecycle.md §9, §11)
-    if (draft.waiting !== null && endsParking(event.type) && event.type !== 'tool/approval-decided' && event.type !== 'tool/input-provided') draft.waiting = null
+    // restores the step and the decided call or the answered round goes on (docs/spec/lifecycle.md §9, §11).
+    // So does what an answered round's body logged next (its next round, or a result of a call that
+    // started before the park): a crash there restores the step too, and every other answered round
+    // still reaches its body (R11) instead of being closed as unknown; a `tool/call` (a body starting
+    // after the park, which a restore could not tell from one that never ran) ends the wait.
+    if (draft.waiting !== null && endsParking(event.type) && !KEEPS_WAITING.has(event.type)) draft.waiting = null
   },
 }
 
+/** Events after a `step/parked` from which a crashed step is still restored (see `apply`). */
+const KEEPS_WAITING = new Set(['tool/approval-decided', 'tool/input-provided', 'tool/input-requested', 'tool/result'])
+
 /**
  * Whether an event of this type ends a parked position: anything but an inbox splice, a schedule
- * event and an extension (plugin) event, which L18 lets stand after `step/parked`.
+ * event, a fork's `session/end-seed` (a fork at a parked seq keeps the step parked, docs/spec/lifecycle.md
+ * "Deliberate choices" 5) and an extension (plugin) event, which L18 lets stand after `step/parked`.
  */
 export function endsParking(type: string): boolean {
-  return type !== 'agent/inbox/spliced' && !type.startsWith('schedule/') && Object.hasOwn(EVENT_DATA, type)
+  return type !== 'agent/inbox/spliced' && type !== 'session/end-seed' && !type.startsWith('schedule/') && Object.hasOwn(EVENT_DATA, type)
 }
 
 /** The open requests, in request order. */

@@ -3,7 +3,7 @@
  * ones. What `agent.inputs()`, `turnlog inputs`, `store.answer`, resume and the transcript read.
  * O(1) per event (an answer looks its request up by id).
  */
-import { isRunnableCall, type EventOf, type InputAnswer, type InputBy, type InputRequests, type LogEvent } from '../events/index.js'
+import { isRunnableCall, type AssistantMessage, type EventOf, type InputAnswer, type InputBy, type InputRequests, type LogEvent } from '../events/index.js'
 import type { Reducer } from './types.js'
 
 /** One round and, once given, its answer. */
@@ -31,28 +31,32 @@ export interface InputsState {
   byId: Record<string, InputRecord>
   /** The ids of the open rounds, in request order. */
   open: string[]
-  /** The open step's tool-call blocks (callId → name and arguments), to name a round's call. */
-  calls: Record<string, { name: string; arguments: string }>
+  /**
+   * The open step's appended assistant contents (most often one), whose tool-call blocks name a
+   * round's call. Kept by reference and searched only when a round is requested: a session that
+   * asks for no input pays one assignment per step, not an entry per call (benchmark B5).
+   */
+  contents: Array<AssistantMessage['content']>
 }
 
 export const inputsReducer: Reducer<InputsState> = {
   name: 'inputs',
-  initial: () => ({ byId: {}, open: [], calls: {} }),
+  initial: () => ({ byId: {}, open: [], contents: [] }),
   apply(draft, event: LogEvent) {
     switch (event.type) {
       case 'step/start':
-        draft.calls = {}
+        if (draft.contents.length > 0) draft.contents = []
         return
       case 'assistant/message': {
         const d = (event as EventOf<'assistant/message'>).data
         if (event.surfaceOp !== 'append' || d.interrupted) return
-        for (const b of d.message.content) if (isRunnableCall(b)) draft.calls[b.id] = { name: b.name, arguments: b.arguments }
+        draft.contents.push(d.message.content)
         return
       }
       case 'tool/input-requested': {
         const d = (event as EventOf<'tool/input-requested'>).data
         if (Object.hasOwn(draft.byId, d.requestId)) return // a log the checker refuses; the fold stays total
-        const call = Object.hasOwn(draft.calls, d.callId) ? draft.calls[d.callId]! : { name: '', arguments: '' }
+        const call = callOf(draft.contents, d.callId)
         draft.byId[d.requestId] = {
           requestId: d.requestId, callId: d.callId, turn: d.turn, step: d.step, round: d.round, seq: event.seq, time: event.time,
           name: call.name, arguments: call.arguments, requests: d.requests,
@@ -76,6 +80,19 @@ export const inputsReducer: Reducer<InputsState> = {
         return
     }
   },
+}
+
+/** The name and arguments of the step's runnable call `callId` (the last block with that id, as a
+ * map by id would keep), or empty ones when the step has none. */
+function callOf(contents: ReadonlyArray<AssistantMessage['content']>, callId: string): { name: string; arguments: string } {
+  for (let i = contents.length - 1; i >= 0; i--) {
+    const content = contents[i]!
+    for (let j = content.length - 1; j >= 0; j--) {
+      const b = content[j]!
+      if (isRunnableCall(b) && b.id === callId) return { name: b.name, arguments: b.arguments }
+    }
+  }
+  return { name: '', arguments: '' }
 }
 
 /** The open rounds, in request order. */

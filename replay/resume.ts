@@ -28,7 +28,7 @@ import { TurnlogError } from '../events/errors.js'
 import type { LogHeader } from '../events/jsonl.js'
 import type { LogStore, LogWriter } from '../stores/types.js'
 import { isSubagent } from '../agent/subagent.js'
-import { RESUME_CHILD, type ChildResumer } from '../tools/types.js'
+import { RESULT_CODE, RESUME_CHILD, type ChildResumer } from '../tools/types.js'
 import { openLogInStore } from './log-into-store.js'
 import { checkResumeOptions, type RESUME_OPTION_FIELDS, type SameKeys } from './resume-options.js'
 import { repair, repairEvents, type RepairResult } from './repair.js'
@@ -138,7 +138,15 @@ function withChildResumer(options: AgentOptions): AgentOptions {
     const store = o.store as LogStore
     // the parent died between its `child/spawned` and the child's creation: created now
     if (!(await store.has(o.sessionId))) await store.create(o.sessionId, { parent })
-    else await assertChildOf(store, o.sessionId, parent) // L19: whatever sits at the id is this call's child
+    else {
+      // L19: whatever sits at the id is this call's child; if not, the call's outcome is unknown
+      // (TOOL_OUTCOME_UNKNOWN, as repair says of it), never that log's answer
+      try {
+        await assertChildOf(store, o.sessionId, parent)
+      } catch (err) {
+        throw Object.assign(err as object, { [RESULT_CODE]: 'TOOL_OUTCOME_UNKNOWN' })
+      }
+    }
     return resumeAgent({ ...(o as unknown as ResumeOptions), autoStart: false })
   }
   return Object.assign(options, { [RESUME_CHILD]: resume })

@@ -39,7 +39,10 @@ export interface CallRec {
   approval: CallApproval | null
   /** Its current input round, once it asked one (docs/spec/lifecycle.md §11). */
   input: CallRound | null
-  /** `needsApproval` threw or answered a non-boolean: the call's `HOOK_ERROR` result. */
+  /**
+   * Refused before it ran: `needsApproval` threw or answered a non-boolean (`HOOK_ERROR`), or a
+   * `toolCalls` budget is spent (`BUDGET`). The call's result; no pre-execute, no body.
+   */
   approvalProblem: ToolErrorInfo | null
   /** Resolves when its `tools/pre-execute` verdict is known (an `ask` included, before its decision). */
   verdict: Promise<void> | null

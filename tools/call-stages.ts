@@ -12,7 +12,7 @@ import { errorOutcome, errorText, outputToOutcome } from './define.js'
 import type {
   ChildHost, ExecutePayload, InputContext, InputRequiredSpec, PostExecuteDecision, PreExecuteDecision, ToolContext, ToolEnv, ToolOutcome,
 } from './types.js'
-import { CHILD_HOST, INPUT_REQUIRED, isInputRequired } from './types.js'
+import { CHILD_HOST, INPUT_REQUIRED, RESULT_CODE, isInputRequired } from './types.js'
 
 /** What the stages need of the run: the env, the running bodies' signals, and three guards. */
 export interface CallHost {
@@ -116,8 +116,12 @@ export function runBody(rec: CallRec, host: CallHost, input?: InputContext): Pro
         controller.abort(new DOMException(`tool '${name}' timed out after ${ms} ms`, 'TimeoutError'))
       }, ms)
     }
+    // The body's signal is made when first read (Node makes an AbortSignal lazily, and making one
+    // is a good share of an instant call's cost; benchmark B5): a body that never reads it pays nothing.
     const ctx: ToolContext = {
-      signal: controller.signal,
+      get signal() {
+        return controller.signal
+      },
       callId: rec.call.id,
       turn: env.turn,
       step: env.step,
@@ -140,7 +144,13 @@ export function runBody(rec: CallRec, host: CallHost, input?: InputContext): Pro
     let result: Promise<unknown>
     try {
       result = Promise.resolve(
-        env.execute({ call: rec.call, args: rec.prepared!.args, tool, signal: controller.signal, turn: env.turn, step: env.step }, innermost),
+        env.execute({
+          call: rec.call, args: rec.prepared!.args, tool,
+          get signal() {
+            return controller.signal
+          },
+          turn: env.turn, step: env.step,
+        }, innermost),
       )
     } catch (err) {
       result = Promise.reject(err)
@@ -164,7 +174,8 @@ export function runBody(rec: CallRec, host: CallHost, input?: InputContext): Pro
           controller.abort(env.signal.reason)
         } else if (env.signal.aborted) finish(errorOutcome('ABORTED', `Tool '${name}' was aborted: the turn was cancelled while it ran.`))
         else if (bodyThrew !== null && (bodyThrew as { error: unknown }).error === err) {
-          finish(errorOutcome('TOOL_ERROR', `Tool '${name}' failed: ${errorText(err)}`))
+          if (resultCode(err) === 'TOOL_OUTCOME_UNKNOWN') finish(errorOutcome('TOOL_OUTCOME_UNKNOWN', `Tool '${name}': ${errorText(err)}`))
+          else finish(errorOutcome('TOOL_ERROR', `Tool '${name}' failed: ${errorText(err)}`))
         } else {
           host.report(err, 'tools/execute')
           finish(errorOutcome('HOOK_ERROR', `Tool '${name}' failed: the tools/execute hook failed: ${errorText(err)}`))
@@ -256,5 +267,15 @@ function childHost(c: NonNullable<ToolEnv['children']>, callId: string): ChildHo
     session: c.session, store: c.store, spawned: (child) => c.spawned(callId, child),
     ...(c.attach !== undefined ? { attach: c.attach } : {}),
     ...(reattach !== undefined ? { reattach } : {}),
+    ...(c.budget !== undefined ? { budget: c.budget } : {}),
+  }
+}
+
+/** The result code an internal error stands for ({@link RESULT_CODE}); read inside a guard (the error is a body's). */
+function resultCode(err: unknown): unknown {
+  try {
+    return typeof err === 'object' && err !== null ? (err as { [RESULT_CODE]?: unknown })[RESULT_CODE] : undefined
+  } catch {
+    return undefined
   }
 }

@@ -15,6 +15,7 @@ import { runBody } from './call-stages.js'
 import type { CallRec, CallRound } from './call-record.js'
 import { errorOutcome, errorText, outputToOutcome } from './define.js'
 import { schemaProblem } from './json-schema-check.js'
+import { EXPIRY_TIMER } from './approval-gate.js'
 import type { InputEnv, OpenRound, RestoredRound, ToolOutcome } from './types.js'
 
 /** The default cap of a round's `state` (bytes of its JSON text). */
@@ -89,8 +90,7 @@ export class InputRounds {
       return errorOutcome('INVALID_INPUT_REQUEST', `Tool '${name}': expiresInMs must be a positive finite number`)
     }
     const round = (rec.input?.round ?? 0) + 1
-    const expiresAt = expiresInMs !== undefined ? Math.ceil(this.#host.now() + (expiresInMs as number)) : undefined
-    const { requestId } = this.#env.request(rec.call, round, requests, state, expiresAt)
+    const { requestId, expiresAt } = this.#env.request(rec.call, round, requests, state, expiresInMs as number | undefined)
     rec.input = {
       requestId, round, requests, client,
       ...(state !== undefined ? { state } : {}),
@@ -194,12 +194,13 @@ export class InputRounds {
       if (r !== null && r.answered === null && r.expiresAt !== undefined && r.expiresAt < first) first = r.expiresAt
     }
     if (first === Infinity) return
-    this.#timer = env.setTimeout(() => {
+    // tagged as the approvals' expiry timer is: a re-execution fires it where the log recorded the expiry
+    this.#timer = env.setTimeout(Object.assign(() => {
       this.#timer = undefined
       if (this.#closed) return
       const now = this.#host.now()
       if (this.#own({ kind: 'expired' }, (r) => r.expiresAt !== undefined && r.expiresAt <= now) === 0) this.#arm()
-    }, Math.max(0, first - this.#host.now()))
+    }, { [EXPIRY_TIMER]: true as const }), Math.max(0, first - this.#host.now()))
   }
 
   detach(): void {

@@ -337,6 +337,9 @@ class ToolRun {
 
   #start(rec: CallRec, prepared: PreparedCall): void {
     this.#startBlocked = null
+    // a call past a toolCalls budget is refused like a failed needsApproval: its tool/call, then its
+    // BUDGET result in model order, no pre-execute and no body (docs/spec/lifecycle.md §10)
+    if (rec.approvalProblem === null) rec.approvalProblem = this.#env.budgetRefusal?.(rec.call.name) ?? null
     const ev = this.#env.appendCall(rec.call) // a throw: not started, the scheduler fails
     rec.callSeq = ev.seq
     rec.prepared = prepared

@@ -4,7 +4,7 @@
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec'
-import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, UserMessage } from '../events/index.js'
+import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, ToolErrorInfo, UserMessage } from '../events/index.js'
 
 /** What a tool body gets besides its arguments. */
 export interface ToolContext {
@@ -77,6 +77,13 @@ export function isInputRequired(v: unknown): v is InputRequired {
 export const CHILD_HOST: unique symbol = Symbol.for('turnlog.childHost')
 
 /**
+ * @internal The key, on an error a body throws, of the result code it stands for instead of
+ * `TOOL_ERROR`. Only `TOOL_OUTCOME_UNKNOWN` is honoured: a re-attached subagent call whose child
+ * log is not its child (L19) has an unknown outcome, as repair says of it.
+ */
+export const RESULT_CODE: unique symbol = Symbol.for('turnlog.resultCode')
+
+/**
  * @internal The key, on an agent's options, of the function that resumes a child session for a
  * re-attached subagent call (docs/spec/lifecycle.md §10). `resumeAgent` (replay/) sets it: agent/ cannot import
  * the repair it needs. An agent without it never restores a step to re-attach children.
@@ -113,6 +120,12 @@ export interface ChildHost {
    * creating it. Resolves to the resumed child agent, not yet woken.
    */
   reattach?(child: string, options: unknown): Promise<unknown>
+  /**
+   * The links to the budgets of the parent and its ancestors the child's meter joins (a parent's
+   * budget covers its children's usage, docs/spec/lifecycle.md §10): an opaque list the child's options carry.
+   * Absent when no ancestor has a budget.
+   */
+  budget?(child: string): unknown[] | undefined
 }
 
 /**
@@ -253,7 +266,14 @@ export interface ToolEnv {
     attach?(child: LiveChild): () => void
     /** The re-attachment of a call restored with its running child ({@link ChildHost.reattach}), else undefined. */
     reattach?(callId: string): ((child: string, options: unknown) => Promise<unknown>) | undefined
+    /** {@link ChildHost.budget}. */
+    budget?(child: string): unknown[] | undefined
   }
+  /**
+   * A `toolCalls` budget (docs/spec/lifecycle.md §10): asked right before each call starts; an error means the
+   * call is past the limit, gets that error (`BUDGET`) as its result and never runs. Absent: no limit.
+   */
+  budgetRefusal?(name: string): ToolErrorInfo | null
   /** The three tool hooks (waterfalls); a throwing listener is the scheduler's to turn into a result. */
   preExecute(p: PreExecutePayload, innermost: () => PreExecuteDecision): Promise<PreExecuteDecision>
   execute(p: ExecutePayload, innermost: (p: ExecutePayload) => Promise<unknown>): Promise<unknown>
@@ -320,8 +340,11 @@ export interface ApprovalEnv {
 
 /** The driver's side of input rounds (docs/spec/lifecycle.md §11). */
 export interface InputEnv {
-  /** Appends `tool/input-requested` for the call's round and returns its id. */
-  request(call: ToolCallBlock, round: number, requests: InputRequests, state: unknown, expiresAt: number | undefined): { requestId: string }
+  /**
+   * Appends `tool/input-requested` for the call's round and returns its id and its `expiresAt`:
+   * the event's time plus `expiresInMs`, from one clock reading (the log says `expiresAt = time + ms`).
+   */
+  request(call: ToolCallBlock, round: number, requests: InputRequests, state: unknown, expiresInMs: number | undefined): { requestId: string; expiresAt?: number }
   /** Claims an answer before it is logged (first answer wins across processes). */
   claim(requestId: string, answer: InputAnswer, by: InputBy): { won: boolean; answer: InputAnswer; by: InputBy }
   /** Appends `tool/input-provided`. */

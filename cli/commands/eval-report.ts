@@ -24,7 +24,8 @@ export function evalReportData(f: ReportedTrial): PageData {
   const g = f.run.golden
   const d = f.run.divergence
   return {
-    version: 1, mode: 'report', file: f.file, header: g.header, events: g.events,
+    // the golden as listed (relative to the goldens directory), never the server's absolute path
+    version: 1, mode: 'report', file: f.name, header: g.header, events: g.events,
     divergence: d ? { seq: d.seq, kind: d.kind, diff: d.diff, expected: d.expected, actual: d.actual } : null,
     ...(d ? { select: Math.min(d.seq, Math.max(0, g.events.length - 1)) } : {}),
     compare: {

@@ -1,6 +1,6 @@
 /**
  * `turnlog fuzz [--runs N] [--seed S] [--path P] [--hooks MODULE] [--tools MODULE] [--out FILE]
- * [--stuck-after MS] [--json]`: runs `fuzzAgent` (the scheduled model-based fuzzer of
+ * [--stuck-after MS] [--approvals] [--inputs] [--json]`: runs `fuzzAgent` (the scheduled model-based fuzzer of
  * turnlog/testing) against your tools and hooks. MODULE is a JS module you name (never code from
  * a log): `--tools` exports `tools` (or a default export): an array of `defineTool` results, or a
  * function returning one (called per run: fresh state); `--hooks` exports `hooks` (or a default
@@ -51,6 +51,10 @@ export interface FuzzCommandOptions {
   failOn?: string
   /** A module exporting `check(run)` (as `fuzzAgent({ check })`): your own property, run after every run. */
   check?: string
+  /** Approvals (`fuzzAgent({ approvals: true })`, docs/spec/lifecycle.md §9). */
+  approvals?: boolean
+  /** Input rounds (`fuzzAgent({ inputs: true })`, docs/spec/lifecycle.md §11): the census gains `input: …` rows. */
+  inputs?: boolean
 }
 
 /** `--fail-on` kinds → the `tool/result` error code each one counts. */
@@ -127,6 +131,8 @@ export async function fuzzCommand(opts: FuzzCommandOptions, io: CliIo): Promise<
     ...(tools ? { tools } : {}),
     ...(hooks ? { hooks } : {}),
     ...(check ? { check } : {}),
+    ...(opts.approvals === true ? { approvals: true } : {}),
+    ...(opts.inputs === true ? { inputs: true } : {}),
     onRun: (events) => {
       bar?.update(++passed)
       if (failOn.length) collectExamples(events, yours, new Set(failOn.map((k) => FAIL_ON[k]!)), examples)
@@ -227,6 +233,7 @@ async function failure(f: FuzzFailure, opts: FuzzCommandOptions, out: string | u
   const replay = ['turnlog', 'fuzz', '--seed', String(f.seed), '--path', f.path,
     ...(opts.tools ? ['--tools', opts.tools] : []), ...(opts.hooks ? ['--hooks', opts.hooks] : []),
     ...(opts.check ? ['--check', opts.check] : []),
+    ...(opts.approvals === true ? ['--approvals'] : []), ...(opts.inputs === true ? ['--inputs'] : []),
     ...(opts.stuckAfter !== undefined ? ['--stuck-after', opts.stuckAfter] : [])].map(shellWord).join(' ')
   if (out !== undefined && f.events.length > 0) {
     const header = { type: 'session' as const, format: 1 as const, id: 'fuzz', createdAt: 0 }

@@ -226,5 +226,7 @@ export class ApprovalState {
 }
 
 function allowedWhileParked(e: SessionEvent): boolean {
-  return e.type === 'agent/inbox/spliced' || e.type === 'tool/approval-decided' || e.type === 'tool/input-provided' || e.type.startsWith('schedule/')
+  // session/end-seed: a fork at a parked seq keeps the step parked (docs/spec/lifecycle.md "Deliberate choices" 5)
+  return e.type === 'agent/inbox/spliced' || e.type === 'tool/approval-decided' || e.type === 'tool/input-provided' ||
+    e.type === 'session/end-seed' || e.type.startsWith('schedule/')
 }

@@ -8,6 +8,10 @@
  * with it, the derived cost (or a call whose price is unknown) must reach `limit` and `used` must
  * equal the derived cost; without it the log's own numbers are checked (`used >= limit`, or
  * `unpriced` calls), since nothing in the log says what a token cost.
+ *
+ * A family's budget (a parent's covers its children): `outside` is the part of `used` that other
+ * logs of the family recorded; the derived usage plus `outside` is what must reach the limit and
+ * equal `used`.
  */
 import { BudgetTracker, type PriceFn } from '../budget.js'
 import type { SessionEvent } from '../envelope.js'
@@ -26,9 +30,10 @@ export class BudgetCheck {
     if (e.type !== 'turn/end' || e.data.reason.kind !== 'budget') return
     const r = e.data.reason
     const t = this.#tracker
+    const outside = r.outside ?? 0
     if (r.which === 'costUsd') {
       const unpriced = this.#priced ? t.unpriced(r.scope) : r.unpriced ?? 0
-      const used = this.#priced ? t.used('costUsd', r.scope) : r.used
+      const used = this.#priced ? t.used('costUsd', r.scope) + outside : r.used
       if (used < r.limit && unpriced === 0) {
         emit('L20', `turn ended budget costUsd (${r.scope}) at ${r.used} of ${r.limit}, but the cost derived so far is ${used}, below the limit`)
       } else if (this.#priced && !close(used, r.used)) {
@@ -36,11 +41,11 @@ export class BudgetCheck {
       }
       return
     }
-    const used = t.used(r.which, r.scope)
+    const used = t.used(r.which, r.scope) + outside
     if (used < r.limit) {
-      emit('L20', `turn ended budget ${r.which} (${r.scope}) at limit ${r.limit}, but the usage derived so far is ${used}, below it`)
+      emit('L20', `turn ended budget ${r.which} (${r.scope}) at limit ${r.limit}, but the usage derived so far is ${used}${outside > 0 ? ` (with ${outside} outside this log)` : ''}, below it`)
     } else if (used !== r.used) {
-      emit('L20', `turn ended budget ${r.which} (${r.scope}) naming used ${r.used}, but the usage derived so far is ${used}`)
+      emit('L20', `turn ended budget ${r.which} (${r.scope}) naming used ${r.used}, but the usage derived so far is ${used}${outside > 0 ? ` (with ${outside} outside this log)` : ''}`)
     }
   }
 

@@ -32,6 +32,12 @@ export function isCoreEvent(e: LogEvent): e is SessionEvent {
 export class LogChecker {
   /** The position of the next event: how many events were applied or skipped. */
   #position = 0
+  /** The violations the running `check` found, or null (none yet). */
+  #found: Violation[] | null = null
+  readonly #emit: Emit = (invariant, message, rule) => {
+    const seq = this.#position
+    ;(this.#found ??= []).push(rule === undefined ? { invariant, seq, message } : { invariant, seq, message, rule })
+  }
   readonly #turns: TurnState
   readonly #content: StepContent
   readonly #surface = new SurfaceState()
@@ -87,13 +93,13 @@ export class LogChecker {
    * Changes nothing.
    */
   check(e: LogEvent): Violation[] {
-    const out: Violation[] = []
+    // One emitter for every check and no list until something is found: a valid event (nearly
+    // all of them, at every append and for every replayed event) allocates nothing here (B1, B5).
+    this.#found = null
+    const emit = this.#emit
     const seq = this.#position
-    const emit: Emit = (invariant, message, rule) => {
-      out.push(rule === undefined ? { invariant, seq, message } : { invariant, seq, message, rule })
-    }
     if (e.seq !== seq) emit('L1', `seq ${e.seq} at position ${seq}`)
-    if (!isCoreEvent(e)) return out
+    if (!isCoreEvent(e)) return this.#takeFound()
     this.#turns.check(e, emit)
     this.#content.check(e, emit)
     this.#surface.check(e, emit, seq)
@@ -104,8 +110,16 @@ export class LogChecker {
     this.#budget.check(e, emit)
     this.#schedules.check(e, emit)
     this.#children.check(e, emit)
+    const out = this.#takeFound()
     if (out.length > 1) out.sort((a, b) => rank(a.invariant) - rank(b.invariant))
     return out
+  }
+
+  /** What `check` found so far (a fresh list), or the shared frozen empty list. */
+  #takeFound(): Violation[] {
+    const out = this.#found
+    this.#found = null
+    return out ?? NONE
   }
 
   /** Advances the state past the event, whether or not it broke an invariant. */
@@ -130,6 +144,9 @@ export class LogChecker {
     this.#position++
   }
 }
+
+/** `check`'s answer for an event that breaks nothing: shared, so frozen (callers only read it). */
+const NONE: Violation[] = Object.freeze([]) as unknown as Violation[]
 
 function rank(invariant: string): number {
   const n = /^L(\d+)$/.exec(invariant)

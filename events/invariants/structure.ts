@@ -46,6 +46,11 @@ export class TurnState {
   /** The resume runs before the last started turn in its chain: those that reached their request, and the others. */
   chainReached = 0
   chainUnreached = 0
+  /**
+   * The open step stands parked: its `step/parked` came and since then only inbox splices,
+   * decisions, answers and schedule events (a fork taken here keeps the step open, L2).
+   */
+  parkedStep = false
 
   constructor(
     readonly maxStepsPerTurn: number,
@@ -74,7 +79,11 @@ export class TurnState {
         return
       }
       case 'session/end-seed':
-        if (this.openTurn !== null) emit('L2', `session/end-seed while turn ${this.openTurn} is open`)
+        // a fork at a parked seq keeps the parked step open: its seed marker stands inside that turn
+        // (docs/spec/lifecycle.md "Deliberate choices" 5)
+        if (this.openTurn !== null && !(this.openStep !== null && this.parkedStep)) {
+          emit('L2', `session/end-seed while turn ${this.openTurn} is open${this.openStep !== null ? ` and its step ${this.openStep} is not parked` : ''}`)
+        }
         return
       case 'step/start': {
         const d = e.data
@@ -217,6 +226,10 @@ export class TurnState {
   }
 
   apply(e: SessionEvent): void {
+    if (e.type === 'step/parked') this.parkedStep = this.openStep !== null
+    else if (e.type !== 'agent/inbox/spliced' && e.type !== 'tool/approval-decided' && e.type !== 'tool/input-provided' && e.type !== 'session/end-seed' && !e.type.startsWith('schedule/')) {
+      this.parkedStep = false
+    }
     if (e.type === 'agent/inbox/spliced' || e.type === 'resume/given-up') {
       // resume re-inserts claimed messages (and records a give-up) between the interrupted turn/end
       // and the resume turn

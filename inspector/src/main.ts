@@ -48,7 +48,9 @@ declare global {
       readonly checkpointEvery: number
       readonly checkpoints: number
       /** The timeline's bars and marks as drawn, in page coordinates. */
-      bars(): Array<{ x: number; y: number; seq: number; kind: string; label: string; mark?: string }>
+      bars(): Array<{ x: number; y: number; seq: number; kind: string; label: string; mark?: string; shown: string }>
+      /** The timeline's axis labels as drawn (value, text, left and right edge, canvas width). */
+      ticks(): Array<{ value: number; label: string; left: number; right: number; width: number }>
       /** `eval --report`: the seq selected in the side-by-side panes (null without a re-run). */
       readonly compareSeq: number | null
     }
@@ -267,6 +269,7 @@ function start(d: PageData): void {
     get checkpointEvery() { return cursor.every },
     get checkpoints() { return cursor.checkpoints },
     bars: () => tlView.boxes(),
+    ticks: () => tlView.ticks(),
     get compareSeq() { return compare ? compare.seq : null },
   }
 

@@ -24,8 +24,10 @@ export interface TimelineView {
   set(tl: Timeline, count: number): void
   setCursor(seq: number): void
   draw(): void
-  /** What is drawn now, in page coordinates (tests click them). */
-  boxes(): Array<{ x: number; y: number; seq: number; kind: string; label: string; mark?: string }>
+  /** What is drawn now, in page coordinates (tests click them). `shown`: the label text painted for it ('' when none). */
+  boxes(): Array<{ x: number; y: number; seq: number; kind: string; label: string; mark?: string; shown: string }>
+  /** The axis labels drawn now: their value, and their text's left and right edge in canvas pixels (tests check them). */
+  ticks(): Array<{ value: number; label: string; left: number; right: number; width: number }>
 }
 
 export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, axis: () => 'time' | 'seq'): TimelineView {
@@ -39,7 +41,8 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
   let view = { x0: 0, x1: 1 } // visible axis range
   let fitted = false
   let rows: string[] = []
-  let hits: Array<{ x0: number; x1: number; y0: number; y1: number; seq: number; bar: Bar | null; mark?: Mark }> = []
+  let hits: Array<{ x0: number; x1: number; y0: number; y1: number; seq: number; bar: Bar | null; mark?: Mark; shown: string }> = []
+  let tickList: Array<{ value: number; label: string; left: number; right: number; width: number }> = []
   // bars and marks are painted once per view (zoom, pan, size, data) into `base`; moving the cursor
   // only copies it back and draws the cursor line (a scrub on a 100k-event log redrew ~30k bars)
   const base = document.createElement('canvas')
@@ -108,17 +111,31 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       g.fillText(r.startsWith('tool') ? `tools ${r === 'tool0' ? '' : `#${Number(r.slice(4)) + 1}`}`.trim() : r, 6, y + ROW_H / 2)
     })
     if (!tl) return
-    // axis ticks
+    // axis ticks: round values, none before the session's start (0), each label kept inside the
+    // canvas (the last one is drawn left of its tick rather than cut by the edge)
     g.fillStyle = '#64748b'
-    const ticks = 8
-    for (let k = 0; k <= ticks; k++) {
-      const v = view.x0 + ((view.x1 - view.x0) * k) / ticks
+    tickList = []
+    const step = niceStep((view.x1 - view.x0) / 8, axis() === 'seq')
+    for (let v = Math.max(0, Math.ceil(view.x0 / step) * step); v <= view.x1; v += step) {
       const x = px(v, w)
+      if (x < LABEL_W - 0.5) continue
+      const label = axis() === 'seq' ? `#${Math.round(v)}` : fmtAxis(v, step)
+      const tw = g.measureText(label).width
+      const left = x + 2 + tw <= w - 2 ? x + 2 : x - 2 - tw
       g.fillRect(x, 12, 1, 4)
-      g.fillText(axis() === 'seq' ? `#${Math.round(v)}` : fmtAxis(v), x + 2, 7)
+      g.fillText(label, left, 7)
+      tickList.push({ value: v, label, left, right: left + tw, width: w })
     }
     const rowIndex = new Map(rows.map((r, i) => [r, i]))
     const painted: Array<{ x1: number; color: string } | undefined> = []
+    // where the next bar of the same row starts: a label drawn beside a short bar stops before it
+    const nextStart = new Map<Bar, number>()
+    const lastOfRow = new Map<string, Bar>()
+    for (const b of [...tl.bars].sort((a, c) => pos(a.seq) - pos(c.seq))) {
+      const prev = lastOfRow.get(b.row)
+      if (prev !== undefined) nextStart.set(prev, pos(b.seq))
+      lastOfRow.set(b.row, b)
+    }
     for (const b of tl.bars) {
       const ri = rowIndex.get(b.row)
       if (ri === undefined) continue
@@ -131,7 +148,8 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       x0 = Math.max(x0, LABEL_W - 2)
       const y = 18 + ri * ROW_H + 3
       const color = b.status === 'ok' ? KIND_COLORS[b.kind]! : COLORS[b.status] ?? '#64748b'
-      hits.push({ x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b })
+      const hit = { x0, x1, y0: y, y1: y + ROW_H - 6, seq: b.seq, bar: b, shown: '' }
+      hits.push(hit)
       // zoomed out, thousands of bars share a few pixels: one that adds no pixel of a new colour
       // to its row is not painted again (its hit box stays)
       const seen = painted[ri]
@@ -141,32 +159,80 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       g.globalAlpha = b.status === 'open' ? 0.55 : 0.9
       g.fillRect(x0, y, x1 - x0, ROW_H - 6)
       g.globalAlpha = 1
+      const text = oneLine(b.label, 80)
       if (x1 - x0 > 40) {
-        g.save()
-        g.beginPath()
-        g.rect(x0, y, x1 - x0 - 2, ROW_H - 6)
-        g.clip()
+        // inside the bar; a label longer than the bar ends in an ellipsis (the whole one is the tooltip)
+        const fitted = fitText(g, text, x1 - x0 - 8)
         g.fillStyle = '#fff'
-        g.fillText(oneLine(b.label, 80), x0 + 4, y + (ROW_H - 6) / 2)
-        g.restore()
+        g.fillText(fitted, x0 + 4, y + (ROW_H - 6) / 2)
+        hit.shown = fitted
+      } else if (b.status !== 'ok' || b.kind === 'turn') {
+        // a short bar that says something (a blocked or failed turn, an aborted call): its label beside it
+        const next = nextStart.get(b)
+        const limit = next === undefined ? w - 6 : Math.min(w - 6, px(next, w) - 4)
+        const fitted = limit - x1 - 3 >= 24 ? fitText(g, text, Math.min(220, limit - x1 - 3)) : ''
+        if (fitted !== '') {
+          g.fillStyle = '#334155'
+          g.fillText(fitted, x1 + 3, y + (ROW_H - 6) / 2)
+          hit.shown = fitted
+        }
       }
     }
     const mi = rowIndex.get('marks')!
     const my = 18 + mi * ROW_H + ROW_H / 2
-    for (const m of tl.marks) {
-      const v = pos(m.seq)
-      if (v < view.x0 || v > view.x1) continue
-      const x = px(v, w)
+    const visible = tl.marks.filter((m) => { const v = pos(m.seq); return v >= view.x0 && v <= view.x1 })
+    visible.forEach((m, i) => {
+      const x = px(pos(m.seq), w)
       g.fillStyle = MARK_COLORS[m.kind]
       g.beginPath()
       if (m.kind === 'violation') { g.moveTo(x, my - 7); g.lineTo(x + 6, my + 6); g.lineTo(x - 6, my + 6) } else if (m.kind === 'gap') { g.rect(x - 1, 18, 2, nRows * ROW_H) } else { g.arc(x, my, 5, 0, Math.PI * 2) }
       g.fill()
-      hits.push({ x0: x - 6, x1: x + 6, y0: my - 8, y1: my + 8, seq: m.seq, bar: null, mark: m })
-    }
+      // its label beside it, as far as the next mark leaves room (the whole label is the tooltip)
+      const next = visible[i + 1]
+      const room = (next !== undefined ? px(pos(next.seq), w) - 8 : w - 4) - (x + 8)
+      const shown = room >= 24 ? fitText(g, oneLine(m.label || m.kind, 60), room) : ''
+      if (shown !== '') {
+        g.fillStyle = '#334155'
+        g.fillText(shown, x + 8, my)
+      }
+      hits.push({ x0: x - 6, x1: x + 6, y0: my - 8, y1: my + 8, seq: m.seq, bar: null, mark: m, shown })
+    })
   }
 
-  function fmtAxis(v: number): string {
-    return v < 1000 ? `${Math.round(v)}ms` : v < 60_000 ? `${(v / 1000).toFixed(1)}s` : `${(v / 60_000).toFixed(1)}m`
+  /** `text`, cut to `max` pixels with an ellipsis ('' when not even that fits). */
+  function fitText(g: CanvasRenderingContext2D, text: string, max: number): string {
+    if (g.measureText(text).width <= max) return text
+    let lo = 0
+    let hi = text.length
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1
+      if (g.measureText(`${text.slice(0, mid)}…`).width <= max) lo = mid
+      else hi = mid - 1
+    }
+    return lo === 0 ? '' : `${text.slice(0, lo)}…`
+  }
+
+  /** A round step near `raw`: 1, 2 or 5 × 10^n (whole seqs on the seq axis). */
+  function niceStep(raw: number, whole: boolean): number {
+    const r = raw > 0 && Number.isFinite(raw) ? raw : 1
+    const p = Math.pow(10, Math.floor(Math.log10(r)))
+    const m = r / p
+    const step = (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p
+    return whole ? Math.max(1, Math.round(step)) : step
+  }
+
+  /** The bar or mark under a point, or null. */
+  function hitAt(x: number, y: number): (typeof hits)[number] | null {
+    for (let i = hits.length - 1; i >= 0; i--) {
+      const hh = hits[i]!
+      if (x >= hh.x0 && x <= hh.x1 && y >= hh.y0 && y <= hh.y1) return hh
+    }
+    return null
+  }
+
+  function fmtAxis(v: number, step: number): string {
+    if (v < 1000 || step < 100) return `${Math.round(v)}ms`
+    return v < 60_000 ? `${(v / 1000).toFixed(step < 1000 ? 1 : 0)}s` : `${(v / 60_000).toFixed(1)}m`
   }
 
   canvas.addEventListener('wheel', (ev) => {
@@ -181,7 +247,13 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
   let drag: { x: number; v0: number; v1: number; moved: boolean } | null = null
   canvas.addEventListener('pointerdown', (ev) => { drag = { x: ev.clientX, v0: view.x0, v1: view.x1, moved: false } })
   canvas.addEventListener('pointermove', (ev) => {
-    if (!drag) return
+    if (!drag) {
+      // the tooltip: the whole label of the bar or mark under the pointer
+      const hh = hitAt(ev.offsetX, ev.offsetY)
+      const tip = hh === null ? '' : hh.mark !== undefined ? `${hh.mark.kind}: ${hh.mark.label} (seq ${hh.seq})` : `${hh.bar?.label ?? ''} (seq ${hh.seq})`
+      if (canvas.title !== tip) canvas.title = tip
+      return
+    }
     const dx = ev.clientX - drag.x
     if (Math.abs(dx) > 3) drag.moved = true
     if (!drag.moved) return
@@ -249,8 +321,11 @@ export function createTimeline(onPick: (seq: number, bar: Bar | null) => void, a
       return hits.map((hh) => ({
         x: r.left + window.scrollX + (hh.x0 + hh.x1) / 2, y: r.top + window.scrollY + (hh.y0 + hh.y1) / 2,
         seq: hh.seq, kind: hh.bar?.kind ?? 'mark', label: hh.bar?.label ?? hh.mark?.label ?? '',
-        ...(hh.mark !== undefined ? { mark: hh.mark.kind } : {}),
+        ...(hh.mark !== undefined ? { mark: hh.mark.kind } : {}), shown: hh.shown,
       }))
+    },
+    ticks() {
+      return tickList.slice()
     },
   }
 }

@@ -40,15 +40,25 @@ export function createTokens(onPick: (seq: number) => void): TokensView {
     g.setTransform(dpr, 0, 0, dpr, 0, 0)
     g.font = '11px system-ui, sans-serif'
     g.fillStyle = '#475569'
-    g.fillText('tokens / request', 6, 12)
+    g.fillText('tokens per', 6, 12)
+    g.fillText('request', 6, 25)
     const pts = tl?.tokens ?? []
     if (pts.length === 0) {
       g.fillText('no requests yet', LABEL_W, hgt / 2)
+      canvas.setAttribute('aria-label', 'tokens per request: no requests yet')
       return
     }
-    let max = 1
+    let max = 0
     for (const p of pts) max = Math.max(max, p.input + p.output)
-    g.fillText(`max ${fmtInt(max)}`, 6, 26)
+    if (max === 0) {
+      // requests without usage (an imported log, a provider that reports none): nothing to scale
+      const note = `${fmtInt(pts.length)} request${pts.length === 1 ? '' : 's'}, no token usage recorded`
+      g.fillText(note, LABEL_W, hgt / 2)
+      canvas.setAttribute('aria-label', `tokens per request: ${note}`)
+      return
+    }
+    canvas.setAttribute('aria-label', `tokens per request (max ${fmtInt(max)}); violet: compaction`)
+    g.fillText(`max ${fmtInt(max)}`, 6, 38)
     bw = Math.min(28, (w - LABEL_W - 8) / pts.length)
     const top = 8
     const base = hgt - 4

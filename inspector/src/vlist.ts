@@ -29,6 +29,9 @@ export class VirtualList {
     this.#inner = h('div', { class: 'vlist-inner' })
     this.el = h('div', { class: 'vlist', role: 'listbox', ariaLabel: label, tabindex: 0 }, this.#inner)
     this.el.addEventListener('scroll', () => {
+      // a scroll event of an earlier write, arriving while a newer reveal waits for its frame, must
+      // not move #top back (the initial selection was left out of view that way)
+      if (this.#scrollQueued) return
       this.#top = this.el.scrollTop
       this.#schedule()
     })
@@ -38,7 +41,11 @@ export class VirtualList {
     })
     new ResizeObserver((entries) => {
       const h = entries[entries.length - 1]?.contentRect.height
-      if (h) this.#viewH = h
+      if (h && h !== this.#viewH) {
+        this.#viewH = h
+        // the selection was placed for the height assumed before the first layout: keep it in view
+        if (this.#selected >= 0) this.#reveal(this.#selected)
+      }
       this.#schedule()
     }).observe(this.el)
   }
@@ -58,21 +65,24 @@ export class VirtualList {
 
   select(i: number, scroll: boolean): void {
     this.#selected = i
-    if (scroll && i >= 0) {
-      const top = i * this.rowHeight
-      const view = this.#viewH
-      if (top < this.#top || top + this.rowHeight > this.#top + view) {
-        this.#top = Math.max(0, Math.min(top - view / 2, this.#count * this.rowHeight - view))
-        // the rows are placed from #top now; the element scrolls in the next frame, when the page is
-        // laid out anyway (writing scrollTop here forced one layout per list per scrub)
-        if (!this.#scrollQueued) {
-          this.#scrollQueued = true
-          requestAnimationFrame(() => {
-            this.#scrollQueued = false
-            this.el.scrollTop = this.#top
-          })
-        }
-      }
+    if (scroll && i >= 0) this.#reveal(i)
+    this.refresh()
+  }
+
+  /** Scrolls row i into the middle of the view unless it is wholly visible. */
+  #reveal(i: number): void {
+    const top = i * this.rowHeight
+    const view = this.#viewH
+    if (top >= this.#top && top + this.rowHeight <= this.#top + view) return
+    this.#top = Math.max(0, Math.min(top - view / 2, this.#count * this.rowHeight - view))
+    // the rows are placed from #top now; the element scrolls in the next frame, when the page is
+    // laid out anyway (writing scrollTop here forced one layout per list per scrub)
+    if (!this.#scrollQueued) {
+      this.#scrollQueued = true
+      requestAnimationFrame(() => {
+        this.#scrollQueued = false
+        this.el.scrollTop = this.#top
+      })
     }
     this.refresh()
   }

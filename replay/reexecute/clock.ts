@@ -25,6 +25,8 @@ export function recordedId(rx: Host): string {
   }
   // an approval's id is drawn just before its request is appended (agent/approvals.ts)
   if (e?.type === 'tool/approval-requested' && k === 0) return (e as EventOf<'tool/approval-requested'>).data.approvalId
+  // an input round's id likewise (agent/inputs.ts)
+  if (e?.type === 'tool/input-requested' && k === 0) return (e as EventOf<'tool/input-requested'>).data.requestId
   if (e?.type === 'user/message' && k === 0) return (e as EventOf<'user/message'>).data.message.id
   // compaction: the bracket's id when its start is appended; the summary message's id is drawn
   // just before its `compaction/summary` (the message follows it)

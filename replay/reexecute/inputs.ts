@@ -6,7 +6,7 @@
 import type { EventOf, LogEvent, UserMessage } from '../../events/index.js'
 import { cancelPlan, settleBeforeCancel } from './cancels.js'
 import { diverge } from './compare.js'
-import { decisionInput, issueDecision } from './decisions.js'
+import { decisionInput, issueAnswer, issueDecision } from './decisions.js'
 import type { Host } from './state.js'
 import { isScheduleInput, issueSchedule } from './schedules.js'
 
@@ -54,6 +54,8 @@ export function issueExternal(rx: Host, hookWaiting: boolean): boolean {
       did = true
       continue
     }
+    // an answer is checked asynchronously: it is issued once and appends later
+    if (issueAnswer(rx, next)) return true
     if (issueManualCompaction(rx, next)) return true
     if (next.type === 'turn/start' && rx.silentEnd !== null) {
       const end = rx.silentEnd

@@ -44,6 +44,7 @@ export class Reexecution implements Host {
   readonly gates: Gate[] = []
   readonly streams: StreamServe[] = []
   readonly bodies = new Map<string, BodyServe>()
+  readonly answered = new Set<number>()
   readonly preDone = new Set<string>()
   /** Turns we cancelled. */
   readonly cancelled = new Set<number>()

@@ -6,7 +6,7 @@ import type { EventOf, LogEvent } from '../../events/index.js'
 import { diverge } from './compare.js'
 import { isAbortedBeforeBody, isAbortedWhileRunning, key3 } from './facts.js'
 import type { Gate, Host } from './state.js'
-import { settle } from './tools.js'
+import { askRound, settle } from './tools.js'
 import { CHILD_HOST } from '../../tools/types.js'
 
 export function stalled(rx: Host, next: LogEvent | null): void {
@@ -106,6 +106,15 @@ export function serve(rx: Host, next: LogEvent): boolean {
       return true
     }
   }
+  if (next.type === 'tool/input-requested') {
+    // a body's round (docs/spec/lifecycle.md §11): its run ends asking what the recording asked
+    const d = (next as EventOf<'tool/input-requested'>).data
+    const b = rx.bodies.get(key3(d.turn, d.step, d.callId))
+    if (b && !b.settled && b.round?.seq === next.seq) {
+      askRound(b)
+      return true
+    }
+  }
   if (next.type === 'tool/result') {
     const d = (next as EventOf<'tool/result'>).data
     const b = rx.bodies.get(key3(d.turn, d.step, d.callId))
@@ -116,7 +125,7 @@ export function serve(rx: Host, next: LogEvent): boolean {
     // result commits next makes that result follow at once (its post-execute gate is released
     // eagerly), so it is the one only when the recording commits it next, after the calls that
     // start now; otherwise a body that cannot commit yet (the last one) settles, which logs nothing.
-    const running = [...rx.bodies.values()].filter((b) => !b.settled && b.result && !isAbortedWhileRunning(b.result))
+    const running = [...rx.bodies.values()].filter((b) => !b.settled && b.round === undefined && b.result && !isAbortedWhileRunning(b.result))
     running.sort((x, y) => y.index - x.index)
     const due = resultAfterCalls(rx, next.seq)
     const head = due === null ? undefined : running.find((b) => b.key === due)

@@ -46,6 +46,9 @@ export interface BodyServe {
   reject: (e: unknown) => void
   timer: FakeTimer | null
   settled: boolean
+  /** The round this run of the body asks, as recorded (docs/spec/lifecycle.md §11): it ends
+   * with `ctx.inputRequired` when that `tool/input-requested` is next, not with the result. */
+  round?: EventOf<'tool/input-requested'>
 }
 
 /** A timer of the agent's `timers.setTimeout`: fired only by the re-execution (a tool timeout). */
@@ -77,6 +80,8 @@ export interface Host {
   readonly gates: Gate[]
   readonly streams: StreamServe[]
   readonly bodies: Map<string, BodyServe>
+  /** Seqs of the recorded answers issued (docs/spec/lifecycle.md §11). */
+  readonly answered: Set<number>
   /** Calls whose `tools/pre-execute` finished. */
   readonly preDone: Set<string>
   /** Turns we cancelled. */

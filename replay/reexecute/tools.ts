@@ -5,6 +5,7 @@
  */
 import type { Timers } from '../../agent/types.js'
 import { EXPIRY_TIMER } from '../../tools/approval-gate.js'
+import type { EventOf } from '../../events/index.js'
 import type { AnyTool, ExecutePayload, ToolContext } from '../../tools/types.js'
 import { isAbortedWhileRunning, isExecuteHookError, key2, key3, NEVER } from './facts.js'
 import type { BodyServe, FakeTimer, Gate, Host } from './state.js'
@@ -21,13 +22,15 @@ export function servedBody(rx: Host, ctx: ToolContext): Promise<unknown> {
   const k = key3(ctx.turn, ctx.step, ctx.callId)
   const st = rx.steps.get(key2(ctx.turn, ctx.step))
   const result = st?.results.get(k)
+  const round = recordedRound(rx, ctx)
   return new Promise((resolve, reject) => {
     const b: BodyServe = {
       key: k, index: st?.realCalls.indexOf(k) ?? 0, result, ctx, resolve, reject,
       timer: rx.pendingTimers.get(k) ?? null, settled: false,
+      ...(round !== undefined ? { round } : {}),
     }
     rx.bodies.set(k, b)
-    if (result && isAbortedWhileRunning(result)) {
+    if (round === undefined && result && isAbortedWhileRunning(result)) {
       const onAbort = () => {
         b.settled = true
         reject(ctx.signal.reason ?? new DOMException('aborted', 'AbortError'))
@@ -39,8 +42,39 @@ export function servedBody(rx: Host, ctx: ToolContext): Promise<unknown> {
   })
 }
 
+/**
+ * The round this run of a body asked in the recording (docs/spec/lifecycle.md §11): the call's
+ * `tool/input-requested` whose round follows the one the body is called with. Undefined when this
+ * run gave the call's result.
+ */
+function recordedRound(rx: Host, ctx: ToolContext): EventOf<'tool/input-requested'> | undefined {
+  const round = (ctx.input?.round ?? 0) + 1
+  for (let i = rx.len; i < rx.rec.length; i++) {
+    const e = rx.rec[i]!
+    if (e.type === 'tool/result' && (e as EventOf<'tool/result'>).data.callId === ctx.callId) return undefined
+    if (e.type !== 'tool/input-requested') continue
+    const d = (e as EventOf<'tool/input-requested'>).data
+    if (d.turn === ctx.turn && d.step === ctx.step && d.callId === ctx.callId && d.round === round) return e as EventOf<'tool/input-requested'>
+  }
+  return undefined
+}
+
+/** Ends a served body's run with its recorded round: the requests, the state and the expiry as logged. */
+export function askRound(b: BodyServe): void {
+  const e = b.round!
+  const d = e.data
+  b.settled = true
+  // the agent's clock reads the recorded time of the round's event when it computes `expiresAt`
+  b.resolve(b.ctx.inputRequired({
+    requests: d.requests,
+    ...(d.state !== undefined ? { state: d.state } : {}),
+    ...(d.expiresAt !== undefined ? { expiresInMs: d.expiresAt - e.time } : {}),
+  }))
+}
+
 /** Settles a body as recorded. False when its outcome is not the body's to give. */
 export function settle(rx: Host, b: BodyServe): boolean {
+  if (b.round !== undefined) return false
   const r = b.result
   if (!r) {
     b.settled = true

@@ -17,7 +17,8 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
-import { LogHeader } from '../../events/jsonl.js'
+import type { LogHeader } from '../../events/jsonl.js'
+import { decodeStoredEvent, parseStoredHeader, positiveOption } from '../stored-text.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
@@ -119,12 +120,12 @@ export class PostgresStore implements LogStore {
     this.pool.on('error', () => {})
     this.registry = opts.registry ?? defaultRegistry
     this.clock = opts.clock ?? Date.now
-    this.leaseMs = positive(opts.leaseMs, 30_000, 'leaseMs')
-    this.decisionPollMs = positive(opts.decisionPollMs, PG_DECISION_POLL_MS, 'decisionPollMs')
+    this.leaseMs = positiveOption(opts.leaseMs, 30_000, 'leaseMs')
+    this.decisionPollMs = positiveOption(opts.decisionPollMs, PG_DECISION_POLL_MS, 'decisionPollMs')
     this.decisionListener = new DecisionListener(this, this.decisionPollMs)
     this.owner = opts.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-    this.retryAttempts = positive(opts.retryAttempts, 6, 'retryAttempts')
-    this.retryDelayMs = positive(opts.retryDelayMs, 100, 'retryDelayMs')
+    this.retryAttempts = positiveOption(opts.retryAttempts, 6, 'retryAttempts')
+    this.retryDelayMs = positiveOption(opts.retryDelayMs, 100, 'retryDelayMs')
     this.timers = {
       set: opts.setInterval ?? ((fn, ms) => {
         const t = setInterval(fn, ms)
@@ -347,40 +348,12 @@ export class PostgresStore implements LogStore {
 
   /** @internal */
   parseHeader(id: string, text: string): LogHeader {
-    let raw: unknown
-    try {
-      raw = JSON.parse(text)
-    } catch {
-      throw new TurnlogError('INVALID_HEADER', 'the stored header is not JSON', { sessionId: id, field: 'header' })
-    }
-    const r = LogHeader.safeParse(raw)
-    if (!r.success) {
-      const issue = r.error.issues[0]!
-      throw new TurnlogError('INVALID_HEADER', issue.message, { sessionId: id, field: issue.path.join('.') || 'header' })
-    }
-    return r.data
+    return parseStoredHeader(id, text)
   }
 
   /** Decodes and validates one stored event (a database is not trusted more than a file). @internal */
   decodeEvent(id: string, text: string, seq: number): LogEvent {
-    let raw: unknown
-    try {
-      raw = JSON.parse(text)
-    } catch {
-      throw new TurnlogError('MALFORMED_LINE', 'a stored event is not JSON', { sessionId: id, seq })
-    }
-    const e = this.registry.validate(raw, { sessionId: id, seq })
-    if (e.seq !== seq) {
-      throw new TurnlogError('BAD_SEQ', `the event stored at seq ${seq} says seq ${String(e.seq)}`, { sessionId: id, seq, field: 'seq' })
-    }
-    return e
+    return decodeStoredEvent(this.registry, id, text, seq)
   }
 }
 
-function positive(v: unknown, dflt: number, field: string): number {
-  if (v === undefined) return dflt
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new TurnlogError('INVALID_OPTION', `${field} must be a positive number`, { field })
-  }
-  return v
-}

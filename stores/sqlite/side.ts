@@ -5,6 +5,7 @@
  * request in `turnlog_cancels`). Each is one `BEGIN IMMEDIATE` transaction, durable when it
  * resolves; `pending` counts what a worker owes the session, so a worker claims it.
  */
+import { checkMessageSize } from '../../events/input-size.js'
 import { TurnlogError } from '../../events/errors.js'
 import {
   checkBy, checkDecision, checkedDraft, decided, loggedDecision, readAll,
@@ -39,6 +40,7 @@ export async function sendSqlite(store: SqliteStore, sessionId: string, message:
   }
   const wake = (opts.wake ?? true) === true
   const m = toMessage(message, sessionId)
+  checkMessageSize(m, 'message', sessionId)
   const header = makeHeader(sessionId, {}, store.clock)
   try {
     await store.tx(() => {

@@ -18,7 +18,8 @@ import { hostname } from 'node:os'
 import { resolve } from 'node:path'
 import type { LogEvent } from '../../events/envelope.js'
 import { TurnlogError } from '../../events/errors.js'
-import { LogHeader } from '../../events/jsonl.js'
+import type { LogHeader } from '../../events/jsonl.js'
+import { decodeStoredEvent, parseStoredHeader, positiveOption } from '../stored-text.js'
 import { defaultRegistry, type EventRegistry } from '../../events/registry.js'
 import { decideThroughChildren } from '../decide-children.js'
 import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../decide.js'
@@ -93,9 +94,9 @@ export class SqliteStore implements LogStore {
     this.#driver = opts.driver ?? 'auto'
     this.registry = opts.registry ?? defaultRegistry
     this.clock = opts.clock ?? Date.now
-    this.leaseMs = positive(opts.leaseMs, 30_000, 'leaseMs')
-    this.busyTimeoutMs = positive(opts.busyTimeoutMs, 5000, 'busyTimeoutMs')
-    this.decisionPollMs = positive(opts.decisionPollMs, 250, 'decisionPollMs')
+    this.leaseMs = positiveOption(opts.leaseMs, 30_000, 'leaseMs')
+    this.busyTimeoutMs = positiveOption(opts.busyTimeoutMs, 5000, 'busyTimeoutMs')
+    this.decisionPollMs = positiveOption(opts.decisionPollMs, 250, 'decisionPollMs')
     const sync = opts.synchronous ?? 'full'
     if (sync !== 'full' && sync !== 'normal') throw new TurnlogError('INVALID_OPTION', `synchronous must be 'full' or 'normal', got ${String(sync)}`, { field: 'synchronous' })
     this.synchronous = sync
@@ -345,40 +346,12 @@ export class SqliteStore implements LogStore {
 
   /** @internal */
   parseHeader(id: string, text: string): LogHeader {
-    let raw: unknown
-    try {
-      raw = JSON.parse(text)
-    } catch {
-      throw new TurnlogError('INVALID_HEADER', 'the stored header is not JSON', { sessionId: id, field: 'header' })
-    }
-    const r = LogHeader.safeParse(raw)
-    if (!r.success) {
-      const issue = r.error.issues[0]!
-      throw new TurnlogError('INVALID_HEADER', issue.message, { sessionId: id, field: issue.path.join('.') || 'header' })
-    }
-    return r.data
+    return parseStoredHeader(id, text)
   }
 
   /** Decodes and validates one stored event (a database is not trusted more than a file). @internal */
   decodeEvent(id: string, text: string, seq: number): LogEvent {
-    let raw: unknown
-    try {
-      raw = JSON.parse(text)
-    } catch {
-      throw new TurnlogError('MALFORMED_LINE', 'a stored event is not JSON', { sessionId: id, seq })
-    }
-    const e = this.registry.validate(raw, { sessionId: id, seq })
-    if (e.seq !== seq) {
-      throw new TurnlogError('BAD_SEQ', `the event stored at seq ${seq} says seq ${String(e.seq)}`, { sessionId: id, seq, field: 'seq' })
-    }
-    return e
+    return decodeStoredEvent(this.registry, id, text, seq)
   }
 }
 
-function positive(v: unknown, dflt: number, field: string): number {
-  if (v === undefined) return dflt
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new TurnlogError('INVALID_OPTION', `${field} must be a positive number`, { field })
-  }
-  return v
-}

@@ -1,6 +1,6 @@
 /**
  * The agent's persistence (agent/persistence.ts) against a scripted store whose every answer the
- * test controls: batching (one append per macrotask, `expectedSeq` = the batch's first seq),
+ * test controls: batching (one append per microtask, `expectedSeq` = the batch's first seq),
  * `flush()`, the store's refusals at open (SESSION_EXISTS, SEQ_CONFLICT), a failed append (coded
  * `IO_ERROR`, reported once, the agent halts keeping its inbox), `storeWriter`, and `dispose()`
  * draining and closing the handle. Every log is still a valid log (L1–L13).
@@ -102,11 +102,8 @@ function fakeStore(o: FakeOptions = {}) {
   return { store, log, writer }
 }
 
-/** Lets every queued microtask and settled promise run, then one macrotask turn (the batch's
- * `setImmediate`), then the microtasks that follow (no timers involved). */
+/** Lets every queued microtask and settled promise run (no timers involved). */
 async function settle(rounds = 20): Promise<void> {
-  for (let i = 0; i < rounds; i++) await Promise.resolve()
-  await new Promise<void>((r) => setImmediate(r))
   for (let i = 0; i < rounds; i++) await Promise.resolve()
 }
 
@@ -116,7 +113,7 @@ describe('persistence: batching and flush', () => {
     const { agent } = makeAgent([{ text: 'a' }], { store, sessionId: 's1' })
     agent.inject('x')
     agent.inject('y')
-    expect(log.appends).toEqual([]) // not yet: one append per macrotask
+    expect(log.appends).toEqual([]) // not yet: one append per microtask
     await agent.flush()
     expect(log.creates).toEqual(['s1'])
     expect(log.opens).toEqual([['s1', 'write']])
@@ -201,20 +198,17 @@ describe('persistence: batching and flush', () => {
     expect(flushed).toBe(true) // all 3 stay durable
   })
 
-  it('one append per macrotask: events committed by later microtasks join the batch; a later macrotask starts the next one (B8)', async () => {
+  it('one append per microtask: events committed by later microtasks form the next batch together', async () => {
     const { store, log } = fakeStore()
     const { agent } = makeAgent([], { store, sessionId: 's' })
     await agent.flush()
     agent.inject('a')
     queueMicrotask(() => agent.inject('c'))
     agent.inject('b')
-    // a chain of microtasks (what a step does between two waits on the outside) stays in the batch
-    void Promise.resolve().then(() => Promise.resolve()).then(() => agent.inject('d'))
-    setImmediate(() => agent.inject('e'))
-    await new Promise<void>((r) => setImmediate(r))
+    queueMicrotask(() => agent.inject('d'))
     await agent.flush()
     await settle()
-    expect(log.appends.map((a) => a.seqs)).toEqual([[0, 1, 2, 3], [4]])
+    expect(log.appends.map((a) => a.seqs)).toEqual([[0, 1], [2, 3]])
   })
 })
 

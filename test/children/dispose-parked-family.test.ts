@@ -111,7 +111,7 @@ describe('a parked family survives dispose() (lifecycle §9, §10)', () => {
     ['names another call of this parent', { session: 'p', seq: 99, callId: 'c9' }],
     ['names no parent (an unrelated session)', undefined],
   ] as const) {
-    it(`L19: a log at the child's id that ${what} is not re-attached on resume: its answer never becomes the call's result`, async () => {
+    it(`L19: a log at the child's id that ${what} is not re-attached on resume: its answer never becomes the call's result, which is TOOL_OUTCOME_UNKNOWN as repair gives`, async () => {
       const { store, dir } = await parkedAndDisposed()
       // a finished session under the child's id, written elsewhere and copied in
       const otherDir = await mkdtemp(join(tmpdir(), 'turnlog-foreign-'))
@@ -130,6 +130,8 @@ describe('a parked family survives dispose() (lifecycle §9, §10)', () => {
       const res = after.find((e) => e.type === 'tool/result') as EventOf<'tool/result'>
       expect(JSON.stringify(res.data.message.content)).not.toContain('FOREIGN')
       expect(res.data.error?.message).toMatch(/L19/)
+      // resume and repair agree: the call's outcome is unknown (the log at the id is not its child)
+      expect(res.data.error?.code).toBe('TOOL_OUTCOME_UNKNOWN')
       expect(verify(after).violations).toEqual([])
     })
   }

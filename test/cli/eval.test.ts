@@ -95,6 +95,9 @@ describe('turnlog eval', () => {
     // the golden is the page's log, whole
     expect(data.events).toEqual(JSON.parse(JSON.stringify(golden.events)))
     expect(data.header).toMatchObject({ id: 'golden-2' })
+    // the page names the golden as listed, never by the absolute path it was read from
+    expect(data.file).toBe('more/weather-again.jsonl')
+    expect(readFileSync(report, 'utf8')).not.toContain(dir)
     // the re-run, whole: a fork of the golden that parts from it at the divergence
     const re = data.compare.events as Array<{ seq: number; type: string }>
     expect(data.compare).toMatchObject({ goldenFile: 'more/weather-again.jsonl', label: 're-run (actual), trial 1', header: { parent: { session: 'golden-2' } } })

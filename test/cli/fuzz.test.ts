@@ -43,6 +43,16 @@ describe('turnlog fuzz', () => {
     for (const row of ['step outcomes', 'tool results', 'bodies run', 'hook errors', 'cancels']) expect(text).toContain(`  ${row}`)
   })
 
+  it('L21, R10, R11: --inputs fuzzes input rounds and prints their census (rounds asked by kind, how they were answered)', async () => {
+    const { io: i, out } = io()
+    expect(await run(['fuzz', '--runs', '30', '--seed', '7', '--inputs'], i)).toBe(0)
+    const text = out.join('')
+    expect(text).toMatch(/OK fuzz: 30 runs, seed 7/)
+    expect(text).toMatch(/other .*input: asked (form|text|choice|url|client) \d+/)
+    expect(text).toMatch(/input: answered \d+/)
+    expect(text).toMatch(/tool fuzz_ask +ok \d+/)
+  })
+
   it('L11: a hooks module that enters every message twice: exit 1 with the invariant and its message, the log, and the replay command', async () => {
     const mod = module('hooks.mjs', DUPLICATING_HOOKS)
     const { io: i, out } = io()

@@ -245,6 +245,19 @@ describe('turnlog import claude-code', () => {
     }
   })
 
+  it('a thinking block keeps its signature and a redacted_thinking block its data as provider data (sent back with the block, never shown)', () => {
+    const text = [
+      line({ ...base, type: 'user', uuid: 'u1', message: { role: 'user', content: 'hi' } }),
+      line({ ...base, type: 'assistant', uuid: 'a1', message: { id: 'm1', role: 'assistant', content: [{ type: 'thinking', thinking: 'Hmm.', signature: 'sig-1' }, { type: 'redacted_thinking', data: 'opaque' }, { type: 'text', text: 'Hello.' }] } }),
+    ].join('\n')
+    const msg = importLog('claude-code', text).events.find((e) => e.type === 'assistant/message')!.data as { message: { content: unknown[] } }
+    expect(msg.message.content).toEqual([
+      { type: 'reasoning', text: 'Hmm.', providerData: { anthropic: { signature: 'sig-1' } } },
+      { type: 'reasoning', text: '', providerData: { anthropic: { redactedData: 'opaque' } } },
+      { type: 'text', text: 'Hello.' },
+    ])
+  })
+
   it('a line that is not JSON is IMPORT_NOT_JSON naming its line; a message without content is IMPORT_BAD_SHAPE naming the field', () => {
     expect(catchErr(() => importLog('claude-code', session + '{torn', { file: 's.jsonl' }))).toMatchObject({ code: 'IMPORT_NOT_JSON', file: 's.jsonl', line: 8 })
     const bad = line({ type: 'user', message: { role: 'user', content: 7 } })

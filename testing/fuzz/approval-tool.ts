@@ -77,7 +77,9 @@ export function recordBodyStart(a: TurnlogAgent, rec: ApprovalRecorder, ctx: Too
     asked = true
     approved = r.decision?.decision.kind === 'approve'
   }
-  rec.starts.push({ key: `${ctx.turn}.${ctx.step}.${ctx.callId}`, status: a.status, asked, approved })
+  // R10 per round for a call that asks for input (docs/spec/lifecycle.md §11): its body runs once per round
+  const key = `${ctx.turn}.${ctx.step}.${ctx.callId}${ctx.input !== undefined ? ` round ${ctx.input.round}` : ''}`
+  rec.starts.push({ key, status: a.status, asked, approved })
 }
 
 /** Records a model request (R9: none while parked). */

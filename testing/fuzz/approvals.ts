@@ -11,6 +11,8 @@ import type fc from 'fast-check'
 import { FUZZ_APPROVAL_TIMEOUT_MS } from './approval-tool.js'
 import { FuzzViolation } from './failure.js'
 import type { Run } from './run.js'
+import { bump } from './census.js'
+import { answerRound, type AnswerKind } from './inputs.js'
 
 const failed = (msg: string, run: Run): FuzzViolation => {
   const m = /^([RLP]\d+): ([\s\S]*)$/.exec(msg)
@@ -51,6 +53,10 @@ export type ParkedAction = 'approve' | 'approve-last' | 'edit' | 'deny' | 'expir
 // the loop then stands parked again on the resumed agent and takes the plan's next action
 export const PARKED_ACTIONS: readonly ParkedAction[] = ['approve', 'approve', 'approve-last', 'edit', 'deny', 'expire', 'expire', 'steer', 'cancel', 'dispose', 'crash']
 
+/** With input rounds: a person's refusal (`deny`: a decline or a dismissal of a round, in turn)
+ * four times as often, so that every seed tried reaches both in a 150-run fuzz. */
+export const INPUT_PARKED_ACTIONS: readonly ParkedAction[] = [...PARKED_ACTIONS, 'deny', 'deny', 'deny']
+
 /** Census: a person's decision reached an agent resumed after a dispose or crash while parked. */
 export function countDecision(run: Pick<Run, 'restarts'>): void {
   // (a hand-made run in a test may have no restart bookkeeping)
@@ -70,6 +76,7 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
   // again), so a run may park any number of times; a bound on the parks (100 before round 15)
   // called a long run R9 (seed 1623662664: six followups of retry chains, 100 parks).
   let answered: number | null = null
+  let refusals = 0
   for (let parks = 0; parks < MAX_PARKS; parks++) {
     let st = await s.waitFor(run.agent.whenSettled())
     if (st === 'idle') return
@@ -86,15 +93,28 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
     }
     answered = lastParked(run)
     const open = run.agent.approvals()
+    // open input rounds (docs/spec/lifecycle.md §11) park the step as approvals do (inputs.ts answers them)
+    // (a hand-made agent in a test may have no inputs())
+    const rounds = typeof run.agent.inputs === 'function' ? run.agent.inputs() : []
     let action = plan[i++] ?? 'approve'
     if (action === 'dispose' || action === 'crash') {
+      if (rounds.length > 0 && run.restarts !== undefined) bump(run.restarts, `input: ${action} between rounds`)
       // the resumed agent stands parked at the same step/parked: the next action answers it
       if (run.restart) await s.waitFor(run.restart(action))
       answered = null
       continue
     }
     // only a request with an expiry can expire (your own tools may have none)
-    if (action === 'expire' && !open.some((o) => o.expiresAt !== undefined)) action = 'approve'
+    if (action === 'expire' && !open.some((o) => o.expiresAt !== undefined) && !rounds.some((o) => o.expiresAt !== undefined)) action = 'approve'
+    if (open.length === 0 && rounds.length === 0) throw failed('R9: parked with no open approval or input request', run)
+    // a person's action on the first open request (by seq; the last for approve-last): a round is answered
+    const round = pickRound(open, rounds, action)
+    if (round !== null) {
+      // a run's refusals of rounds alternate: a decline, then a dismissal, …
+      const kind: AnswerKind = action === 'edit' ? 'invalid' : action === 'deny' ? (refusals++ % 2 === 0 ? 'decline' : 'dismiss') : 'accept'
+      await answerRound(run, round.requestId, kind, i)
+      continue
+    }
     const decide = async (id: string, d: Parameters<Run['agent']['decide']>[1]) => {
       try {
         await run.agent.decide(id, d, { by: { kind: 'user', id: 'fuzz' } })
@@ -104,7 +124,6 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
         if ((err as { code?: unknown })?.code !== 'APPROVAL_DECIDED') throw err
       }
     }
-    if (open.length === 0) throw failed('R9: parked with no open approval', run)
     const first = open[0]!
     switch (action) {
       case 'approve': await decide(first.approvalId, { kind: 'approve' }); break
@@ -141,6 +160,16 @@ export async function settleParked(run: Run, s: fc.Scheduler, plan: readonly Par
   }
   // every park appends a `step/parked` and needs a new model response: a run cannot park this often
   throw new FuzzViolation('STUCK', `the run parked more than ${MAX_PARKS} times, each one left after its decision (a livelock?)`, [...run.agent.events])
+}
+
+/** The open round a person's action on the first (or, for `approve-last`, the last) open request
+ * reaches, by seq among approvals and rounds; null when that request is an approval or the action
+ * is not a person's answer. */
+function pickRound<R extends { seq: number }>(open: ReadonlyArray<{ seq: number }>, rounds: readonly R[], action: ParkedAction): R | null {
+  if (rounds.length === 0) return null
+  if (action === 'approve-last') return open.length === 0 || rounds.at(-1)!.seq > open.at(-1)!.seq ? rounds.at(-1)! : null
+  if (action !== 'approve' && action !== 'edit' && action !== 'deny') return null
+  return open.length === 0 || rounds[0]!.seq < open[0]!.seq ? rounds[0]! : null
 }
 
 /** A bound far above what a fuzz run's script can park (each park is a step of its own). */

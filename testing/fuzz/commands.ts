@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util'
 import type { CancelCause } from '../../events/index.js'
 import { FUZZ_APPROVAL_TIMEOUT_MS } from './approval-tool.js'
 import { countDecision } from './approvals.js'
+import { answerRound, type AnswerKind } from './inputs.js'
 import { checkInboxFollowsLog, failed } from './oracle.js'
 import type { Run } from './run.js'
 import type { FuzzCommand } from './types.js'
@@ -109,6 +110,21 @@ class Decide implements Cmd {
   toString = () => `decide(${this.kind}, ${this.pick})`
 }
 
+/** A person answers one open input round (docs/spec/lifecycle.md §11): any of them, at any time. */
+class Answer implements Cmd {
+  constructor(readonly kind: AnswerKind, readonly pick: number) {}
+  check = () => true
+  async run(_m: object, r: Run) {
+    const open = r.agent.inputs()
+    if (open.length === 0) return
+    const o = open[this.pick % open.length]!
+    await answerRound(r, o.requestId, this.kind, this.pick)
+    if (r.agent.inputs().some((x) => x.requestId === o.requestId)) throw failed(`input request ${o.requestId} still open after its answer`, r)
+    checkInboxFollowsLog(r)
+  }
+  toString = () => `answer(${this.kind}, ${this.pick})`
+}
+
 /** Nobody answers: the clock passes every open request's expiry; the expiry timer fires when the scheduler says. */
 class Expire implements Cmd {
   check = () => true
@@ -142,7 +158,7 @@ class UserCommand implements Cmd {
 }
 
 /** The command lists; `replayPath` (from a failure's path) replays exactly the commands of a shrunk run. */
-export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = [], replayPath?: string, approvals = false) {
+export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzCommand>> = [], replayPath?: string, approvals = false, inputs = false) {
   const text = fc.string({ maxLength: 8 })
   const cause = fc.oneof(
     fc.constant<CancelCause>({ kind: 'user' }),
@@ -162,6 +178,13 @@ export function arbCommands(max: number, extra: ReadonlyArray<fc.Arbitrary<FuzzC
           fc.tuple(fc.constantFrom('approve', 'approve', 'edit', 'deny') as fc.Arbitrary<'approve' | 'edit' | 'deny'>, fc.nat(9)).map(([k, p]) => new Decide(k, p)),
           fc.constant(new Expire()),
           fc.constantFrom('dispose', 'crash').map((k) => new Restart(k as 'dispose' | 'crash')),
+        ]
+        : []),
+      // input rounds (docs/spec/lifecycle.md §11): answers at any time; expiries and restarts as with approvals
+      ...(inputs
+        ? [
+          fc.tuple(fc.constantFrom<AnswerKind>('accept', 'accept', 'decline', 'decline', 'dismiss', 'dismiss', 'invalid'), fc.nat(9)).map(([k, p]) => new Answer(k, p)),
+          ...(approvals ? [] : [fc.constant(new Expire()), fc.constantFrom('dispose', 'crash').map((k) => new Restart(k as 'dispose' | 'crash'))]),
         ]
         : []),
     ],

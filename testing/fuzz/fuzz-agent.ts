@@ -26,8 +26,10 @@
 import fc from 'fast-check'
 import { arbApprovalCall } from './approval-tool.js'
 import { arbFuzzApprovalCall } from './approval-plan.js'
-import { checkApprovals, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
+import { checkApprovals, INPUT_PARKED_ACTIONS, PARKED_ACTIONS, settleParked, type ParkedAction } from './approvals.js'
 import { arbUserCall } from './args.js'
+import { arbInputCall, ASK_TOOL, CLIENT_TOOL } from './input-tool.js'
+import { checkInputs, inputShapes } from './inputs.js'
 import { arbChildCall, CHILD_TOOL } from './children.js'
 import { checkChildren } from './children-check.js'
 import { approvalShapes } from './approval-shapes.js'
@@ -57,14 +59,18 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   const sample = toolsOf(opts)
   const approvalTool = opts.approvals === true && !opts.ownToolsOnly
   const children = opts.children === true && !opts.ownToolsOnly
+  const inputTools = opts.inputs === true && !opts.ownToolsOnly
+  const parks = opts.approvals === true || opts.inputs === true
   // the approval tool weighs as much as a user's tool (as all the fuzzer's own together): its calls
   // are what an approvals fuzz is about, and a rare park made the census depend on the seed; the
   // subagent tool likewise
   const userCalls: UserCalls = {
     ...(approvalTool ? { fuzz_approval: arbFuzzApprovalCall(arbApprovalCall()) } : {}), ...(children ? { [CHILD_TOOL]: arbChildCall() } : {}),
+    // both input tools' calls under one name: they weigh as one user tool
+    ...(inputTools ? { [ASK_TOOL]: arbInputCall() } : {}),
     ...Object.fromEntries(sample.map((t) => [t.name, arbUserCall(t)])),
   }
-  const toolNames = [...FUZZ_TOOL_NAMES, ...(approvalTool ? ['fuzz_approval'] : []), ...(children ? [CHILD_TOOL] : []), ...sample.map((t) => t.name)]
+  const toolNames = [...FUZZ_TOOL_NAMES, ...(approvalTool ? ['fuzz_approval'] : []), ...(children ? [CHILD_TOOL] : []), ...(inputTools ? [ASK_TOOL, CLIENT_TOOL] : []), ...sample.map((t) => t.name)]
   const maxSteps = opts.maxStepsPerTurn ?? 8
   const stuckAfterMs = opts.stuckAfterMs ?? DEFAULT_STUCK_AFTER_MS
   const numRuns = opts.numRuns ?? 100
@@ -77,10 +83,10 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
   const hangs = new Set<string>()
   let timedStucks = 0
 
-  const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls, opts.hostile !== false), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath, opts.approvals === true),
+  const property = fc.asyncProperty(arbScenario(toolNames, opts, userCalls, opts.hostile !== false), fc.scheduler(), arbCommands(opts.maxCommands ?? 12, opts.commands, replayPath, opts.approvals === true, opts.inputs === true),
     // at least the first park is planned (an empty plan only approved, and whether an expiry, a steer or a
     // cancel while parked came up at all depended on the seed)
-    opts.approvals === true ? fc.array(fc.constantFrom(...PARKED_ACTIONS), { minLength: 1, maxLength: 4 }) : fc.constant<ParkedAction[]>([]), async (sc, s, cmds, parked) => {
+    parks ? fc.array(fc.constantFrom(...(opts.inputs === true ? INPUT_PARKED_ACTIONS : PARKED_ACTIONS)), { minLength: 1, maxLength: 4 }) : fc.constant<ParkedAction[]>([]), async (sc, s, cmds, parked) => {
     if (timedStucks > MAX_TIMED_STUCK_SHRINKS) fc.pre(false)
     const run = buildRun(sc, s, opts)
     const quick = hangs.size > 0 ? () => run.pending.list().some((p) => hangs.has(signature(p))) : undefined
@@ -107,6 +113,8 @@ export async function fuzzAgent(opts: FuzzAgentOptions = {}): Promise<FuzzReport
       for (const [k, n] of Object.entries(run.restarts)) census.other[k] = (census.other[k] ?? 0) + n
       // the shapes round 14's approval defects lived in (approval-shapes.ts): the generator must keep reaching them
       for (const k of approvalShapes(run.agent.events, run.cancels, run.errors)) bump(census.other, `approval: ${k}`)
+      // the rounds reached (docs/spec/lifecycle.md §11): only with inputs, so other fuzzes pay nothing for it
+      if (opts.inputs === true) for (const k of inputShapes(run.agent.events)) bump(census.other, k)
     }
   })
 
@@ -143,6 +151,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   finalChecks(run, maxSteps, opts)
   if (run.budget !== null) checkBudget(run, run.budget)
   checkApprovals(run)
+  checkInputs(run)
   // R7: whatever the hooks and the model did, the agent accepts and runs the next followup.
   const before = run.agent.events.filter((e) => e.type === 'turn/end').length
   run.agent.followup('final')
@@ -153,6 +162,7 @@ async function body(run: Run, s: fc.Scheduler, cmds: Iterable<fc.AsyncCommand<ob
   finalChecks(run, maxSteps, opts)
   if (run.budget !== null) checkBudget(run, run.budget)
   checkApprovals(run)
+  checkInputs(run)
   try {
     opts.check?.({
       agent: run.agent, events: run.agent.events, plugins: run.plugins, decisions: run.decisions,

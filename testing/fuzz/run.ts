@@ -12,6 +12,7 @@ import { scriptedModel, type ModelAdapter, type ModelRequest } from '../../model
 import type { AnyTool, ToolContext } from '../../tools/types.js'
 import { fuzzExecuteHooks } from './approval-plan.js'
 import { approvalTool, newApprovalRecorder, recordBodyStart, recordRequest, type ApprovalRecorder } from './approval-tool.js'
+import { askTool, clientTool, newInputRecorder, recordRoundStart, type InputRecorder } from './input-tool.js'
 import { memoryStore } from '../../stores/memory.js'
 import { restarter } from './restart.js'
 import type { LogStore } from '../../stores/types.js'
@@ -59,6 +60,8 @@ export interface Run {
   budget: FuzzBudget | null
   /** R9/R10 bookkeeping (approvals.ts). */
   approvals: ApprovalRecorder
+  /** R10/R11 bookkeeping of input rounds (inputs.ts). */
+  inputs: InputRecorder
   /** Moves the fuzzer's clock forward (an expiry is due). */
   advanceClock(ms: number): void
   /** With children (`children: true`): the store the family's logs are in, every `fuzz_child` body
@@ -69,7 +72,7 @@ export interface Run {
   /**
    * With approvals (`approvals: true`): ends the parked agent (`dispose`, or a `crash`: dropped
    * without dispose, its timers fenced) and resumes the session with `resumeAgent` (restart.ts);
-   * the run goes on with the resumed agent. Null without approvals.
+   * the run goes on with the resumed agent. Null without approvals and input rounds.
    */
   restart: ((kind: 'dispose' | 'crash') => Promise<void>) | null
   /** What the restarts did (census: `parked: …`). */
@@ -163,6 +166,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.plugins = pluginsOf(sc, opts)
   run.budget = sc.budget ?? null
   run.approvals = newApprovalRecorder()
+  run.inputs = newInputRecorder()
   let now = 0
   run.advanceClock = (ms) => {
     now += ms
@@ -173,7 +177,8 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   run.store = sc.children !== undefined ? memoryStore({ clock: () => 0 }) : null
   // with approvals the session is in a memory store (children's or its own): a disposed parked
   // agent is resumed from it (restart.ts)
-  const sessionStore: LogStore | null = run.store ?? (opts.approvals === true ? memoryStore({ clock: () => 0 }) : null)
+  const parks = opts.approvals === true || opts.inputs === true
+  const sessionStore: LogStore | null = run.store ?? (parks ? memoryStore({ clock: () => 0 }) : null)
   run.restarts = {}
   const hostile: HostileEnv | undefined = sc.toolPlans === undefined ? undefined : {
     hang(what, signal) {
@@ -197,6 +202,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   const eventsLen = () => run.agent?.events.length ?? 0
   const own = opts.ownToolsOnly ? [] : fuzzTools(schedule, toolPlan, run.bodies, eventsLen, sizes, hostile)
   if (opts.approvals === true && !opts.ownToolsOnly) own.push(approvalTool(schedule))
+  if (opts.inputs === true && !opts.ownToolsOnly) own.push(askTool(schedule, run.inputs), clientTool())
   if (sc.children !== undefined && !opts.ownToolsOnly) {
     own.push(childTool({
       plans: sc.children, schedule, clock, timers: scheduledTimers(s, run.progress),
@@ -219,6 +225,7 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   }
   const onBody = (name: string, ctx: ToolContext) => {
     recordBodyStart(run.agent, run.approvals, ctx)
+    recordRoundStart(run.agent, run.inputs, ctx)
     run.bodyCount[name] = (run.bodyCount[name] ?? 0) + 1
     // the fuzzer's own bodies record themselves (with R4's bookkeeping)
     if (!name.startsWith('fuzz_')) run.bodies.started.push({ turn: ctx.turn, at: eventsLen() })
@@ -307,6 +314,6 @@ export function buildRun(sc: Scenario, s: fc.Scheduler, opts: FuzzAgentOptions):
   }
   const first = createAgent(options(() => run.agent === first)) as TurnlogAgent
   wire(first)
-  run.restart = opts.approvals === true ? restarter(run, sessionStore, sc.children === undefined, options, wire) : null
+  run.restart = parks ? restarter(run, sessionStore, sc.children === undefined, options, wire) : null
   return run
 }

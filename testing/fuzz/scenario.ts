@@ -15,6 +15,8 @@ import type { GeneratedCall } from './args.js'
 import { arbBudget, type FuzzBudget } from './budget.js'
 import { arbChildPlan, type ChildPlan } from './children.js'
 import { arbApprovalPlan, arbAskStep, type ApprovalPlan } from './approval-plan.js'
+import { arbInputCall } from './input-tool.js'
+import { arbApprovalCall } from './approval-tool.js'
 import type { FuzzAgentOptions } from './types.js'
 
 export type Response = ScriptedEntry
@@ -77,7 +79,9 @@ export function arbToolCall(names: readonly string[], userCalls: UserCalls = {})
  * A scripted model response of any shape the fuzzer covers. `providerStreams` adds what real
  * providers stream besides deltas (issue 23): provider data, whole blocks, refusals.
  */
-export function arbResponse(toolNames: readonly string[], overflow = false, userCalls: UserCalls = {}, providerStreams = false, askSteps = false): fc.Arbitrary<Response> {
+export function arbResponse(
+  toolNames: readonly string[], overflow = false, userCalls: UserCalls = {}, providerStreams = false, askSteps = false, inputSteps: fc.Arbitrary<GeneratedCall> | null = null,
+): fc.Arbitrary<Response> {
   const text = fc.string({ minLength: 1, maxLength: 12 })
   const broken: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'finish', reason: 'stop' }]
   const extra = overflow
@@ -100,6 +104,11 @@ export function arbResponse(toolNames: readonly string[], overflow = false, user
     ...(providerStreams ? [{ weight: 2, arbitrary: arbProviderStream() as fc.Arbitrary<Response> }] : []),
     // with approvals (round 16): a step whose asked call comes after parallel-safe calls (approval-plan.ts)
     ...(askSteps ? [{ weight: 2, arbitrary: arbAskStep(arbToolCall(toolNames, userCalls)) as fc.Arbitrary<Response> }] : []),
+    // with input rounds: a step of one or two calls that ask (input-tool.ts), maybe beside one call
+    // of any kind (with approvals: a call of the approval tool, so approvals and rounds are open at once)
+    ...(inputSteps !== null
+      ? [{ weight: 4, arbitrary: fc.tuple(fc.array(inputSteps, { minLength: 1, maxLength: 2 }), fc.array(askSteps ? arbApprovalCall() : arbToolCall(toolNames, userCalls), { maxLength: 1 })).map(([a, b]) => ({ toolCalls: [...a, ...b] })) as fc.Arbitrary<Response> }]
+      : []),
   )
 }
 
@@ -116,7 +125,8 @@ export function arbScenario(
 ): fc.Arbitrary<Scenario> {
   const preStep: PreStepPlan[] = ['next', 'next', 'next', 'next', 'reject', 'throw', 'empty', 'hook-message', ...(hostile ? ['next', 'next', 'cancel', 'hang', 'getter'] as const : [])]
   const stopping: StoppingPlan[] = ['none', 'none', 'none', 'steer', 'throw', ...(hostile ? ['none', 'cancel', 'hang'] as const : [])]
-  const responses = fc.array(arbResponse(toolNames, opts.overflow === true, userCalls, providerStreams, opts.approvals === true), { minLength: 1, maxLength: 12 })
+  const inputSteps = opts.inputs === true && !opts.ownToolsOnly ? arbInputCall() : null
+  const responses = fc.array(arbResponse(toolNames, opts.overflow === true, userCalls, providerStreams, opts.approvals === true, inputSteps), { minLength: 1, maxLength: 12 })
   const base = {
     responses: opts.overflow === true ? withHistoryOverflow(responses, fc.record({ toolCalls: fc.array(arbToolCall(toolNames, userCalls), { minLength: 1, maxLength: 4 }) })) : responses,
     preStep: fc.array(fc.constantFrom(...preStep), { minLength: 1, maxLength: 8 }),

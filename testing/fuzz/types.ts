@@ -81,6 +81,17 @@ export interface FuzzAgentOptions {
    */
   approvals?: boolean
   /**
+   * Input rounds (docs/spec/lifecycle.md §11): adds the fuzzer's tools `fuzz_ask` (its body asks
+   * 0–3 rounds of form, text, choice and url requests, each expiring) and `fuzz_client` (a client
+   * tool), and the commands that answer, decline, refuse an invalid answer and expire; while
+   * parked a round is answered, declined, dismissed, expired, steered over, cancelled, or the
+   * agent is disposed or crashed between rounds and the session resumed. With or without it,
+   * R10 (a body at most once per call and round) and R11 (no body while its round is open; an
+   * answer reaches its body once, after it is logged) are checked on every run, and L21 by
+   * `verify`; the census counts the shapes reached (`input: …`). Default false.
+   */
+  inputs?: boolean
+  /**
    * Child sessions (docs/spec/lifecycle.md §10): adds the fuzzer's subagent tool `fuzz_child` (a real
    * `defineSubagent`), whose every call runs a generated child session (text, calls of its own
    * tool, a terminal error, a grandchild, sometimes a small budget that trips) in an in-memory
