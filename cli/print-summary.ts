@@ -1,6 +1,7 @@
 /**
  * The summary under `turnlog replay`'s transcript: counts of turns, steps, calls, failures, usage;
- * approvals (asked, decided, open, parked time), children and wakeups when the log has them;
+ * approvals (asked, decided, open, parked time), input rounds (asked, answered how, open, the
+ * time they waited), children and wakeups when the log has them;
  * resume's give-ups. Split from print.ts.
  */
 import { durationText } from '../replay/labels.js'
@@ -32,7 +33,7 @@ export function summaryLines(fold: PrintFold, c: Colors): string[] {
   ]
 }
 
-/** Approvals, children and wakeups in the summary: only for a log that has them. */
+/** Approvals, input rounds, children and wakeups in the summary: only for a log that has them. */
 function waitSummaryLines(fold: PrintFold, c: Colors): string[] {
   const out: string[] = []
   const all = Object.values(fold.state.approvals.byId)
@@ -46,6 +47,14 @@ function waitSummaryLines(fold: PrintFold, c: Colors): string[] {
       for (const s of t.items) if (s.kind === 'step') for (const p of s.parked ?? []) if (p.end !== null) parkedMs += p.end.time - p.time
     }
     out.push(`  approvals    ${all.length} asked · ${approved} approved, ${denied} denied${open ? c.yellow(`, ${open} open`) : ''} · parked ${durationText(parkedMs)}${fold.state.approvals.waiting ? c.yellow(' · parked now') : ''}`)
+  }
+  const rounds = Object.values(fold.state.inputs.byId)
+  if (rounds.length > 0) {
+    const by = (action: string): number => rounds.filter((r) => r.answer?.answer.action === action).length
+    const open = rounds.filter((r) => r.answer === null).length
+    let waitedMs = 0
+    for (const r of rounds) if (r.answer !== null) waitedMs += r.answer.time - r.time
+    out.push(`  inputs       ${rounds.length} round(s) asked · ${by('accept')} accepted, ${by('decline')} declined, ${by('cancel')} cancelled${open ? c.yellow(`, ${open} open`) : ''} · answered after ${durationText(waitedMs)} in all`)
   }
   const kids = fold.counts.children
   if (kids.length > 0) out.push(`  children     ${kids.length} (${kids.slice(0, 5).map((k) => one(k, 120)).join(', ')}${kids.length > 5 ? ', …' : ''})`)

@@ -1,12 +1,13 @@
 /**
- * `turnlog replay`'s lines for what a step waited for (docs/spec/lifecycle.md §9, §10), from the transcript's
- * `approvals`, `parked` and `children` (reducers/transcript-waits.ts): each request, each decision
- * (who, when, edited arguments, reason, how long it waited), each parked time, each child session
+ * `turnlog replay`'s lines for what a step waited for (docs/spec/lifecycle.md §9, §10, §11), from the transcript's
+ * `approvals`, `inputs`, `parked` and `children` (reducers/transcript-waits.ts): each request, each decision
+ * (who, when, edited arguments, reason, how long it waited), each input round (what it asked: keys
+ * and kinds) and its answer (accepted, declined or cancelled, by whom, after how long), each parked time, each child session
  * with where to read it. Every line keeps its seq so print.ts merges them with the step's messages
  * in log order.
  */
 import type { TranscriptStep } from '../reducers/index.js'
-import { decidedByText, durationText } from '../replay/labels.js'
+import { decidedByText, durationText, inputActionText } from '../replay/labels.js'
 import { inline } from './escape.js'
 import type { Colors } from './io.js'
 
@@ -39,6 +40,19 @@ export function waitLines(s: TranscriptStep, c: Colors, indent: string, one: (s:
       ? c.green(`✓ approval ${one(a.approvalId, 120)} approved by ${inline(who)}${d.arguments !== undefined ? ` with edited arguments ${one(d.arguments)}` : ''}`)
       : c.red(`✗ approval ${one(a.approvalId, 120)} denied by ${inline(who)}${d.reason !== undefined ? `: ${one(d.reason, 300)}` : ''}`)
     out.push({ seq: d.seq, line: `${indent}${text}${waited} ${c.dim(`#${d.seq}`)}` })
+  }
+  for (const r of s.inputs ?? []) {
+    const expires = r.expiresAt !== undefined ? c.dim(` expires ${iso(r.expiresAt)}`) : ''
+    const call = `${one(r.name || '?', 120)}(${one(r.arguments)})`
+    const asked = r.asked.some((q) => q.kind === 'client')
+      ? `? input ${one(r.requestId, 120)}: client tool ${call} waits for the client`
+      : `? input ${one(r.requestId, 120)} round ${r.round} asked by ${call}: ${r.asked.map((q) => `${one(q.key, 80)} (${q.kind})`).join(', ')}`
+    out.push({ seq: r.seq, line: `${indent}${c.yellow(asked)} ${c.dim(one(r.callId, 120))}${expires} ${c.dim(`#${r.seq}`)}` })
+    const a = r.answer
+    if (a === null) continue
+    const waited = c.dim(` after ${durationText(a.time - r.time)}, at ${iso(a.time)}`)
+    const how = `input ${one(r.requestId, 120)} ${inputActionText(a.action)} by ${inline(decidedByText(a.by))}`
+    out.push({ seq: a.seq, line: `${indent}${a.action === 'accept' ? c.green(`✓ ${how}`) : c.red(`✗ ${how}`)}${waited} ${c.dim(`#${a.seq}`)}` })
   }
   for (const p of s.parked ?? []) {
     const how = p.end !== null ? `${durationText(p.end.time - p.time)} (until #${p.end.seq})` : 'still parked: the log ends here'

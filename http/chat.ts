@@ -117,15 +117,18 @@ export function modelBefore(events: readonly LogEvent[], at: number): string | u
   return undefined
 }
 
-/** Folds whether the turn stands parked with open approvals, and which decisions were seen. */
+/** Folds whether the turn stands parked with open approvals or input rounds, and which decisions and answers were seen. */
 class ParkWatch {
   private parked = false
   private readonly open = new Set<string>()
   readonly decided = new Set<string>()
   push(e: LogEvent): void {
-    const d = e.data as { approvalId?: string }
+    const d = e.data as { approvalId?: string; requestId?: string }
     if (e.type === 'tool/approval-requested' && typeof d.approvalId === 'string') this.open.add(d.approvalId)
     if (e.type === 'tool/approval-decided' && typeof d.approvalId === 'string') { this.open.delete(d.approvalId); this.decided.add(d.approvalId) }
+    // input rounds (docs/spec/lifecycle.md §11) share the approvals' namespace, and park alike
+    if (e.type === 'tool/input-requested' && typeof d.requestId === 'string') this.open.add(d.requestId)
+    if (e.type === 'tool/input-provided' && typeof d.requestId === 'string') { this.open.delete(d.requestId); this.decided.add(d.requestId) }
     if (e.type === 'step/parked') this.parked = true
     else if (endsParking(e.type)) this.parked = false
   }

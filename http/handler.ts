@@ -6,7 +6,8 @@
  * | --- | --- |
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
  * | `POST /chat` with a user message | `write` |
- * | `POST /chat` with approval responses (`addToolApprovalResponse`) | `decide` |
+ * | `POST /chat` with approval responses (`addToolApprovalResponse`) or client tool outputs (`addToolOutput`) | `decide` |
+ * | `POST /chat/:id/inputs/:requestId` (an answer to an input round) | `decide` |
  * | `POST /chat/:id` (the same, the session in the path) | `write`, else `decide`, before the body is read; then as above |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
  * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
@@ -18,8 +19,9 @@
 import { TurnlogError } from '../events/errors.js'
 import { isValidSessionId } from '../stores/ids.js'
 import type { LogStore } from '../stores/types.js'
-import type { ApprovalBy, ApprovalDecision } from '../events/index.js'
-import { planApprovals, responseDecision, sameDecision, type ApprovalResponse } from './chat-approvals.js'
+import type { InputAnswer } from '../events/index.js'
+import { answerOutput, asHttp, decideResponse, inputError } from './answers.js'
+import { planApprovals } from './chat-approvals.js'
 import { chatStreamResponse, messageAt, parseChatBody } from './chat.js'
 import type { ChatScanner, ChatPlace } from './chat-place.js'
 import { ChatScanner as Scanner } from './chat-place.js'
@@ -29,7 +31,7 @@ import { Sessions, type SendingStore, type SessionAgentOptions } from './session
 import type { SessionTail } from './tail.js'
 import { toUIMessages } from './ui-messages.js'
 
-/** What a request wants to do with a session. */
+/** What a request wants to do with a session (`decide`: answer its approvals and input requests). */
 export type SessionAction = 'read' | 'write' | 'cancel' | 'decide'
 
 export interface SessionHandlerOptions {
@@ -84,6 +86,8 @@ export interface SessionHandler {
 }
 
 const ROUTE = /^\/(sessions|chat)(?:\/([^/]+))?(?:\/(stream|stop|messages))?\/?$/
+/** `POST /chat/:id/inputs/:requestId`: an answer to an input round (docs/spec/lifecycle.md §11). */
+const INPUT_ROUTE = /^\/chat\/([^/]+)\/inputs\/([^/]+)\/?$/
 
 export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   if (typeof options?.authorize !== 'function') {
@@ -183,6 +187,8 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   async function route(req: Request, hold: (release: () => void) => void): Promise<Response> {
     const url = new URL(req.url)
     if (base !== '' && !url.pathname.startsWith(base + '/')) throw new HttpError(404, 'NOT_FOUND', 'no such route')
+    const input = INPUT_ROUTE.exec(url.pathname.slice(base.length))
+    if (input) return answerInput(req, input[1]!, input[2]!)
     const m = ROUTE.exec(url.pathname.slice(base.length))
     if (!m) throw new HttpError(404, 'NOT_FOUND', 'no such route')
     const [, kind, rawId, sub] = m
@@ -221,6 +227,11 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
         for (const r of plan.toDecide) {
           await decideResponse(sessions, tail, prompt.sessionId, r)
           decided.add(r.approvalId)
+        }
+        // a client tool's output answers its round: durable before the stream goes on
+        for (const a of plan.toAnswer) {
+          await answerOutput(sessions, tail, prompt.sessionId, a)
+          decided.add(a.requestId)
         }
         return chatStreamResponse(req, tail, () => ({ kind: 'turn', index: plan.turnIndex }), { from: plan.from, decided })
       }
@@ -289,6 +300,36 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   }
 
   /**
+   * `POST /chat/:id/inputs/:requestId` with an answer (`{action: 'accept', responses}`,
+   * `{action: 'decline'}`, `{action: 'cancel'}`): authorized `decide` before the body is read; the
+   * body is capped like every other; 200 `{requestId, action}` once the answer is durable. Refused
+   * with nothing logged: 404 `UNKNOWN_INPUT`, 409 `INPUT_ANSWERED` (the first answer wins), 400
+   * `INVALID_INPUT` (with the `field` that does not fit) or `INVALID_ARGUMENT` (not an answer).
+   */
+  async function answerInput(req: Request, rawId: string, rawRequest: string): Promise<Response> {
+    if (req.method.toUpperCase() !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', 'POST an answer', { allow: 'POST' })
+    if (options.readOnly) throw new HttpError(405, 'READ_ONLY', 'this server only reads sessions (no agent runs here)', { allow: 'GET, HEAD' })
+    const id = sessionId(rawId)
+    await authorize(req, id, 'decide')
+    let requestId: string
+    try {
+      requestId = decodeURIComponent(rawRequest)
+    } catch {
+      throw new HttpError(400, 'BAD_REQUEST', 'the request id is not valid URL encoding')
+    }
+    if (requestId === '' || requestId.length > 256) throw new HttpError(400, 'BAD_REQUEST', 'the request id must be 1–256 characters')
+    const body = await readBody(req)
+    if (!await sessions.exists(id)) throw new HttpError(404, 'SESSION_NOT_FOUND', 'no such session')
+    try {
+      await sessions.answer(id, requestId, body as InputAnswer)
+    } catch (err) {
+      throw inputError(err)
+    }
+    const action = (body as { action?: unknown }).action
+    return new Response(JSON.stringify({ requestId, action }), { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } })
+  }
+
+  /**
    * A reconnect that names the last frame it got (`Last-Event-ID`: frame ids are seqs): the rest
    * of the message that frame belongs to, from the next seq on (also when its turn has ended
    * meanwhile); 204 when that message had nothing after it. An id this log never gave is a 400.
@@ -336,60 +377,4 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
   handler.close = () => sessions.close()
   handler.held = () => sessions.held()
   return handler
-}
-
-/**
- * One approval response as a decision (`agent.decide` in-process, `store.decide` with workers).
- * Lost to another decider meanwhile: the same decision is not an error (a resend), another one is
- * 409 `APPROVAL_DECIDED` (once the winner is logged: up to 5 s).
- */
-async function decideResponse(sessions: Sessions, tail: SessionTail, sessionId: string, r: ApprovalResponse): Promise<void> {
-  try {
-    await sessions.decide(sessionId, r.approvalId, responseDecision(r))
-    return
-  } catch (err) {
-    if (!TurnlogError.is(err)) throw asHttp(err)
-    if (err.code === 'UNKNOWN_APPROVAL') throw new HttpError(409, 'UNKNOWN_APPROVAL', err.message)
-    if (err.code === 'INVALID_ARGS') throw new HttpError(400, 'INVALID_ARGS', err.message)
-    if (err.code !== 'APPROVAL_DECIDED') throw asHttp(err)
-  }
-  const until = Date.now() + 5_000
-  for (let seen = 0; ;) {
-    for (; seen < tail.events.length; seen++) {
-      const e = tail.events[seen]!
-      const d = e.data as { approvalId?: string; decision?: ApprovalDecision; by?: ApprovalBy }
-      if (e.type !== 'tool/approval-decided' || d.approvalId !== r.approvalId || !d.decision || !d.by) continue
-      if (sameDecision({ decision: d.decision, by: d.by }, r)) return
-      throw new HttpError(409, 'APPROVAL_DECIDED', `approval ${r.approvalId} was already decided (${d.decision.kind} by ${d.by.kind} at seq ${e.seq}): the first decision wins`)
-    }
-    const left = until - Date.now()
-    if (left <= 0 || !await tail.wait(seen, undefined, left)) {
-      throw new HttpError(409, 'APPROVAL_DECIDED', `approval ${r.approvalId} was already decided by someone else (not logged yet)`)
-    }
-  }
-}
-
-/**
- * An error as the client sees it. The handler's own `HttpError`s say what was wrong with the
- * request; anything else (a store's or an agent's error) is answered by its code with a fixed
- * text: its own message may name server paths or carry a database's words, which stay on the
- * server (`onError` gets them for a 5xx).
- */
-function asHttp(err: unknown): HttpError {
-  if (err instanceof HttpError) return err
-  if (TurnlogError.is(err)) {
-    const known = CLIENT_ERRORS[err.code]
-    if (known) return new HttpError(known[0], err.code, known[1])
-    return new HttpError(500, err.code, 'the request failed on the server')
-  }
-  return new HttpError(500, 'INTERNAL', 'the request failed on the server')
-}
-
-/** Store and agent error codes a client can act on: status and the text it gets. */
-const CLIENT_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
-  SESSION_NOT_FOUND: [404, 'no such session'],
-  INVALID_SESSION_ID: [400, 'invalid session id: use 1–128 of [A-Za-z0-9._-], starting with a letter or digit, without ..'],
-  SESSION_OWNED: [409, 'the session is being written by another process'],
-  SESSION_EXISTS: [409, 'the session exists already'],
-  AGENT_DISPOSED: [503, 'the server is shutting down'],
 }

@@ -4,7 +4,7 @@
  */
 export { toUIMessageChunks, UIChunkProjector } from './ui-chunks.js'
 export { toUIMessages } from './ui-messages.js'
-export { turnMessageId, type ToolApproval, type UIMessage, type UIMessageChunk, type UIMessageChunkAt, type UIMessagePart } from './ui-types.js'
+export { turnMessageId, type ToolApproval, type TurnlogInputData, type UIMessage, type UIMessageChunk, type UIMessageChunkAt, type UIMessagePart } from './ui-types.js'
 export { sessionHandler, type SessionAction, type SessionHandler, type SessionHandlerOptions } from './handler.js'
 export { toNodeListener, type FetchHandler } from './node.js'
 export type { SessionAgentOptions } from './sessions.js'

@@ -9,7 +9,8 @@
 
 /** Why a request failed, with a stable code (the JSON body `{ error: { code, message } }`). */
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}, options?: { cause?: unknown }) {
+  /** `field`: the member of the request that was wrong (sent as `error.field`), when one was. */
+  constructor(readonly status: number, readonly code: string, message: string, readonly headers: Record<string, string> = {}, options?: { cause?: unknown }, readonly field?: string) {
     super(message, options)
     this.name = 'HttpError'
   }
@@ -22,7 +23,7 @@ export function unreadable(cause: unknown): HttpError {
 }
 
 export function errorResponse(err: HttpError, extraHeaders: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ error: { code: err.code, message: err.message } }), {
+  return new Response(JSON.stringify({ error: { code: err.code, message: err.message, ...(err.field !== undefined ? { field: err.field } : {}) } }), {
     status: err.status,
     headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...err.headers, ...extraHeaders },
   })

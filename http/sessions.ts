@@ -10,7 +10,7 @@
 import type { Agent, AgentOptions } from '../agent/types.js'
 import { createAgent } from '../agent/agent.js'
 import { TurnlogError } from '../events/errors.js'
-import type { ApprovalDecision } from '../events/index.js'
+import type { ApprovalDecision, InputAnswer } from '../events/index.js'
 import { resumeAgent } from '../replay/resume.js'
 import type { LogStore } from '../stores/types.js'
 import { HttpError, unreadable } from './protocol.js'
@@ -28,6 +28,8 @@ export interface SendingStore extends LogStore {
   pendingSends?(sessionId: string): Promise<string[]>
   /** Records a person's decision on an approval for the worker that runs the session (PostgreSQL's `decide`). */
   decide?(sessionId: string, approvalId: string, decision: ApprovalDecision, opts?: { by?: { kind: 'user'; id?: string }; waitMs?: number }): Promise<unknown>
+  /** Records a person's answer to an input round for the worker that runs the session (`store.answer`). */
+  answer?(sessionId: string, requestId: string, answer: InputAnswer, opts?: { by?: { kind: 'user'; id?: string }; waitMs?: number }): Promise<unknown>
 }
 
 export class Sessions {
@@ -189,6 +191,30 @@ export class Sessions {
       this.idleAgents.delete(id)
       const agent = await this.agent(id)
       await agent.decide(approvalId, decision, { by: { kind: 'user' } })
+      this.watch(id, agent)
+    } finally {
+      this.unbusy(id)
+    }
+  }
+
+  /**
+   * A person's (or the client's) answer to an input round: through this process's agent (resumed
+   * on demand: a parked session restores parked), or `store.answer` (durable when it resolves).
+   * Resolves once the answer is durable; refusals are the agent's or store's coded errors.
+   */
+  async answer(id: string, requestId: string, answer: InputAnswer): Promise<void> {
+    if (this.closed) throw new TurnlogError('AGENT_DISPOSED', 'the handler is closed')
+    if (!this.agentOptions) {
+      const store = this.store as SendingStore
+      if (typeof store.answer !== 'function') throw new HttpError(501, 'NOT_SUPPORTED', 'this store cannot record an answer for its workers (it has no answer())')
+      await store.answer(id, requestId, answer, { by: { kind: 'user' }, waitMs: 0 })
+      return
+    }
+    this.busy.set(id, (this.busy.get(id) ?? 0) + 1)
+    try {
+      this.idleAgents.delete(id)
+      const agent = await this.agent(id)
+      await agent.answer(requestId, answer, { by: { kind: 'user' } })
       this.watch(id, agent)
     } finally {
       this.unbusy(id)

@@ -24,6 +24,13 @@
  *   of the protocol says "approved": the answering client set `approval-responded` itself). A
  *   call that has an approval part shows no second `tool-input-available` at its `tool/call`.
  *   `step/parked` is no chunk: a chat stream ends there (http/chat.ts), so the client can answer.
+ * - Input rounds (docs/spec/lifecycle.md §11): a client tool's call is its tool part, `input-available`
+ *   until the client answers (the AI SDK's client-side tool flow: `onToolCall`, `addToolOutput`);
+ *   an accepted answer (`tool/input-provided`) → `tool-output-available` with the accepted output
+ *   (the call's `tool/result` is then not shown again unless it is an error); a declined, expired,
+ *   superseded or cancelled one shows the call's error result. Every other round →
+ *   `data-turnlog-input` (id: the request id; data `TurnlogInputData`), sent again with `answered`
+ *   when its answer is logged.
  * - `llm/retry`, `compaction/end`, `turn/end` → `data-turnlog-retry` / `-compaction` / `-turn-end`
  *   parts (stock UIs ignore them); `turn/end` → `error` (a failed turn), `abort` (a cancelled one),
  *   then `finish`.
@@ -31,8 +38,9 @@
  *   `toUIMessages` places user messages.
  */
 import type { LogEvent } from '../events/envelope.js'
+import { CLIENT_KEY } from '../tools/input-rounds.js'
 import { RetryChains } from './retry-chain.js'
-import { turnMessageId, type UIMessageChunk, type UIMessageChunkAt, type UIMessageMetadata } from './ui-types.js'
+import { turnMessageId, type TurnlogInputData, type UIMessageChunk, type UIMessageChunkAt, type UIMessageMetadata } from './ui-types.js'
 
 interface Block { kind: 'text' | 'reasoning'; id: string }
 
@@ -58,6 +66,15 @@ interface TurnState {
   blocks: Map<string, { name: string; arguments: string }>
   /** Calls with an approval part: requested, approved, or denied (their result is not re-shown). */
   approvals: Map<string, 'requested' | 'approved' | 'denied'>
+  /** Client tool calls (one `client` round): open, or shown with the client's accepted output. */
+  client: Map<string, 'open' | 'shown' | 'refused'>
+  /** Non-client rounds shown as `data-turnlog-input` parts: request id → their data. */
+  inputs: Map<string, TurnlogInputData>
+}
+
+/** True when a round's requests are a client tool's (its one `client` request). */
+function isClientRound(requests: Record<string, unknown>): boolean {
+  return Object.values(requests).some((q) => rec(q)['kind'] === 'client')
 }
 
 /** A read-only record guard: log data is validated, but a plugin's or a hostile log's shape is not assumed. */
@@ -130,7 +147,7 @@ export class UIChunkProjector {
         ? this.pendingTotals
         : { createdAt: e.time, inputTokens: 0, outputTokens: 0, reasoningTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }
       this.pendingTotals = null
-      this.t = { totals, turn, message, step: -1, open: new Map(), ending: [], streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map() }
+      this.t = { totals, turn, message, step: -1, open: new Map(), ending: [], streamed: false, calls: new Map(), blocks: new Map(), approvals: new Map(), client: new Map(), inputs: new Map() }
       if (chain !== 'continues') emit({ type: 'start', messageId: turnMessageId(turn), messageMetadata: { createdAt: e.time } })
       return out
     }
@@ -189,11 +206,49 @@ export class UIChunkProjector {
         } else t.approvals.set(callId, 'approved')
         break
       }
+      case 'tool/input-requested': {
+        const callId = str(d['callId'])
+        const requests = rec(d['requests'])
+        if (!t.calls.has(callId)) {
+          const block = t.blocks.get(callId)
+          if (block === undefined) break // a round of a call the step never announced: nothing can hold it
+          this.showCall(callId, block.name, block.arguments, emit)
+        }
+        // a client tool's round is its call's part, `input-available` until the client answers
+        if (isClientRound(requests)) { t.client.set(callId, 'open'); break }
+        const data: TurnlogInputData = {
+          requestId: str(d['requestId']), callId, toolName: t.calls.get(callId) ?? '', round: num(d['round']), requests,
+          ...(typeof d['expiresAt'] === 'number' ? { expiresAt: d['expiresAt'] } : {}),
+        }
+        t.inputs.set(data.requestId, data)
+        emit({ type: 'data-turnlog-input', id: data.requestId, data })
+        break
+      }
+      case 'tool/input-provided': {
+        const callId = str(d['callId'])
+        const answer = rec(d['answer'])
+        const action = str(answer['action'])
+        if (t.client.get(callId) === 'open') {
+          // the accepted output is the call's result: shown now, as the client's `addToolOutput` holds it
+          if (action === 'accept') {
+            t.client.set(callId, 'shown')
+            emit({ type: 'tool-output-available', toolCallId: callId, output: rec(answer['responses'])[CLIENT_KEY] })
+          } else t.client.set(callId, 'refused')
+          break
+        }
+        const shown = t.inputs.get(str(d['requestId']))
+        if (shown === undefined) break
+        const data: TurnlogInputData = { ...shown, answered: { action: action as 'accept' | 'decline' | 'cancel', by: str(rec(d['by'])['kind']), at: e.time } }
+        t.inputs.set(data.requestId, data)
+        emit({ type: 'data-turnlog-input', id: data.requestId, data })
+        break
+      }
       case 'tool/result': {
         if (e.surfaceOp !== undefined && e.surfaceOp !== 'append') break // compaction's replacement
         const callId = str(d['callId'])
         if (!t.calls.has(callId)) break // a result for a call this turn never showed
         if (t.approvals.get(callId) === 'denied') break // shown as denied at the decision
+        if (t.client.get(callId) === 'shown' && d['error'] === undefined) break // shown with its answer
         const error = d['error']
         if (error !== undefined) emit({ type: 'tool-output-error', toolCallId: callId, errorText: str(rec(error)['message']) })
         else emit({ type: 'tool-output-available', toolCallId: callId, output: toolOutput(rec(d['message']), d['json'] === true) })

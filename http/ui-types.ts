@@ -90,3 +90,22 @@ export interface UIMessage {
 export function turnMessageId(turn: number): string {
   return `turn-${turn}`
 }
+
+/**
+ * The data of a `data-turnlog-input` part (part id: the request id): an input round that is not a
+ * client tool's (docs/spec/lifecycle.md §11), answered by `POST /chat/:id/inputs/:requestId`. The
+ * same part is sent again, with `answered`, when the log answers it.
+ */
+export interface TurnlogInputData {
+  requestId: string
+  callId: string
+  /** The tool whose body asked (its call's part is the `tool-<name>` part of the same message). */
+  toolName: string
+  round: number
+  /** What is asked, by key: `form` (JSON Schema), `text`, `choice` (options), `url`. */
+  requests: Record<string, unknown>
+  /** Epoch ms after which nobody can answer (the round is answered `cancel` by `expired`). */
+  expiresAt?: number
+  /** Once answered: how, by whom (`user`, `expired`, `superseded`, `canceled`) and when (epoch ms). */
+  answered?: { action: 'accept' | 'decline' | 'cancel'; by: string; at: number }
+}

@@ -16,7 +16,8 @@
  * - a tool call → `execute_tool {name}`, INTERNAL, child of its turn (a sibling of the chat span
  *   that asked for it), `tool/call` → its `tool/result`; error status for an error result. A call
  *   that needed approval starts at its request, and its wait is a child span `await_approval
- *   {name}` to the decision (approval-spans.ts).
+ *   {name}` to the decision (approval-spans.ts). Each input round of a call is a child span
+ *   `await_input {name}` from its request to its answer (input-spans.ts).
  * Every span carries `gen_ai.conversation.id` (the session id) and `turnlog.seq.start/end`.
  *
  * Retries: each attempt is its own turn, so its own spans; a retry turn's span links to the failed
@@ -43,6 +44,7 @@ import {
 } from './span-types.js'
 import { conventionMessage, outputMessages, toolResultText } from './content.js'
 import { ApprovalSpans, type ApprovalHost } from './approval-spans.js'
+import { InputSpans } from './input-spans.js'
 
 export {
   usageAttributes, type AttrValue, type Attributes, type SpanLink, type SpanStart, type SpanEnd, type SpanAction, type SpanFoldOptions,
@@ -85,6 +87,8 @@ export class SpanFold {
   #retryChatLink: string | undefined
   /** docs/spec/lifecycle.md §9: the waits for people, as child spans of their call's span (approval-spans.ts) */
   readonly #approvals = new ApprovalSpans()
+  /** docs/spec/lifecycle.md §11: input rounds, as child spans of their call's span (input-spans.ts) */
+  readonly #inputs = new InputSpans()
   readonly #host: ApprovalHost = {
     start: (out, s) => this.#start(out, s), end: (out, e) => this.#end(out, e), common: () => this.#common(),
     turnKey: () => this.#turn?.key, includeContent: false, tools: this.#tools,
@@ -179,6 +183,7 @@ export class SpanFold {
         break
       }
       case 'step/start':
+        this.#inputs.step()
         this.#chat = {
           key: `turn-${d.turn}.step-${d.step}`, startSeq: seq, startTime: time, turn: d.turn, step: d.step,
           started: false, lastTime: time, requestTime: time,
@@ -205,10 +210,17 @@ export class SpanFold {
       case 'tool/approval-decided':
         this.#approvals.decided(out, d, seq, time, this.#host)
         break
+      case 'tool/input-requested':
+        this.#inputs.requested(out, d, seq, time, this.#host)
+        break
+      case 'tool/input-provided':
+        this.#inputs.provided(out, d, seq, time, this.#host)
+        break
       case 'step/end':
         if (this.#chat !== undefined) this.#endChat(out, seq, time, undefined, d.outcome)
         break
       case 'tool/call': {
+        this.#inputs.call(d)
         if (this.#tools.has(d.callId)) break // its span started at its approval request
         const key = `tool-${d.callId}`
         this.#tools.set(d.callId, { key, startSeq: seq })
@@ -258,6 +270,7 @@ export class SpanFold {
         if (turn === undefined) break
         // anything the turn still holds open ends with it (defensive: the L invariants close them first)
         this.#approvals.closeAll(out, seq, time, this.#host)
+        this.#inputs.closeAll(out, seq, time, this.#host)
         for (const [callId, t] of this.#tools) {
           this.#end(out, { key: t.key, endTime: time, attributes: { [ATTR.seqStart]: t.startSeq, [ATTR.seqEnd]: seq }, status: { code: 'unset' } })
           this.#tools.delete(callId)

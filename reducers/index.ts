@@ -15,7 +15,7 @@ export {
   transcriptReducer, findTranscriptMessage,
   type TranscriptState, type TranscriptMessage, type TranscriptStep, type TranscriptTurn, type TranscriptCompaction,
   type TranscriptPrune, type TranscriptRetry, type TranscriptSeedEnd, type TopItem, type TurnItem, type ReplacedAs,
-  type TranscriptApproval, type TranscriptParked, type TranscriptChild,
+  type TranscriptApproval, type TranscriptInput, type TranscriptParked, type TranscriptChild,
 } from './transcript.js'
 export { inboxReducer, type InboxState } from './inbox.js'
 export { lifecycleReducer, type LifecycleState, type PendingToolCall } from './lifecycle.js'

@@ -58,6 +58,8 @@ export interface TranscriptStep {
   /** The step's approval requests (docs/spec/lifecycle.md §9), in request order, each with its decision.
    * Present only on a step that asked (transcript-waits.ts). */
   approvals?: TranscriptApproval[]
+  /** The step's input rounds (docs/spec/lifecycle.md §11), each with its answer. */
+  inputs?: TranscriptInput[]
   /** The times the step stood parked, waiting for people only (present only on a step that parked). */
   parked?: TranscriptParked[]
   /** The child sessions the step's calls ran (docs/spec/lifecycle.md §10; present only on a step that spawned one). */
@@ -65,6 +67,24 @@ export interface TranscriptStep {
 }
 
 /** An approval request (`tool/approval-requested`) and, once made, its decision. */
+/** One input round of a step (docs/spec/lifecycle.md §11): what was asked, and who answered how, when. */
+export interface TranscriptInput {
+  kind: 'input'
+  seq: number
+  time: number
+  requestId: string
+  callId: string
+  /** The tool and the call's arguments (raw JSON), from the step's assistant message ('' when it has no such call). */
+  name: string
+  arguments: string
+  round: number
+  /** What was asked, by key, in request order: `form`, `text`, `choice`, `url`, or `client` (a client tool's result). */
+  asked: Array<{ key: string; kind: string }>
+  expiresAt?: number
+  /** Null while open. `by`: `user` (a person or the client), `expired`, `superseded`, `canceled`. */
+  answer: { seq: number; time: number; action: 'accept' | 'decline' | 'cancel'; by: ApprovalBy } | null
+}
+
 export interface TranscriptApproval {
   kind: 'approval'
   seq: number

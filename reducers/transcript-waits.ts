@@ -1,6 +1,6 @@
 /**
- * The transcript's record of what a step waited for (docs/spec/lifecycle.md §9, §10): its approval requests with
- * their decisions (who, when, edited arguments, reason), the times it stood parked, and the child
+ * The transcript's record of what a step waited for (docs/spec/lifecycle.md §9, §10, §11): its approval requests with
+ * their decisions (who, when, edited arguments, reason), its input rounds with their answers, the times it stood parked, and the child
  * sessions its calls ran. Part of the transcript fold (transcript.ts calls `applyWaits` for every
  * event with the open step); O(1) per event except a decision, which finds its request among the
  * step's own requests.
@@ -8,11 +8,11 @@
 import type { EventOf, LogEvent } from '../events/index.js'
 import { isRunnableCall } from '../events/index.js'
 import { endsParking } from './approvals.js'
-import type { TranscriptApproval, TranscriptStep } from './transcript-types.js'
+import type { TranscriptApproval, TranscriptInput, TranscriptStep } from './transcript-types.js'
 
 /** Whether an event ends a parked wait: anything that `endsParking` except a decision or a re-parking. */
 export function endsWait(type: string): boolean {
-  return type !== 'tool/approval-decided' && type !== 'step/parked' && endsParking(type)
+  return type !== 'tool/approval-decided' && type !== 'tool/input-provided' && type !== 'step/parked' && endsParking(type)
 }
 
 /** The requested call of `callId` in the step's assistant message (name, raw arguments). */
@@ -50,6 +50,23 @@ export function applyWaits(step: TranscriptStep | null, event: LogEvent): void {
       if (d.decision.kind === 'approve' && d.decision.arguments !== undefined) decision.arguments = d.decision.arguments
       if (d.decision.kind === 'deny' && d.decision.reason !== undefined) decision.reason = d.decision.reason
       a.decision = decision
+      return
+    }
+    case 'tool/input-requested': {
+      const d = (event as EventOf<'tool/input-requested'>).data
+      const r: TranscriptInput = {
+        kind: 'input', seq: event.seq, time: event.time, requestId: d.requestId, callId: d.callId, ...callOf(step, d.callId), round: d.round,
+        asked: Object.entries(d.requests).map(([key, q]) => ({ key, kind: q.kind })), answer: null,
+      }
+      if (d.expiresAt !== undefined) r.expiresAt = d.expiresAt
+      ;(step.inputs ??= []).push(r)
+      return
+    }
+    case 'tool/input-provided': {
+      const d = (event as EventOf<'tool/input-provided'>).data
+      const r = step.inputs?.find((x) => x.requestId === d.requestId)
+      if (r === undefined || r.answer !== null) return // a log the checker refuses: the fold stays total
+      r.answer = { seq: event.seq, time: event.time, action: d.answer.action, by: d.by }
       return
     }
     case 'step/parked': {

@@ -40,7 +40,7 @@ import type { Reducer } from './types.js'
 
 export type {
   ReplacedAs, TranscriptMessage, TranscriptStep, TranscriptPrune, TranscriptRetry, TranscriptCompaction, TurnItem,
-  TranscriptTurn, TranscriptSeedEnd, TopItem, TranscriptState, TranscriptApproval, TranscriptParked, TranscriptChild,
+  TranscriptTurn, TranscriptSeedEnd, TopItem, TranscriptState, TranscriptApproval, TranscriptInput, TranscriptParked, TranscriptChild,
 } from './transcript-types.js'
 
 type Container = { items: Array<TopItem | TurnItem> }

@@ -51,6 +51,11 @@ export function durationText(ms: number): string {
 }
 
 /** Who decided an approval (`by` of `tool/approval-decided`): "ann", "a person", "the expiry", "a steer", "a cancel". */
+/** How an input round was answered, as a past participle: `accept` → 'accepted' (docs/spec/lifecycle.md §11). */
+export function inputActionText(action: string): string {
+  return action === 'accept' ? 'accepted' : action === 'decline' ? 'declined' : action === 'cancel' ? 'cancelled' : '?'
+}
+
 export function decidedByText(by: unknown): string {
   const b = (by ?? {}) as { kind?: unknown; id?: unknown }
   switch (b.kind) {

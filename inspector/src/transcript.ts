@@ -10,7 +10,7 @@ import type { ModelMessage } from '../../events/index.js'
 import type { TopItem, TranscriptMessage, TranscriptState, TurnItem } from '../../reducers/transcript.js'
 import { oneLine } from './dom.js'
 import { str } from '../../replay/timeline.js'
-import { budgetText, decidedByText, durationText } from '../../replay/labels.js'
+import { budgetText, decidedByText, durationText, inputActionText } from '../../replay/labels.js'
 import type { TranscriptStep } from '../../reducers/transcript.js'
 
 export interface Line { seq: number; depth: number; kind: string; text: string }
@@ -144,7 +144,7 @@ export function contentLines(m: unknown): string[] {
     b.type === 'tool-call' ? `${str(b.name)}(${str(b.arguments)})` : typeof b.text === 'string' ? b.text : `[${str(b.type)}]`)
 }
 
-/** A step's approval requests, decisions, parked times and child sessions as lines, in seq order. */
+/** A step's approval requests, decisions, input rounds and their answers, parked times and child sessions as lines, in seq order. */
 function waitLines(s: TranscriptStep, depth: number): Line[] {
   const out: Line[] = []
   for (const a of s.approvals ?? []) {
@@ -156,6 +156,15 @@ function waitLines(s: TranscriptStep, depth: number): Line[] {
       ? `approved by ${decidedByText(d.by)}${d.arguments !== undefined ? ` with edited arguments ${oneLine(d.arguments, 200)}` : ''}`
       : `denied by ${decidedByText(d.by)}${d.reason !== undefined ? `: ${oneLine(d.reason, 200)}` : ''}`
     out.push({ seq: d.seq, depth, kind: 'decision', text: `${a.approvalId} ${how} after ${durationText(d.time - a.time)}` })
+  }
+  for (const r of s.inputs ?? []) {
+    const call = `${r.name || '?'}(${oneLine(r.arguments, 200)})`
+    const asked = r.asked.some((q) => q.kind === 'client')
+      ? `${r.requestId}: client tool ${call} ${r.callId} waits for the client`
+      : `${r.requestId}: round ${r.round} of ${call} ${r.callId} asks ${r.asked.map((q) => `${q.key} (${q.kind})`).join(', ')}`
+    out.push({ seq: r.seq, depth, kind: 'input', text: asked })
+    const a = r.answer
+    if (a !== null) out.push({ seq: a.seq, depth, kind: 'answer', text: `${r.requestId} ${inputActionText(a.action)} by ${decidedByText(a.by)} after ${durationText(a.time - r.time)}` })
   }
   for (const p of s.parked ?? []) {
     out.push({ seq: p.seq, depth, kind: 'parked', text: `waiting for ${p.approvals.join(', ')} · ${p.end !== null ? durationText(p.end.time - p.time) : 'still parked'}` })

@@ -4,7 +4,7 @@
  * the server through the stock `DefaultChatTransport` of that major. `CHAT_CLIENTS` lists them for
  * `describe.each`.
  */
-import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type ChatState, type ChatStatus, type UIMessage } from 'ai6'
+import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls, type ChatState, type ChatStatus, type UIMessage } from 'ai6'
 import * as ai7 from 'ai7'
 
 class MemoryState implements ChatState<UIMessage> {
@@ -25,6 +25,7 @@ export class NodeChat extends AbstractChat<UIMessage> {
     super({
       id: opts.id,
       ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen } : {}),
+      ...(opts.onToolCall ? { onToolCall: opts.onToolCall } : {}),
       transport: new DefaultChatTransport({
         api: opts.api,
         ...(opts.fetch ? { fetch: opts.fetch } : {}),
@@ -35,7 +36,12 @@ export class NodeChat extends AbstractChat<UIMessage> {
   }
 }
 
-type NodeChatOptions = { id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; idInPath?: boolean; sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean> }
+type NodeChatOptions = {
+  id: string; api: string; messages?: UIMessage[]; fetch?: typeof fetch; idInPath?: boolean
+  sendAutomaticallyWhen?: (o: { messages: UIMessage[] }) => boolean | PromiseLike<boolean>
+  /** The AI SDK's client-side tool hook: called for each tool call the stream shows. */
+  onToolCall?: (o: { toolCall: { toolCallId: string; toolName: string; input: unknown } }) => void | PromiseLike<void>
+}
 
 /** The same client on AI SDK 7 (`ai@7`'s `AbstractChat` and `DefaultChatTransport`). */
 export class NodeChat7 extends ai7.AbstractChat<ai7.UIMessage> {
@@ -43,23 +49,26 @@ export class NodeChat7 extends ai7.AbstractChat<ai7.UIMessage> {
     super({
       id: opts.id,
       ...(opts.sendAutomaticallyWhen ? { sendAutomaticallyWhen: opts.sendAutomaticallyWhen as never } : {}),
+      ...(opts.onToolCall ? { onToolCall: opts.onToolCall as never } : {}),
       transport: new ai7.DefaultChatTransport({ api: opts.api, ...(opts.fetch ? { fetch: opts.fetch } : {}) }),
       state: new MemoryState(opts.messages) as unknown as ai7.ChatState<ai7.UIMessage>,
     })
   }
 }
 
-/** Each major's stock client and its own `lastAssistantMessageIsCompleteWithApprovalResponses`. */
+/** Each major's stock client and its own `lastAssistantMessageIsCompleteWith…` predicates. */
 export const CHAT_CLIENTS: ReadonlyArray<{
   ai: number
-  NodeChat: new (opts: NodeChatOptions) => Pick<NodeChat, 'sendMessage' | 'resumeStream' | 'stop' | 'addToolApprovalResponse' | 'regenerate' | 'status' | 'messages' | 'error' | 'id'>
+  NodeChat: new (opts: NodeChatOptions) => Pick<NodeChat, 'sendMessage' | 'resumeStream' | 'stop' | 'addToolApprovalResponse' | 'addToolOutput' | 'regenerate' | 'status' | 'messages' | 'error' | 'id'>
   lastAssistantMessageIsCompleteWithApprovalResponses: (o: { messages: UIMessage[] }) => boolean
+  lastAssistantMessageIsCompleteWithToolCalls: (o: { messages: UIMessage[] }) => boolean
 }> = [
-  { ai: 6, NodeChat, lastAssistantMessageIsCompleteWithApprovalResponses },
+  { ai: 6, NodeChat, lastAssistantMessageIsCompleteWithApprovalResponses, lastAssistantMessageIsCompleteWithToolCalls },
   {
     ai: 7,
     NodeChat: NodeChat7 as never,
     lastAssistantMessageIsCompleteWithApprovalResponses: ai7.lastAssistantMessageIsCompleteWithApprovalResponses as never,
+    lastAssistantMessageIsCompleteWithToolCalls: ai7.lastAssistantMessageIsCompleteWithToolCalls as never,
   },
 ]
 
