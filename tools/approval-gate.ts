@@ -14,13 +14,7 @@ import type { InputRounds } from './input-rounds.js'
 import type { ApprovalEnv, ApprovalRun, OpenRound, ToolOutcome } from './types.js'
 import type { InputAnswer, InputBy } from '../events/index.js'
 
-/**
- * Marks the function of the gate's expiry timer, so that timers that stand in for the clock
- * (re-execution fires the expiry when the recording has a `by: expired` decision next) can tell
- * it from a tool's timeout or a cancel's grace period.
- * @internal
- */
-export const EXPIRY_TIMER: unique symbol = Symbol('turnlog.approvalExpiry')
+import { EXPIRY_TIMER } from './expiry-timer.js'
 
 /** The first retry of the gate's own decision after a claim fault (ms); it doubles per failure … */
 const CLAIM_RETRY_FIRST_MS = 10

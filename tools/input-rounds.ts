@@ -15,7 +15,7 @@ import { runBody } from './call-stages.js'
 import type { CallRec, CallRound } from './call-record.js'
 import { errorOutcome, errorText, outputToOutcome } from './define.js'
 import { schemaProblem } from './json-schema-check.js'
-import { EXPIRY_TIMER } from './approval-gate.js'
+import { EXPIRY_TIMER } from './expiry-timer.js'
 import type { InputEnv, OpenRound, RestoredRound, ToolOutcome } from './types.js'
 
 /** The default cap of a round's `state` (bytes of its JSON text). */

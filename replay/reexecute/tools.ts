@@ -4,7 +4,7 @@
  * timers are ours (a tool timeout fires when its recorded result is due; retry sleeps are gates).
  */
 import type { Timers } from '../../agent/types.js'
-import { EXPIRY_TIMER } from '../../tools/approval-gate.js'
+import { EXPIRY_TIMER } from '../../tools/expiry-timer.js'
 import type { EventOf } from '../../events/index.js'
 import { TOOL_CATALOG, type AnyTool, type ExecutePayload, type ToolContext } from '../../tools/types.js'
 import { isAbortedWhileRunning, isExecuteHookError, key2, key3, NEVER } from './facts.js'

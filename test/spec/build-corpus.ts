@@ -6,8 +6,8 @@
  * Sources:
  * - the verify fixtures (test/fixtures/{valid,invalid}, built by test/fixtures/build-fixtures.mjs),
  *   whose expected results were written from construction;
- * - logs the real agent writes here (approvals, parking, a subagent, a budget end) and hand-made
- *   wakeup logs, and one mutation of such a log per rule of L17–L20 and W1–W3, each with the
+ * - logs the real agent writes here (approvals, parking, a subagent, a budget end, input rounds) and hand-made
+ *   wakeup logs, and one mutation of such a log per rule of L17–L21 and W1–W3, each with the
  *   invariant and seq it breaks stated from construction.
  * The builder refuses to write a corpus whose verdicts `verify` does not reproduce, so a wrong
  * construction is found here, not by a user.
@@ -121,6 +121,34 @@ async function budgetLog(): Promise<LogEvent[]> {
   return events
 }
 
+/** Two input rounds of one call (a form, then a choice), each answered by a person (§11). */
+async function inputsLog(): Promise<LogEvent[]> {
+  const ship = defineTool({
+    name: 'ship', description: 'Ship a parcel, asking where and how fast', parameters: z.object({ item: z.string() }),
+    execute: ({ item }, ctx) => {
+      const round = ctx.input?.round ?? 0
+      if (round === 0) {
+        return ctx.inputRequired({ requests: { address: { kind: 'form', message: 'Where to?', schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } } })
+      }
+      if (round === 1) return ctx.inputRequired({ requests: { speed: { kind: 'choice', message: 'How fast?', options: ['slow', 'fast'] } } })
+      return `shipped ${item}`
+    },
+  })
+  const agent = createAgent(agentOptions(
+    [{ toolCalls: [{ name: 'ship', args: { item: 'book' }, id: 'c1' }] }, { text: 'Shipped.' }],
+    { tools: [ship], sessionId: 'inputs' },
+  ))
+  agent.followup('Ship the book')
+  for (let i = 0; i < 4 && (await agent.whenSettled()) === 'parked'; i++) {
+    const open = agent.inputs()[0]!
+    await agent.answer(open.requestId, { action: 'accept', responses: open.round === 1 ? { address: { city: 'Pau' } } : { speed: 'fast' } })
+  }
+  await agent.whenIdle()
+  const events = [...agent.events] as LogEvent[]
+  await agent.dispose()
+  return events
+}
+
 // ------------------------------------------------------------------ hand-made wakeup logs
 const text = (t: string) => [{ type: 'text', text: t }]
 function handLog(...drafts: Array<[string, unknown, number?]>): LogEvent[] {
@@ -159,6 +187,7 @@ async function main(): Promise<void> {
   const parked = await approvalsLog('none')
   const parent = await subagentLog()
   const budget = await budgetLog()
+  const inputs = await inputsLog()
   const wakeups = handLog(
     created('w1', START + 5), ['schedule/fired', { scheduleId: 'w1', due: START + 5 }, START + 5], delivered('m1', 'w1'),
     created('w2', START + 1000, { every: 100 }), ['schedule/fired', { scheduleId: 'w2', due: START + 1300, missed: 3 }, START + 1350],
@@ -170,6 +199,7 @@ async function main(): Promise<void> {
   add({ file: 'valid/approval-parked.jsonl', valid: true, description: 'a session that stands parked: an undecided approval, step/parked, no step/end (§9)' }, parked)
   add({ file: 'valid/subagent-parent.jsonl', valid: true, description: 'a parent whose call ran a child session: child/spawned between the call and its result (§10)' }, parent)
   add({ file: 'valid/budget-turn-end.jsonl', valid: true, description: 'a turn ended by its output-token budget before a second request (§10)' }, budget)
+  add({ file: 'valid/input-rounds.jsonl', valid: true, description: 'a call that asks a person in two rounds (a form, then a choice), each answered; then its result (§11)' }, inputs)
   add({ file: 'valid/wakeups.jsonl', valid: true, description: 'wakeups: a one-shot and a repeating schedule fired (missed periods coalesced) and delivered, then canceled (§10)' }, wakeups)
 
   // L17: approvals
@@ -243,6 +273,28 @@ async function main(): Promise<void> {
     d(log[end]!).reason.used = 21
     add({ file: 'invalid/L20-budget-limit-not-reached.jsonl', valid: false, expect: { code: 'L20', seq: end },
       description: 'a budget turn end whose limit the usage derived from the log does not reach' }, log)
+  }
+  // L21: input rounds
+  {
+    const log = clone(inputs)
+    const a = at(log, 'tool/input-provided')
+    log.splice(a + 1, 0, structuredClone(log[a]!))
+    add({ file: 'invalid/L21-round-answered-twice.jsonl', valid: false, expect: { code: 'L21', seq: a + 1 },
+      description: 'an input round answered a second time' }, renumber(log))
+  }
+  {
+    const log = clone(inputs)
+    const a = at(log, 'tool/input-provided')
+    d(log[a]!).answer.responses = { city: 'Pau' }
+    add({ file: 'invalid/L21-answer-names-other-fields.jsonl', valid: false, expect: { code: 'L21', seq: a },
+      description: 'an accepted answer whose responses do not name the fields the round asked' }, log)
+  }
+  {
+    const log = clone(inputs)
+    const q = at(log, 'tool/input-requested', (e) => d(e).round === 2)
+    d(log[q]!).round = 3
+    add({ file: 'invalid/L21-round-number-skipped.jsonl', valid: false, expect: { code: 'L21', seq: q },
+      description: 'a call whose second round is numbered 3' }, log)
   }
   // W1–W3: wakeups
   add({ file: 'invalid/W1-fired-unknown-schedule.jsonl', valid: false, expect: { code: 'W1', seq: 0 },
