@@ -30,6 +30,12 @@ export type { Next } from './agent/hooks.js'
 export type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './agent/approval-types.js'
 export { decideInStore, type StoreDecisionInput, type StoreDecided, type StoreDecideOptions } from './stores/decide.js'
 
+// ── Input requests: ask a person anything (docs/spec/lifecycle.md §11) ─────────────────────────────
+export type { InputOptions, OpenInput, InputAnswerInput } from './agent/input-types.js'
+export { askUser, type AskUserOptions } from './tools/ask-user.js'
+export type { InputContext, InputRequiredSpec, InputRequired } from './tools/types.js'
+export type { InputRequest, InputRequests, InputAnswer } from './events/index.js'
+
 // ── Sub-agents, budgets, wakeups (docs/spec/lifecycle.md §10) ────────────────────────────────────────────
 export { defineSubagent, type SubagentConfig, type SubagentOptions } from './agent/subagent.js'
 export type { BudgetOptions, BudgetStatus, BudgetWarning } from './agent/budget.js'

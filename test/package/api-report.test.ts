@@ -39,7 +39,7 @@ describe('API report (issue 37 item 6)', () => {
     const root = reports.get('turnlog')!.text
     const runtime = [...root.matchAll(/^(?:function|const|class) (\w+)/gm)].map((m) => m[1]!)
     expect([...new Set(runtime)].sort()).toEqual([
-      'ERROR_CODES', 'FAILURE_CODES', 'ModelError', 'TOOL_ERROR_CODES', 'TurnlogError', 'createAgent', 'decideInStore', 'defineSubagent',
+      'ERROR_CODES', 'FAILURE_CODES', 'ModelError', 'TOOL_ERROR_CODES', 'TurnlogError', 'askUser', 'createAgent', 'decideInStore', 'defineSubagent',
       'defineTool', 'isValidSessionId', 'jsonSchema', 'memoryStore', 'openaiCompatibleModel', 'scriptedModel',
     ].sort())
     const names = new Set([...root.matchAll(/^(?:type-only )?(?:function|const|class|interface|type|enum) (\w+)/gm)].map((m) => m[1]!))
