@@ -31,10 +31,10 @@ export type { ApprovalDecisionInput, ApprovalOptions, OpenApproval } from './age
 export { decideInStore, type StoreDecisionInput, type StoreDecided, type StoreDecideOptions } from './stores/decide.js'
 
 // ── Input requests: ask a person anything (docs/spec/lifecycle.md §11) ─────────────────────────────
-export type { InputOptions, OpenInput, InputAnswerInput } from './agent/input-types.js'
-export { askUser, type AskUserOptions } from './tools/ask-user.js'
-export type { InputContext, InputRequiredSpec, InputRequired } from './tools/types.js'
-export type { InputRequest, InputRequests, InputAnswer } from './events/index.js'
+// (the rest of the vocabulary, InputRequest, InputAnswer …, is in turnlog/events; ToolContext['input'])
+export type { OpenInput, InputAnswerInput } from './agent/input-types.js'
+export { askUser } from './tools/ask-user.js'
+export type { InputRequests } from './events/index.js'
 
 // ── Sub-agents, budgets, wakeups (docs/spec/lifecycle.md §10) ────────────────────────────────────────────
 export { defineSubagent, type SubagentConfig, type SubagentOptions } from './agent/subagent.js'
