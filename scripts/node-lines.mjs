@@ -19,9 +19,13 @@
  *   lines can run at once in one node_modules (docs/decisions/node-lines.md).
  * - `node scripts/node-lines.mjs addons 22 24 26`: prepares those lines' addons (CI, before its
  *   lanes run concurrently: a rebuild while another lane loads the addon would hand it the wrong one).
+ * - `node scripts/node-lines.mjs addons-apart 24 26`: builds those lines' `bindings` addons at the
+ *   same time, each in a private copy of the package, and puts each build in its line's folder and
+ *   the cache; the package's own build/ and the folder of any other line are never touched, so a
+ *   lane of another line may run meanwhile (CI builds 24 and 26 while the Node 22 suite runs).
  */
-import { execFileSync, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { basename, delimiter, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
@@ -243,7 +247,69 @@ function sideBySide(node, addon, log, root) {
   }
 }
 
+/** Runs a command to its end; rejects with its stderr when it fails. */
+function run(cmd, args, opts) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'ignore', 'pipe'] })
+    let err = ''
+    child.stderr.on('data', (d) => { err += d })
+    child.on('error', reject)
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err.slice(-2000)}`))))
+  })
+}
+
+/**
+ * Builds one `bindings` addon for one Node in a private copy of the package (its own build/), then
+ * copies the build to the cache and moves it into the line's folder through a temporary name, so a
+ * reader never sees half a file. The copy leaves out build/ and lib/binding/: what lanes load.
+ */
+async function buildApart(addon, node, root, log) {
+  const work = join(root, 'node_modules', '.cache', 'turnlog-native', 'work', `${addon.name.replace('/', '+')}-abi-${node.abi}`)
+  rmSync(work, { recursive: true, force: true })
+  const dir = join(work, 'node_modules', addon.name)
+  const skip = [join(addon.dir, 'build'), join(addon.dir, 'lib', 'binding')]
+  cpSync(addon.dir, dir, { recursive: true, filter: (src) => !skip.some((s) => src === s || src.startsWith(s + '/')) })
+  writeFileSync(join(work, 'package.json'), '{ "name": "turnlog-native-build", "private": true }\n')
+  log(`${addon.name}: building for Node ${node.version} (ABI ${node.abi}) apart, in ${relative(root, work)}`)
+  const args = ['rebuild', addon.name, '--foreground-scripts=false', '--loglevel=error']
+  if (node.headers) args.push(`--nodedir=${node.headers}`)
+  await run('npm', args, { cwd: work, env: { ...envFor(node), npm_config_build_from_source: 'true' } })
+  const built = list(join(dir, 'build', 'Release'))
+  if (built.length === 0 || !loads(node, built)) throw new Error(`${addon.name} does not load under Node ${node.version} after a rebuild apart`)
+  const cache = join(cacheOf(root, addon, node.abi), 'build', 'Release')
+  const slot = slotOf(addon.dir, node.abi)
+  mkdirSync(cache, { recursive: true })
+  mkdirSync(slot, { recursive: true })
+  for (const f of built) {
+    copyFileSync(f, join(cache, basename(f)))
+    copyFileSync(f, join(slot, `.${basename(f)}.tmp`))
+    renameSync(join(slot, `.${basename(f)}.tmp`), join(slot, basename(f)))
+  }
+  rmSync(work, { recursive: true, force: true })
+}
+
+/** The `bindings` addons of these lines that have no build yet, built at once (see addons-apart). */
+export async function buildAddonsApart(lines, log = (l) => process.stderr.write(l + '\n'), root = ROOT) {
+  const nodes = lines.map((l) => pickNode(String(l), root))
+  const jobs = []
+  for (const addon of nativeAddons(root).filter((a) => a.bindings)) {
+    for (const node of nodes) {
+      const slot = slotOf(addon.dir, node.abi)
+      if (list(slot).length > 0 && loads(node, list(slot))) continue
+      if (list(join(cacheOf(root, addon, node.abi), 'build', 'Release')).length > 0) continue // sideBySide copies it
+      jobs.push(buildApart(addon, node, root, log))
+    }
+  }
+  const results = await Promise.allSettled(jobs)
+  const failed = results.filter((r) => r.status === 'rejected')
+  if (failed.length > 0) throw failed[0].reason
+}
+
 // `node scripts/node-lines.mjs addons 22 24 26`: those lines' addons, before lanes run at once
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href && process.argv[2] === 'addons-apart') {
+  await buildAddonsApart(process.argv.slice(3))
+  process.stdout.write(`native addons built apart for Node ${process.argv.slice(3).join(', ')}\n`)
+}
 if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href && process.argv[2] === 'addons') {
   for (const line of process.argv.slice(3)) {
     const node = pickNode(line)

@@ -8,7 +8,8 @@
  * child processes, PostgreSQL and chromium, and tsc fills that time. Its output is printed after
  * the suite's, and either failing fails the command.
  *
- * `--no-typecheck` (its own option) leaves the typecheck out (`npm run test:lib`, `test:faults`);
+ * `--no-typecheck` (its own option, or TURNLOG_NO_TYPECHECK=1) leaves the typecheck out (`npm run
+ * test:lib`, `test:faults`, CI's Node 26 lane);
  * every other argument goes to `vitest run` (e.g. `--config vitest.lib.config.ts`, reporters).
  */
 import { spawn } from 'node:child_process'
@@ -47,7 +48,8 @@ async function typecheck() {
 }
 
 const args = process.argv.slice(2)
-const noTypecheck = args.includes('--no-typecheck')
+// TURNLOG_NO_TYPECHECK=1: the same (CI's second whole-suite lane: the typecheck ran on the first)
+const noTypecheck = args.includes('--no-typecheck') || process.env.TURNLOG_NO_TYPECHECK === '1'
 const vitestArgs = [join(ROOT, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...args.filter((a) => a !== '--no-typecheck')]
 const [types, suite] = await Promise.all([noTypecheck ? null : typecheck(), run(vitestArgs)])
 if (types) {
