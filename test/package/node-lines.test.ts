@@ -41,7 +41,7 @@ describe('Node lines: engines, binaries, CI lanes and README agree', () => {
 
   it('.ci/run: the whole suite on the oldest and the newest line, the library\'s tests on the middle one, the long and fault loops once, every line\'s addon prepared before lanes run at once', () => {
     const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
-    const rows = [...ci.matchAll(/^((?:\w+=\S+ )*)lane (\S+) (\d+) (\S+)( > \S+)?( &)?$/gm)]
+    const rows = [...ci.matchAll(/((?:\w+=\S+ )*)lane (\S+) (\d+) ([\w:]+)/g)]
     const lanes = rows.map((m) => [Number(m[3]), m[4]])
     const majors = lines.map((l) => l.major)
     const [oldest, newest] = [majors[0]!, majors[majors.length - 1]!]
@@ -52,10 +52,15 @@ describe('Node lines: engines, binaries, CI lanes and README agree', () => {
     // the long loops at full budget and the fault loops run in exactly one lane each
     expect(rows.filter((m) => /TURNLOG_LONG=1/.test(m[1]!))).toHaveLength(1)
     expect(lanes.filter(([, script]) => script === 'test:faults')).toHaveLength(1)
-    // lanes started at once (&) come after the step that builds every line's addon side by side
-    const prepare = ci.search(new RegExp(`^node scripts/node-lines\\.mjs addons ${majors.join(' ')}$`, 'm'))
-    expect(prepare).toBeGreaterThan(-1)
-    for (const m of rows.filter((r) => r[6])) expect(m.index).toBeGreaterThan(prepare)
+    // every lane's line has its addon prepared before the lane starts; lanes started at once (a line
+    // ending in &) only after every line's is (a build while another lane loads it hands it the wrong one)
+    const steps = [...ci.matchAll(/^node scripts\/node-lines\.mjs addons ((?:\d+ ?)+)$/gm)]
+    const prepared = (line: number, at: number) => steps.some((s) => s.index! < at && s[1]!.trim().split(' ').map(Number).includes(line))
+    for (const m of rows) expect(prepared(Number(m[3]), m.index!), `lane ${m[2]}`).toBe(true)
+    const lineOf = (at: number) => ci.slice(ci.lastIndexOf('\n', at) + 1, ci.indexOf('\n', at))
+    const atOnce = rows.filter((m) => /&\s*$/.test(lineOf(m.index!)))
+    expect(atOnce.length).toBeGreaterThanOrEqual(2)
+    for (const m of atOnce) for (const line of majors) expect(prepared(line, m.index!), `lane ${m[2]}, Node ${line}`).toBe(true)
   })
 
   it('the README names the same lines', () => {
