@@ -119,11 +119,18 @@ export function isCancelClear(rx: Host, seq: number, endSeq: number): boolean {
 export function onlyCancelTraces(rx: Host, from: number, end: number): boolean {
   for (let i = from; i < end; i++) {
     const x = rx.rec[i]!
-    if (x.type === 'agent/inbox/spliced' || x.type === 'tool/result' || x.type === 'llm/retry') continue
+    // a claim (a removal without outcome) opens a step: no agent makes one once its turn is cancelled
+    if (x.type === 'agent/inbox/spliced' && !isClaim(x as EventOf<'agent/inbox/spliced'>)) continue
+    if (x.type === 'tool/result' || x.type === 'llm/retry') continue
     if (isCancelEffect(x, rx.rec[i + 1])) continue
     return false
   }
   return true
+}
+
+/** The driver's claim of pending messages for a step: removed, with no outcome. */
+function isClaim(e: EventOf<'agent/inbox/spliced'>): boolean {
+  return e.data.outcome === undefined && (e.data.removedCount ?? 0) > 0
 }
 
 /** In a step whose tools were cut by the cancel: every call the recording started has started, and

@@ -25,6 +25,22 @@ describe('P4: re-execution reproduces the recorded log', () => {
     )
   }, 600_000)
 
+  it('P4 (found by the property): a clear, then an inject claimed by the next step, then a cancel: the clear is not the cancel\'s', async () => {
+    // the recording: step 1 stops; during agent/turn-stopping a followup, a clear of it, an inject;
+    // the hook ends, the step claims the inject, the cancel (keepInbox: false) ends the turn. The
+    // clear once looked like the cancel's clearing splice (the claim counted as a cancel's trace).
+    await fc.assert(
+      fc.asyncProperty(arbScenario({ providerStreams: true }), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        expect(run.events.some((e) => e.type === 'agent/inbox/spliced' && (e.data as { outcome?: string }).outcome === 'canceled')).toBe(true)
+        const r = await withTimeout(reexecute(run.events, { ...run.reexec, stallMs: 300 }), 5000, 'reexecute')
+        if (!r.ok) throw new Error(r.divergence.diff)
+        expect(r.eventCount).toBe(run.events.length)
+      }),
+      { seed: -152215020, path: '8:4:6:9:11:13:14:14:15:15:15:15:15:15:15:18:17:17:27:27:33:35:35:33', endOnFailure: true, numRuns: 1 },
+    )
+  })
+
   it('P4: runs whose model streams provider data, whole blocks (sources, files, provider-executed calls) and refusals re-execute to the same log (issue 23, 60 runs)', async () => {
     await fc.assert(
       fc.asyncProperty(arbScenario({ providerStreams: true }), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
