@@ -8,14 +8,16 @@
  *   (`pgUrl`, `TURNLOG_PG_URL`) or drives a browser (`playwright`). The library itself starts no
  *   process (test/architecture checks its imports), so its own tests are all the other files.
  * - `needsIsolation`: mocks modules, spies, fakes timers, or writes process-wide state (env,
- *   globals, cwd, process listeners): it gets a fresh module graph (vitest's `isolate`).
+ *   globals, cwd, process listeners, V8 flags), or measures the process's heap (what files before
+ *   it left in a shared worker would count as its own): it gets a fresh module graph (vitest's
+ *   `isolate`).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 
 const EXTERNAL = /node:child_process|from ['"]child_process['"]|inject\(['"]pgUrl['"]\)|TURNLOG_PG_URL|playwright/
 
-const NEEDS_ISOLATION = /vi\.(mock|doMock|unmock|spyOn|stub\w*|useFakeTimers|resetModules|hoisted)\b|configureGlobal|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|globalThis\.\w+\s*=[^=]|process\.(chdir|on|once)\(/
+const NEEDS_ISOLATION = /vi\.(mock|doMock|unmock|spyOn|stub\w*|useFakeTimers|resetModules|hoisted)\b|configureGlobal|process\.env(\.\w+|\[[^\]]+\])\s*=[^=]|globalThis\.\w+\s*=[^=]|process\.(chdir|on|once)\(|setFlagsFromString\(|memoryUsage\(\)\.heapUsed/
 
 /** Every `*.test.ts` under `dir`, as paths relative to the working directory. */
 export function testFiles(dir: string): string[] {
