@@ -4,7 +4,7 @@
  * `AgentOptions`, `HookMap` and `Agent` document every option, hook and method in one place (the
  * options schema is typed against them); the hook payloads (hook-payloads.ts), the approval types
  * (approval-types.ts) and the feature types (budget.ts, wakeup-types.ts) live in their own files.
- * Over ~400 lines (450), knowingly: most of it is the doc comment of every public method and option,
+ * Over ~400 lines (467), knowingly: most of it is the doc comment of every public method and option,
  * which a user reads in one place; `Agent` and `AgentOptions` are the next seam to split.
  */
 import type { UsageRollUp } from '../reducers/usage-tree.js'

@@ -7,6 +7,10 @@
  * the fold started at 0, at the turn's `turn/start`, or anywhere before `r`: a resume from any seq
  * finds its place without replaying or duplicating anything (`toUIMessageChunks(events, r)`).
  *
+ * Over ~400 lines (413), knowingly: the projection is read against the AI SDK's chunk grammar in one
+ * place, and every case reads the same per-turn fold state; the input rounds' parts
+ * (`data-turnlog-input`, client tools) are the next seam to split.
+ *
  * The mapping (decision record "http" (docs/decisions/ in the repository)):
  * - `turn/start` → `start` (message id `turn-N`); `step/start` → `start-step`; `step/end` closes
  *   the blocks the model left open, then `finish-step`.

@@ -1,6 +1,6 @@
 /**
  * A lean interpreter for turnlog's own machines: the same definitions (`turnMachine`,
- * `stepMachine`, `inboxMachine`), run without XState's general-purpose runtime. Over ~400 lines (403),
+ * `stepMachine`, `inboxMachine`), run without XState's general-purpose runtime. Over ~400 lines (407),
  * knowingly: one file on purpose, since the interpreter is read against XState's algorithm as a
  * whole (the compile step and the macrostep share the normalised nodes).
  *

@@ -4,6 +4,10 @@
  * `fork` with reason `forked` (the prefix was cut at a seq). See
  * decision record "replay-engine" (docs/decisions/ in the repository) for every choice made here.
  *
+ * Over ~400 lines (479), knowingly: the closers are one procedure in log order (the list below), and
+ * each part reads what the parts before it closed; the tool calls' closers (part 2) are the next
+ * seam to split.
+ *
  * In log order, as far as each applies:
  * 1. The event a "right after" rule still owes: after a `compaction/prune`, its replacing
  *    `tool/result` (a no-op replacement: the original result's message, unchanged; L15); after a

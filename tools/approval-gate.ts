@@ -5,6 +5,9 @@
  * and parking (`step/parked` whenever only decisions are owed). The scheduler decides when a call
  * may start; this file owns the requests, their decisions, the one expiry timer and the parked
  * position. Every effect goes through `ApprovalEnv` (the driver's appends and status).
+ *
+ * Over ~400 lines (410), knowingly: asking, deciding and parking change the same per-step request
+ * table; the expiry timer's handling is the next seam to split.
  */
 import { denialCode, isProviderApproval, type ApprovalBy, type ApprovalDecision, type ToolErrorInfo } from '../events/index.js'
 import type { CallHost } from './call-stages.js'

@@ -2,6 +2,10 @@
  * Tool definitions and the seam between the driver and the tool scheduler. The driver hands the
  * scheduler the step's tool calls in model order and a `ToolEnv` that appends events, runs hooks
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
+ *
+ * Over ~400 lines (489), knowingly: most of it is the doc comment of every public field a tool
+ * author reads (what a hook may do, what happens when it throws); the input rounds' types are the
+ * next seam to split.
  */
 import type { StandardSchemaV1 } from '@standard-schema/spec'
 import type { ApprovalBy, ApprovalDecision, Block, CancelCause, EventOf, InputAnswer, InputBy, InputRequests, ToolCallBlock, ToolErrorInfo, ToolSource, UserMessage } from '../events/index.js'
