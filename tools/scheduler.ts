@@ -18,12 +18,9 @@
  * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`,
  * the approval gate in approval-gate.ts, the restore in restore-calls.ts, the commit loop in
  * commit-loop.ts (sharing the run's counters), a failed run's closing results in close-out.ts.
- * Over ~400 lines (407), knowingly for now: what is left is the one `ToolRun` whose fill, start
- * and cancel paths read the same private counters and pool; the next seam is the cancel path.
- *
- * Over ~400 lines (492), knowingly: the barrier, the pool and the commit order are one loop over the
- * same call records; the approvals (approval-gate.ts) and the input rounds (input-rounds.ts) are
- * already apart, the per-call stages (call-stages.ts) too.
+ * Over ~400 lines (488), knowingly for now: what is left is the one `ToolRun` whose fill, start
+ * and cancel paths read the same private counters and pool (the approvals and the input rounds
+ * are already apart, approval-gate.ts and input-rounds.ts); the next seam is the cancel path.
  */
 import type { ToolCallBlock, ToolErrorInfo } from '../events/index.js'
 import { ApprovalGate, denialError } from './approval-gate.js'
