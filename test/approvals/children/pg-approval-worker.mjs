@@ -1,6 +1,8 @@
 // A worker process for the PostgreSQL approval chaos test (docs/spec/lifecycle.md §9, R10): runWorkers on a
-// scripted model whose every tool call needs approval; the body appends "<session> <callId>" to
-// COUNT (so body runs are counted across processes and SIGKILLs) after a random short delay.
+// scripted model whose every tool call needs approval; the body appends "<session> <turn> <callId>"
+// to COUNT (so body runs are counted across processes and SIGKILLs) after a random short delay. The
+// turn is part of the key: the scripted model's ids (call_1, …) start again in every process, so a
+// call re-asked in a later turn after a crash has the id of the one the crash cut.
 // argv: LIB URL SEED WORKER-ID LEASE-MS COUNT. Prints READY once serving.
 import { appendFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
@@ -28,7 +30,7 @@ function agentFor(sid) {
     name: 'rm', description: 'delete', parameters: z.object({ path: z.string() }),
     needsApproval: true,
     execute: async ({ path }, ctx) => {
-      appendFileSync(count, `${sid} ${ctx.callId}\n`)
+      appendFileSync(count, `${sid} ${ctx.turn} ${ctx.callId}\n`)
       await sleep(Math.floor(rand() * 30))
       return `deleted ${path}`
     },
