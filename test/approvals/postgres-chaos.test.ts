@@ -119,9 +119,9 @@ describe('approvals on PostgreSQL under SIGKILL (R9, R10, L17)', () => {
       for (const e of ev.filter((x): x is EventOf<'tool/call'> => x.type === 'tool/call')) {
         const ran = runs.get(`${id} ${e.data.turn} ${e.data.callId}`) ?? 0 // per tool/call: its turn and id
         expect(ran, `${id} turn ${e.data.turn} ${e.data.callId}`).toBeLessThanOrEqual(1) // R10
-        const result = ev.find((x) => x.type === 'tool/result' && (x.data as { callId: string }).callId === e.data.callId) as EventOf<'tool/result'> | undefined
+        const result = ev.find((x) => x.type === 'tool/result' && (x.data as { callId: string }).callId === e.data.callId && (x.data as { turn: number }).turn === e.data.turn) as EventOf<'tool/result'> | undefined
         if (result !== undefined && !(result.data as { error?: unknown }).error) {
-          expect(ran, `${id} ${e.data.callId} ok result`).toBe(1)
+          expect(ran, `${id} turn ${e.data.turn} ${e.data.callId} ok result`).toBe(1)
           expectedRuns++
         }
       }

@@ -53,6 +53,9 @@ describe('turnlog/http with PostgreSQL: two handler instances, sessions run by w
       // a second client resumes through B mid-answer
       const other = new NodeChat({ id: 'pg-chat-1', api: `${sb.url}/chat`, messages: (await (await fetch(`${sb.url}/chat/pg-chat-1/messages`)).json()) as never })
       const resuming = other.resumeStream()
+      // the answer goes on only once B streams it to the resuming client: released earlier, the turn
+      // could end before B takes the resume (204), leaving the client the partial text it loaded
+      await until(() => other.status === 'streaming')
       gate.release(Infinity)
       await sending
       await resuming
