@@ -396,7 +396,7 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
     B5: {
       value,
       unit: 'x fastest peer',
-      target: '<= 0.9',
+      target: '<= 0.6',
       detail: {
         usPerStep,
         fastestPeer: fastest?.[0] ?? null,

@@ -26,7 +26,7 @@ export async function benchFuzz(log: (l: string) => void = () => {}): Promise<{ 
     B7: {
       value,
       unit: 'scenarios/s',
-      target: '>= 500',
+      target: '>= 1000',
       detail: { runsPerPass: runs, passes: rates.map((r) => round(r, 1)), seeds: [1000, 1001, 1002], node: process.version },
     },
   }
