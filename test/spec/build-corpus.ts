@@ -169,6 +169,14 @@ function at(events: readonly LogEvent[], type: string, pred: (e: LogEvent) => bo
   return i
 }
 
+/** The log with its first `type` event written twice in a row (renumbered), and the copy's seq. */
+function doubled(events: readonly LogEvent[], type: string): { log: LogEvent[]; seq: number } {
+  const log = clone(events)
+  const x = at(log, type)
+  log.splice(x + 1, 0, structuredClone(log[x]!))
+  return { log: renumber(log), seq: x + 1 }
+}
+
 // ------------------------------------------------------------------ write
 function jsonl(id: string, events: readonly LogEvent[], header: Record<string, unknown> = {}): string {
   return [encodeHeader({ type: 'session', format: 1, id, createdAt: START, ...header } as never), ...events.map((e) => encodeEvent(e))].join('\n') + '\n'
@@ -211,11 +219,9 @@ async function main(): Promise<void> {
       description: 'the decision is missing: the call that needed approval has a tool/call anyway' }, renumber(log))
   }
   {
-    const log = clone(approved)
-    const x = at(log, 'tool/approval-decided')
-    log.splice(x + 1, 0, structuredClone(log[x]!))
-    add({ file: 'invalid/L17-second-decision.jsonl', valid: false, expect: { code: 'L17', seq: x + 1 },
-      description: 'an approval decided twice' }, renumber(log))
+    const { log, seq } = doubled(approved, 'tool/approval-decided')
+    add({ file: 'invalid/L17-second-decision.jsonl', valid: false, expect: { code: 'L17', seq },
+      description: 'an approval decided twice' }, log)
   }
   {
     const log = clone(denied)
@@ -276,11 +282,9 @@ async function main(): Promise<void> {
   }
   // L21: input rounds
   {
-    const log = clone(inputs)
-    const a = at(log, 'tool/input-provided')
-    log.splice(a + 1, 0, structuredClone(log[a]!))
-    add({ file: 'invalid/L21-round-answered-twice.jsonl', valid: false, expect: { code: 'L21', seq: a + 1 },
-      description: 'an input round answered a second time' }, renumber(log))
+    const { log, seq } = doubled(inputs, 'tool/input-provided')
+    add({ file: 'invalid/L21-round-answered-twice.jsonl', valid: false, expect: { code: 'L21', seq },
+      description: 'an input round answered a second time' }, log)
   }
   {
     const log = clone(inputs)
