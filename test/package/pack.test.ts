@@ -80,6 +80,29 @@ describe('issue 27.9: npm pack ships the library, the CLI and their docs, nothin
     expect(files).toEqual(expect.arrayContaining(['dist/workers/pool.js', 'dist/workers/session-run.js']))
   })
 
+  it('every relative import of a shipped declaration ships (the build removes only the declarations no export reaches)', () => {
+    const shipped = new Set(files)
+    const missing: string[] = []
+    let imports = 0
+    const decls = files.filter((x) => x.endsWith('.d.ts') && x.startsWith('dist/'))
+    for (const f of decls) {
+      const text = readFileSync(join(ROOT, f), 'utf8')
+      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)) {
+        const target = join(f, '..', m[1]!).replace(/\.js$/, '.d.ts')
+        imports++
+        if (!shipped.has(target)) missing.push(`${f} → ${m[1]}`)
+      }
+    }
+    expect(imports).toBeGreaterThan(decls.length) // the pattern sees the imports
+    expect(missing).toEqual([])
+    // every subpath's types entry ships
+    for (const [sub, entry] of Object.entries(pkg.exports as Record<string, { types?: string }>)) {
+      if (entry.types !== undefined) expect(files, sub).toContain(entry.types.replace(/^\.\//, ''))
+    }
+    // and the internals no export reaches do not (the CLI's commands)
+    expect(decls.some((x) => x.startsWith('dist/cli/'))).toBe(false)
+  })
+
   it('every relative link and image of the README ships (they resolve in node_modules/turnlog)', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const links = [...readme.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z]+:/i.test(l))
