@@ -1,8 +1,8 @@
 /**
  * `npm run test:faults` (issue 24 item 8): the fault loops that restart their own PostgreSQL
- * server (test/faults/), run by .ci/run after `npm test`. Kept out of `npm test`'s parallel run
- * because a restart would cut the connections of every other test sharing the server, and a
- * loop of a hundred kills needs the machine's cores to itself to finish in CI's budget.
+ * server (test/faults/), run by .ci/run beside the Node 22 suite (their servers are their own).
+ * Kept out of `npm test`'s parallel run because a restart would cut the connections of every other
+ * test sharing a server, and the loops' minutes would double the suite's time.
  */
 import { defineConfig } from 'vitest/config'
 

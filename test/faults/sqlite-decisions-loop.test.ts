@@ -15,7 +15,7 @@
  * Then: every acknowledged message answered or named as given up, none twice, none lost, none
  * silent (§8); every request decided once; every acknowledged decision logged once as made; no body
  * twice, no denied body (L17, R10); the inbox empty; every log verifies; no worker died but by a kill.
- * In `npm run test:faults` (a loop of kills needs the machine's cores to itself).
+ * In `npm run test:faults` (the loops' minutes stay out of `npm test`).
  */
 import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'

@@ -5,7 +5,7 @@
  * `TURNLOG_SQLITE_WORKER_KILLS` times (default 40) mid-stream, mid-tool, mid-claim or at a random
  * moment (mid-commit). Every acknowledged message is answered or named as given up (§8), none
  * twice, none lost, none silent; the inbox is empty; every log verifies (L1, L13, …).
- * In `npm run test:faults` (a loop of kills needs the machine's cores to itself).
+ * In `npm run test:faults` (the loops' minutes stay out of `npm test`).
  */
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, it } from 'vitest'
