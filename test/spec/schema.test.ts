@@ -172,7 +172,14 @@ describe('a line whose field changed its JSON type is refused (property)', () =>
     ...filesUnder(join(ROOT, 'test', 'fixtures', 'valid'), '.jsonl'),
     ...filesUnder(join(ROOT, 'examples'), '.jsonl'),
     ...filesUnder(join(ROOT, 'docs', 'spec', 'corpus', 'valid'), '.jsonl'),
-  ].flatMap((f) => linesOf(f).slice(1)) as Json[]
+  ].flatMap((f) => linesOf(f).slice(1))
+    // the events as the reader validates them: a line's `crc` member is the JSONL codec's, checked
+    // and removed before an event is validated (with it, the reader refuses every line whatever the
+    // mutation, and a change to an open field made ajv and the reader disagree: seed 50813726)
+    .map((line) => {
+      const { crc: _crc, ...event } = line as Record<string, unknown>
+      return event
+    }) as Json[]
   // one event per core type at least (else the property would not reach them)
   it('the pool of valid events covers most core types', () => {
     const seen = new Set(pool.map((e) => (e as { type: string }).type))
