@@ -214,5 +214,5 @@ async function question(base: string, log: (l: string) => void): Promise<BenchRe
 
 export async function benchSqlite(log: (line: string) => void = () => {}): Promise<Record<string, BenchResult>> {
   const base = process.env.TURNLOG_BENCH_DIR || tmpdir()
-  return { appends: await appends(base, log), question: await question(base, log) }
+  return { B11: await appends(base, log), B11Q: await question(base, log) }
 }

@@ -51,7 +51,7 @@ export const REGISTRY: readonly BenchEntry[] = [
   // turnlog/http fan-out: one session followed by 1,000 SSE clients (the clients in a child process)
   { ids: ['B9'], title: 'turnlog/http: 1,000 SSE clients of one session, p99 delivery delay and memory per client', module: './b9-fanout.js', export: 'benchFanout', sources: [...STEP, 'http', 'stores', 'bench/b9-fanout.ts', 'bench/b9-clients.ts'] },
   // B11: sqliteStore appends vs raw SQLite inserts; the parked/due/running question over 10,000 sessions vs a JSONL directory
-  { ids: ['B11'], title: 'sqlite store appends vs raw inserts; parked/due/running over 10,000 sessions', module: './b11-sqlite.js', export: 'benchSqlite', sources: ['stores/sqlite', 'stores/jsonl', 'events', 'bench/b11-sqlite.ts', 'bench/b11-logs.ts'] },
+  { ids: ['B11', 'B11Q'], title: 'sqlite store appends vs raw inserts; parked/due/running over 10,000 sessions', module: './b11-sqlite.js', export: 'benchSqlite', sources: ['stores/sqlite', 'stores/jsonl', 'events', 'bench/b11-sqlite.ts', 'bench/b11-logs.ts'] },
   { ids: ['B8SQLITE'], title: 'sqlite workers: sessions/s with 1, 2, 4, 8 worker processes on one file, 200 ms model', module: './b8-sqlite.js', export: 'benchSqliteWorkers', sources: [...STEP, 'stores/sqlite', 'workers', 'bench/b8-sqlite.ts', 'bench/b8-sqlite-worker.ts'] },
   // B10: parked sessions cost nothing per session (workers; app-owned parked agents LISTEN)
   { ids: ['B10'], title: 'postgres: 10,000 parked sessions, workers and app-owned agents, nothing decided', module: './b10-parked.js', export: 'benchParked', sources: [...STEP, 'stores/postgres', 'workers', 'bench/b10-parked.ts', 'bench/pg-server.ts'] },
