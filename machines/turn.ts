@@ -245,6 +245,10 @@ export const turnMachine = setup({
         /** Driver: append `turn/end` with `endReason`, then report what is queued. */
         closing: {
           on: {
+            // A cancel that arrives before the driver writes `turn/end` still wins over the ending
+            // decided already (a budget, a completion, a failure, a retry): R5, the turn ends aborted
+            // with the first cause.
+            ABORT: { actions: ['rememberAbort', 'endAborted'] },
             CLOSED: [
               { guard: 'retryRequested', target: 'opening', reenter: true },
               // After an aborted turn queued work is parked: only a wake latched during the abort goes on.

@@ -103,6 +103,25 @@ describe('machine coverage', () => {
     await run([], (a) => a.on('agent/pre-step', async () => { throw new Error('x') }), (a) => { a.followup('go') })
     // a budget spent before a request (docs/spec/lifecycle.md §10)
     await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { budget: { toolCalls: 1, scope: 'turn' } })
+    // ... and a cancel that arrives while that turn closes (its end decided, turn/end not yet
+    // written): the cancel wins (R5), the turn ends aborted
+    {
+      let target: Agent | null = null
+      let canceled = false
+      const agent = await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], (a) => { target = a }, (a) => { a.followup('go') }, {
+        budget: { toolCalls: 1, scope: 'turn' },
+        inspect: (ev: InspectionEvent) => {
+          inspect(ev)
+          const snap = ev.snapshot as { value?: unknown; machine?: { id: string } }
+          if (canceled || target === null || ev.type !== '@xstate.snapshot' || snap.machine?.id !== 'turn') return
+          if (JSON.stringify(snap.value) !== JSON.stringify({ running: 'closing' })) return
+          canceled = true
+          ;(target as Agent).cancel({ kind: 'user' })
+        },
+      })
+      expect(canceled).toBe(true)
+      expect(agent.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as { reason: { kind: string } }).reason.kind)).toEqual(['aborted'])
+    }
     // step limit
     await run([{ toolCalls: [{ name: 'echo', args: { text: 'a' } }] }], () => {}, (a) => { a.followup('go') }, { maxStepsPerTurn: 1 })
     // steer pending after a stop (from the stream observer) continues the turn without turn-stopping

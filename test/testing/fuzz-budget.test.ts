@@ -14,6 +14,12 @@ describe('fuzzAgent with budgets (docs/spec/lifecycle.md §10)', () => {
     await fuzzAgent({ numRuns: runs, budgets: true })
   })
 
+  it('R5 (found by the property): a cancel while the turn closes on a spent budget ends it aborted, not budget', async () => {
+    // turn 2 opens with the session's toolCalls budget spent: it claims its prompt and decides to
+    // end `budget`; the cancel comes before its turn/end is written. Cancellation wins (R5).
+    await fuzzAgent({ numRuns: 1, budgets: true, seed: 178958462, path: '147:4:2:3:4:4:4:4:4:6:3:4:4:3:3:3:3:3:3:3:20:19:19:20:20:19:19:21:19:20:20|/T:D' })
+  })
+
   it('L20: the runs reach a budget end for every limit and scope, one in a retry turn, and an unknown price (fixed seed)', async () => {
     const seen = new Map<string, number>()
     const count = (k: string) => seen.set(k, (seen.get(k) ?? 0) + 1)

@@ -34,7 +34,7 @@ const KINDS: Array<[string, RegExp]> = [
 ]
 
 /** A store on a pool whose statements are counted by kind (the LISTEN connection is not). */
-async function countedStore(tag: string): Promise<{ store: PostgresStore; counts: Map<string, number> }> {
+async function countedStore(tag: string): Promise<{ store: PostgresStore; counts: Map<string, number>; pool: pg.Pool }> {
   const url = await freshDb(tag)
   const pool = new pg.Pool({ connectionString: url, max: 5 })
   pool.on('error', () => {})
@@ -49,15 +49,27 @@ async function countedStore(tag: string): Promise<{ store: PostgresStore; counts
   const store = postgresStore({ pool, connectionString: url })
   stores.push(store)
   await store.migrate()
-  return { store, counts }
+  return { store, counts, pool }
 }
 
 describe('workers: statements per session (round 14, B8)', () => {
   it('docs/spec/api.md "Across machines": a one-message session costs no inbox, decisions or cancel read after its claim, one hand-back; answered once', async () => {
-    const { store, counts } = await countedStore('rt')
-    await store.send('s1', 'hello')
+    const { store, counts, pool } = await countedStore('rt')
     const w = runWorkers({ store, concurrency: 1, leaseMs: 30_000, pollMs: 60_000, lingerMs: 0, agent: () => echoAgent() })
     try {
+      // the message is sent once the worker listens and its claims on connecting are done: a session
+      // claimed before its LISTEN connects is checked again when it does (the catch-up for NOTIFYs it
+      // could have missed), and one notified while a claim is in flight is read again after it; under
+      // load either made the start read the inbox and decisions once more
+      let quiet = 0
+      await until(async () => {
+        const r = (await pool.query(`SELECT count(*) FILTER (WHERE query LIKE 'LISTEN %')::int AS listening,
+          count(*) FILTER (WHERE state = 'active' AND pid <> pg_backend_pid())::int AS busy
+          FROM pg_stat_activity WHERE datname = current_database()`)).rows[0] as { listening: number; busy: number }
+        quiet = r.listening > 0 && r.busy === 0 ? quiet + 1 : 0
+        return quiet >= 2
+      }, 'the worker listens, no claim in flight', 30_000)
+      await store.send('s1', 'hello')
       await until(() => w.stats.handedBack === 1, 's1 handed back', 30_000)
     } finally {
       await w.stop()
