@@ -112,8 +112,9 @@ describe('machine coverage', () => {
         budget: { toolCalls: 1, scope: 'turn' },
         inspect: (ev: InspectionEvent) => {
           inspect(ev)
+          if (canceled || target === null || ev.type !== '@xstate.snapshot') return
           const snap = ev.snapshot as { value?: unknown; machine?: { id: string } }
-          if (canceled || target === null || ev.type !== '@xstate.snapshot' || snap.machine?.id !== 'turn') return
+          if (snap.machine?.id !== 'turn') return
           if (JSON.stringify(snap.value) !== JSON.stringify({ running: 'closing' })) return
           canceled = true
           ;(target as Agent).cancel({ kind: 'user' })
