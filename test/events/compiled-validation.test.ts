@@ -13,7 +13,10 @@ import { fcRuns } from '../fc-runs.js'
 function runtimeVerdict(raw: unknown): boolean {
   if (!Envelope.safeParse(raw).success) return false
   const e = raw as { type: string; data: unknown; ignorable?: boolean }
-  const schema = (EVENT_DATA as Record<string, { safeParse(v: unknown): { success: boolean } }>)[e.type]
+  // an own member only: a mutated type such as 'toString' names Object.prototype's, not an event's
+  // (seed 1444856724); the registry keeps its types in a Map
+  const schemas = EVENT_DATA as Record<string, { safeParse(v: unknown): { success: boolean } }>
+  const schema = typeof e.type === 'string' && Object.hasOwn(schemas, e.type) ? schemas[e.type] : undefined
   if (!schema) return e.ignorable === true
   return schema.safeParse(e.data).success
 }
@@ -61,6 +64,16 @@ describe('compiled validation', () => {
       }),
       { numRuns: fcRuns(200) },
     )
+  })
+
+  it('a type named after an Object.prototype member is an unknown type to both (refused unless ignorable)', () => {
+    for (const type of ['toString', 'constructor', 'hasOwnProperty', '__proto__', 'valueOf']) {
+      for (const ignorable of [false, true]) {
+        const e = { seq: 0, time: 0, type, data: {}, ...(ignorable ? { ignorable } : {}) }
+        expect(defaultRegistry.isValid(e), type).toBe(ignorable)
+        expect(runtimeVerdict(e), type).toBe(ignorable)
+      }
+    }
   })
 
   it('the compiled verdict equals safeParse on random one-member mutations of generated events', () => {
