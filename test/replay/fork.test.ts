@@ -37,8 +37,11 @@ function checkForkAt(events: readonly LogEvent[], seq: number, check = {}): void
   expect(forked.inbox).toEqual({ nextTurn: [], nextStep: [] })
 }
 
-// Each run forks at every seq of its log (a replay per seq): 60 runs each in `npm test`, the full 300
+// Each run forks at every seq of its log (a replay per seq, so a run costs the square of its length:
+// agent runs of ~1,000 events cost seconds each): 60 runs each in `npm test`, the full 300
 // with TURNLOG_LONG=1 (`npm run test:long`, and CI's Node 24 lane; test/fc-runs.ts longRuns).
+// No timeout of their own: the project's (test/support/projects.ts) is 900 s in the long budget,
+// which a 120 s one here overrode (CI's Node 24 lane, beside the Node 26 suite, ran past it).
 describe('P6: a fork at every seq', () => {
   it('P6: forks of generated valid logs (arbValidLog) at every seq verify and keep the prefix surface, transcript turns and turn numbering', () => {
     const opts = { maxTurns: 4 }
@@ -52,7 +55,7 @@ describe('P6: a fork at every seq', () => {
       const run = await recordRun(sc, s, cmds)
       for (let seq = 0; seq < run.events.length; seq++) checkForkAt(run.events, seq, { maxStepsPerTurn: MAX_STEPS })
     }), { numRuns: longRuns(60, 300) })
-  }, 120_000)
+  })
 })
 
 describe('fork: examples (lifecycle "Deliberate choices" 5)', () => {
