@@ -21,32 +21,41 @@ export interface SqlStatement {
   all(...params: SqlValue[]): Array<Record<string, unknown>>
 }
 
+/** A prepared statement whose rows are arrays of the selected columns, in order. */
+export interface SqlArrayStatement {
+  all(...params: SqlValue[]): unknown[][]
+}
+
 /** One open connection. */
 export interface SqlDb {
   /** The driver that opened it. */
   readonly driver: 'node:sqlite' | 'better-sqlite3'
   exec(sql: string): void
   prepare(sql: string): SqlStatement
+  /**
+   * A statement that returns rows as arrays (node:sqlite `setReturnArrays`, better-sqlite3 `raw`):
+   * no object with the columns' names is built per row, for listings of thousands of rows.
+   */
+  prepareArrays(sql: string): SqlArrayStatement
   close(): void
 }
 
 const require = createRequire(import.meta.url)
 
-interface NodeSqlite {
-  DatabaseSync: new (path: string, opts?: Record<string, unknown>) => {
-    exec(sql: string): void
-    prepare(sql: string): SqlStatement
-    close(): void
-  }
+/** What each driver's statement has besides `SqlStatement`: its way to return rows as arrays. */
+type DriverStatement = SqlStatement & { setReturnArrays?(on: boolean): void; raw?(on: boolean): unknown }
+
+interface DriverDb {
+  exec(sql: string): void
+  prepare(sql: string): DriverStatement
+  close(): void
 }
 
-interface BetterSqlite3Ctor {
-  new (path: string, opts?: Record<string, unknown>): {
-    exec(sql: string): void
-    prepare(sql: string): SqlStatement
-    close(): void
-  }
+interface NodeSqlite {
+  DatabaseSync: new (path: string, opts?: Record<string, unknown>) => DriverDb
 }
+
+type BetterSqlite3Ctor = new (path: string, opts?: Record<string, unknown>) => DriverDb
 
 let nodeSqlite: NodeSqlite | null | undefined
 
@@ -91,7 +100,7 @@ export function openDb(file: string, driver: SqliteDriverName = 'auto'): SqlDb {
   if (name !== 'node:sqlite' && name !== 'better-sqlite3') {
     throw new TurnlogError('INVALID_OPTION', `driver must be 'auto', 'node:sqlite' or 'better-sqlite3', got ${String(driver)}`, { field: 'driver' })
   }
-  let db: { exec(sql: string): void; prepare(sql: string): SqlStatement; close(): void }
+  let db: DriverDb
   try {
     if (name === 'node:sqlite') {
       const m = loadNodeSqlite()
@@ -111,6 +120,12 @@ export function openDb(file: string, driver: SqliteDriverName = 'auto'): SqlDb {
     driver: name,
     exec: (sql) => db.exec(sql),
     prepare: (sql) => db.prepare(sql),
+    prepareArrays: (sql) => {
+      const st = db.prepare(sql)
+      if (name === 'node:sqlite') st.setReturnArrays!(true)
+      else st.raw!(true)
+      return st as unknown as SqlArrayStatement
+    },
     close: () => db.close(),
   }
 }

@@ -7,7 +7,8 @@
  */
 import { isoTime } from '../iso-time.js'
 import { sqlError } from './driver.js'
-import type { SqlDb, SqlStatement } from './driver.js'
+import type { SqlArrayStatement, SqlDb, SqlStatement } from './driver.js'
+import { LISTED_COLUMNS } from './schema.js'
 
 /** What the listing needs of its store (`SqliteStore` provides it). */
 export interface SessionsHost {
@@ -16,6 +17,8 @@ export interface SessionsHost {
   now(): number
   /** A cached prepared statement. */
   prep(sql: string): SqlStatement
+  /** A cached prepared statement returning arrays. */
+  prepArrays(sql: string): SqlArrayStatement
 }
 
 /** Which sessions `sessions(filter)` lists. */
@@ -53,10 +56,12 @@ const WHERE: Record<SqliteSessionFilter, string> = {
   running: 'INDEXED BY turnlog_sessions_leased WHERE lease_owner IS NOT NULL AND lease_until > ?',
 }
 
-/** The statement `sessions(filter)` runs (exported for the plan test). @internal */
+/**
+ * The statement `sessions(filter)` runs (exported for the plan test): `id` and the columns the
+ * filters' indexes cover, in that order (the row mapping below reads them by position). @internal
+ */
 export function sessionsSql(filter?: SqliteSessionFilter): string {
-  return `SELECT id, length, pending, lease_owner, lease_until, token, last_activity, created_at, due_at, parked, title
-      FROM turnlog_sessions ${filter === undefined ? '' : WHERE[filter]} ORDER BY id`
+  return `SELECT id, ${LISTED_COLUMNS} FROM turnlog_sessions ${filter === undefined ? '' : WHERE[filter]} ORDER BY id`
 }
 
 const iso = (ms: number | null) => (ms === null ? null : isoTime(Number(ms)))
@@ -67,10 +72,10 @@ export async function sessionRows(store: SessionsHost, filter?: SqliteSessionFil
     throw new TurnlogError('INVALID_ARGUMENT', `filter must be 'parked', 'due' or 'running', got ${String(filter)}`, { field: 'filter' })
   }
   const now = store.now()
-  let rows: Array<Record<string, unknown>>
+  let rows: unknown[][]
   let given: Array<{ session_id: string; seq: number; event: string }>
   try {
-    rows = store.prep(sessionsSql(filter)).all(...(filter === 'due' || filter === 'running' ? [now] : [])) as typeof rows
+    rows = store.prepArrays(sessionsSql(filter)).all(...(filter === 'due' || filter === 'running' ? [now] : []))
     given = store.prep(`SELECT session_id, seq, event FROM turnlog_events INDEXED BY turnlog_events_given_up
       WHERE type = 'resume/given-up' ORDER BY session_id, seq`).all() as typeof given
   } catch (err) {
@@ -91,18 +96,21 @@ export async function sessionRows(store: SessionsHost, filter?: SqliteSessionFil
     })
     givenUp.set(row.session_id, list)
   }
-  return rows.map((x) => {
-    const leaseUntil = x.lease_until === null ? null : Number(x.lease_until)
-    const live = x.lease_owner !== null && leaseUntil !== null && leaseUntil > now
-    const due = x.due_at !== null && Number(x.due_at) <= now
-    const status: SqliteSessionRow['status'] = live ? 'running' : x.lease_owner !== null ? 'expired'
-      : Number(x.pending) > 0 ? 'waiting' : due ? 'due' : x.parked === 1 ? 'parked' : 'idle'
+  return rows.map((r) => {
+    // by position: id, then LISTED_COLUMNS' order
+    const [id, length, pending, leaseOwner, leaseUntilMs, token, lastActivity, createdAt, dueAt, parked, title] = r
+    const leaseUntil = leaseUntilMs === null ? null : Number(leaseUntilMs)
+    const live = leaseOwner !== null && leaseUntil !== null && leaseUntil > now
+    const due = dueAt !== null && Number(dueAt) <= now
+    const isParked = Number(parked) === 1
+    const status: SqliteSessionRow['status'] = live ? 'running' : leaseOwner !== null ? 'expired'
+      : Number(pending) > 0 ? 'waiting' : due ? 'due' : isParked ? 'parked' : 'idle'
     return {
-      id: String(x.id), events: Number(x.length), status, pending: Number(x.pending),
-      leaseOwner: (x.lease_owner as string | null) ?? null, leaseUntil: iso(leaseUntil), token: Number(x.token),
-      lastActivity: iso(Number(x.last_activity))!, createdAt: iso(Number(x.created_at))!,
-      dueAt: iso(x.due_at === null ? null : Number(x.due_at)), parked: x.parked === 1, title: (x.title as string | null) ?? null,
-      givenUp: givenUp.get(String(x.id)) ?? [],
+      id: String(id), events: Number(length), status, pending: Number(pending),
+      leaseOwner: (leaseOwner as string | null) ?? null, leaseUntil: iso(leaseUntil), token: Number(token),
+      lastActivity: iso(Number(lastActivity))!, createdAt: iso(Number(createdAt))!,
+      dueAt: iso(dueAt === null ? null : Number(dueAt)), parked: isParked, title: (title as string | null) ?? null,
+      givenUp: givenUp.get(String(id)) ?? [],
     }
   })
 }

@@ -27,9 +27,9 @@ import type { StoreDecided, StoreDecideOptions, StoreDecisionInput } from '../de
 import { assertSessionId } from '../ids.js'
 import { makeHeader } from '../memory.js'
 import type { AnswerRecord, DecisionRecord, HeaderInit, LogReader, LogStore, LogWriter, OpenMode, OpenWriteOptions } from '../types.js'
-import { isBusy, openDb, sqlError, type SqlDb, type SqlStatement, type SqliteDriverName } from './driver.js'
+import { isBusy, openDb, sqlError, type SqlArrayStatement, type SqlDb, type SqlStatement, type SqliteDriverName } from './driver.js'
 import { unloggedAnswers, unloggedDecisions } from './rows.js'
-import { migrate } from './schema.js'
+import { migrate, SQLITE_SCHEMA_VERSION } from './schema.js'
 import { sessionRows, type SqliteSessionFilter, type SqliteSessionRow } from './sessions.js'
 import { answerSqlite, cancelSqlite, decideSqlite, pendingSendsSqlite, sendSqlite, type CancelRequest, type CancelRequestCause, type MessageLike, type SendOptions } from './side.js'
 import { SqliteReader, SqliteWriter } from './writer.js'
@@ -132,7 +132,7 @@ export class SqliteStore implements LogStore {
       db.exec('PRAGMA journal_mode = WAL')
       db.exec(`PRAGMA synchronous = ${this.synchronous === 'full' ? 'FULL' : 'NORMAL'}`)
       migrate(db, (found) => {
-        throw new TurnlogError('FUTURE_FORMAT', `${this.file} has schema version ${found}; this turnlog writes version 1 and cannot use it`, { file: this.file, field: 'user_version' })
+        throw new TurnlogError('FUTURE_FORMAT', `${this.file} has schema version ${found}; this turnlog writes version ${SQLITE_SCHEMA_VERSION} and cannot use it`, { file: this.file, field: 'user_version' })
       })
       db.exec(`PRAGMA busy_timeout = ${Math.min(SYNC_BUSY_MS, Math.round(this.busyTimeoutMs))}`)
     } catch (err) {
@@ -160,6 +160,18 @@ export class SqliteStore implements LogStore {
     if (st === undefined) {
       st = this.db.prepare(sql)
       this.#stmts.set(sql, st)
+    }
+    return st
+  }
+
+  readonly #arrayStmts = new Map<string, SqlArrayStatement>()
+
+  /** A prepared statement returning rows as arrays, cached per connection. @internal */
+  prepArrays(sql: string): SqlArrayStatement {
+    let st = this.#arrayStmts.get(sql)
+    if (st === undefined) {
+      st = this.db.prepareArrays(sql)
+      this.#arrayStmts.set(sql, st)
     }
     return st
   }
@@ -357,6 +369,7 @@ export class SqliteStore implements LogStore {
     const db = this.#db
     this.#db = null
     this.#stmts.clear()
+    this.#arrayStmts.clear()
     try {
       db?.close()
     } catch {
