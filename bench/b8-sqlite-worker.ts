@@ -1,7 +1,8 @@
 /**
  * One B8-on-SQLite worker process (bench/b8-sqlite.ts): `runWorkers` on `sqliteStore(FILE)` with a
  * scripted model that answers each request after `LATENCY_MS`, 4 steps per session (three tool
- * calls, then the answer). Prints READY; on SIGTERM stops and prints `stats {json}`.
+ * calls, then the answer). Prints READY; SIGUSR2 (the warm-up ended) starts its counts again; on
+ * SIGTERM stops and prints `stats {json}` (claims, errors and CPU since SIGUSR2).
  * argv: FILE CONCURRENCY LATENCY_MS WORKER_ID
  */
 import { z } from 'zod'
@@ -31,10 +32,18 @@ const workers = runWorkers({
     system: 'B8 sqlite',
   }),
 })
+// SIGUSR2: the warm-up ended; the stats count from here
+let claimed0 = 0
+let cpu0 = process.cpuUsage()
+process.on('SIGUSR2', () => {
+  claimed0 = workers.stats.claimed
+  cpu0 = process.cpuUsage()
+  errors = 0
+})
 process.on('SIGTERM', () => {
   void workers.stop().then(async () => {
-    const cpu = process.cpuUsage()
-    process.stdout.write(`stats ${JSON.stringify({ claimed: workers.stats.claimed, errors, firstError, cpuMs: Math.round((cpu.user + cpu.system) / 1000) })}\n`)
+    const cpu = process.cpuUsage(cpu0)
+    process.stdout.write(`stats ${JSON.stringify({ claimed: workers.stats.claimed - claimed0, errors, firstError, cpuMs: Math.round((cpu.user + cpu.system) / 1000) })}\n`)
     await store.close()
     process.exit(0)
   })

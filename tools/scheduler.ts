@@ -410,9 +410,13 @@ class ToolRun {
       this.#settle(rec, errorOutcome(e.code, e.message))
       return
     }
-    if (rec.approval !== null && this.#env.approvals !== undefined) {
-      // R10: an approved body runs only once its tool/call is durable, so a crash from here on
-      // leaves a started call (§8 repair result) and never an approval that a resume runs again
+    // a client tool has no body here: its one round is the client's (docs/spec/lifecycle.md §11)
+    const client = rec.prepared!.tool!.client === true
+    if (!client && this.#env.approvals !== undefined) {
+      // R10, §8: a body runs only once its tool/call is durable, so a crash from here on leaves a
+      // started call (repair: TOOL_OUTCOME_UNKNOWN) and never an approval that a resume runs again;
+      // a crash before it leaves no tool/call, and repair's TOOL_NOT_STARTED is then true (a body
+      // that started before its call was durable made it a lie the model would act on)
       try {
         await this.#env.approvals.durable()
       } catch (err) {
@@ -421,8 +425,6 @@ class ToolRun {
       }
       if (this.#dead) return
     }
-    // a client tool has no body here: its one round is the client's (docs/spec/lifecycle.md §11)
-    const client = rec.prepared!.tool!.client === true
     const first = client ? { content: [], required: clientRound(rec) } : await runBody(rec, this.#host)
     const outcome = await throughRounds(rec, first, this.#roundRun, client)
     this.#settle(rec, outcome)

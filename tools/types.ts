@@ -373,7 +373,7 @@ export interface ApprovalEnv {
   parkedAlready(): void
   /** The agent's clock (epoch ms). */
   now(): number
-  /** Resolves when everything appended so far is durable (the store): an approved body waits for it (R10). */
+  /** Resolves when everything appended so far is durable (the store): every body waits for it before it starts (R10, §8: repair's TOOL_NOT_STARTED stays true). */
   durable(): Promise<void>
   /** A `tools/pre-execute` listener exists, so a verdict may be `ask`: each call's verdict is then
    * awaited before the next call starts (no call after an undecided one starts, L17). */

@@ -6,7 +6,9 @@
  * draining and closing the handle. Every log is still a valid log (L1–L13).
  */
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import { TurnlogError, type LogEvent } from '../../events/index.js'
+import { defineTool } from '../../tools/define.js'
 import type { AppendOptions, AppendResult, LogStore, LogWriter } from '../../stores/types.js'
 import { makeAgent, valid } from './contain-helpers.js'
 import { counterIds, trace } from './helpers.js'
@@ -209,6 +211,44 @@ describe('persistence: batching and flush', () => {
     await agent.flush()
     await settle()
     expect(log.appends.map((a) => a.seqs)).toEqual([[0, 1], [2, 3]])
+  })
+})
+
+describe('persistence: a tool body starts only once its tool/call is durable (R10, §8)', () => {
+  it('R10: no body starts while the append holding its tool/call is unanswered (approval or not), so a kill there leaves no run and repair\'s TOOL_NOT_STARTED is true', async () => {
+    const { store, log } = fakeStore({ holdAppends: true })
+    // the last seq of every append the test has answered (acknowledged as durable)
+    const answered: number[] = []
+    const started: Array<{ callSeq: number; durableThrough: number }> = []
+    let events: () => readonly LogEvent[] = () => []
+    const echo = defineTool({
+      name: 'echo', description: 'echo', parameters: z.object({ n: z.number() }), isConcurrencySafe: () => true,
+      execute: ({ n }, ctx) => {
+        const call = events().find((e) => e.type === 'tool/call' && (e.data as { callId: string }).callId === ctx.callId)!
+        started.push({ callSeq: call.seq, durableThrough: answered.length === 0 ? -1 : Math.max(...answered) })
+        return `echo ${n}`
+      },
+    })
+    const { agent } = makeAgent([{ toolCalls: [{ name: 'echo', args: { n: 1 } }, { name: 'echo', args: { n: 2 } }] }, { text: 'done' }], { store, sessionId: 's', tools: [echo] })
+    events = () => agent.events
+    agent.followup('go')
+    // answer the appends one at a time, in order, each after the agent had every chance to start a body
+    let next = 0
+    for (let i = 0; i < 200 && (agent.status !== 'idle' || next < log.pending.length); i++) {
+      await settle(50)
+      if (next >= log.pending.length) continue
+      const seqs = log.appends[next]!.seqs
+      // while this append is unanswered, no body whose tool/call it holds has started
+      expect(started.filter((r) => seqs.includes(r.callSeq))).toEqual([])
+      answered.push(seqs.at(-1)!)
+      log.pending[next++]!.open()
+    }
+    await agent.whenIdle()
+    await agent.flush()
+    expect(started).toHaveLength(2)
+    for (const r of started) expect(r.durableThrough).toBeGreaterThanOrEqual(r.callSeq) // its tool/call acknowledged first
+    valid(agent.events)
+    await agent.dispose()
   })
 })
 

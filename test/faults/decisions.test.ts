@@ -78,18 +78,19 @@ describe('the kill loop accounting of decisions and bodies (L17 R10 §9)', () =>
       's call c4 (echo): result ok, body ran 0 times',
       's call c5 (rm): body ran without a request',
       's c9: body ran 2 times, its call not in the log',
-      's c9 (rm): a body that needs approval ran, its tool/call not in the log',
+      's c9 (rm): a body ran, its tool/call not in the log',
     ])
     expect({ dup: a.duplicatedRuns, denied: a.deniedRan, unlogged: a.ranUnlogged }).toEqual({ dup: 1, denied: 1, unlogged: 2 })
   })
 
-  it('R10: a body the log says never started, and an approved body whose tool/call is not in the log, are named; an echo body before its flush is counted only', () => {
+  it('R10 §8: a body the log says never started, and any body whose tool/call is not in the log (a body waits for its tool/call to be durable), are named', () => {
     const log = [...clean(), requested('a4', 'c4'), decided('a4', 'c4', 'approve', user('d4')), call('c4'), result('c4', 'TOOL_NOT_STARTED')]
     const runs = [...cleanRuns, 's c4 rm', 's c7 rm', 's c8 echo']
     const a = accountDecisions(new Map([['s', log]]), [...cleanMade, made('s', 'a4', 'approve', 'd4')], runs)
     expect(a.problems).toEqual([
       's call c4 (rm): the log says TOOL_NOT_STARTED, the body ran 1 times',
-      's c7 (rm): a body that needs approval ran, its tool/call not in the log',
+      's c7 (rm): a body ran, its tool/call not in the log',
+      's c8 (echo): a body ran, its tool/call not in the log',
     ])
     expect(a.ranUnlogged).toBe(2)
   })

@@ -10,7 +10,8 @@
  * - every logged decision by a person is one this test made (none invented);
  * - a body runs at most once per call (R10); a denied call's body never; a call whose body ran
  *   and that needs approval ran only after an `approve`; a call with a result that is not an
- *   error ran exactly once.
+ *   error ran exactly once; no body ran whose `tool/call` is not in the log, and none whose
+ *   result says it never started (a body starts only once its `tool/call` is durable).
  * Anything else is a problem, one line each, naming the session, approval or call.
  */
 import type { EventOf, LogEvent } from '../../events/index.js'
@@ -42,8 +43,8 @@ export interface DecisionAccounting {
   deniedRan: number
   /** Calls whose body ran more than once. */
   duplicatedRuns: number
-  /** Body runs whose `tool/call` is not in the log (a kill before it was flushed; only a call that
-   * needs no approval may run before its `tool/call` is durable: scheduler.ts, R10 proof). */
+  /** Body runs whose `tool/call` is not in the log: each a problem (every body waits for its
+   * `tool/call` to be durable, scheduler.ts; a kill before that leaves no run). */
   ranUnlogged: number
   problems: string[]
 }
@@ -53,8 +54,7 @@ const NEVER_STARTED = new Set(['DENIED', 'APPROVAL_EXPIRED', 'ABORTED_BEFORE_DIS
 
 /**
  * `runs`: the workers' count lines, `<session> <callId> <tool>`; `approved`: the names of the tools
- * that need approval (their bodies start only once the `tool/call` is durable, so one that ran is
- * in the log).
+ * that need approval (none may run without a request).
  */
 export function accountDecisions(
   logs: ReadonlyMap<string, readonly LogEvent[]>, made: readonly MadeDecision[], runs: readonly string[], approved: ReadonlySet<string> = new Set(['rm']),
@@ -154,7 +154,7 @@ export function accountDecisions(
     if (seenCalls.has(key)) continue
     out.ranUnlogged += n
     if (n > 1) out.problems.push(`${key}: body ran ${n} times, its call not in the log`)
-    if (approved.has(toolOfRun.get(key) ?? '')) out.problems.push(`${key} (${toolOfRun.get(key)}): a body that needs approval ran, its tool/call not in the log`)
+    out.problems.push(`${key} (${toolOfRun.get(key)}): a body ran, its tool/call not in the log`)
   }
   return out
 }

@@ -138,10 +138,11 @@ describe('agent persistence', () => {
     ], { tools: [slow] })
     agent.followup('first')
     await agent.flush()
-    const durable = agent.events.length
-    // the next fsync fails while the tool runs
-    ffs.failSync('EIO', 's.jsonl')
+    // the body starts once its tool/call is durable (R10); the next fsync fails while it runs
     while (calls === 0) await new Promise((r) => setTimeout(r, 1))
+    await agent.flush()
+    const durable = agent.events.length
+    ffs.failSync('EIO', 's.jsonl')
     const pendingId = agent.followup('second (accepted, never run)')
     const err = await expectCode(agent.flush(), 'FSYNC_FAILED')
     await agent.whenIdle()
@@ -159,6 +160,27 @@ describe('agent persistence', () => {
     // the durable log: at least what flush() acknowledged, a prefix of the in-memory log
     const log = await readLog(store.path('s'), { tolerateTornTail: true })
     expect(log.events.length).toBeGreaterThanOrEqual(durable)
+    expect(log.events).toEqual(plain(agent.events.slice(0, log.events.length)))
+  })
+
+  it('R10 §8: an fsync that fails before a call\'s tool/call is durable: the body never runs, the call ends ABORTED, the turn is cancelled, nothing flushed is lost', async () => {
+    const dir = await tmp()
+    const ffs = faultyFs()
+    const store = jsonlStore(dir, { fs: ffs })
+    let calls = 0
+    const counted = defineTool({ name: 'counted', description: 'counted', parameters: z.object({}), execute: () => `ran ${++calls}` })
+    const { agent } = make(store, 's', [{ toolCalls: [{ name: 'counted', args: {} }] }, { text: 'x' }], { tools: [counted] })
+    await agent.flush() // the store is open
+    ffs.failSync('EIO', 's.jsonl')
+    agent.followup('go')
+    await expectCode(agent.flush(), 'FSYNC_FAILED')
+    await agent.whenIdle()
+    expect(calls).toBe(0)
+    const results = agent.events.filter((e) => e.type === 'tool/result').map((e) => (e.data as { error?: { code: string } }).error?.code)
+    expect(results.every((c) => c === 'ABORTED' || c === 'ABORTED_BEFORE_DISPATCH')).toBe(true)
+    expect(verify(agent.events).violations).toEqual([])
+    await expectCode(agent.dispose(), 'FSYNC_FAILED')
+    const log = await readLog(store.path('s'), { tolerateTornTail: true })
     expect(log.events).toEqual(plain(agent.events.slice(0, log.events.length)))
   })
 
