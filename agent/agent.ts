@@ -405,6 +405,11 @@ export class TurnlogAgent extends AgentCore implements Agent {
     await Promise.all([this.#persistence?.flush(), this.children.flush()])
   }
 
+  /** What a tool body waits for (R10): this session's events durable; null when they are (or no store). @internal */
+  durableWait(): Promise<void> | null {
+    return this.#persistence?.pending() ?? null
+  }
+
   async dispose(): Promise<void> {
     if (this.#disposed) return
     // docs/spec/lifecycle.md §9: a parked agent is not cancelled; the session stays parked (the log says what is owed)

@@ -27,7 +27,8 @@ export interface ApprovalHost {
   /** The store's decision side channel (claims, and decisions other processes claimed). */
   readonly claimed?: ClaimedDecisions
   now(): number
-  flush(): Promise<void>
+  /** This session's events durable, or null when they are already (agent.ts `durableWait`). */
+  durableWait(): Promise<void> | null
   append(draft: EventDraft): LogEvent
   emit(name: HookName, payload: unknown): void
   /** Parks (status `parked`, the machines' parked states) or unparks the running step. */
@@ -76,7 +77,7 @@ export function approvalEnv(agent: ApprovalHost, turn: number, step: number): Ap
       agent.claimed?.deliverSoon()
     },
     now: () => agent.now(),
-    durable: () => agent.flush(),
+    durable: () => agent.durableWait(),
     // only a listener that can answer `ask` makes the start loop wait for verdicts (a pass-through
     // re-execution gate does not: the recorded process did not wait either)
     askable: agent.decidingHookCount('tools/pre-execute') > 0,

@@ -179,9 +179,17 @@ export class Persistence {
 
   /** Resolves when every event committed so far is durable; rejects with the coded failure. */
   flush(): Promise<void> {
+    return this.pending() ?? Promise.resolve()
+  }
+
+  /**
+   * `flush()`, or null when every event committed so far is durable already: the wait before each
+   * tool body (R10) costs nothing then (no promise, no tick).
+   */
+  pending(): Promise<void> | null {
     if (this.#failed) return Promise.reject(this.#failed)
     const target = this.#host.session.length
-    if (this.#writer && this.#durable >= target) return Promise.resolve()
+    if (this.#writer && this.#durable >= target) return null
     return new Promise((resolve, reject) => this.#waiters.push({ target, resolve, reject }))
   }
 

@@ -412,13 +412,14 @@ class ToolRun {
     }
     // a client tool has no body here: its one round is the client's (docs/spec/lifecycle.md §11)
     const client = rec.prepared!.tool!.client === true
-    if (!client && this.#env.approvals !== undefined) {
+    const durable = !client && this.#env.approvals !== undefined ? this.#env.approvals.durable() : null
+    if (durable !== null) {
       // R10, §8: a body runs only once its tool/call is durable, so a crash from here on leaves a
       // started call (repair: TOOL_OUTCOME_UNKNOWN) and never an approval that a resume runs again;
       // a crash before it leaves no tool/call, and repair's TOOL_NOT_STARTED is then true (a body
       // that started before its call was durable made it a lie the model would act on)
       try {
-        await this.#env.approvals.durable()
+        await durable
       } catch (err) {
         this.#settle(rec, errorOutcome('ABORTED', `Tool '${rec.call.name}' was not run: its tool/call could not be made durable (${errorText(err)}).`))
         return

@@ -373,8 +373,12 @@ export interface ApprovalEnv {
   parkedAlready(): void
   /** The agent's clock (epoch ms). */
   now(): number
-  /** Resolves when everything appended so far is durable (the store): every body waits for it before it starts (R10, §8: repair's TOOL_NOT_STARTED stays true). */
-  durable(): Promise<void>
+  /**
+   * Resolves when everything appended so far is durable (the store); null when it is already (or
+   * there is no store). Every body waits for it before it starts (R10, §8: repair's
+   * TOOL_NOT_STARTED stays true).
+   */
+  durable(): Promise<void> | null
   /** A `tools/pre-execute` listener exists, so a verdict may be `ask`: each call's verdict is then
    * awaited before the next call starts (no call after an undecided one starts, L17). */
   askable: boolean

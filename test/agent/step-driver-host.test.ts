@@ -78,7 +78,7 @@ function makeHost(script: readonly ScriptedEntry[], { checkRequests, tools = fal
     approvalRun: null,
     newId: () => 'id',
     now: () => 0,
-    flush: async () => {},
+    durableWait: () => null,
     setParked: () => {},
     decidingHookCount: () => 0,
     within: (value) => value,
