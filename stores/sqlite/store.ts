@@ -43,6 +43,16 @@ import { SqliteReader, SqliteWriter } from './writer.js'
  */
 export const SYNC_BUSY_MS = 1
 
+/** `map`'s entry for `key`, made and kept on first use. */
+function cached<T>(map: Map<string, T>, key: string, make: () => T): T {
+  let v = map.get(key)
+  if (v === undefined) {
+    v = make()
+    map.set(key, v)
+  }
+  return v
+}
+
 export interface SqliteStoreOptions {
   /** `'auto'` (default): `node:sqlite` where this Node has it, else `better-sqlite3`. */
   driver?: SqliteDriverName
@@ -156,27 +166,16 @@ export class SqliteStore implements LogStore {
   }
 
   readonly #stmts = new Map<string, SqlStatement>()
+  readonly #arrayStmts = new Map<string, SqlArrayStatement>()
 
   /** A prepared statement, cached per connection (appends prepare nothing). @internal */
   prep(sql: string): SqlStatement {
-    let st = this.#stmts.get(sql)
-    if (st === undefined) {
-      st = this.db.prepare(sql)
-      this.#stmts.set(sql, st)
-    }
-    return st
+    return cached(this.#stmts, sql, () => this.db.prepare(sql))
   }
-
-  readonly #arrayStmts = new Map<string, SqlArrayStatement>()
 
   /** A prepared statement returning rows as arrays, cached per connection. @internal */
   prepArrays(sql: string): SqlArrayStatement {
-    let st = this.#arrayStmts.get(sql)
-    if (st === undefined) {
-      st = this.db.prepareArrays(sql)
-      this.#arrayStmts.set(sql, st)
-    }
-    return st
+    return cached(this.#arrayStmts, sql, () => this.db.prepareArrays(sql))
   }
 
   /** The lease clock (epoch ms). @internal */
