@@ -2,8 +2,9 @@
  * The SQLite store's side inputs, from any process and without the lease, as PostgreSQL's (the same
  * semantics; stores/postgres/sends.ts, decide.ts, cancels.ts): `send` (durable input in
  * `turnlog_inbox`), `decide` (a decision in `turnlog_decisions`, first one wins), `cancel` (a stop
- * request in `turnlog_cancels`). Each is one `BEGIN IMMEDIATE` transaction, durable when it
- * resolves; `pending` counts what a worker owes the session, so a worker claims it.
+ * request in `turnlog_cancels`). Each is one `BEGIN IMMEDIATE` transaction (sends of one tick share
+ * one: group-tx.ts), durable when it resolves; `pending` counts what a worker owes the session, so
+ * a worker claims it.
  */
 import { checkMessageSize } from '../../events/input-size.js'
 import { TurnlogError } from '../../events/errors.js'
@@ -28,6 +29,7 @@ interface SqliteStore extends LogStore {
   readonly clock: () => number
   now(): number
   tx<T>(fn: () => T): Promise<T>
+  txGrouped<T>(fn: () => T): Promise<T>
 }
 
 export type { CancelRequest, CancelRequestCause } from '../postgres/cancels.js'
@@ -45,7 +47,8 @@ export async function sendSqlite(store: SqliteStore, sessionId: string, message:
   checkMessageSize(m, 'message', sessionId)
   const header = makeHeader(sessionId, {}, store.clock)
   try {
-    await store.tx(() => {
+    // sends of one tick share one transaction (group-tx.ts: one lock, one WAL sync)
+    await store.txGrouped(() => {
       const now = store.now()
       const db = store.db
       db.prepare('INSERT INTO turnlog_sessions (id, header, created_at, last_activity) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING')

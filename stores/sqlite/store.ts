@@ -32,6 +32,7 @@ import { unloggedAnswers, unloggedDecisions } from './rows.js'
 import { migrate, SQLITE_SCHEMA_VERSION } from './schema.js'
 import { sessionRows, type SqliteSessionFilter, type SqliteSessionRow } from './sessions.js'
 import { answerSqlite, cancelSqlite, decideSqlite, pendingSendsSqlite, sendSqlite, type CancelRequest, type CancelRequestCause, type MessageLike, type SendOptions } from './side.js'
+import { TxGroup } from './group-tx.js'
 import { SqliteReader, SqliteWriter } from './writer.js'
 
 /**
@@ -167,6 +168,12 @@ export class SqliteStore implements LogStore {
 
   readonly #stmts = new Map<string, SqlStatement>()
   readonly #arrayStmts = new Map<string, SqlArrayStatement>()
+  readonly #group = new TxGroup(this)
+
+  /** `tx`, grouped with the other `txGrouped` calls of the same tick into one transaction (group-tx.ts). @internal */
+  txGrouped<T>(fn: () => T): Promise<T> {
+    return this.#group.run(fn)
+  }
 
   /** A prepared statement, cached per connection (appends prepare nothing). @internal */
   prep(sql: string): SqlStatement {

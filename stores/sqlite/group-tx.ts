@@ -1,0 +1,70 @@
+/**
+ * Group commit for the SQLite store's side inputs: the transactions asked for in one tick (an app
+ * that sends to many sessions at once, `Promise.all` of `store.send`) run in ONE `BEGIN IMMEDIATE`
+ * transaction, so they share one lock acquisition and one WAL sync instead of one each. Each runs
+ * inside its own savepoint: one that throws is rolled back alone and rejects alone; the others
+ * commit. Every promise settles only after the COMMIT (durable when it resolves, as before); a
+ * COMMIT that fails, or a lock never got, rejects them all (nothing of them written).
+ */
+import type { SqlDb } from './driver.js'
+
+/** What a group needs of its store (`SqliteStore`). */
+export interface GroupHost {
+  readonly db: SqlDb
+  tx<T>(fn: () => T): Promise<T>
+}
+
+interface Item {
+  fn: () => unknown
+  resolve: (v: unknown) => void
+  reject: (e: unknown) => void
+}
+
+export class TxGroup {
+  #queued: Item[] | null = null
+
+  constructor(private readonly host: GroupHost) {}
+
+  /** Runs `fn` (synchronous) in the next group transaction; resolves with its value once committed. */
+  run<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#queued === null) {
+        this.#queued = []
+        queueMicrotask(() => void this.#flush())
+      }
+      this.#queued.push({ fn, resolve: resolve as (v: unknown) => void, reject })
+    })
+  }
+
+  async #flush(): Promise<void> {
+    const items = this.#queued!
+    this.#queued = null
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
+    try {
+      await this.host.tx(() => {
+        const db = this.host.db
+        outcomes.length = 0
+        for (const item of items) {
+          db.exec('SAVEPOINT turnlog_group_item')
+          try {
+            const value = item.fn()
+            db.exec('RELEASE turnlog_group_item')
+            outcomes.push({ ok: true, value })
+          } catch (error) {
+            db.exec('ROLLBACK TO turnlog_group_item')
+            db.exec('RELEASE turnlog_group_item')
+            outcomes.push({ ok: false, error })
+          }
+        }
+      })
+    } catch (err) {
+      for (const item of items) item.reject(err)
+      return
+    }
+    items.forEach((item, i) => {
+      const o = outcomes[i]!
+      if (o.ok) item.resolve(o.value)
+      else item.reject(o.error)
+    })
+  }
+}
