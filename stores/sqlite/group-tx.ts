@@ -1,6 +1,7 @@
 /**
- * Group commit for the SQLite store's side inputs: the transactions asked for in one tick (an app
- * that sends to many sessions at once, `Promise.all` of `store.send`) run in ONE `BEGIN IMMEDIATE`
+ * Group commit for the SQLite store: the transactions asked for in one tick (an app that sends to
+ * many sessions at once, `Promise.all` of `store.send`; the appends of a worker's sessions), and
+ * those asked for while another process holds the write lock, run in ONE `BEGIN IMMEDIATE`
  * transaction, so they share one lock acquisition and one WAL sync instead of one each. Each runs
  * inside its own savepoint: one that throws is rolled back alone and rejects alone; the others
  * commit. Every promise settles only after the COMMIT (durable when it resolves, as before); a
@@ -37,14 +38,24 @@ export class TxGroup {
   }
 
   async #flush(): Promise<void> {
-    const items = this.#queued!
-    this.#queued = null
+    // the queue stays open until the write lock is ours: what is asked for while another process
+    // holds it joins this transaction (group commit under contention), not the next one
+    let items: Item[] | null = null
+    // the first call closes the queue; later ones return what it took (a queue opened since then
+    // belongs to the next flush, already scheduled: nulling it here would lose its items)
+    const take = (): Item[] => {
+      if (items === null) {
+        items = this.#queued ?? []
+        this.#queued = null
+      }
+      return items
+    }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
     try {
       await this.host.tx(() => {
         const db = this.host.db
         outcomes.length = 0
-        for (const item of items) {
+        for (const item of take()) {
           db.exec('SAVEPOINT turnlog_group_item')
           try {
             const value = item.fn()
@@ -58,10 +69,10 @@ export class TxGroup {
         }
       })
     } catch (err) {
-      for (const item of items) item.reject(err)
+      for (const item of take()) item.reject(err)
       return
     }
-    items.forEach((item, i) => {
+    take().forEach((item, i) => {
       const o = outcomes[i]!
       if (o.ok) item.resolve(o.value)
       else item.reject(o.error)

@@ -20,5 +20,7 @@ export interface SqliteHost {
   prep(sql: string): SqlStatement
   /** Runs `fn` in one `BEGIN IMMEDIATE` transaction (rolled back when it throws). */
   tx<T>(fn: () => T): Promise<T>
+  /** `tx`, grouped with the other calls of the tick (group-tx.ts). */
+  txGrouped<T>(fn: () => T): Promise<T>
   decodeEvent(id: string, text: string, seq: number): LogEvent
 }

@@ -6,8 +6,9 @@
  *
  * - `open(id, 'write')` takes the session's lease (nobody holds it, or the holder's lease expired)
  *   and bumps the fencing `token`; the writer extends it with every append and a heartbeat every
- *   `leaseMs / 3`; `close()` releases it. Every append is one `BEGIN IMMEDIATE` transaction that
- *   checks token, expiry and expected seq (writer.ts).
+ *   `leaseMs / 3`; `close()` releases it. Every append checks token, expiry and expected seq in
+ *   its own savepoint of a `BEGIN IMMEDIATE` transaction that the appends and sends of the same
+ *   tick (or of the wait for another process's lock) share: one lock, one WAL sync (group-tx.ts).
  * - `send`, `decide`, `cancel`: durable input, decisions and stop requests from any process
  *   without the lease (side.ts); `runWorkers({ store: sqliteStore(file) })` serves them.
  * - Both drivers are synchronous: a statement that waits for another process's write lock waits

@@ -176,7 +176,8 @@ export class SqliteWriter implements LogWriter {
     }
     const title = this.#titled ? null : titleOf(flat)
     try {
-      await this.store.tx(() => {
+      // grouped with the other sessions' appends of this process (group-tx.ts): one lock, one sync
+      await this.store.txGrouped(() => {
         const now = this.store.now()
         // the fold first (pure, but its first load reads the stored events: inside this transaction)
         let folded: ReturnType<SessionFold['apply']> | null = null

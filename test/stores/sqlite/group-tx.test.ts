@@ -50,6 +50,28 @@ for (const driver of DRIVERS) {
       await store.close()
     })
 
+    it('a body asked for while a group commits (after its bodies ran, before it settled) runs in the next group: none is lost', async () => {
+      const store = await freshStore({ driver })
+      await store.migrate()
+      const ins = (id: string) => () => store.db.prepare('INSERT INTO turnlog_sessions (id, header, created_at, last_activity) VALUES (?, ?, 1, 1)').run(id, '{}')
+      let late: Promise<unknown> | null = null
+      let lateSettled = false
+      await store.txGrouped(() => {
+        // runs once this group's body returns, before the group's own promise settles
+        queueMicrotask(() => {
+          late = store.txGrouped(ins('b')).finally(() => (lateSettled = true))
+        })
+        ins('a')()
+      })
+      await new Promise((r) => setTimeout(r, 20))
+      expect(late).not.toBeNull()
+      expect(lateSettled).toBe(true) // it was lost before: its queue was closed by the group before it
+      await late
+      const ids = (store.db.prepare('SELECT id FROM turnlog_sessions ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id)
+      expect(ids).toEqual(['a', 'b'])
+      await store.close()
+    })
+
     it('a closed store rejects every queued body with SESSION_CLOSED and writes nothing', async () => {
       const store = await freshStore({ driver })
       await store.migrate()
