@@ -1,8 +1,12 @@
 /**
- * Group commit for the SQLite store: the transactions asked for in one tick (an app that sends to
- * many sessions at once, `Promise.all` of `store.send`; the appends of a worker's sessions), and
- * those asked for while another process holds the write lock, run in ONE `BEGIN IMMEDIATE`
- * transaction, so they share one lock acquisition and one WAL sync instead of one each. Each runs
+ * Group commit for the SQLite store: the transactions asked for in one turn of the event loop (an
+ * app that sends to many sessions at once, `Promise.all` of `store.send`; the appends of a worker's
+ * sessions), and those asked for while another process holds the write lock, run in ONE `BEGIN
+ * IMMEDIATE` transaction, so they share one lock acquisition and one WAL sync instead of one each.
+ * The group is flushed by `setImmediate`, not a microtask: a session's next append is several
+ * promise hops after the last one resolved, and a microtask flush cut the sessions of one round
+ * into several groups (B8 on one file, 8 processes: 7.3-7.6x one worker with microtasks, 7.7x and
+ * half the worker CPU with setImmediate). Each runs
  * inside its own savepoint: one that throws is rolled back alone and rejects alone; the others
  * commit. Every promise settles only after the COMMIT (durable when it resolves, as before); a
  * COMMIT that fails, or a lock never got, rejects them all (nothing of them written).
@@ -31,7 +35,7 @@ export class TxGroup {
     return new Promise<T>((resolve, reject) => {
       if (this.#queued === null) {
         this.#queued = []
-        queueMicrotask(() => void this.#flush())
+        setImmediate(() => void this.#flush())
       }
       this.#queued.push({ fn, resolve: resolve as (v: unknown) => void, reject })
     })
