@@ -170,8 +170,7 @@ export class SqliteStore implements LogStore {
   readonly #stmts = new Map<string, SqlStatement>()
   readonly #arrayStmts = new Map<string, SqlArrayStatement>()
   readonly #group = new TxGroup(this)
-
-  /** `tx`, grouped with the other `txGrouped` calls of the same tick into one transaction (group-tx.ts). @internal */
+  /** `tx`, grouped with the other `txGrouped` calls of the same loop turn into one transaction (group-tx.ts). @internal */
   txGrouped<T>(fn: () => T): Promise<T> {
     return this.#group.run(fn)
   }

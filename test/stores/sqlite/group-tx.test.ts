@@ -4,7 +4,16 @@
  * is rolled back and rejected alone; every promise settles after the COMMIT.
  */
 import { describe, expect, it } from 'vitest'
+import type { SqliteStore } from '../../../stores/sqlite/store.js'
 import { DRIVERS, freshStore } from './helpers.js'
+
+/** A body that inserts a bare session row `id`. */
+const insert = (store: SqliteStore, id: string) => () =>
+  store.db.prepare('INSERT INTO turnlog_sessions (id, header, created_at, last_activity) VALUES (?, ?, 1, 1)').run(id, '{}')
+
+/** The ids of the session table, in order. */
+const sessionIds = (store: SqliteStore) =>
+  (store.db.prepare('SELECT id FROM turnlog_sessions ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id)
 
 for (const driver of DRIVERS) {
   describe(`sqliteStore group commit (${driver})`, () => {
@@ -33,7 +42,7 @@ for (const driver of DRIVERS) {
     it('one grouped transaction body that throws is rolled back and rejected alone; the others commit', async () => {
       const store = await freshStore({ driver })
       await store.migrate()
-      const ins = (id: string) => () => store.db.prepare('INSERT INTO turnlog_sessions (id, header, created_at, last_activity) VALUES (?, ?, 1, 1)').run(id, '{}')
+      const ins = (id: string) => insert(store, id)
       const boom = new Error('boom')
       const results = await Promise.allSettled([
         store.txGrouped(ins('a')),
@@ -45,15 +54,14 @@ for (const driver of DRIVERS) {
       ])
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
       expect((results[1] as PromiseRejectedResult).reason).toBe(boom)
-      const ids = (store.db.prepare('SELECT id FROM turnlog_sessions ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id)
-      expect(ids).toEqual(['a', 'c'])
+      expect(sessionIds(store)).toEqual(['a', 'c'])
       await store.close()
     })
 
     it('a body asked for while a group commits (after its bodies ran, before it settled) runs in the next group: none is lost', async () => {
       const store = await freshStore({ driver })
       await store.migrate()
-      const ins = (id: string) => () => store.db.prepare('INSERT INTO turnlog_sessions (id, header, created_at, last_activity) VALUES (?, ?, 1, 1)').run(id, '{}')
+      const ins = (id: string) => insert(store, id)
       let late: Promise<unknown> | null = null
       let lateSettled = false
       await store.txGrouped(() => {
@@ -67,8 +75,7 @@ for (const driver of DRIVERS) {
       expect(late).not.toBeNull()
       expect(lateSettled).toBe(true) // it was lost before: its queue was closed by the group before it
       await late
-      const ids = (store.db.prepare('SELECT id FROM turnlog_sessions ORDER BY id').all() as Array<{ id: string }>).map((r) => r.id)
-      expect(ids).toEqual(['a', 'b'])
+      expect(sessionIds(store)).toEqual(['a', 'b'])
       await store.close()
     })
 
