@@ -123,9 +123,27 @@ export function onlyCancelTraces(rx: Host, from: number, end: number): boolean {
     if (x.type === 'agent/inbox/spliced' && !isClaim(x as EventOf<'agent/inbox/spliced'>)) continue
     if (x.type === 'tool/result' || x.type === 'llm/retry') continue
     if (isCancelEffect(x, rx.rec[i + 1])) continue
+    if (isAbortEstimate(rx, i)) continue
     return false
   }
   return true
+}
+
+/**
+ * The usage the agent estimates for a stream the cancel cut (agent/estimated-usage.ts): an
+ * `estimated` usage chunk whose step ends aborted. Only the cut writes it there, after the cancel,
+ * so sends before it may still have come after the cancel (and latched the next turn).
+ */
+function isAbortEstimate(rx: Host, i: number): boolean {
+  const x = rx.rec[i]!
+  if (x.type !== 'assistant/chunk') return false
+  const chunk = (x as EventOf<'assistant/chunk'>).data.chunk
+  if (chunk.type !== 'usage' || chunk.usage.estimated !== true) return false
+  for (let j = i + 1; j < rx.rec.length; j++) {
+    const y = rx.rec[j]!
+    if (y.type === 'step/end') return (y as EventOf<'step/end'>).data.outcome.kind === 'aborted'
+  }
+  return false
 }
 
 /** The driver's claim of pending messages for a step: removed, with no outcome. */

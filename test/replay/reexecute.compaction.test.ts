@@ -279,3 +279,34 @@ describe('P4 regressions: bodies that settle around a cancel in the tool phase',
     await p4Pass(-1525755858, '153:4:3:3:3:3:2:2:2:2:2:2:2:2:2:2:2:2:6:5:8:13:13:8:8:8')
   }, 60_000)
 })
+
+// A counterexample CI found (Node 24 lane, a fresh seed): sends right after a cancel, while the
+// cancelled stream was still being cut, are latched and the next turn opens at once; re-execution
+// issued them before the cancel (the abort's estimated usage chunk did not count as a cancel's
+// trace), so the agent went idle in between, which resets the overflow budget, and recovered from
+// an overflow the recording could not.
+describe('P4 regressions: sends after a cancel of a streaming step', () => {
+  it('P4 (L2): a send latched during the abort of a stream keeps the overflow budget spent (no idle between the turns)', async () => {
+    const opts = { ...NO_WINDOW, minRangeTokens: 0, maxOverflowRetries: 1 }
+    const m = make([{ text: long('a') }, CWE, { text: long('b'), chunkSize: 5 }, CWE, { text: 'ok' }], [{ text: 'x' }], opts)
+    await prompts(m, [long('u')])
+    let cut = false
+    m.agent.on('agent/assistant-stream', ({ turn }) => {
+      if (turn !== 3 || cut) return
+      cut = true
+      m.agent.cancel({ kind: 'user' }, { keepInbox: false })
+      m.agent.followup('p')
+      m.agent.followup('q')
+    })
+    m.agent.followup('go')
+    await m.agent.whenIdle()
+    const lines = ctrace(m.agent.events)
+    // turn 3 (the retry of 2) is cut mid-stream; turn 4 opens at once and its overflow is final
+    expect(lines).toContain('turn/start 3 retry-of 2')
+    expect(lines.filter((l) => l.startsWith('turn/start'))).toEqual(['turn/start 1', 'turn/start 2', 'turn/start 3 retry-of 2', 'turn/start 4', 'turn/start 5'])
+    const usage = m.agent.events.find((e) => e.type === 'assistant/chunk' && (e.data as any).turn === 3 && (e.data as any).chunk.type === 'usage')
+    expect((usage?.data as any)?.chunk.usage.estimated).toBe(true)
+    expect(m.agent.events.filter((e) => e.type === 'turn/end').map((e) => (e.data as any).reason.kind)).toEqual(['completed', 'error', 'aborted', 'error', 'completed'])
+    expectReproduced(await again(m, opts), m.agent.events)
+  })
+})
