@@ -25,6 +25,10 @@ export function servedHooks(rx: Host, gen: number): AgentOptions['hooks'] {
     out[name] = Array.isArray(v) ? [...v] : [v]
   }
   for (const name of WATERFALLS) {
+    // Nobody listens to tools/post-execute: nothing to place. A gate there would hold each result's
+    // commit until the pump releases it, while the recording committed it within the same tick,
+    // which reorders a result against the call its freed pool slot starts.
+    if (name === 'tools/post-execute' && list(name).length === 0 && rx.plugins.length === 0) continue
     out[name] = [gatedWaterfall(rx, name, gen), ...list(name)]
   }
   const stopping = list('agent/turn-stopping') as Array<(p: unknown) => unknown>

@@ -123,14 +123,18 @@ export function serve(rx: Host, next: LogEvent): boolean {
   if (next.type === 'tool/call') {
     // A call waits for a pool slot: one running body must settle first. Settling the body whose
     // result commits next makes that result follow at once (its post-execute gate is released
-    // eagerly), so it is the one only when the recording commits it next, after the calls that
-    // start now; otherwise a body that cannot commit yet (the last one) settles, which logs nothing.
+    // eagerly), right after the one call its slot lets start; so it is the one only when the
+    // recording commits it right after this call. Before calls that start ahead of it (a run of
+    // several), a body that cannot commit yet (the last one) settles, which logs nothing; the head
+    // settles first only when no such body is running.
     const running = [...rx.bodies.values()].filter((b) => !b.settled && b.round === undefined && b.result && !isAbortedWhileRunning(b.result))
     running.sort((x, y) => y.index - x.index)
     const due = resultAfterCalls(rx, next.seq)
     const head = due === null ? undefined : running.find((b) => b.key === due)
+    const runOfCalls = rx.rec[next.seq + 1]?.type === 'tool/call'
+    if (head && !runOfCalls && settle(rx, head)) return true
+    for (const b of running) if (b !== head && settle(rx, b)) return true
     if (head && settle(rx, head)) return true
-    for (const b of running) if (settle(rx, b)) return true
   }
   return false
 }

@@ -41,6 +41,24 @@ describe('P4: re-execution reproduces the recorded log', () => {
     )
   })
 
+  it('P4 (found by a fresh seed, -1439565479 run 702): calls that start before the next result free their slots from bodies that cannot commit yet; no gate where nobody listens to tools/post-execute', async () => {
+    // cap 2, four calls: the recording starts call_3 and call_4 (slots freed by call_2 and call_3)
+    // before call_1's result, and later commits a result before the call its settlement let start.
+    // Re-execution settled call_1 first (its result then came before call_4's call), and a served
+    // post-execute gate that the recording never had held results back behind the next call.
+    await fc.assert(
+      fc.asyncProperty(arbScenario(), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
+        const run = await withTimeout(recordRun(sc, s, cmds), 5000, 'the recorded run')
+        const calls = run.events.filter((e) => e.type === 'tool/call').length
+        expect(calls).toBeGreaterThan(8)
+        const r = await withTimeout(reexecute(run.events, { ...run.reexec, stallMs: 300 }), 5000, 'reexecute')
+        if (!r.ok) throw new Error(r.divergence.diff)
+        expect(r.eventCount).toBe(run.events.length)
+      }),
+      { seed: -1439565479, path: '701:1:3:4:4:5:5:5:5:5:5:5:5:6:6:6:6', endOnFailure: true, numRuns: 1 },
+    )
+  })
+
   it('P4: runs whose model streams provider data, whole blocks (sources, files, provider-executed calls) and refusals re-execute to the same log (issue 23, 60 runs)', async () => {
     await fc.assert(
       fc.asyncProperty(arbScenario({ providerStreams: true }), fc.scheduler(), arbCommandList(10), async (sc, s, cmds) => {
