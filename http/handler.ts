@@ -5,10 +5,10 @@
  * | route | action asked of `authorize` |
  * | --- | --- |
  * | `GET`/`HEAD /sessions/:id` (Durable Streams, JSON mode) | `read` |
- * | `POST /chat` with a user message | `write` |
- * | `POST /chat` with approval responses (`addToolApprovalResponse`) or client tool outputs (`addToolOutput`) | `decide` |
+ * | `POST /chat/:id` with a user message | `write` (before the body is read) |
+ * | `POST /chat/:id` with approval responses (`addToolApprovalResponse`) or client tool outputs (`addToolOutput`) | `decide` (before the body is read, when `write` is refused) |
  * | `POST /chat/:id/inputs/:requestId` (an answer to an input round) | `decide` |
- * | `POST /chat/:id` (the same, the session in the path) | `write`, else `decide`, before the body is read; then as above |
+ * | `POST /chat` (the chat id only in the body), with `chatIdInBody: true` only | as above, after the body is read |
  * | `GET /chat/:id/stream`, `GET /chat/:id/messages` | `read` |
  * | `POST /chat/:id/stop` | `cancel` (204 in-process; with workers 202, recorded for the holder) |
  *
@@ -51,6 +51,15 @@ export interface SessionHandlerOptions {
   workers?: true
   /** Nothing is written: reads and history only; `POST /chat` and stop answer 405 `READ_ONLY`. */
   readOnly?: true
+  /**
+   * Also serve `POST /chat`, where the chat id is only in the JSON body (the AI SDK's
+   * `DefaultChatTransport` with no options): its body, at most `maxBodyBytes`, is read and parsed
+   * BEFORE `authorize` can be asked, since the session is named nowhere else. Default: off, and
+   * `POST /chat` answers 404 `CHAT_ID_NOT_IN_PATH` with nothing read; post to `/chat/:id` instead
+   * (`prepareSendMessagesRequest`), where `authorize` answers before a byte of the body is read.
+   * Turn it on only when `authorize` does not depend on the session (a loopback-only server).
+   */
+  chatIdInBody?: true
   /** Path prefix of every route (e.g. `/api`). Default ''. */
   basePath?: string
   /** Allowed browser origins (exact `scheme://host[:port]`). Default: none, no CORS headers at all. */
@@ -214,6 +223,9 @@ export function sessionHandler(options: SessionHandlerOptions): SessionHandler {
       // POST /chat/:id names the session before its body: the body is neither read nor parsed
       // until authorize allows writing to it or deciding in it (what a chat POST does)
       const pathId = rawId === undefined ? null : sessionId(rawId)
+      if (pathId === null && !options.chatIdInBody) {
+        throw new HttpError(404, 'CHAT_ID_NOT_IN_PATH', 'POST to /chat/:id (the chat id in the path, so the request is authorized before its body is read); POST /chat is served only with chatIdInBody: true')
+      }
       const granted = pathId === null ? new Set<SessionAction>() : await authorizeChatPost(req, pathId)
       const body = await readBody(req)
       const prompt = parseChatBody(body)

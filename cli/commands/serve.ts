@@ -71,15 +71,23 @@ export async function serveCommand(storeArg: string, opts: ServeCommandOptions, 
     label = storeArg
   }
   let bound = 0
+  const loopback = (req: Request): boolean => {
+    const host = req.headers.get('host')
+    return host === `127.0.0.1:${bound}` || host === `localhost:${bound}`
+  }
   const handler = sessionHandler({
     store, ...mode, basePath,
-    authorize: (req) => {
-      const host = req.headers.get('host')
-      return host === `127.0.0.1:${bound}` || host === `localhost:${bound}`
-    },
+    authorize: loopback,
+    // the AI SDK's default transport (POST /chat, the id in the body) works here: the Host check
+    // below answers before the handler reads any body, and it does not depend on the session
+    chatIdInBody: true,
     onError: (err) => io.stderr(`serve: ${(err as Error)?.message ?? String(err)}\n`),
   })
-  const server = createServer(toNodeListener(handler))
+  const guarded = Object.assign(
+    (req: Request): Promise<Response> => loopback(req) ? handler(req) : Promise.resolve(Response.json({ error: { code: 'FORBIDDEN', message: 'this server answers requests to its loopback address only' } }, { status: 403 })),
+    { close: handler.close, held: handler.held },
+  )
+  const server = createServer(toNodeListener(guarded))
   try {
     await new Promise<void>((ok, fail) => {
       server.once('error', (err: Error) => fail(new TurnlogError('INVALID_ARGUMENT', `cannot listen on 127.0.0.1:${port}: ${err.message}`, { field: '--port' }, { cause: err })))

@@ -57,6 +57,7 @@ const MAJORS = [
       build: { outDir, emptyOutDir: true, minify: false, target: 'es2022' },
     })
     handler = sessionHandler({
+      chatIdInBody: true,
       store: jsonlStore(join(tmp.dir, 'sessions')), authorize: () => true, basePath: '/api', pollMs: 20,
       agent: (sessionId) => sessionId.includes('approve')
         ? { tools: [pay], model: scriptedModel([{ toolCalls: [{ name: 'pay', args: { cents: 1200 } }] }, { text: PAID, chunkSize: 6 }]) }

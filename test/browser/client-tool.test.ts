@@ -48,6 +48,7 @@ const MAJORS = [
     })
     const pickColor = defineTool({ name: 'pick_color', parameters: z.object({ palette: z.string() }), output: z.object({ color: z.string() }), client: true }) as AnyTool
     handler = sessionHandler({
+      chatIdInBody: true,
       store: jsonlStore(join(tmp.dir, 'sessions')), authorize: () => true, basePath: '/api', pollMs: 20,
       agent: () => ({
         tools: [pickColor],

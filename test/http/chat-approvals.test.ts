@@ -41,6 +41,7 @@ beforeEach(async () => {
     execute: (a) => { paid.push(a.cents); return `paid ${a.cents}` },
   }) as AnyTool
   handler = sessionHandler({
+    chatIdInBody: true,
     store, pollMs: 10,
     authorize: (_req, _id, action) => { asked.push(action); return true },
     agent: () => ({

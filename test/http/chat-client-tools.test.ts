@@ -35,6 +35,7 @@ beforeEach(async () => {
   asked = []
   const pickColor = defineTool({ name: 'pick_color', parameters: z.object({ palette: z.string() }), output: z.object({ color: z.string() }), client: true }) as AnyTool
   handler = sessionHandler({
+    chatIdInBody: true,
     store, pollMs: 10,
     authorize: (_req, _id, action) => { asked.push(action); return true },
     agent: () => ({

@@ -47,6 +47,7 @@ function makeHandler(): SessionHandler {
     },
   }) as AnyTool
   return sessionHandler({
+    chatIdInBody: true,
     store, pollMs: 10, maxBodyBytes: 4096,
     authorize: (_req, _id, action) => { asked.push(action); return allowed },
     // the model answers from the history (a resumed agent's model starts afresh): a tool result → the answer

@@ -16,6 +16,7 @@ let served: Served
 
 beforeEach(async () => {
   handler = sessionHandler({
+    chatIdInBody: true,
     store: memoryStore(), authorize: allow, pollMs: 10,
     agent: () => ({ model: scriptedModel([{ text: 'Sunny.', usage: { inputTokens: 12, outputTokens: 3 } }, { text: 'Rain.', usage: { inputTokens: 20, outputTokens: 2, reasoningTokens: 5 } }]) }),
   })

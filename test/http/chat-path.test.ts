@@ -83,3 +83,39 @@ describe('POST /chat/:id: authorized before the body is read (issue 38 item 26)'
     expect(await store.has('p3')).toBe(false)
   })
 })
+
+describe('POST /chat (the chat id only in the body): served only with chatIdInBody (issue 38 item 26)', () => {
+  it('by default it is refused 404 CHAT_ID_NOT_IN_PATH before a byte of the body is read and before authorize is asked', async () => {
+    const body = JSON.stringify({ id: 'b1', messages: [{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'hi' }] }] })
+    expect(await post('/chat', body)).toEqual([404, 'CHAT_ID_NOT_IN_PATH'])
+    // a body that never ends gets the answer anyway: nothing waited for it
+    expect(await partialPost('/chat', 5_000, '{"id":"b1","messages":[')).toMatch(/^HTTP\/1\.1 404 /)
+    expect(asked).toEqual([])
+    expect(await store.has('b1')).toBe(false)
+    // the stock client with no transport options gets the coded error
+    const chat = new NodeChat({ id: 'b1', api: `${served.url}/chat` })
+    await chat.sendMessage({ text: 'Weather?' })
+    expect(chat.status).toBe('error')
+    expect(chat.error?.message).toContain('CHAT_ID_NOT_IN_PATH')
+    expect(await store.has('b1')).toBe(false)
+  })
+
+  it('with chatIdInBody: true the stock client with no transport options sends and gets its answer (authorize asked after the body is read)', async () => {
+    const h = sessionHandler({
+      store, pollMs: 10, chatIdInBody: true,
+      authorize: (_req, id, action) => { asked.push(`${id}:${action}`); return true },
+      agent: () => ({ model: scriptedModel(() => ({ text: 'Sunny.' })) }),
+    })
+    const s = await serve(h)
+    try {
+      const chat = new NodeChat({ id: 'b2', api: `${s.url}/chat` })
+      await chat.sendMessage({ text: 'Weather?' })
+      expect(chat.status).toBe('ready')
+      expect(chat.messages[1]!.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['Sunny.'])
+      expect(asked).toEqual(['b2:write'])
+    } finally {
+      await s.close()
+      await h.close()
+    }
+  })
+})

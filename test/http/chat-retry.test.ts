@@ -28,6 +28,7 @@ beforeEach(async () => {
   store = jsonlStore(tmp.dir)
   gate = new Gate()
   handler = sessionHandler({
+    chatIdInBody: true,
     store, authorize: allow, pollMs: 10,
     agent: () => ({
       // the gate holds the retry's chunks only (request 1): the failed attempt (request 0) streams

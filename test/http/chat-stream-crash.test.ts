@@ -24,7 +24,7 @@ let served: Served
 beforeEach(async () => {
   tmp = tempDir()
   store = jsonlStore(tmp.dir)
-  handler = sessionHandler({ store, authorize: allow, readOnly: true, pollMs: 10 })
+  handler = sessionHandler({ chatIdInBody: true, store, authorize: allow, readOnly: true, pollMs: 10 })
   served = await serve(handler)
 })
 afterEach(async () => {
@@ -101,7 +101,7 @@ describe('GET /chat/:id/stream on a turn a crash cut mid-write (a torn last line
 describe('GET /chat/:id/stream on a turn a crash cut, served by a handler that runs the sessions', () => {
   it('the next message resumes the session (repair logs the cut turn interrupted): the waiting stream ends with a finish', async () => {
     const { scriptedModel } = await import('../../models/scripted.js')
-    const runs = sessionHandler({ store, authorize: allow, pollMs: 10, agent: () => ({ model: scriptedModel([{ text: 'Sunny.' }, { text: 'Sunny.' }]) }) })
+    const runs = sessionHandler({ chatIdInBody: true, store, authorize: allow, pollMs: 10, agent: () => ({ model: scriptedModel([{ text: 'Sunny.' }, { text: 'Sunny.' }]) }) })
     const s = await serve(runs)
     try {
       const events = await crashCutLog()

@@ -23,6 +23,7 @@ beforeEach(async () => {
   const weather = defineTool({ name: 'weather', description: 'weather', parameters: z.object({ city: z.string() }), execute: ({ city }) => ({ city, tempC: 21 }) })
   const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ s: z.string() }), execute: ({ s }) => s })
   handler = sessionHandler({
+    chatIdInBody: true,
     store, authorize: allow, pollMs: 10,
     agent: () => ({
       tools: [weather, echo],

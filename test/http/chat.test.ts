@@ -27,6 +27,7 @@ beforeEach(async () => {
   store = jsonlStore(tmp.dir)
   gate = new Gate()
   handler = sessionHandler({
+    chatIdInBody: true,
     store, authorize: allow, pollMs: 10,
     agent: () => ({
       model: scriptedModel([{ text: ANSWER, chunkSize: 6 }, { text: 'Tomorrow: rain.', chunkSize: 6 }, { text: 'Third.' }], { beforeChunk: gate.wait }),
@@ -161,6 +162,7 @@ describe.each(CHAT_CLIENTS)('AI SDK $ai Chat + DefaultChatTransport against turn
   it('bad chat requests are coded 400/413 JSON errors; authorize is asked (write) for a POST and (cancel) for a stop', async () => {
     const asked: string[] = []
     const h = sessionHandler({
+      chatIdInBody: true,
       store, agent: () => ({ model: scriptedModel([]) }), maxBodyBytes: 1000,
       authorize: (_req, id, action) => { asked.push(`${id}:${action}`); return id !== 'locked' },
     })

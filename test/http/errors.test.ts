@@ -29,7 +29,7 @@ afterEach(async () => {
 
 async function start(opts: Partial<Parameters<typeof sessionHandler>[0]> = {}): Promise<{ url: string; errors: unknown[]; handler: SessionHandler }> {
   const errors: unknown[] = []
-  const handler = sessionHandler({ store, authorize: allow, agent: () => ({ model: scriptedModel([{ text: 'ok' }]) }), pollMs: 10, onError: (e) => errors.push(e), ...opts } as Parameters<typeof sessionHandler>[0])
+  const handler = sessionHandler({ chatIdInBody: true, store, authorize: allow, agent: () => ({ model: scriptedModel([{ text: 'ok' }]) }), pollMs: 10, onError: (e) => errors.push(e), ...opts } as Parameters<typeof sessionHandler>[0])
   const served: Served = await serve(handler)
   closers.push(() => handler.close(), () => served.close())
   return { url: served.url, errors, handler }

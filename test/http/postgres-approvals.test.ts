@@ -44,8 +44,8 @@ describe('approvals through the AI SDK 6 Chat with PostgreSQL workers', () => {
     // agent that takes it up again continues the script
     const model = scriptedModel([{ toolCalls: [{ name: 'pay', args: { cents: 700 } }, { name: 'pay', args: { cents: 80_000 } }] }, { text: FINAL }])
     const workers = runWorkers({ store: storeW, concurrency: 2, leaseMs: 5_000, pollMs: 50, agent: () => ({ tools: [pay], model }) })
-    const a = sessionHandler({ store: storeA, authorize: allow, workers: true, pollMs: 10 })
-    const b = sessionHandler({ store: storeB, authorize: allow, workers: true, pollMs: 10 })
+    const a = sessionHandler({ chatIdInBody: true, store: storeA, authorize: allow, workers: true, pollMs: 10 })
+    const b = sessionHandler({ chatIdInBody: true, store: storeB, authorize: allow, workers: true, pollMs: 10 })
     const sa = await serve(a)
     const sb = await serve(b)
     try {

@@ -52,7 +52,7 @@ beforeAll(async () => {
   for (let i = 0; i < 2; i++) {
     const s = postgresStore({ connectionString: url })
     stores.push(s)
-    const h = sessionHandler({ store: s, authorize: allow, workers: true, pollMs: 10 })
+    const h = sessionHandler({ chatIdInBody: true, store: s, authorize: allow, workers: true, pollMs: 10 })
     handlers.push(h)
     servers.push(await serve(h))
   }

@@ -67,7 +67,7 @@ beforeAll(async () => {
   await storeR.migrate()
   const s = postgresStore({ connectionString: url })
   stores.push(s)
-  handler = sessionHandler({ store: s, authorize: allow, workers: true, pollMs: 10 })
+  handler = sessionHandler({ chatIdInBody: true, store: s, authorize: allow, workers: true, pollMs: 10 })
   served = await serve(handler)
 }, 180_000)
 

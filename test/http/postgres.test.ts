@@ -33,8 +33,8 @@ describe('turnlog/http with PostgreSQL: two handler instances, sessions run by w
       store: storeW, concurrency: 2, leaseMs: 5_000, pollMs: 50,
       agent: () => ({ model: scriptedModel([{ text: ANSWER, chunkSize: 5 }], { beforeChunk: gate.wait }) }),
     })
-    const a = sessionHandler({ store: storeA, authorize: allow, workers: true, pollMs: 10 })
-    const b = sessionHandler({ store: storeB, authorize: allow, workers: true, pollMs: 10 })
+    const a = sessionHandler({ chatIdInBody: true, store: storeA, authorize: allow, workers: true, pollMs: 10 })
+    const b = sessionHandler({ chatIdInBody: true, store: storeB, authorize: allow, workers: true, pollMs: 10 })
     const sa = await serve(a)
     const sb = await serve(b)
     // ended before the servers close, also when an assertion failed (closing a server under a
@@ -97,8 +97,8 @@ describe('turnlog/http with PostgreSQL: two handler instances, sessions run by w
     await storeW.migrate()
     const storeA = postgresStore({ connectionString: url })
     const storeB = postgresStore({ connectionString: url })
-    const a = sessionHandler({ store: storeA, authorize: allow, workers: true, pollMs: 10 })
-    const b = sessionHandler({ store: storeB, authorize: allow, workers: true, pollMs: 10 })
+    const a = sessionHandler({ chatIdInBody: true, store: storeA, authorize: allow, workers: true, pollMs: 10 })
+    const b = sessionHandler({ chatIdInBody: true, store: storeB, authorize: allow, workers: true, pollMs: 10 })
     // B's answer to the resume is known before any worker runs (the worker is held back until then)
     let resumeStatus!: (status: number) => void
     const resumeAnswered = new Promise<number>((r) => { resumeStatus = r })

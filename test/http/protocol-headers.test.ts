@@ -22,7 +22,7 @@ beforeEach(async () => {
   tmp = tempDir()
   store = jsonlStore(tmp.dir)
   gate = new Gate()
-  handler = sessionHandler({ store, authorize: allow, pollMs: 10, sseMaxMs: 2_000, agent: () => ({ model: scriptedModel([{ text: 'The weather in Paris is sunny.', chunkSize: 5 }], { beforeChunk: gate.wait }) }) })
+  handler = sessionHandler({ chatIdInBody: true, store, authorize: allow, pollMs: 10, sseMaxMs: 2_000, agent: () => ({ model: scriptedModel([{ text: 'The weather in Paris is sunny.', chunkSize: 5 }], { beforeChunk: gate.wait }) }) })
   served = await serve(handler)
 })
 afterEach(async () => {

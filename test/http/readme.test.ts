@@ -41,7 +41,8 @@ describe('README: Show a session in your app', () => {
       await new Promise<void>((r) => (mod.server.listening ? r() : mod.server.once('listening', () => r())))
       const { port } = mod.server.address() as AddressInfo
       try {
-        const chat = new NodeChat({ id: 'readme-1', api: `http://127.0.0.1:${port}/api/chat` })
+        // posts to /api/chat/:id, as the README's Chat.tsx does (prepareSendMessagesRequest)
+        const chat = new NodeChat({ id: 'readme-1', api: `http://127.0.0.1:${port}/api/chat`, idInPath: true })
         await chat.sendMessage({ text: 'Weather in Paris?' })
         await chat.sendMessage({ text: 'And tomorrow?' })
         const answers = chat.messages.filter((m) => m.role === 'assistant').map((m) => m.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join(''))

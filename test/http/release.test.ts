@@ -27,7 +27,7 @@ afterEach(async () => {
 })
 
 async function start(opts: { idleAgents?: number } = {}): Promise<{ url: string; handler: SessionHandler }> {
-  const handler = sessionHandler({ store, authorize: allow, pollMs: 10, longPollMs: 50, sseMaxMs: 100, agent: () => ({ model: scriptedModel(() => ({ text: 'Sunny.' })) }), ...opts })
+  const handler = sessionHandler({ chatIdInBody: true, store, authorize: allow, pollMs: 10, longPollMs: 50, sseMaxMs: 100, agent: () => ({ model: scriptedModel(() => ({ text: 'Sunny.' })) }), ...opts })
   const served: Served = await serve(handler)
   closers.push(() => handler.close(), () => served.close())
   return { url: served.url, handler }

@@ -93,6 +93,7 @@ describe('the fan-out SSE follower', () => {
 
   it('H4 the Fetch path (the Response body as a web stream, no node:http) and the node path serve the same events', async () => {
     const handler = sessionHandler({
+      chatIdInBody: true,
       store: memoryStore(), authorize: allow,
       agent: () => ({ model: scriptedModel(() => ({ text: 'one two three four five six', chunkSize: 3 })) }),
     })

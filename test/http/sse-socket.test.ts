@@ -128,6 +128,7 @@ describe('a live SSE follow written straight to the socket', () => {
 
   it('H4 its chunks are well framed and the connection stays reusable after the follow ends (keep-alive)', async () => {
     handler = sessionHandler({
+      chatIdInBody: true,
       store: memoryStore(), authorize: allow, sseMaxMs: 300,
       agent: () => ({ model: scriptedModel(() => ({ text: 'one two three four five six', chunkSize: 3 })) }),
     })
@@ -156,6 +157,7 @@ describe('a live SSE follow written straight to the socket', () => {
 
   it('H4 a follow pipelined behind another one (no socket yet) is written after the first response, whole', async () => {
     handler = sessionHandler({
+      chatIdInBody: true,
       store: memoryStore(), authorize: allow, sseMaxMs: 300,
       agent: () => ({ model: scriptedModel(() => ({ text: 'alpha beta gamma delta', chunkSize: 4 })) }),
     })
@@ -182,6 +184,7 @@ describe('a live SSE follow written straight to the socket', () => {
     // 4 MB in 512 KB deltas (and again in the step's message): more than the loopback buffers hold
     const text = 'abcdefgh'.repeat(512 * 1024)
     handler = sessionHandler({
+      chatIdInBody: true,
       store: memoryStore(), authorize: allow,
       agent: () => ({ model: scriptedModel([{ text: 'ready' }, { text, chunkSize: 512 * 1024 }]) }),
     })
