@@ -40,7 +40,7 @@ async function run(clients: number): Promise<Run> {
   server.maxConnections = clients + 16
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const post = (id: string, text: string): Promise<string> => fetch(`${base}/chat`, {
+  const post = (id: string, text: string): Promise<string> => fetch(`${base}/chat/b9`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ id: 'b9', trigger: 'submit-message', messages: [{ id, role: 'user', parts: [{ type: 'text', text }] }] }),
   }).then((r) => r.text())
