@@ -231,7 +231,8 @@ export class SqliteStore implements LogStore {
     let changes: number
     try {
       const now = this.now()
-      changes = await this.tx(() => Number(this.db.prepare(`INSERT INTO turnlog_sessions (id, header, created_at, last_activity, child)
+      // grouped (group-tx.ts): sessions created at once share one transaction
+      changes = await this.txGrouped(() => Number(this.db.prepare(`INSERT INTO turnlog_sessions (id, header, created_at, last_activity, child)
         VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(id, JSON.stringify(header), now, now, header.parent?.callId !== undefined ? 1 : 0).changes))
     } catch (err) {
       throw sqlError(err, id, 'create failed', this.file)
@@ -260,7 +261,7 @@ export class SqliteStore implements LogStore {
     }
     let got: { token: number; length: number; header: string; parked: number; title: string | null; decisions: Map<string, DecisionRecord>; answers: Map<string, AnswerRecord> } | null
     try {
-      got = await this.tx(() => {
+      got = await this.txGrouped(() => {
         const now = this.now()
         const r = this.db.prepare(`UPDATE turnlog_sessions SET token = token + 1, lease_owner = ?, lease_until = ?
           WHERE id = ? AND (lease_owner IS NULL OR lease_until IS NULL OR lease_until <= ?)`).run(this.owner, now + Math.round(this.leaseMs), id, now)

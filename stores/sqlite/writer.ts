@@ -308,7 +308,7 @@ export class SqliteWriter implements LogWriter {
     if (this.#failed || this.#closed || this.#released) return
     try {
       let until = 0
-      const changes = await this.store.tx(() => {
+      const changes = await this.store.txGrouped(() => {
         const now = this.store.now()
         until = now + Math.round(this.leaseMs)
         return Number(this.store.prep('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_until > ?')
@@ -386,7 +386,7 @@ export class SqliteWriter implements LogWriter {
         if (this.#failed?.code === 'LEASE_LOST') return
         try {
           const failed = this.#failed !== null
-          await this.store.tx(() => {
+          await this.store.txGrouped(() => {
             if (failed) {
               this.store.db.prepare('UPDATE turnlog_sessions SET lease_until = ? WHERE id = ? AND token = ? AND lease_owner IS NOT NULL')
                 .run(this.store.now(), this.sessionId, this.token)
