@@ -231,7 +231,6 @@ export class SqliteStore implements LogStore {
     let changes: number
     try {
       const now = this.now()
-      // grouped (group-tx.ts): sessions created at once share one transaction
       changes = await this.txGrouped(() => Number(this.db.prepare(`INSERT INTO turnlog_sessions (id, header, created_at, last_activity, child)
         VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`).run(id, JSON.stringify(header), now, now, header.parent?.callId !== undefined ? 1 : 0).changes))
     } catch (err) {
