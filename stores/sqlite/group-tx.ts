@@ -58,7 +58,6 @@ export class TxGroup {
     try {
       await this.host.tx(() => {
         const db = this.host.db
-        outcomes.length = 0
         for (const item of take()) {
           db.exec('SAVEPOINT turnlog_group_item')
           try {
