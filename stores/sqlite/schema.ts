@@ -11,14 +11,18 @@
  *   wakeup or approval expiry), `parked` (open approval requests at the end of the log), `title`
  *   (the first user message's text), `child` (a subagent's child session: served by its parent).
  * - `turnlog_events`: `PRIMARY KEY (session_id, seq)`: a duplicate seq is impossible. The event's
- *   JSON text as given (byte-equal copies), its `type` beside it for the indexed questions.
+ *   JSON text as given (byte-equal copies), its `type` beside it. No index but the key: every
+ *   append writes each index of this table (version 2's partial index of give-ups cost B11's
+ *   appends ~6%, though it held no row).
+ * - `turnlog_given_up`: resume's give-up records (`resume/given-up`, rare), copied here by the
+ *   append that logs them, for the listing.
  * - `turnlog_inbox`, `turnlog_decisions`, `turnlog_cancels`: durable input from `send`, decisions
  *   from `decide`, stop requests from `cancel`, as in PostgreSQL.
  */
 import type { SqlDb } from './driver.js'
 
 /** The schema version this code writes (`PRAGMA user_version`). */
-export const SQLITE_SCHEMA_VERSION = 2
+export const SQLITE_SCHEMA_VERSION = 3
 
 /**
  * The columns `sessions()` lists besides `id` (sessions.ts). Version 2's parked and due indexes
@@ -38,7 +42,8 @@ function covering(first: string): string {
 
 /**
  * Each step takes the file from version `i` to `i + 1` (index 0: an empty file to version 1;
- * index 1: version 1's parked and due indexes replaced by covering ones under the same names).
+ * index 1: version 1's parked and due indexes replaced by covering ones under the same names;
+ * index 2: the give-ups moved from a partial index of the events to a table of their own).
  */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -108,6 +113,17 @@ DROP INDEX IF EXISTS turnlog_sessions_due;
 DROP INDEX IF EXISTS turnlog_sessions_parked;
 CREATE INDEX turnlog_sessions_due ON turnlog_sessions (${covering('due_at')}) WHERE due_at IS NOT NULL;
 CREATE INDEX turnlog_sessions_parked ON turnlog_sessions (${covering('parked')}) WHERE parked = 1;
+`,
+  `
+CREATE TABLE IF NOT EXISTS turnlog_given_up (
+  session_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+INSERT OR IGNORE INTO turnlog_given_up (session_id, seq, event)
+  SELECT session_id, seq, event FROM turnlog_events WHERE type = 'resume/given-up';
+DROP INDEX IF EXISTS turnlog_events_given_up;
 `,
 ]
 

@@ -1,7 +1,7 @@
 /**
  * `SqliteStore.sessions(filter?)` and `turnlog sessions sqlite:FILE`: one row per session, from the
- * session table alone (the log is the index: no session's events are read, except resume's rare
- * give-up records, through their partial index). The filters `parked`, `due` and `running` are
+ * session table alone (the log is the index: no session's events are read; resume's rare give-up
+ * records come from their own table). The filters `parked`, `due` and `running` are
  * each one statement on its partial index, named (`INDEXED BY`: the plan cannot fall back to a
  * scan of every session) and prepared once (B11: the question over 10,000 sessions).
  */
@@ -76,8 +76,7 @@ export async function sessionRows(store: SessionsHost, filter?: SqliteSessionFil
   let given: Array<{ session_id: string; seq: number; event: string }>
   try {
     rows = store.prepArrays(sessionsSql(filter)).all(...(filter === 'due' || filter === 'running' ? [now] : []))
-    given = store.prep(`SELECT session_id, seq, event FROM turnlog_events INDEXED BY turnlog_events_given_up
-      WHERE type = 'resume/given-up' ORDER BY session_id, seq`).all() as typeof given
+    given = store.prep('SELECT session_id, seq, event FROM turnlog_given_up ORDER BY session_id, seq').all() as typeof given
   } catch (err) {
     throw sqlError(err, undefined, 'sessions failed', store.file)
   }

@@ -430,10 +430,13 @@ function insertEvents(store: SqliteHost, id: string, flat: readonly LogEvent[]):
     const params: Array<string | number> = new Array(n * 4)
     for (let k = 0; k < n; k++) {
       const e = flat[i + k]!
+      const text = JSON.stringify(e)
       params[4 * k] = id
       params[4 * k + 1] = e.seq
       params[4 * k + 2] = e.type
-      params[4 * k + 3] = JSON.stringify(e)
+      params[4 * k + 3] = text
+      // the listing's give-ups (schema.ts): a table of their own, not an index every append writes
+      if (e.type === 'resume/given-up') store.prep('INSERT INTO turnlog_given_up (session_id, seq, event) VALUES (?, ?, ?)').run(id, e.seq, text)
     }
     store.prep(INSERT_SQL[n] ??= `INSERT INTO turnlog_events (session_id, seq, type, event) VALUES ${'(?, ?, ?, ?), '.repeat(n - 1)}(?, ?, ?, ?)`).run(...params)
   }

@@ -3,6 +3,8 @@
  * file (stores/sqlite/schema.ts). Version 2 replaced version 1's listing indexes with covering
  * ones (B11): a file written by version 1 keeps every session, event, lease and flag, answers
  * `sessions()` the same way afterwards, and a file of a newer version is refused, not touched.
+ * Version 3 moved resume's give-ups (L13 §8) from a partial index of the events, which every
+ * append wrote, to a table of their own: a version 2 file's give-ups stay listed.
  */
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -12,6 +14,7 @@ import { sqliteStore } from '../../../stores/sqlite/index.js'
 import { openDb } from '../../../stores/sqlite/driver.js'
 import { MIGRATIONS, SQLITE_SCHEMA_VERSION } from '../../../stores/sqlite/schema.js'
 import { sessionsSql } from '../../../stores/sqlite/sessions.js'
+import { givenUpLog } from '../../replay/given-up-log.js'
 import { collect } from '../contract.js'
 import { DRIVERS, tempDir } from './helpers.js'
 
@@ -57,6 +60,40 @@ for (const driver of DRIVERS) {
       expect(back.map((e) => JSON.stringify(e))).toEqual(LOG.slice(0, 2).map((e) => JSON.stringify(e)))
       await s1.close()
       await s2.close()
+    })
+
+    it('L13: a version 2 file\'s give-up stays listed after the migration to version 3; the events table keeps no index but its key', async () => {
+      const { events, id } = await givenUpLog()
+      const given = events.find((e) => e.type === 'resume/given-up')!
+      const file = join(await tempDir(), 'v2.db')
+      const db = openDb(file, 'node:sqlite')
+      db.exec('PRAGMA journal_mode = WAL')
+      for (const m of MIGRATIONS.slice(0, 2)) db.exec(m)
+      db.exec('PRAGMA user_version = 2')
+      db.prepare(`INSERT INTO turnlog_sessions (id, header, length, created_at, last_activity) VALUES ('g', '{}', ?, 1, 2)`).run(events.length)
+      const evIns = db.prepare('INSERT INTO turnlog_events (session_id, seq, type, event) VALUES (?, ?, ?, ?)')
+      for (const e of events) evIns.run('g', e.seq, e.type, JSON.stringify(e))
+      db.close()
+      const store = sqliteStore(file, { driver })
+      const [row] = await store.sessions()
+      expect(row!.givenUp).toEqual([{ seq: given.seq, turn: 4, runs: 3, messages: [id] }])
+      const indexes = store.db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'turnlog_events' AND sql IS NOT NULL").all()
+      expect(indexes).toEqual([])
+      await store.close()
+    })
+
+    it('L13: a give-up appended through the store is listed (its own table, written by the append that logs it)', async () => {
+      const { events, id } = await givenUpLog()
+      const store = sqliteStore(join(await tempDir(), 'g.db'), { driver })
+      await store.create('g', { createdAt: 1 })
+      const w = await store.open('g', 'write')
+      await w.append(events, { expectedSeq: 0 })
+      await w.close()
+      const given = events.find((e) => e.type === 'resume/given-up')!
+      expect((await store.sessions())[0]!.givenUp).toEqual([{ seq: given.seq, turn: 4, runs: 3, messages: [id] }])
+      // byte-equal to the logged event
+      expect(store.db.prepare('SELECT event FROM turnlog_given_up').all()).toEqual([{ event: JSON.stringify(given) }])
+      await store.close()
     })
 
     it('a file of a newer schema version is refused with FUTURE_FORMAT naming both versions, and left as it was', async () => {
