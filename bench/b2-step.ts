@@ -110,6 +110,9 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!
 }
 
+/** Untimed steps after each forced GC, before a timed run (the GC's transient, not the loop's cost). */
+const SETTLE_STEPS = 1000
+
 function newAgent(stepsPerTurn: number) {
   return createAgent({ model: loopModel(stepsPerTurn), tools: [add], system: 'bench', retry: false })
 }
@@ -123,9 +126,13 @@ export async function benchStep(log: (l: string) => void = () => {}): Promise<{ 
   const agentRuns: number[] = []
   const bareRuns: number[] = []
   for (let r = 0; r < 3; r++) {
+    // a full GC, then untimed steps of the loop about to be timed: right after a forced GC every
+    // loop runs slowly for a while (docs/decisions/bench-settle-after-gc.md)
     collectGarbage()
+    await bareSteps(SETTLE_STEPS, stepsPerTurn)
     bareRuns.push(await bareSteps(steps, stepsPerTurn))
     collectGarbage()
+    await freshAgentSteps(SETTLE_STEPS, stepsPerTurn)
     agentRuns.push(await freshAgentSteps(steps, stepsPerTurn))
   }
   const us = median(agentRuns)
@@ -139,11 +146,14 @@ export async function benchStep(log: (l: string) => void = () => {}): Promise<{ 
     const agent = newAgent(stepsPerTurn)
     await agentSteps(agent, 20, stepsPerTurn)
     const eventsSmall = agent.events.length
+    // settled on a throwaway agent after the GC, so the measured one keeps its size
     collectGarbage()
+    await agentSteps(newAgent(stepsPerTurn), SETTLE_STEPS, stepsPerTurn)
     small.push(await agentSteps(agent, 1000, stepsPerTurn))
     while (agent.events.length < 100_000) await agentSteps(agent, 1000, stepsPerTurn)
     const eventsLarge = agent.events.length
     collectGarbage()
+    await agentSteps(newAgent(stepsPerTurn), SETTLE_STEPS, stepsPerTurn)
     large.push(await agentSteps(agent, 1000, stepsPerTurn))
     log(`  B3 run ${r + 1}: ${small.at(-1)!.toFixed(1)} µs/step at ${eventsSmall} events, ${large.at(-1)!.toFixed(1)} µs/step at ${eventsLarge} events`)
   }

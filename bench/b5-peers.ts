@@ -11,7 +11,12 @@
  * (so a turn is 10 steps, 9 of them with a tool call). Each run does `B5_TURNS` turns (default
  * 500) per system after a warm-up of `B5_WARMUP_TURNS` (default 1,000: turnlog alone keeps
  * getting faster for about that long); the systems take turns within a round (the order rotates
- * each round), and the figure per system is the median µs/step over 3 rounds.
+ * each round), and the figure per system is the median µs/step over 3 rounds. Each timed run
+ * starts with a full GC (the previous system's garbage is not charged to the next) and then
+ * `B5_SETTLE_TURNS` untimed turns (default 100) of the system about to be timed: right after a
+ * forced GC every system runs slowly for a while (turnlog measured 2-6x its settled µs/step over
+ * the first 50-100 turns, then back to it), a transient of the forced GC that no serving process
+ * has, which the 500 timed turns used to carry (docs/decisions/bench-settle-after-gc.md).
  *
  * turnlog runs as in B2: a fresh agent per turn (as each peer starts a fresh run),  a `followup` per turn, the in-memory log (so its
  * log grows across the turns of a round; B3 is what says that costs nothing). The peers run one
@@ -21,7 +26,7 @@
  * of looking fast.
  *
  * `value` = turnlog's µs/step ÷ the fastest peer's; a peer that cannot be loaded is left out and
- * named in `detail.skipped`. Knobs: B5_TURNS, B5_WARMUP_TURNS, B5_SYSTEMS (a comma list of the
+ * named in `detail.skipped`. Knobs: B5_TURNS, B5_WARMUP_TURNS, B5_SETTLE_TURNS, B5_SYSTEMS (a comma list of the
  * peers to run: aiSdk, aiSdk6, aiSdk7, openaiAgents, langgraph; for diagnosis). Every figure is
  * recorded with the Node version it was measured on (`detail.nodeOf`).
  */
@@ -347,6 +352,7 @@ async function versions(): Promise<Record<string, string>> {
 export async function benchPeers(log: (l: string) => void = () => {}): Promise<{ B5: BenchResult }> {
   const turns = envInt('B5_TURNS', 500)
   const warmTurns = envInt('B5_WARMUP_TURNS', 1000)
+  const settleTurns = envInt('B5_SETTLE_TURNS', 100)
   const rounds = 3
 
   const systems: System[] = [turnlogSystem()]
@@ -378,6 +384,7 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
     const order = systems.map((_, i) => systems[(i + r) % systems.length]!)
     for (const sys of order) {
       collectGarbage()
+      await runTurns(sys, settleTurns)
       runs[sys.name]!.push(await runTurns(sys, turns))
     }
     log(`  B5 round ${r + 1}: ${order.map((s) => `${s.name} ${runs[s.name]!.at(-1)!.toFixed(1)}`).join(', ')} µs/step`)
@@ -410,6 +417,7 @@ export async function benchPeers(log: (l: string) => void = () => {}): Promise<{
         nodeOf: Object.fromEntries(systems.map((s) => [s.name, process.version])),
         turnsPerRun: turns,
         warmupTurns: warmTurns,
+        settleTurnsAfterGc: settleTurns,
         stepsPerTurn: STEPS_PER_TURN,
         toolCallsPerTurn: STEPS_PER_TURN - 1,
         notes: [

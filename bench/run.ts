@@ -50,6 +50,7 @@ export const REGISTRY: readonly BenchEntry[] = [
   // the inspector page in headless Chromium: first paint and scrub, 1k and 100k events (skips without chromium)
   // turnlog/http fan-out: one session followed by 1,000 SSE clients (the clients in a child process)
   { ids: ['B9'], title: 'turnlog/http: 1,000 SSE clients of one session, p99 delivery delay and memory per client', module: './b9-fanout.js', export: 'benchFanout', sources: [...STEP, 'http', 'stores', 'bench/b9-fanout.ts', 'bench/b9-clients.ts'] },
+  { ids: ['B9X'], title: 'turnlog/http: 10,000 SSE clients of one session, p99 delivery delay and memory per client', module: './b9-fanout.js', export: 'benchFanoutWide', sources: [...STEP, 'http', 'stores', 'bench/b9-fanout.ts', 'bench/b9-clients.ts'] },
   // B11: sqliteStore appends vs raw SQLite inserts; the parked/due/running question over 10,000 sessions vs a JSONL directory
   { ids: ['B11', 'B11Q'], title: 'sqlite store appends vs raw inserts; parked/due/running over 10,000 sessions', module: './b11-sqlite.js', export: 'benchSqlite', sources: ['stores/sqlite', 'stores/jsonl', 'events', 'bench/b11-sqlite.ts', 'bench/b11-logs.ts'] },
   { ids: ['B8SQLITE'], title: 'sqlite workers: sessions/s with 1, 2, 4, 8 worker processes on one file, 200 ms model', module: './b8-sqlite.js', export: 'benchSqliteWorkers', sources: [...STEP, 'stores/sqlite', 'workers', 'bench/b8-sqlite.ts', 'bench/b8-sqlite-worker.ts'] },
