@@ -24,6 +24,29 @@ export const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/
  */
 export const NUMBER_SUSPECT = /[:,[]\s*-0|\d[eE][+-]?\d{3}|\d{309}/
 
+const NEG_ZERO = /[:,[]\s*-0/
+const EXPONENT_3 = /[eE][+-]?\d{3}/
+const DIGIT_EXPONENT_3 = /\d[eE][+-]?\d{3}/
+const DIGITS_309 = /\d{309}/
+
+/**
+ * `NUMBER_SUSPECT.test(text)`, each alternative behind a cheaper test it implies (a `-0` substring;
+ * an exponent without the digit before it, whose leading `e` the regex engine searches for
+ * quickly; a length of 309), so the common line is rejected without the alternation's walk:
+ * 5-6x cheaper per line of an agent's log (B1 spent a fifth of its replay time in
+ * `NUMBER_SUSPECT`: every record's crc, a hex string like `"0254e134"`, made every region suspect).
+ */
+export function numberSuspect(text: string): boolean {
+  return (text.includes('-0') && NEG_ZERO.test(text)) ||
+    (EXPONENT_3.test(text) && DIGIT_EXPONENT_3.test(text)) ||
+    (text.length >= 309 && DIGITS_309.test(text))
+}
+
+/** `SURROGATE_ESCAPE.test(text)` behind the substring test it implies. */
+export function surrogateSuspect(text: string): boolean {
+  return text.includes('\\u') && SURROGATE_ESCAPE.test(text)
+}
+
 /** Errors on a line that a torn write can produce (garbled bytes): mid-file corruption, or a torn tail at the end. */
 export type LineDefectCode = 'MALFORMED_LINE' | 'CHECKSUM_MISMATCH' | 'INVALID_UTF8'
 
@@ -138,8 +161,8 @@ export class LineProcessor {
     }
     // 7. values that do not round-trip: lone surrogates written as \uD8xx escapes (invalid UTF-8
     // bytes are caught above), -0, numbers that overflow to Infinity. Pre-filtered on the text.
-    if (((suspect & SUSPECT_SURROGATE) !== 0 && SURROGATE_ESCAPE.test(text)) ||
-      ((suspect & SUSPECT_NUMBER) !== 0 && NUMBER_SUSPECT.test(text))) {
+    if (((suspect & SUSPECT_SURROGATE) !== 0 && surrogateSuspect(text)) ||
+      ((suspect & SUSPECT_NUMBER) !== 0 && numberSuspect(text))) {
       const lossy = findLossy(raw, '', { depth: 1 })
       if (lossy !== null) {
         const surrogate = lossy.why === 'string has a lone surrogate'
@@ -160,7 +183,7 @@ export const SUSPECT_ALL = 3
 
 /** Which line checks of step 7 a run of lines may need (one regex test each over the whole run). */
 export function regionFlags(str: string): number {
-  return (SURROGATE_ESCAPE.test(str) ? SUSPECT_SURROGATE : 0) | (NUMBER_SUSPECT.test(str) ? SUSPECT_NUMBER : 0)
+  return (surrogateSuspect(str) ? SUSPECT_SURROGATE : 0) | (numberSuspect(str) ? SUSPECT_NUMBER : 0)
 }
 
 export function defect(
