@@ -1,7 +1,7 @@
 /**
  * B1 replay (bench/README.md): read a 1M-event JSONL log, check, decode, validate, and
  * fold surface + transcript + inbox + lifecycle, against a baseline measured in the same run:
- * read + split lines + `JSON.parse` only. Target: turnlog ≤ 1.3× the baseline time.
+ * read + split lines + `JSON.parse` only. Target: turnlog ≤ 1.2× the baseline time.
  *
  * - The log is generated once per run (bench/gen-log.ts: agent-shaped turns, crc32 checksums, the
  *   codec of events/jsonl.ts) into a temp dir, and removed afterwards.
@@ -34,7 +34,7 @@ import { generateLogFile } from './gen-log.js'
 
 export { baselineRead } from './b1-baseline.js'
 
-/** bench/README.md B1: ≤ 1.3× the baseline time. */
+/** bench/README.md B1: ≤ 1.2× the baseline time. */
 export const B1_TARGET = '<= 1.2'
 const RUNS = 3
 
