@@ -78,6 +78,7 @@ export function standsParked(lifecycle: LifecycleState, approvals: ApprovalsStat
 export function restoredStep(
   events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState, children: ReadonlyMap<string, RunningChild | typeof REISSUED> | null = null,
 ): RestoredStep {
+  const parked = children === null
   const turn = lifecycle.openTurn!
   const step = lifecycle.openStep!
   let start = events.length - 1
@@ -144,17 +145,24 @@ export function restoredStep(
       ...(child !== undefined ? { child } : {}),
       ...(found === REISSUED ? { reissue: true as const } : {}),
       // a step restored for its children (docs/spec/lifecycle.md §10): another call that was running at the
-      // crash (no request of its own waits) may have run: its §8 repair result, as the closers give it
-      ...(children !== null && running && found === undefined && approval?.decided?.decision.kind !== 'deny' && !(approval !== null && approval.decided === null)
-        ? { unknown: { code: 'TOOL_OUTCOME_UNKNOWN', message: `The outcome of tool '${block.name}' is unknown: ${UNKNOWN_WHY}.` } }
+      // crash (no request of its own waits) may have run: its §8 repair result, as the closers give it.
+      // A parked step (§11): a call without a round or a request of its own ran beside an open round and
+      // settled; its result waited in the memory of the process that parked the step, which is gone:
+      // the same §8 result, and its body is not run again (R10), even for a re-issued tool (§12):
+      // the call ran to its end, and a parked step runs no body before an answer (L18)
+      ...((children !== null || parked) && running && found === undefined && round === undefined &&
+        (parked ? approval === null : approval?.decided?.decision.kind !== 'deny' && !(approval !== null && approval.decided === null))
+        ? { unknown: { code: 'TOOL_OUTCOME_UNKNOWN', message: `The outcome of tool '${block.name}' is unknown: ${parked ? UNKNOWN_PARKED : UNKNOWN_WHY}.` } }
         : {}),
     }
   })
-  return { turn, step, calls, decidedSinceParked, parked: children === null }
+  return { turn, step, calls, decidedSinceParked, parked }
 }
 
 /** Why a call that ran beside a re-attached child has no known outcome (the closers' words, replay/closers.ts). */
 const UNKNOWN_WHY = 'the session stopped (crash or kill) before this was written; closed by repair'
+/** Why a call whose result waited behind an open round of a parked step has no known outcome. */
+const UNKNOWN_PARKED = 'it ran while another call of its step waited for a person, and the session left the process that held its result before that call was answered'
 
 /** The agent's options carry a child resumer (`resumeAgent` sets one): it can re-attach children. */
 export function resumesChildren(options: object): boolean {

@@ -143,9 +143,17 @@ export class ApprovalState {
           const r = this.#requests.get(id)
           if (r === undefined || r.decided !== null) emit('L18', `step/parked lists ${id}, which is not an undecided request of the step`)
         }
+        // `#called` is in model order (L6). A call after one whose round is open ran beside it and
+        // settled, and its result waits for that round's call to commit first (docs/spec/lifecycle.md
+        // §11: "calls after it … run and wait to commit"; the amended L18): it stands without one.
+        let behindRound = false
         for (const c of this.#called) {
           if (this.#answered.has(c)) continue
-          if (this.inputs?.callWaits(c) === true) continue
+          if (behindRound) continue
+          if (this.inputs?.callWaits(c) === true) {
+            behindRound = true
+            continue
+          }
           const a = this.#byCall.get(c)
           if (a !== undefined && this.#requests.get(a)!.ask && this.#requests.get(a)!.decided === null) continue
           emit('L18', `step/parked while tool/call ${c} has no tool/result`)

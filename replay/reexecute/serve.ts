@@ -120,6 +120,13 @@ export function serve(rx: Host, next: LogEvent): boolean {
     const b = rx.bodies.get(key3(d.turn, d.step, d.callId))
     if (b && !b.settled && settle(rx, b)) return true
   }
+  if (next.type === 'step/parked') {
+    // the step parks when every started body has settled (docs/spec/lifecycle.md §11): a body that
+    // ran beside an open round settled before the park, and its result waits behind that round
+    for (const b of rx.bodies.values()) {
+      if (!b.settled && b.round === undefined && b.result && !isAbortedWhileRunning(b.result) && settle(rx, b)) return true
+    }
+  }
   if (next.type === 'tool/call') {
     // A call waits for a pool slot: one running body must settle first. Settling the body whose
     // result commits next makes that result follow at once (its post-execute gate is released
