@@ -47,6 +47,17 @@ export interface Claimed {
   overdueMs: number | null
 }
 
+/** What one claim round took, and when another worker's lease that stopped beating runs out. */
+export interface ClaimRound {
+  claimed: Claimed[]
+  /**
+   * Milliseconds (the store's clock) until the first lease of another worker that missed its last
+   * heartbeat expires, or null (none, or the store does not say): the pool claims again then, so a
+   * dead worker's sessions are taken over within one lease period, not a lease plus a poll.
+   */
+  staleLeaseExpiresInMs: number | null
+}
+
 /** An open stop request (`turnlog_cancels`). */
 export interface CancelRequestRow { n: string; cause: string; sent_before: string; length_at: number }
 /** A sent message a stop request may cover. */
@@ -67,7 +78,7 @@ export interface WorkerBackend {
   /** Starts the early wakes (no-op where the store has none). */
   listen(handlers: WakeHandlers): void
   /** Takes up to `room` claimable sessions (expired leases first), bumping each token. */
-  claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<Claimed[]>
+  claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<ClaimRound>
   /** Extends the leases of `live`; returns the ids it extended (the others lost their lease). */
   beat(leaseMs: number, live: ReadonlyArray<{ id: string; token: number }>): Promise<Set<string>>
   /** Which of `ids` have unmoved input, unlogged decisions (also of `children`) or open stop requests. */

@@ -11,7 +11,7 @@ import { CANCEL_CHANNEL } from '../stores/postgres/cancels.js'
 import { DUE } from '../stores/postgres/decisions.js'
 import { INPUT_CHANNEL } from '../stores/postgres/schema.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
-import type { CancelInboxRow, CancelRequestRow, Claimed, InboxRow, WakeHandlers, WorkerBackend, WorkerStore } from './backend.js'
+import type { CancelInboxRow, CancelRequestRow, ClaimRound, InboxRow, WakeHandlers, WorkerBackend, WorkerStore } from './backend.js'
 import { CHECK_SQL } from './checks.js'
 
 export class PgBackend implements WorkerBackend {
@@ -41,33 +41,47 @@ export class PgBackend implements WorkerBackend {
    * stop request is open or a decision is unlogged, and its unmoved sent messages (one statement
    * for all the sessions it takes).
    */
-  async claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<Claimed[]> {
+  async claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<ClaimRound> {
+    // `soon` (one row, always): when the first lease of another worker that missed a heartbeat runs
+    // out. A live holder beats every third of a lease, so its lease has more than 0.6 of one left;
+    // less means a beat was missed (a dead or stalled worker). Read in the same statement, so
+    // knowing it costs no query.
     const r = await this.#query(
-      `UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
-         lease_until = clock_timestamp() + $2 * interval '1 millisecond'
-       FROM (SELECT id FROM turnlog_sessions
-             WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
-                 OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
-               AND NOT (id = ANY($4))
-               -- a child session (docs/spec/lifecycle.md §10) is served by its parent's call, never on its own
-               AND header->'parent'->>'callId' IS NULL
-             ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
-       WHERE s.id = pick.id
-       RETURNING s.id, s.token, s.length, s.header::text AS header,
-         EXISTS (SELECT 1 FROM turnlog_cancels c WHERE c.session_id = s.id AND c.handled_at IS NULL) AS cancels,
-         EXISTS (SELECT 1 FROM turnlog_decisions d WHERE d.session_id = s.id AND d.logged_seq IS NULL) AS decisions,
-         (SELECT json_agg(json_build_object('message_id', i.message_id, 'target', i.target, 'wake', i.wake, 'message', i.message::text) ORDER BY i.n)::text
-          FROM turnlog_inbox i WHERE i.session_id = s.id AND i.moved_seq IS NULL) AS inbox,
-         CASE WHEN s.due_at <= clock_timestamp() THEN round(extract(epoch FROM clock_timestamp() - s.due_at) * 1000) END AS overdue_ms`,
+      `WITH picked AS (
+         UPDATE turnlog_sessions s SET token = s.token + 1, lease_owner = $1,
+           lease_until = clock_timestamp() + $2 * interval '1 millisecond'
+         FROM (SELECT id FROM turnlog_sessions
+               WHERE ((lease_owner IS NULL AND (pending > 0 OR ${DUE}))
+                   OR (lease_owner IS NOT NULL AND lease_until <= clock_timestamp()))
+                 AND NOT (id = ANY($4))
+                 -- a child session (docs/spec/lifecycle.md §10) is served by its parent's call, never on its own
+                 AND header->'parent'->>'callId' IS NULL
+               ORDER BY lease_owner IS NULL, last_activity LIMIT $3 FOR UPDATE SKIP LOCKED) AS pick
+         WHERE s.id = pick.id
+         RETURNING s.id, s.token, s.length, s.header::text AS header,
+           EXISTS (SELECT 1 FROM turnlog_cancels c WHERE c.session_id = s.id AND c.handled_at IS NULL) AS cancels,
+           EXISTS (SELECT 1 FROM turnlog_decisions d WHERE d.session_id = s.id AND d.logged_seq IS NULL) AS decisions,
+           (SELECT json_agg(json_build_object('message_id', i.message_id, 'target', i.target, 'wake', i.wake, 'message', i.message::text) ORDER BY i.n)::text
+            FROM turnlog_inbox i WHERE i.session_id = s.id AND i.moved_seq IS NULL) AS inbox,
+           CASE WHEN s.due_at <= clock_timestamp() THEN round(extract(epoch FROM clock_timestamp() - s.due_at) * 1000) END AS overdue_ms),
+       soon AS (
+         SELECT ceil(extract(epoch FROM min(lease_until) - clock_timestamp()) * 1000) AS stale_ms FROM turnlog_sessions
+         WHERE lease_owner IS NOT NULL AND lease_owner <> $1 AND lease_until > clock_timestamp()
+           AND lease_until < clock_timestamp() + $2 * 0.6 * interval '1 millisecond')
+       SELECT picked.*, soon.stale_ms FROM soon LEFT JOIN picked ON true`,
       [workerId, leaseMs, room, skip],
     )
-    return (r.rows as Array<{ id: string; token: string; length: number; header: string; cancels: boolean; decisions: boolean; inbox: string | null; overdue_ms: string | null }>)
-      .map((row) => ({
+    const rows = r.rows as Array<{ id: string | null; token: string; length: number; header: string; cancels: boolean; decisions: boolean; inbox: string | null; overdue_ms: string | null; stale_ms: string | null }>
+    const stale = rows[0]?.stale_ms ?? null
+    return {
+      claimed: rows.filter((row): row is typeof row & { id: string } => row.id !== null).map((row) => ({
         id: row.id,
         adopt: () => this.pgStore.adopt(row.id, Number(row.token), row.length, row.header, leaseMs, false),
         cancels: row.cancels, decisions: row.decisions, inbox: inboxRows(row.inbox),
         overdueMs: row.overdue_ms === null ? null : Number(row.overdue_ms),
-      }))
+      })),
+      staleLeaseExpiresInMs: stale === null ? null : Math.max(0, Number(stale)),
+    }
   }
 
   async beat(leaseMs: number, live: ReadonlyArray<{ id: string; token: number }>): Promise<Set<string>> {

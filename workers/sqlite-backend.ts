@@ -15,7 +15,7 @@
 import { isBusy } from '../stores/sqlite/driver.js'
 import { unmovedInbox } from '../stores/sqlite/rows.js'
 import type { SqliteStore } from '../stores/sqlite/store.js'
-import type { CancelInboxRow, CancelRequestRow, Claimed, InboxRow, WorkerBackend, WorkerStore } from './backend.js'
+import type { CancelInboxRow, CancelRequestRow, ClaimRound, InboxRow, WorkerBackend, WorkerStore } from './backend.js'
 
 /** The claimable sessions, best first: expired leases (k = 0), then owed input or a due time. */
 const CLAIMABLE = `
@@ -36,7 +36,15 @@ export class SqliteBackend implements WorkerBackend {
 
   close(): void {}
 
-  async claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<Claimed[]> {
+  /**
+   * Says nothing of stale leases (`staleLeaseExpiresInMs` null): the pool polls a SQLite file every
+   * 100 ms at most, so a dead worker's lease is found within that of its expiry anyway.
+   */
+  async claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<ClaimRound> {
+    return { claimed: await this.#claim(workerId, leaseMs, room, skip), staleLeaseExpiresInMs: null }
+  }
+
+  async #claim(workerId: string, leaseMs: number, room: number, skip: readonly string[]): Promise<ClaimRound['claimed']> {
     const db = this.sqlite.db
     const skipJson = JSON.stringify(skip)
     const pick = `SELECT c.id FROM (${CLAIMABLE}) AS c JOIN turnlog_sessions s ON s.id = c.id

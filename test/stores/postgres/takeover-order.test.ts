@@ -8,6 +8,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { postgresStore, runWorkers, type PostgresStore } from '../../../workers/index.js'
+import { PgBackend } from '../../../workers/pg-backend.js'
 import { dropAll, freshDb } from './db.js'
 import { answered, echoAgent, readAll, until, verifyOk } from './helpers.js'
 
@@ -49,5 +50,53 @@ describe('docs/spec/api.md "Across machines" (taken over within about two lease 
     const events = await readAll(store, 'x')
     expect(verifyOk(events)).toEqual([])
     expect(answered(events).unanswered).toEqual([])
+  })
+
+  it('B8 item "within one lease period": a lease that missed its heartbeat is claimed when it runs out, not at the next poll', async () => {
+    const store = postgresStore({ connectionString: await freshDb('stale') })
+    stores.push(store)
+    await store.migrate()
+    await store.send('y', 'accepted by a worker that stopped beating')
+    // its holder beat last 0.7 lease ago (a live holder beats every third of a lease): 300 ms left
+    await store.pool.query(
+      `UPDATE turnlog_sessions SET token = token + 1, lease_owner = 'dead-host:1:dead', lease_until = clock_timestamp() + interval '300 milliseconds'
+       WHERE id = 'y'`,
+    )
+    const order: string[] = []
+    // the poll would come after ten minutes: only the claim at the stale lease's expiry can take y
+    const w = runWorkers({
+      store, concurrency: 1, leaseMs: 1000, pollMs: 600_000, lingerMs: 0,
+      agent: (id) => {
+        order.push(id)
+        return echoAgent()
+      },
+    })
+    try {
+      await until(async () => answered(await readAll(store, 'y')).count.size === 1, 'y taken over at its lease expiry')
+    } finally {
+      await w.stop()
+    }
+    expect(order).toEqual(['y'])
+    expect(verifyOk(await readAll(store, 'y'))).toEqual([])
+  })
+
+  it('the claim says when a stale lease runs out, and nothing of live ones or its own', async () => {
+    const store = postgresStore({ connectionString: await freshDb('live') })
+    stores.push(store)
+    await store.migrate()
+    for (const id of ['live', 'stale', 'mine']) await store.send(id, `held ${id}`)
+    const hold = (id: string, owner: string, ms: number) => store.pool.query(
+      `UPDATE turnlog_sessions SET token = token + 1, lease_owner = $2, lease_until = clock_timestamp() + $3 * interval '1 millisecond' WHERE id = $1`, [id, owner, ms])
+    const backend = new PgBackend(store, 1000, () => {})
+    // beaten within the last third of a 1 s lease: live, not stale
+    await hold('live', 'other', 900)
+    await hold('stale', 'other', 900)
+    await hold('mine', 'me', 100)
+    expect(await backend.claim('me', 1000, 1, [])).toEqual({ claimed: [], staleLeaseExpiresInMs: null })
+    await store.pool.query(`UPDATE turnlog_sessions SET lease_until = clock_timestamp() + interval '400 milliseconds' WHERE id = 'stale'`)
+    const round = await backend.claim('me', 1000, 1, [])
+    expect(round.claimed).toEqual([])
+    expect(round.staleLeaseExpiresInMs).toBeGreaterThan(0)
+    expect(round.staleLeaseExpiresInMs).toBeLessThanOrEqual(400)
   })
 })
