@@ -41,26 +41,37 @@ export interface RunningChild {
 export function runningChildren(
   events: readonly LogEvent[], lifecycle: LifecycleState, reattach: (name: string) => boolean,
   reissue: (name: string) => boolean = () => false,
-): Map<string, RunningChild | typeof REISSUED> | null {
+): Map<string, RunningChild | typeof REISSUED | typeof ASKING> | null {
   const turn = lifecycle.openTurn
   const step = lifecycle.openStep
   if (turn === null || step === null || lifecycle.pendingToolCalls.length === 0) return null
   const spawned = new Map<string, RunningChild>()
+  const asked = new Set<string>()
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!
     if (e.type === 'step/start') break
     if (e.type === 'child/spawned') {
       const d = (e as EventOf<'child/spawned'>).data
       spawned.set(d.callId, { id: d.child, seq: e.seq })
-    }
+    } else if (e.type === 'tool/input-requested') asked.add((e as EventOf<'tool/input-requested'>).data.callId)
   }
-  const out = new Map<string, RunningChild | typeof REISSUED>()
+  const out = new Map<string, RunningChild | typeof REISSUED | typeof ASKING>()
   for (const call of lifecycle.pendingToolCalls) {
     const c = spawned.get(call.callId)
-    if (c !== undefined ? reattach(call.name) : reissue(call.name)) out.set(call.callId, c ?? REISSUED)
+    if (c !== undefined ? reattach(call.name) : false) out.set(call.callId, c!)
+    // a round logged and no result (repair's `continueRounds` left the step open): it waits in its round
+    else if (c === undefined && asked.has(call.callId)) out.set(call.callId, ASKING)
+    else if (c === undefined && reissue(call.name)) out.set(call.callId, REISSUED)
   }
   return out.size > 0 ? out : null
 }
+
+/**
+ * A running call that logged a round (docs/spec/lifecycle.md §11), in the map of `runningChildren`:
+ * a crash before its step parked left the step open (repair's `continueRounds`), and the restored
+ * call waits in its round, or goes on with an answer given meanwhile.
+ */
+export const ASKING = 'asking' as const
 
 /**
  * A running call that is issued again (docs/spec/lifecycle.md §8, §12: its tool is idempotent), in the map of
@@ -76,7 +87,8 @@ export function standsParked(lifecycle: LifecycleState, approvals: ApprovalsStat
 
 /** Where each call of the parked open step stands, from the log (O(step)). */
 export function restoredStep(
-  events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState, children: ReadonlyMap<string, RunningChild | typeof REISSUED> | null = null,
+  events: readonly LogEvent[], lifecycle: LifecycleState, approvals: ApprovalsState,
+  children: ReadonlyMap<string, RunningChild | typeof REISSUED | typeof ASKING> | null = null,
 ): RestoredStep {
   const parked = children === null
   const turn = lifecycle.openTurn!
@@ -133,7 +145,7 @@ export function restoredStep(
     const approval = byCall.get(block.id) ?? null
     const running = c !== undefined && !answered.has(block.id)
     const found = running ? children?.get(block.id) : undefined
-    const child = found === REISSUED ? undefined : found
+    const child = found === REISSUED || found === ASKING ? undefined : found
     const round = running ? rounds.get(block.id) : undefined
     return {
       ...(round !== undefined ? { input: round } : {}),

@@ -240,6 +240,14 @@ export interface CloserOptions {
    */
   reissue?: (call: { callId: string; name: string }) => boolean
   /**
+   * Input rounds (docs/spec/lifecycle.md §11, `resumeAgent`): a started call of the open step
+   * without a result that logged a round leaves the step open, as a re-attached call does: the
+   * resumed agent restores it, the round waits for its answer (or goes on with one a store accepted
+   * meanwhile), and the step's other running calls get their §8 result from the agent. Without
+   * it (`turnlog repair`, forks), the open rounds are answered `cancel` `by: canceled`.
+   */
+  continueRounds?: boolean
+  /**
    * Outcomes of finished children (docs/spec/lifecycle.md §10), by call id: a running subagent call whose child
    * session has ended gets the child's outcome as its result instead of `TOOL_OUTCOME_UNKNOWN`
    * (replay/child-outcome.ts reads them from the child's log).
@@ -472,7 +480,11 @@ export function closersAt(s: CloserState, log: { length: number; time: number },
 function reattaches(s: CloserState, opts: CloserOptions): boolean {
   const l = s.lifecycle
   const st = s.step
-  if ((opts.reattach === undefined && opts.reissue === undefined) || st === null || l.openStep === null || l.openTurn === null) return false
+  if ((opts.reattach === undefined && opts.reissue === undefined && opts.continueRounds !== true) || st === null || l.openStep === null || l.openTurn === null) return false
+  if (opts.continueRounds === true && l.pendingToolCalls.length > 0) {
+    const pending = new Set(l.pendingToolCalls.map((c) => c.callId))
+    for (const r of Object.values(s.inputs.byId)) if (r.turn === st.turn && r.step === st.step && pending.has(r.callId)) return true
+  }
   return l.pendingToolCalls.some((c) => st.spawned.has(c.callId)
     ? opts.reattach?.({ callId: c.callId, name: c.name }) === true
     : opts.reissue?.({ callId: c.callId, name: c.name }) === true)

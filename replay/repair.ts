@@ -50,6 +50,8 @@ export interface RepairOptions extends CheckerOptions {
   reattach?: CloserOptions['reattach']
   /** Leaves the open step to a resumed agent that issues its running idempotent calls again (closers.ts `CloserOptions.reissue`). */
   reissue?: CloserOptions['reissue']
+  /** Leaves the open step to a resumed agent when a running call logged a round (closers.ts `CloserOptions.continueRounds`). */
+  continueRounds?: boolean
   /** Finished children's outcomes by call id (closers.ts `CloserOptions.children`; replay/child-outcome.ts). */
   children?: ReadonlyMap<string, ChildOutcome>
 }
@@ -161,6 +163,7 @@ export class Repairer {
       reason: 'interrupted', ...(this.opts.decisions !== undefined ? { decisions: this.opts.decisions } : {}),
       ...(this.opts.reattach !== undefined ? { reattach: this.opts.reattach } : {}),
       ...(this.opts.reissue !== undefined ? { reissue: this.opts.reissue } : {}),
+      ...(this.opts.continueRounds === true ? { continueRounds: true } : {}),
       ...(this.opts.children !== undefined ? { children: this.opts.children } : {}),
     })
     for (const c of closers) this.#verifier.push(c)

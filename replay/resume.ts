@@ -93,7 +93,7 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
     if (!agentOptions.store || agentOptions.sessionId === undefined) {
       throw new TurnlogError('INVALID_ARGUMENT', 'resumeAgent needs { store, sessionId } or { log }', { field: 'log' })
     }
-    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true, reattach: reattaching(agentOptions), reissue: reissuing(agentOptions) })
+    const r = await repairSession(agentOptions.store, agentOptions.sessionId, { ...checker(agentOptions), keepOpen: true, reattach: reattaching(agentOptions), reissue: reissuing(agentOptions), continueRounds: true })
     onRepaired?.({
       log: { header: r.header, events: r.events }, closers: r.closers, keptEventCount: r.keptEventCount,
       quarantined: r.quarantined ? { offset: r.quarantined.offset, bytes: new Uint8Array(0) } : null,
@@ -103,7 +103,8 @@ export async function resumeAgent(opts: ResumeOptions): Promise<Agent> {
   let repaired: RepairResult
   // continued into a store, the children live there: a running subagent call re-attaches its child
   // (and a finished child's outcome is read from there; a path's own directory otherwise)
-  const into = agentOptions.store ? { reattach: reattaching(agentOptions), reissue: reissuing(agentOptions) } : {}
+  // a call that logged a round keeps its step open in every case: the resumed agent restores it (§11)
+  const into = agentOptions.store ? { reattach: reattaching(agentOptions), reissue: reissuing(agentOptions), continueRounds: true } : { continueRounds: true }
   if (typeof log === 'string' || log instanceof Uint8Array) {
     repaired = await repair(log, { ...checker(agentOptions), ...into, ...(agentOptions.store ? { childLogs: agentOptions.store } : {}) })
   } else {
