@@ -11,13 +11,15 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 import { createAgent } from '../../agent/index.js'
 import type { LogEvent } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import { repairEvents, resumeAgent } from '../../replay/index.js'
 import { jsonlStore } from '../../stores/jsonl/index.js'
+import { postgresStore, type PostgresStore } from '../../workers/index.js'
+import { dropAll, freshDb } from '../stores/postgres/db.js'
 import { defineTool } from '../../tools/index.js'
 import type { AnyTool } from '../../tools/types.js'
 import { valid } from '../agent/contain-helpers.js'
@@ -26,8 +28,13 @@ import type { InputContext } from '../../tools/index.js'
 import { ADDRESS_SCHEMA, dataOf } from './helpers.js'
 
 const dirs: string[] = []
+const pgStores: PostgresStore[] = []
 afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true })
+  for (const s of pgStores.splice(0)) await s.close()
+})
+afterAll(async () => {
+  await dropAll()
 })
 
 const STEP = [{ toolCalls: [{ name: 'ship', args: { item: 'book' }, id: 'c1' }, { name: 'slow', args: {}, id: 'c2' }] }, { text: 'done' }]
@@ -120,6 +127,30 @@ describe('a crash while a round is open and another body runs (docs/spec/lifecyc
     await b.whenIdle()
     expect(resumed.runs.map((r) => [r.round, r.input?.by])).toEqual([[1, { kind: 'user', id: 'bo' }]])
     expect(dataOf(b.events, 'tool/input-provided').map((d) => [d.requestId, d.answer.action, d.by])).toEqual([[requestId, 'accept', { kind: 'user', id: 'bo' }]])
+    expect(slow.runs).toEqual([])
+    valid(b.events)
+    await b.dispose()
+  })
+
+  it('R11 (PostgreSQL): an answer recorded while no agent ran (a turnlog_decisions row) is the one the body gets, once', async () => {
+    const log = await crashedLog()
+    const store = postgresStore({ connectionString: await freshDb('openround') })
+    pgStores.push(store)
+    await store.migrate()
+    await store.create('s', { createdAt: log[0]!.time })
+    const w = await store.open('s', 'write')
+    await w.append(log, { expectedSeq: 0 })
+    await w.close()
+    const requestId = dataOf(log, 'tool/input-requested')[0]!.requestId
+    const told = await store.answer('s', requestId, { action: 'accept', responses: { address: { city: 'Gent' } } }, { by: { kind: 'user', id: 'bo' } })
+    expect(told).toMatchObject({ callId: 'c1', round: 1 })
+    const resumed = askingTool()
+    const slow = slowTool()
+    const b = await resumeAgent({ store, sessionId: 's', model: scriptedModel([{ text: 'shipped' }]), tools: [resumed.tool, slow.tool], clock: fakeClock(1_764_460_000_000), ids: counterIds('b'), timers: instantTimers(), maxParallelToolCalls: 2 })
+    await b.whenIdle()
+    expect(resumed.runs.map((r) => [r.round, r.input?.by])).toEqual([[1, { kind: 'user', id: 'bo' }]])
+    expect(dataOf(b.events, 'tool/input-provided').map((d) => [d.requestId, d.answer.action, d.by])).toEqual([[requestId, 'accept', { kind: 'user', id: 'bo' }]])
+    expect(dataOf(b.events, 'tool/result').map((d) => [d.callId, d.error?.code ?? 'ok'])).toEqual([['c1', 'ok'], ['c2', 'TOOL_OUTCOME_UNKNOWN']])
     expect(slow.runs).toEqual([])
     valid(b.events)
     await b.dispose()
