@@ -11,6 +11,7 @@ import { formatCensus } from '../../testing/fuzz/census.js'
 import type { FuzzViolation } from '../../testing/fuzz/failure.js'
 import type { InputRecorder } from '../../testing/fuzz/input-tool.js'
 import { checkInputs } from '../../testing/fuzz/inputs.js'
+import { driverViolation } from '../../testing/fuzz/oracle.js'
 import type { Run } from '../../testing/fuzz/run.js'
 import { censusSeed } from '../support/census-seed.js'
 
@@ -91,4 +92,15 @@ describe('fuzzAgent with approvals and input rounds together (docs/spec/lifecycl
     expect(together).toBeGreaterThan(0)
     expect(report.census.other['input: answered'] ?? 0).toBeGreaterThan(0)
   }, 600_000)
+})
+
+describe('the oracle reports a tool scheduler that failed out on a refused append (L18)', () => {
+  const runWith = (errors: Array<{ where: string; error: unknown }>) =>
+    ({ errors: errors.map((e) => ({ ...e, at: 0 })), agent: { events: [] } }) as unknown as Run
+  it('an append the log refused (an error naming its invariant) is a defect; another scheduler report is not', () => {
+    const refused = Object.assign(new Error('INVARIANT: step/parked while tool/call c2 has no tool/result (seq 17, invariant L18)'), { invariant: 'L18' })
+    expect(driverViolation(runWith([{ where: 'tools/scheduler', error: refused }]))?.invariant).toBe('L18')
+    expect(driverViolation(runWith([{ where: 'tools/scheduler', error: new Error('store unavailable') }]))).toBeNull()
+    expect(driverViolation(runWith([{ where: 'tools/execute', error: refused }]))).toBeNull()
+  })
 })

@@ -38,7 +38,10 @@ export function checkInboxFollowsLog(run: Run): void {
  * followup, a burst opens no turn), so the fuzzer reports it in their place (fuzz-agent.ts).
  */
 export function driverViolation(run: Run): FuzzViolation | null {
-  const defects = run.errors.filter((e) => e.where === 'driver')
+  // the tool scheduler fails out when the log refuses one of its appends (an error naming its L
+  // invariant): that is the agent's defect too (it once dropped a round the agent itself asked)
+  const defects = run.errors.filter((e) => e.where === 'driver' ||
+    (e.where === 'tools/scheduler' && typeof (e.error as { invariant?: unknown } | null)?.invariant === 'string'))
   if (defects.length === 0) return null
   const err = defects[0]!.error as { invariant?: unknown; stack?: unknown } | undefined
   // an append the checker refused breaks a named L invariant: report that one
