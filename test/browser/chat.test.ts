@@ -106,6 +106,7 @@ const MAJORS = [
     const errors: string[] = []
     page.on('pageerror', (e) => errors.push(String(e)))
     await page.goto(`${base}/?chat=r${major.react}-b1`)
+    await until(async () => (await page.evaluate(() => (globalThis as unknown as { loaded?: boolean }).loaded)) === true)
     await page.fill('input', 'Weather in Paris?')
     await page.press('input', 'Enter')
     gate.release(3)
@@ -147,6 +148,7 @@ const MAJORS = [
     const errors: string[] = []
     page.on('pageerror', (e) => errors.push(String(e)))
     await page.goto(`${base}/?chat=r${major.react}-approve-b1`)
+    await until(async () => (await page.evaluate(() => (globalThis as unknown as { loaded?: boolean }).loaded)) === true)
     await page.fill('input', 'Pay my invoice')
     await page.press('input', 'Enter')
     const approve = page.locator('button.approve')

@@ -89,6 +89,9 @@ const MAJORS = [
     const errors: string[] = []
     page.on('pageerror', (e) => errors.push(String(e)))
     await page.goto(`${base}/?chat=${chat}`)
+    // the page's load effect (history, then resumeStream) first: under load a message sent before
+    // it settled came back through that resume, and onToolCall saw the call twice
+    await until(async () => (await page.evaluate(() => (globalThis as unknown as { loaded?: boolean }).loaded)) === true)
     await page.fill('input', 'Pick a colour for the page')
     await page.press('input', 'Enter')
     const pick = page.locator('button.pick')
