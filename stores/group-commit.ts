@@ -26,12 +26,20 @@ interface Pending<T> {
 
 export class GroupCommit<T> {
   readonly #committer: Committer<T>
+  readonly #defer: ((fn: () => void) => void) | null
   #queue: Array<Pending<T>> = []
   #running: Promise<void> | null = null
   #batches = 0
 
-  constructor(committer: Committer<T>) {
+  /**
+   * `defer`: when an idle handle's first append starts its batch. Default: the next microtask
+   * (appends of the same synchronous run share it). A store whose commit is a round trip may
+   * pass `setImmediate`, so the appends one agent makes in the promise chains of one event-loop
+   * turn (a step's last chunks, its message and its `tool/call`) share one statement.
+   */
+  constructor(committer: Committer<T>, defer?: (fn: () => void) => void) {
     this.#committer = committer
+    this.#defer = defer ?? null
   }
 
   /** Batches committed so far (tests and the bench read it). */
@@ -48,8 +56,12 @@ export class GroupCommit<T> {
   enqueue(item: T, result: AppendResult): Promise<AppendResult> {
     return new Promise<AppendResult>((resolve, reject) => {
       this.#queue.push({ item, result, resolve, reject })
-      // one batch per microtask: appends made in the same tick share one commit
-      if (!this.#running) this.#running = Promise.resolve().then(() => this.#drain())
+      // one batch per microtask (or per `defer`): appends made in the same tick share one commit
+      if (!this.#running) {
+        const defer = this.#defer
+        this.#running = defer === null ? Promise.resolve().then(() => this.#drain())
+          : new Promise<void>((resolve) => defer(resolve)).then(() => this.#drain())
+      }
     })
   }
 
