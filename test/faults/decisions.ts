@@ -58,6 +58,8 @@ const NEVER_STARTED = new Set(['DENIED', 'APPROVAL_EXPIRED', 'ABORTED_BEFORE_DIS
  */
 export function accountDecisions(
   logs: ReadonlyMap<string, readonly LogEvent[]>, made: readonly MadeDecision[], runs: readonly string[], approved: ReadonlySet<string> = new Set(['rm']),
+  /** Tools whose bodies run once per input round, accounted by rounds.ts: left out here. */
+  rounds: ReadonlySet<string> = new Set(['ask']),
 ): DecisionAccounting {
   const out: DecisionAccounting = {
     requested: 0, logged: 0, loggedBy: {}, made: 0, madeUnacknowledgedLogged: 0, bodyRuns: 0,
@@ -67,7 +69,7 @@ export function accountDecisions(
   const toolOfRun = new Map<string, string>()
   for (const line of runs) {
     const [sid, callId, tool] = line.split(' ')
-    if (!sid || !callId) continue
+    if (!sid || !callId || rounds.has(tool ?? '')) continue
     out.bodyRuns++
     ran.set(`${sid} ${callId}`, (ran.get(`${sid} ${callId}`) ?? 0) + 1)
     toolOfRun.set(`${sid} ${callId}`, tool ?? '')
@@ -117,6 +119,7 @@ export function accountDecisions(
       }
     }
     for (const [callId, name] of calls) {
+      if (rounds.has(name)) continue
       const key = `${sid} ${callId}`
       seenCalls.add(key)
       const n = ran.get(key) ?? 0

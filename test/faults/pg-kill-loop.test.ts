@@ -36,6 +36,7 @@ import { killAll } from '../support/line-child.js'
 import { restartServer, startServer, stopServer } from '../support/own-server.js'
 import { Decider, pgScan } from './decider.js'
 import { accountDecisions, decisionsLine } from './decisions.js'
+import { accountRounds, roundsLine } from './rounds.js'
 
 const WORKER = fileURLToPath(new URL('./children/decide-worker.mjs', import.meta.url))
 const KILLS = Number(process.env.TURNLOG_PG_KILLS ?? 100)
@@ -73,7 +74,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const seconds = (ms: number) => (ms / 1000).toFixed(1)
 
 describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
-  it(`L1 L13 L17 R10 §8 §9: ${KILLS} worker SIGKILLs and ${RESTARTS} server restarts while sending and deciding: every acknowledged message answered or named as given up, none twice, none lost; every decision logged once as made; no body twice, no denied body; 0 worker crashes; logs verify`, async () => {
+  it(`L1 L13 L17 L21 R10 R11 §8 §9 §11: ${KILLS} worker SIGKILLs and ${RESTARTS} server restarts while sending, deciding and answering rounds: every acknowledged message answered or named as given up, none twice, none lost; every decision logged once as made; no body twice, no denied body; 0 worker crashes; logs verify`, async () => {
     expect(KILLS).toBeGreaterThanOrEqual(1)
     const { url, dir } = startServer()
     ownDir = dir
@@ -85,7 +86,8 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     const killed = new Set<LineChild>()
     let gen = 0
     const worker = (standby: boolean): LineChild => {
-      const env = standby ? { ...process.env, TURNLOG_STANDBY: '1' } : undefined
+      // TURNLOG_LOOP_ROUNDS: the model also calls `ask`, a body asking 1–2 input rounds (§11)
+      const env = { ...process.env, TURNLOG_LOOP_ROUNDS: '1', ...(standby ? { TURNLOG_STANDBY: '1' } : {}) }
       const c = new LineChild(spawn, WORKER, [lib, url, String(Math.floor(rand() * 2 ** 31)), `w${gen++}`, String(LEASE), COUNT], ROOT, env)
       children.push(c)
       return c
@@ -132,8 +134,9 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
       }
     })()
 
-    const phases = ['stream', 'tool', 'claim', 'approval', 'random'] as const
-    const aimed: Record<string, number> = { stream: 0, tool: 0, claim: 0, approval: 0, random: 0 }
+    // `round`: a body continuing an answered round (the window docs/decisions/input-rounds.md names)
+    const phases = ['stream', 'tool', 'claim', 'approval', 'round', 'random'] as const
+    const aimed: Record<string, number> = { stream: 0, tool: 0, claim: 0, approval: 0, round: 0, random: 0 }
     let ofServing = 0
     let restarts = 0
     const restartEvery = RESTARTS > 0 ? Math.max(1, Math.floor(KILLS / RESTARTS)) : Infinity
@@ -204,6 +207,7 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     for (const sid of sent.keys()) logs.set(sid, await readAll(store, sid))
     const runs = readFileSync(COUNT, 'utf8').split('\n').filter(Boolean)
     const d = accountDecisions(logs, decider.made, runs)
+    const r = accountRounds(logs, decider.answers, runs)
     const inbox = await store.pool.query('SELECT count(*)::int AS n FROM turnlog_inbox WHERE moved_seq IS NULL')
     const given = await store.pool.query("SELECT count(*)::int AS n FROM turnlog_events WHERE event->>'type' = 'resume/given-up'")
     console.log(`postgres kill loop: ${KILLS} SIGKILLs (${ofServing} of serving workers; aimed ${JSON.stringify(aimed)}), ${restarts} server restarts, ` +
@@ -211,6 +215,8 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
       `kill phase ${seconds(killsDone - t0)} s, catch-up ${seconds(caughtUp - killsDone)} s`)
     console.log(`postgres kill loop decisions: ${decisionsLine(d)}; decider: ${decider.made.length} tried, ${decider.figures.refused} refused ` +
       `(APPROVAL_DECIDED), ${decider.figures.failed} failed tries retried`)
+    console.log(`postgres kill loop input rounds: ${roundsLine(r)}; answers: ${decider.answerFigures.tries} tries, ${decider.answerFigures.refused} refused ` +
+      `(INPUT_ANSWERED), ${decider.answerFigures.failed} failed tries retried`)
     expect(crashed.map((c) => c.stderr.slice(-400))).toEqual([])
     expect(a.problems).toEqual([])
     expect(a.acknowledged).toBeGreaterThan(0)
@@ -221,6 +227,12 @@ describe('faults in CI: the PostgreSQL kill loop (issue 24 item 8)', () => {
     expect(d.loggedBy['user approve']).toBeGreaterThan(0)
     expect(d.loggedBy['user deny']).toBeGreaterThan(0)
     expect(d.approvedRan).toBeGreaterThan(0)
+    // input rounds were asked and answered both ways through store.answer, and answers reached bodies
+    expect(r.problems).toEqual([])
+    expect(r.made).toBeGreaterThan(0)
+    expect(r.providedBy['user accept']).toBeGreaterThan(0)
+    expect(r.providedBy['user decline']).toBeGreaterThan(0)
+    expect(r.reachedOnce).toBeGreaterThan(0)
     expect((inbox.rows[0] as { n: number }).n).toBe(0)
     expect(restarts).toBe(RESTARTS)
     expect(ofServing).toBe(KILLS)
