@@ -1,7 +1,8 @@
 /**
- * Group commit, shared by the jsonl and postgres writers. Appends accepted in the same tick share
- * one batch (one write + fsync, or one statement); while a batch commits, new appends queue for the
- * next one. The first failure stops the handle: the failing batch and every append queued behind
+ * Group commit, shared by the jsonl, postgres and sqlite writers. Appends accepted before the
+ * batch starts (the same microtask, or the same event-loop turn for a writer that defers to
+ * `setImmediate`: jsonl and postgres) share one batch (one write + fsync, or one statement); while
+ * a batch commits, new appends queue for the next one. The first failure stops the handle: the failing batch and every append queued behind
  * it reject with the handle's failure, and nothing more is committed.
  */
 import type { TurnlogError } from '../events/errors.js'
