@@ -25,18 +25,14 @@ const CRASH_CHILD = fileURLToPath(new URL('../stores/children/crash-child.mjs', 
 const KILLS = Number(process.env.TURNLOG_CRASH_KILLS ?? 50)
 
 let lib = ''
-const dirs: string[] = []
-beforeAll(() => {
+let dir = ''
+beforeAll(async () => {
   lib = childLib()
+  dir = await mkdtemp(join(tmpdir(), 'turnlog-crash-loop-'))
 }, 120_000)
 afterAll(async () => {
-  for (const d of dirs) await rm(d, { recursive: true, force: true })
+  if (dir) await rm(dir, { recursive: true, force: true })
 })
-async function tmp(): Promise<string> {
-  const d = await mkdtemp(join(tmpdir(), 'turnlog-proc-'))
-  dirs.push(d)
-  return d
-}
 
 function inboxFates(events: readonly LogEvent[]): Map<string, 'pending' | 'claimed' | 'canceled'> {
   const fate = new Map<string, 'pending' | 'claimed' | 'canceled'>()
@@ -67,7 +63,6 @@ function closedPrefix(events: readonly LogEvent[]): LogEvent[] {
 
 describe('SIGKILL crash loop (reliability: crash between write and fsync, crash mid-batch; R: accepted followups survive)', () => {
   it(`${KILLS} SIGKILLs at random moments: every durable followup is pending or has run, every flushed event is there, the torn tail is quarantined, repair closes the open turn and the log verifies`, async () => {
-    const dir = await tmp()
     const repair = (replayApi as Record<string, unknown>).repair as
       | ((src: string | Uint8Array) => Promise<{ log: { events: LogEvent[] }; closers: LogEvent[] }>)
       | undefined

@@ -8,44 +8,18 @@
  *
  * `TURNLOG_SQLITE_KILLS` sets the number of kills (default 30).
  */
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { LogEvent } from '../../events/envelope.js'
-import { sqliteStore } from '../../stores/sqlite/index.js'
-import { LineChild } from '../support/line-child.js'
-import { childLib, ROOT } from '../stores/child-lib.js'
+import { childLib } from '../stores/child-lib.js'
+import { durable, reread, why, writer } from '../stores/sqlite/writer-children.js'
 import { DRIVERS, tempDir } from '../stores/sqlite/helpers.js'
 
-const WRITER = fileURLToPath(new URL('../stores/sqlite/children/writer-child.mjs', import.meta.url))
 const KILLS = Number(process.env.TURNLOG_SQLITE_KILLS ?? 30)
-/** Long enough that a heartbeat delayed by a loaded machine does not lose the lease mid-loop. */
-const LEASE = 1500
 
 let lib = ''
 beforeAll(() => {
   lib = childLib()
 }, 180_000)
-
-function writer(file: string, driver: string, seed: number, leaseMs = LEASE): LineChild {
-  return new LineChild(spawn, WRITER, [lib, file, driver, 's', String(seed), String(leaseMs)], ROOT)
-}
-
-const why = (c: LineChild) => `${c.lines.slice(-5).join(' | ')} ${c.stderr.replace(/.*ExperimentalWarning.*\n?|.*trace-warnings.*\n?/g, '')}`
-const durable = (c: LineChild) => Math.max(0, ...c.lines.filter((l) => l.startsWith('D ')).map((l) => Number(l.split(' ')[1])))
-
-async function reread(file: string): Promise<{ length: number; seqs: number[] }> {
-  const store = sqliteStore(file)
-  try {
-    const r = await store.open('s', 'read')
-    const seqs: number[] = []
-    for await (const e of r.events()) seqs.push((e as LogEvent).seq)
-    return { length: r.length, seqs }
-  } finally {
-    await store.close()
-  }
-}
 
 describe('SQLite: writer processes under SIGKILL (every resolved append is there after reopen)', () => {
   it(`L1: ${KILLS} SIGKILLs of a writer process at random moments, the drivers alternating: every resolved append is there, no gap or duplicate seq, each new writer holds a larger token`, async () => {
@@ -54,7 +28,7 @@ describe('SQLite: writer processes under SIGKILL (every resolved append is there
     let lastToken = 0
     let lastLength = 0
     for (let k = 0; k < KILLS; k++) {
-      const c = writer(file, DRIVERS[k % 2]!, 500 + k)
+      const c = writer(lib, file, DRIVERS[k % 2]!, 500 + k)
       const won = await c.waitFor((l) => l.startsWith('WON ') || l.startsWith('ERR'), 0, 60_000)
       expect(won, why(c)).toMatch(/^WON /)
       const [, token, length] = won!.split(' ').map(Number)

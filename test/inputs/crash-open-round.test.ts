@@ -12,20 +12,16 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import { createAgent } from '../../agent/index.js'
 import type { LogEvent } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import { repairEvents, resumeAgent } from '../../replay/index.js'
-import { jsonlStore } from '../../stores/jsonl/index.js'
+import { jsonlStore, type JsonlStore } from '../../stores/jsonl/index.js'
 import { postgresStore, type PostgresStore } from '../../workers/index.js'
 import { dropAll, freshDb } from '../stores/postgres/db.js'
-import { defineTool } from '../../tools/index.js'
-import type { AnyTool } from '../../tools/types.js'
 import { valid } from '../agent/contain-helpers.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
-import type { InputContext } from '../../tools/index.js'
-import { ADDRESS_SCHEMA, dataOf } from './helpers.js'
+import { besideAskTool as askingTool, dataOf, gatedSlowTool as slowTool } from './helpers.js'
 
 const dirs: string[] = []
 const pgStores: PostgresStore[] = []
@@ -38,38 +34,6 @@ afterAll(async () => {
 })
 
 const STEP = [{ toolCalls: [{ name: 'ship', args: { item: 'book' }, id: 'c1' }, { name: 'slow', args: {}, id: 'c2' }] }, { text: 'done' }]
-
-/** `ship` as test/inputs/helpers.ts has it, concurrency safe, so `slow` runs beside its open round. */
-function askingTool(): { tool: AnyTool; runs: Array<{ round: number; input: InputContext | undefined }> } {
-  const runs: Array<{ round: number; input: InputContext | undefined }> = []
-  const tool = defineTool({
-    name: 'ship', description: 'ship', parameters: z.object({ item: z.string() }),
-    isConcurrencySafe: () => true,
-    execute: ({ item }, ctx) => {
-      runs.push({ round: ctx.input?.round ?? 0, input: ctx.input })
-      if (ctx.input === undefined) return ctx.inputRequired({ requests: { address: { kind: 'form', message: 'Where to?', schema: ADDRESS_SCHEMA } } })
-      return `shipped ${item} to ${JSON.stringify(ctx.input.responses)}`
-    },
-  }) as AnyTool
-  return { tool, runs }
-}
-
-/** `slow`: a body that runs until the test lets it go (the "other body" the crash cuts). */
-function slowTool(): { tool: AnyTool; release: () => void; runs: number[] } {
-  let release!: () => void
-  const gate = new Promise<void>((r) => (release = r))
-  const runs: number[] = []
-  const tool = defineTool({
-    name: 'slow', description: 'slow', parameters: z.object({}),
-    isConcurrencySafe: () => true,
-    execute: async () => {
-      runs.push(1)
-      await gate
-      return 'slow done'
-    },
-  }) as AnyTool
-  return { tool, release, runs }
-}
 
 /** The log as a killed process leaves it: c1 asked round 1, c2's body still running (no step/parked). */
 async function crashedLog(): Promise<LogEvent[]> {
@@ -87,6 +51,32 @@ async function crashedLog(): Promise<LogEvent[]> {
   await a.whenIdle()
   await a.dispose()
   return events
+}
+
+/**
+ * The crashed log in `store`, a person's answer to its open round accepted by `store.answer` while no
+ * agent ran, then `resumeAgent`: the body's next round gets that answer, once; the cut call gets its
+ * §8 result; nothing runs twice.
+ */
+async function answeredWhileNoneRan(store: JsonlStore | PostgresStore): Promise<void> {
+  const log = await crashedLog()
+  await store.create('s', { createdAt: log[0]!.time })
+  const w = await store.open('s', 'write')
+  await w.append(log, { expectedSeq: 0 })
+  await w.close()
+  const requestId = dataOf(log, 'tool/input-requested')[0]!.requestId
+  const told = await store.answer('s', requestId, { action: 'accept', responses: { address: { city: 'Gent' } } }, { by: { kind: 'user', id: 'bo' } })
+  expect(told).toMatchObject({ callId: 'c1', round: 1 })
+  const resumed = askingTool()
+  const slow = slowTool()
+  const b = await resumeAgent({ store, sessionId: 's', model: scriptedModel([{ text: 'shipped' }]), tools: [resumed.tool, slow.tool], clock: fakeClock(1_764_460_000_000), ids: counterIds('b'), timers: instantTimers(), maxParallelToolCalls: 2 })
+  await b.whenIdle()
+  expect(resumed.runs.map((r) => [r.round, r.input?.by])).toEqual([[1, { kind: 'user', id: 'bo' }]])
+  expect(dataOf(b.events, 'tool/input-provided').map((d) => [d.requestId, d.answer.action, d.by])).toEqual([[requestId, 'accept', { kind: 'user', id: 'bo' }]])
+  expect(dataOf(b.events, 'tool/result').map((d) => [d.callId, d.error?.code ?? 'ok'])).toEqual([['c1', 'ok'], ['c2', 'TOOL_OUTCOME_UNKNOWN']])
+  expect(slow.runs).toEqual([])
+  valid(b.events)
+  await b.dispose()
 }
 
 describe('a crash while a round is open and another body runs (docs/spec/lifecycle.md §11)', () => {
@@ -110,50 +100,16 @@ describe('a crash while a round is open and another body runs (docs/spec/lifecyc
   })
 
   it('R11: an answer a JSONL store accepted before the resume (told "answered") is the one the body gets, not a cancel', async () => {
-    const log = await crashedLog()
     const dir = await mkdtemp(join(tmpdir(), 'turnlog-open-round-'))
     dirs.push(dir)
-    const store = jsonlStore(dir)
-    await store.create('s', { createdAt: log[0]!.time })
-    const w = await store.open('s', 'write')
-    await w.append(log, { expectedSeq: 0 })
-    await w.close()
-    const requestId = dataOf(log, 'tool/input-requested')[0]!.requestId
-    const told = await store.answer('s', requestId, { action: 'accept', responses: { address: { city: 'Gent' } } }, { by: { kind: 'user', id: 'bo' } })
-    expect(told).toMatchObject({ callId: 'c1', round: 1 })
-    const resumed = askingTool()
-    const slow = slowTool()
-    const b = await resumeAgent({ store, sessionId: 's', model: scriptedModel([{ text: 'shipped' }]), tools: [resumed.tool, slow.tool], clock: fakeClock(1_764_460_000_000), ids: counterIds('b'), timers: instantTimers(), maxParallelToolCalls: 2 })
-    await b.whenIdle()
-    expect(resumed.runs.map((r) => [r.round, r.input?.by])).toEqual([[1, { kind: 'user', id: 'bo' }]])
-    expect(dataOf(b.events, 'tool/input-provided').map((d) => [d.requestId, d.answer.action, d.by])).toEqual([[requestId, 'accept', { kind: 'user', id: 'bo' }]])
-    expect(slow.runs).toEqual([])
-    valid(b.events)
-    await b.dispose()
+    await answeredWhileNoneRan(jsonlStore(dir))
   })
 
   it('R11 (PostgreSQL): an answer recorded while no agent ran (a turnlog_decisions row) is the one the body gets, once', async () => {
-    const log = await crashedLog()
     const store = postgresStore({ connectionString: await freshDb('openround') })
     pgStores.push(store)
     await store.migrate()
-    await store.create('s', { createdAt: log[0]!.time })
-    const w = await store.open('s', 'write')
-    await w.append(log, { expectedSeq: 0 })
-    await w.close()
-    const requestId = dataOf(log, 'tool/input-requested')[0]!.requestId
-    const told = await store.answer('s', requestId, { action: 'accept', responses: { address: { city: 'Gent' } } }, { by: { kind: 'user', id: 'bo' } })
-    expect(told).toMatchObject({ callId: 'c1', round: 1 })
-    const resumed = askingTool()
-    const slow = slowTool()
-    const b = await resumeAgent({ store, sessionId: 's', model: scriptedModel([{ text: 'shipped' }]), tools: [resumed.tool, slow.tool], clock: fakeClock(1_764_460_000_000), ids: counterIds('b'), timers: instantTimers(), maxParallelToolCalls: 2 })
-    await b.whenIdle()
-    expect(resumed.runs.map((r) => [r.round, r.input?.by])).toEqual([[1, { kind: 'user', id: 'bo' }]])
-    expect(dataOf(b.events, 'tool/input-provided').map((d) => [d.requestId, d.answer.action, d.by])).toEqual([[requestId, 'accept', { kind: 'user', id: 'bo' }]])
-    expect(dataOf(b.events, 'tool/result').map((d) => [d.callId, d.error?.code ?? 'ok'])).toEqual([['c1', 'ok'], ['c2', 'TOOL_OUTCOME_UNKNOWN']])
-    expect(slow.runs).toEqual([])
-    valid(b.events)
-    await b.dispose()
+    await answeredWhileNoneRan(store)
   })
 
   it('L21: repair alone (no resumed agent) still closes the round: cancel by canceled, the call ABORTED', async () => {

@@ -2,6 +2,7 @@
 import { z } from 'zod'
 import type { InputRequests, LogEvent } from '../../events/index.js'
 import { defineTool, type InputContext } from '../../tools/index.js'
+import { REISSUE, type AnyTool } from '../../tools/types.js'
 
 /** The JSON Schema of an address form. */
 export const ADDRESS_SCHEMA = {
@@ -51,3 +52,44 @@ export function typesFrom(events: readonly LogEvent[], type = 'tool/call'): stri
 export function dataOf(events: readonly LogEvent[], type: string): Array<Record<string, any>> {
   return events.filter((e) => e.type === type).map((e) => e.data as Record<string, any>)
 }
+
+/**
+ * `ship` asking one form round, concurrency safe, so another call of its step runs beside its open
+ * round (docs/spec/lifecycle.md §11); records every body run with the round it continues.
+ */
+export function besideAskTool(): { tool: AnyTool; runs: Array<{ round: number; input: InputContext | undefined }> } {
+  const runs: Array<{ round: number; input: InputContext | undefined }> = []
+  const tool = defineTool({
+    name: 'ship', description: 'ship', parameters: z.object({ item: z.string() }),
+    isConcurrencySafe: () => true,
+    execute: ({ item }, ctx) => {
+      runs.push({ round: ctx.input?.round ?? 0, input: ctx.input })
+      if (ctx.input === undefined) return ctx.inputRequired({ requests: { address: { kind: 'form', message: 'Where to?', schema: ADDRESS_SCHEMA } } })
+      return `shipped ${item} to ${JSON.stringify(ctx.input.responses)}`
+    },
+  }) as AnyTool
+  return { tool, runs }
+}
+
+/**
+ * `slow`: a concurrency-safe body whose first run waits until the test releases it (the call that
+ * runs beside an open round); `runs` numbers every run. `idempotent`: its tool is re-issued after a
+ * crash (§12).
+ */
+export function gatedSlowTool(opts: { idempotent?: boolean } = {}): { tool: AnyTool; release: () => void; runs: number[] } {
+  let release!: () => void
+  const gate = new Promise<void>((r) => (release = r))
+  const runs: number[] = []
+  const tool = defineTool({
+    name: 'slow', description: 'slow', parameters: z.object({}),
+    isConcurrencySafe: () => true,
+    execute: async () => {
+      runs.push(runs.length + 1)
+      if (runs.length === 1) await gate
+      return `slow done ${runs.length}`
+    },
+  }) as AnyTool
+  if (opts.idempotent === true) Object.assign(tool, { [REISSUE]: true })
+  return { tool, release, runs }
+}
+

@@ -8,54 +8,18 @@
  * `TOOL_OUTCOME_UNKNOWN` — a question the agent asked, dropped by the agent itself.
  */
 import { describe, expect, it } from 'vitest'
-import { z } from 'zod'
 import { createAgent } from '../../agent/index.js'
 import type { LogEvent } from '../../events/index.js'
 import { scriptedModel } from '../../models/index.js'
 import { resumeAgent } from '../../replay/index.js'
 import { reexecute } from '../../replay/reexecute.js'
 import { verify } from '../../replay/verify.js'
-import { defineTool, type InputContext } from '../../tools/index.js'
-import { REISSUE, type AnyTool } from '../../tools/types.js'
 import { valid } from '../agent/contain-helpers.js'
 import { counterIds, fakeClock, instantTimers } from '../agent/helpers.js'
-import { ADDRESS_SCHEMA, dataOf } from './helpers.js'
+import { besideAskTool as askingTool, dataOf, gatedSlowTool as slowTool } from './helpers.js'
 
 const STEP = [{ toolCalls: [{ name: 'ship', args: { item: 'book' }, id: 'c1' }, { name: 'slow', args: {}, id: 'c2' }] }, { text: 'done' }]
 const GENT = { action: 'accept' as const, responses: { address: { city: 'Gent' } } }
-
-/** Asks one form round, concurrency safe, so `slow` runs beside its open round. */
-function askingTool(): { tool: AnyTool; runs: Array<InputContext | undefined> } {
-  const runs: Array<InputContext | undefined> = []
-  const tool = defineTool({
-    name: 'ship', description: 'ship', parameters: z.object({ item: z.string() }),
-    isConcurrencySafe: () => true,
-    execute: ({ item }, ctx) => {
-      runs.push(ctx.input)
-      if (ctx.input === undefined) return ctx.inputRequired({ requests: { address: { kind: 'form', message: 'Where to?', schema: ADDRESS_SCHEMA } } })
-      return `shipped ${item} to ${JSON.stringify(ctx.input.responses)}`
-    },
-  }) as AnyTool
-  return { tool, runs }
-}
-
-/** A concurrency-safe body that runs until the test releases it (after the round is asked). */
-function slowTool(opts: { idempotent?: boolean } = {}): { tool: AnyTool; release: () => void; runs: number[] } {
-  let release!: () => void
-  const gate = new Promise<void>((r) => (release = r))
-  const runs: number[] = []
-  const tool = defineTool({
-    name: 'slow', description: 'slow', parameters: z.object({}),
-    isConcurrencySafe: () => true,
-    execute: async () => {
-      runs.push(runs.length + 1)
-      if (runs.length === 1) await gate
-      return `slow done ${runs.length}`
-    },
-  }) as AnyTool
-  if (opts.idempotent === true) Object.assign(tool, { [REISSUE]: true })
-  return { tool, release, runs }
-}
 
 /** A `tool/result`'s text (its message's text blocks). */
 function outputText(d: Record<string, any>): string {
@@ -94,7 +58,7 @@ describe('a result that waits behind an open round (docs/spec/lifecycle.md §11,
     expect(dataOf(a.events, 'tool/result').map((d) => [d.callId, d.error?.code ?? outputText(d)])).toEqual([
       ['c1', 'shipped book to {"address":{"city":"Gent"}}'], ['c2', 'slow done 1'],
     ])
-    expect(asking.runs.map((r) => r?.round ?? 0)).toEqual([0, 1])
+    expect(asking.runs.map((r) => r.round)).toEqual([0, 1])
     expect(slow.runs).toEqual([1])
     expect(errors).toEqual([])
     valid(a.events)
@@ -121,7 +85,7 @@ describe('a result that waits behind an open round (docs/spec/lifecycle.md §11,
     await b.whenIdle()
     const results = dataOf(b.events, 'tool/result').map((d) => [d.callId, d.error?.code ?? 'ok'])
     expect(results).toEqual([['c1', 'ok'], ['c2', 'TOOL_OUTCOME_UNKNOWN']])
-    expect(asking.runs.map((r) => r?.round)).toEqual([1])
+    expect(asking.runs.map((r) => r.round)).toEqual([1])
     expect(slow2.runs).toEqual([])
     valid(b.events)
     await b.dispose()

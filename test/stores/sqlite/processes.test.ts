@@ -9,49 +9,22 @@
  *
  * The SIGKILL loop of writer processes is a fault loop: test/faults/sqlite-writer-kill-loop.test.ts.
  */
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
-import type { LogEvent } from '../../../events/envelope.js'
-import { sqliteStore } from '../../../stores/sqlite/index.js'
-import { LineChild } from '../../support/line-child.js'
-import { childLib, ROOT } from '../child-lib.js'
-import { DRIVERS, tempDir } from './helpers.js'
-
-const WRITER = fileURLToPath(new URL('./children/writer-child.mjs', import.meta.url))
-/** Long enough that a heartbeat delayed by a loaded machine does not lose the lease mid-loop. */
-const LEASE = 1500
+import { childLib } from '../child-lib.js'
+import { durable, reread, why, writer } from './writer-children.js'
+import { tempDir } from './helpers.js'
 
 let lib = ''
 beforeAll(() => {
   lib = childLib()
 }, 180_000)
 
-function writer(file: string, driver: string, seed: number, leaseMs = LEASE): LineChild {
-  return new LineChild(spawn, WRITER, [lib, file, driver, 's', String(seed), String(leaseMs)], ROOT)
-}
-
-const why = (c: LineChild) => `${c.lines.slice(-5).join(' | ')} ${c.stderr.replace(/.*ExperimentalWarning.*\n?|.*trace-warnings.*\n?/g, '')}`
-const durable = (c: LineChild) => Math.max(0, ...c.lines.filter((l) => l.startsWith('D ')).map((l) => Number(l.split(' ')[1])))
-
-async function reread(file: string): Promise<{ length: number; seqs: number[] }> {
-  const store = sqliteStore(file)
-  try {
-    const r = await store.open('s', 'read')
-    const seqs: number[] = []
-    for await (const e of r.events()) seqs.push((e as LogEvent).seq)
-    return { length: r.length, seqs }
-  } finally {
-    await store.close()
-  }
-}
-
 describe('SQLite: two processes racing for one session (one owner, no duplicate or lost seq)', () => {
   it('one holds the lease, the other waits; the holder SIGKILLed: the other takes over with a larger token from the durable length', async () => {
     const file = join(await tempDir(), 'race.db')
-    const a = writer(file, 'node:sqlite', 1, 2000)
-    const b = writer(file, 'better-sqlite3', 2, 2000)
+    const a = writer(lib, file, 'node:sqlite', 1, 2000)
+    const b = writer(lib, file, 'better-sqlite3', 2, 2000)
     const first = await Promise.race([a, b].map((c) => c.waitFor((l) => l.startsWith('WON '), 0, 60_000).then((l) => ({ c, l }))))
     const holder = first.c
     const other = holder === a ? b : a
@@ -76,14 +49,14 @@ describe('SQLite: two processes racing for one session (one owner, no duplicate 
 
   it('LEASE_LOST: the holder SIGSTOPped past its lease, the other takes over; woken, the stopped writer\'s append is refused and nothing it writes lands', async () => {
     const file = join(await tempDir(), 'stop.db')
-    const a = writer(file, 'better-sqlite3', 3)
+    const a = writer(lib, file, 'better-sqlite3', 3)
     await a.waitFor((l) => l.startsWith('D '), 0, 60_000)
     // frozen between transactions (a process frozen inside one holds the file's write lock: see
     // docs/decisions/sqlite-durability.md), then stopped
     a.send('PAUSE')
     expect(await a.waitFor((l) => l === 'PAUSED', 0, 60_000)).toBe('PAUSED')
     a.proc.kill('SIGSTOP')
-    const b = writer(file, 'node:sqlite', 4)
+    const b = writer(lib, file, 'node:sqlite', 4)
     const won = await b.waitFor((l) => l.startsWith('WON '), 0, 60_000)
     await b.waitFor((l) => l.startsWith('D '), b.lines.indexOf(won!) + 1, 60_000)
     // freeze the log: what a writes after waking must not land. b is killed between transactions:
