@@ -11,7 +11,7 @@
  * and read-only views (live-state.ts), approvals (approvals.ts). This file keeps the private
  * lifecycle flags (disposing, disposed, halted) that every public method checks.
  *
- * Over ~400 lines (527), knowingly for now: what is left here reads and writes those private flags
+ * Over ~400 lines (532), knowingly for now: what is left here reads and writes those private flags
  * and the status cell together (dispose, parking, cancel), and so do the parts' views (one small
  * object per part whose methods reach those flags, instead of closures per agent: B6); moving
  * disposal or parking out first needs the flags in a small class of their own that both sides share.

@@ -33,10 +33,11 @@ export interface RunningChild {
 /**
  * The log's open step re-attaches its children (docs/spec/lifecycle.md §10): at least one started call without a
  * result logged `child/spawned` and is a subagent call the resumed agent can re-attach (`reattach`:
- * its tool is a `defineSubagent` tool of the agent). Returns those calls' children by call id, else
- * null. The rest of the step continues as it stood (restoredStep): an open request stays open,
- * another started call without a result gets its §8 result. `resumeAgent` leaves such a step open
- * (repair's `reattach`, replay/closers.ts, the same rule). O(step).
+ * its tool is a `defineSubagent` tool of the agent), logged an input round (§11: `ASKING`), or is
+ * issued again (§12: `REISSUED`). Returns those calls by call id, else null. The rest of the step
+ * continues as it stood (restoredStep): an open request stays open, another started call without a
+ * result gets its §8 result. `resumeAgent` leaves such a step open (repair's `reattach`, `reissue`
+ * and `continueRounds`, replay/closers.ts, the same rule). O(step).
  */
 export function runningChildren(
   events: readonly LogEvent[], lifecycle: LifecycleState, reattach: (name: string) => boolean,
@@ -58,10 +59,12 @@ export function runningChildren(
   const out = new Map<string, RunningChild | typeof REISSUED | typeof ASKING>()
   for (const call of lifecycle.pendingToolCalls) {
     const c = spawned.get(call.callId)
-    if (c !== undefined ? reattach(call.name) : false) out.set(call.callId, c!)
-    // a round logged and no result (repair's `continueRounds` left the step open): it waits in its round
-    else if (c === undefined && asked.has(call.callId)) out.set(call.callId, ASKING)
-    else if (c === undefined && reissue(call.name)) out.set(call.callId, REISSUED)
+    if (c !== undefined) {
+      if (reattach(call.name)) out.set(call.callId, c)
+    } else if (asked.has(call.callId)) {
+      // a round logged and no result (repair's `continueRounds` left the step open): it waits in its round
+      out.set(call.callId, ASKING)
+    } else if (reissue(call.name)) out.set(call.callId, REISSUED)
   }
   return out.size > 0 ? out : null
 }

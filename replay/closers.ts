@@ -4,7 +4,7 @@
  * `fork` with reason `forked` (the prefix was cut at a seq). See
  * decision record "replay-engine" (docs/decisions/ in the repository) for every choice made here.
  *
- * Over ~400 lines (479), knowingly: the closers are one procedure in log order (the list below), and
+ * Over ~400 lines (491), knowingly: the closers are one procedure in log order (the list below), and
  * each part reads what the parts before it closed; the tool calls' closers (part 2) are the next
  * seam to split.
  *

@@ -18,7 +18,7 @@
  * (pre-execute, the body, post-execute) are in `call-stages.ts`, a call's record in `call-record.ts`,
  * the approval gate in approval-gate.ts, the restore in restore-calls.ts, the commit loop in
  * commit-loop.ts (sharing the run's counters), a failed run's closing results in close-out.ts.
- * Over ~400 lines (489), knowingly for now: what is left is the one `ToolRun` whose fill, start
+ * Over ~400 lines (492), knowingly for now: what is left is the one `ToolRun` whose fill, start
  * and cancel paths read the same private counters and pool (the approvals and the input rounds
  * are already apart, approval-gate.ts and input-rounds.ts); the next seam is the cancel path.
  */

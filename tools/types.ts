@@ -3,7 +3,7 @@
  * scheduler the step's tool calls in model order and a `ToolEnv` that appends events, runs hooks
  * and queues contexts; the scheduler owns ordering, concurrency and every error result.
  *
- * Over ~400 lines (489), knowingly: most of it is the doc comment of every public field a tool
+ * Over ~400 lines (493), knowingly: most of it is the doc comment of every public field a tool
  * author reads (what a hook may do, what happens when it throws); the input rounds' types are the
  * next seam to split.
  */

@@ -7,7 +7,7 @@
  * duplicate seq impossible. The transaction commits with the file's `synchronous` setting
  * (decision record "sqlite-durability" (docs/decisions/ in the repository)): when `append` resolves, the batch is durable.
  *
- * Over ~400 lines (447), knowingly: the write transaction and the reads share one set of prepared
+ * Over ~400 lines (451), knowingly: the write transaction and the reads share one set of prepared
  * statements and the lease checks; the decisions' and answers' rows are the next seam to split.
  */
 import type { LogEvent } from '../../events/envelope.js'
