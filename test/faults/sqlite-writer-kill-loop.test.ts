@@ -1,10 +1,10 @@
 /**
- * A SIGKILL loop of writer processes on one SQLite file (bench/README.md; docs/decisions/
- * sqlite-durability.md), run by `npm run test:faults` (CI runs it once, beside the suite): a writer
- * process appends batches (several in flight: group commit) and is SIGKILLed at a random moment;
- * after each kill the file is reopened and every append that RESOLVED in the dead process is there,
- * the seqs run without a gap (L1), and the next writer (the drivers alternate: both write one file)
- * takes the lease over once the dead one's ran out.
+ * A SIGKILL loop of writer processes on one SQLite file (bench/README.md;
+ * docs/decisions/sqlite-durability.md), run by `npm run test:faults` (CI runs it once, beside the
+ * suite): a writer process appends batches (several in flight: group commit) and is SIGKILLed at a
+ * random moment; after each kill the file is reopened and every append that RESOLVED in the dead
+ * process is there, the seqs run without a gap (L1), and the next writer (the drivers alternate:
+ * both write one file) takes the lease over once the dead one's ran out.
  *
  * `TURNLOG_SQLITE_KILLS` sets the number of kills (default 30).
  */
