@@ -91,6 +91,8 @@ describe('a retried model failure through the chat (issue 38 items 5, 7)', () =>
     expect(more).toEqual([])
     expect(doneTexts(reloaded.messages[1])).toEqual([])
     const resuming = reloaded.resumeStream()
+    // the rest only once the resumed stream is open (a turn ended before the GET read the log: 204)
+    await until(() => reloaded.status === 'streaming')
     gate.release(Infinity)
     await resuming
     expect(reloaded.status).toBe('ready')
