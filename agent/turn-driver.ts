@@ -186,6 +186,7 @@ export class TurnLoop {
   #closeTurn(): void {
     const agent = this.#agent
     const c = agent.turnActor.getSnapshot().context
+    closeAbandonedCompaction(agent)
     agent.append({ type: 'turn/end', data: { turn: c.turn, reason: c.endReason! } })
     // a limit the turn's last request crossed is told now, not at the next request
     agent.budget?.warn()
@@ -317,6 +318,18 @@ export async function recover(agent: TurnHost): Promise<void> {
 }
 
 /**
+ * A compaction bracket still open when the turn ends (L14: no `turn/end` inside one): its plugin's
+ * hook was abandoned at the turn's abort and grace period (a cancel during the summary call) and
+ * has not closed it yet. It is closed here `ABORTED`; the plugin sees the bracket closed and
+ * appends nothing more for it (compaction/summarise.ts). Found by the fuzzer (seed 1524558768).
+ */
+function closeAbandonedCompaction(agent: TurnHost): void {
+  const id = agent.lifecycle.openCompaction
+  if (id === null) return
+  agent.append({ type: 'compaction/end', data: { compactionId: id, error: { code: 'ABORTED', message: 'the turn ended while its compaction ran (the compaction hook was abandoned)' } } })
+}
+
+/**
  * After a driver defect: closes the open step (its pending tool calls with an unknown outcome)
  * and the open turn, so the log stays valid. A refused append is reported, never thrown.
  */
@@ -339,6 +352,7 @@ export function closeAfterDefect(agent: TurnHost, err: unknown): void {
       agent.append({ type: 'step/end', data: { turn: l.openTurn, step: l.openStep, outcome: { kind: 'failed', failure } } })
     }
     if (agent.lifecycle.openTurn !== null) {
+      closeAbandonedCompaction(agent)
       agent.append({ type: 'turn/end', data: { turn: agent.lifecycle.openTurn, reason: { kind: 'error', failure } } })
     }
   } catch (e) {

@@ -146,6 +146,8 @@ export async function summarise(host: CompactionHost, meter: ContextMeter, opts:
       messages: Object.freeze(messages), system: header.system, tools: header.tools, config: header.config, purpose: 'compaction' as const,
     })
     outcome = (await collectOutcome(opts.model, request, opts.signal)).outcome
+    // the turn ended meanwhile and closed the bracket for us (agent/turn-driver.ts, L14): nothing more is ours to log
+    if (host.lifecycle.openCompaction !== compactionId) return { kind: 'failed', compactionId, error: { code: 'ABORTED', message: 'the compaction was closed with its turn' } }
   } catch (err) {
     // collectOutcome never throws; this is a defect in building the request.
     return fail({ code: 'SUMMARISER_ERROR', message: err instanceof Error ? err.message : String(err) })

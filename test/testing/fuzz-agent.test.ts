@@ -91,6 +91,16 @@ describe('fuzzAgent with plugins', () => {
     for (const k of ['compaction/prune', 'compaction/start', 'compaction/summary', 'compaction/end', 'retry turn']) expect(seen.has(k), k).toBe(true)
   })
 
+  it('L14 regression (seed 1524558768): a cancel during the summary call ends the turn with the compaction bracket closed first, never a refused turn/end', async () => {
+    // the run CI's fresh seed found: an overflow, the compaction hook's summary call cancelled, the
+    // hook abandoned at the turn's abort; the turn's end came while the bracket was still open
+    await fuzzAgent({
+      numRuns: 1, seed: 1524558768, path: '95:0:0:0:0:1:1:1:0:0:0:0:0:0:0:3:9:9:14:14:14:14:14|v:B',
+      plugins: [basicCompaction({ contextWindow: 1000, pruneThresholdChars: 1000, pruneHead: 400, pruneTail: 200, minRangeTokens: 0 })],
+      overflow: true, largeOutputs: true, r6: { maxOverflowRetries: 1 },
+    })
+  })
+
   it('R6 catches a plugin that retries every overflow without compacting', async () => {
     const reckless: AgentPlugin = {
       name: 'compaction',
